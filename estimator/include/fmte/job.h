@@ -1,0 +1,146 @@
+// TrainingJob: the normalised description of one LLM training job that the estimator needs
+// (method, precision, optimizer, layout, batch, sequence, amount of work, hardware).
+//
+// Built from fmte-advise flags, from a Slurm submission (JobRequest) or from a recorded `fmte:`
+// accounting record; validated once by ValidateJob, whose errors name the field.
+//
+// The value names below ("lora", "amp-bf16", "zero3", ...) are a contract shared by
+// `fmte-advise estimate` flags, the SPANK options (`--fmte-*`) and `#FMTE key=value` lines.
+// Every enum has exactly one name table (job.cc); Parse*/ToString go through it.
+// Thread-safety: value types and immutable tables.
+#ifndef FMTE_JOB_H_
+#define FMTE_JOB_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmte/status.h"
+
+namespace fmte {
+
+enum class Method { kFull, kLora, kQlora, kPromptTuning, kPrefixTuning };
+// full | lora | qlora | prompt-tuning | prefix-tuning
+
+enum class Precision { kFp32, kAmpBf16, kAmpFp16, kMixedBf16, kMixedFp16, kPureBf16 };
+// fp32 | amp-bf16 | amp-fp16 | mixed-bf16 | mixed-fp16 | pure-bf16
+//  amp-*:   fp32 weights, 16-bit autocast (HF Trainer --bf16/--fp16)
+//  mixed-*: 16-bit weights + fp32 master copy (Megatron, DeepSpeed, FSDP MixedPrecision)
+//  pure-*:  everything in bf16, optimizer states included
+
+enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor };
+// adamw | adamw-8bit | sgd | adafactor
+
+enum class Sharding {
+  kNone, kDdp, kZero1, kZero2, kZero3, kFsdpFull, kFsdpGradOp, kFsdpHybrid, kFsdpNoShard
+};
+// none | ddp | zero1 | zero2 | zero3 | fsdp-full | fsdp-grad-op | fsdp-hybrid | fsdp-no-shard
+
+enum class Checkpointing { kNone, kSelective, kFull };  // none | selective | full
+enum class Attention { kFused, kEager };                // fused | eager
+enum class Quant { kNone, kNf4, kFp4, kInt8 };           // none | nf4 | fp4 | int8
+enum class Framework { kHf, kTorchtune, kMegatron, kDeepspeed, kFsdp };
+// hf | torchtune | megatron | deepspeed | fsdp
+
+// Name tables. Parse* accept exactly the names above (case-sensitive, as the CLI documents);
+// the error names `field` and lists the accepted values.
+std::string_view ToString(Method v);
+std::string_view ToString(Precision v);
+std::string_view ToString(Optimizer v);
+std::string_view ToString(Sharding v);
+std::string_view ToString(Checkpointing v);
+std::string_view ToString(Attention v);
+std::string_view ToString(Quant v);
+std::string_view ToString(Framework v);
+
+Result<Method> ParseMethod(std::string_view s, std::string_view field = "method");
+Result<Precision> ParsePrecision(std::string_view s, std::string_view field = "precision");
+Result<Optimizer> ParseOptimizer(std::string_view s, std::string_view field = "optimizer");
+Result<Sharding> ParseSharding(std::string_view s, std::string_view field = "sharding");
+Result<Checkpointing> ParseCheckpointing(std::string_view s,
+                                         std::string_view field = "activation-checkpointing");
+Result<Attention> ParseAttention(std::string_view s, std::string_view field = "attention");
+Result<Quant> ParseQuant(std::string_view s, std::string_view field = "quant");
+Result<Framework> ParseFramework(std::string_view s, std::string_view field = "framework");
+
+// "full|lora|qlora|prompt-tuning|prefix-tuning" etc., for help texts and error messages.
+std::string AcceptedNames(Method);
+std::string AcceptedNames(Precision);
+std::string AcceptedNames(Optimizer);
+std::string AcceptedNames(Sharding);
+std::string AcceptedNames(Checkpointing);
+std::string AcceptedNames(Attention);
+std::string AcceptedNames(Quant);
+std::string AcceptedNames(Framework);
+
+// Is the model state sharded across data-parallel ranks (ZeRO-3 / FSDP full or hybrid)?
+bool ShardsWeights(Sharding s);
+bool ShardsGradients(Sharding s);  // ZeRO-2/3, FSDP full/grad-op/hybrid
+bool ShardsOptimizer(Sharding s);  // ZeRO-1/2/3, FSDP full/grad-op/hybrid
+
+struct TrainingJob {
+  // What is trained. The architecture itself lives in ModelArch (model.h); this is its id/path.
+  std::string model;
+  Method method = Method::kFull;
+  Precision precision = Precision::kAmpBf16;
+  Optimizer optimizer = Optimizer::kAdamW;
+  Framework framework = Framework::kHf;
+
+  // Batch and sequence, per GPU (per data-parallel rank).
+  int64_t micro_batch = 1;
+  int64_t seq_len = 2048;
+  int64_t grad_accum = 1;
+
+  // Layout. gpus = tp * pp * dp. gpus_per_node <= 0 means min(gpus, 8).
+  int64_t gpus = 1;
+  int64_t gpus_per_node = 0;
+  std::string gpu;  // catalog name or alias ("A100-80GB", "H100-SXM", ...)
+  Sharding sharding = Sharding::kNone;
+  bool offload_optimizer = false;
+  bool offload_params = false;
+  int64_t tp = 1;
+  int64_t pp = 1;
+  int64_t vpp = 1;  // virtual pipeline stages per GPU (interleaved 1F1B when > 1)
+  bool sequence_parallel = false;
+
+  // Memory savers.
+  Checkpointing activation_checkpointing = Checkpointing::kNone;
+  Attention attention = Attention::kFused;
+  bool chunked_loss = false;
+  bool compile = false;
+  bool activation_offload = false;
+  bool optimizer_in_backward = false;
+
+  // Parameter-efficient methods.
+  int64_t lora_r = 16;
+  // Module names (q_proj,v_proj,... or roles q,k,v,o,gate,up,down) or the single entry "all-linear".
+  // Empty: the framework's default (PEFT: the model family's default targets).
+  std::vector<std::string> lora_targets;
+  Quant quant = Quant::kNone;  // qlora with kNone means nf4
+  bool double_quant = false;
+  int64_t virtual_tokens = 20;  // prompt/prefix tuning
+
+  // Amount of work (the time estimate). 0 means "not given".
+  int64_t tokens = 0;
+  int64_t samples = 0;
+  double epochs = 0;
+  int64_t steps = 0;
+  int64_t global_batch = 0;  // sequences per optimizer step; default micro_batch * grad_accum * dp
+  std::string cluster;        // cluster/regressor set name, e.g. "Perlmutter"
+  double inter_node_gbps = 0; // network bandwidth per node between nodes, Gb/s; 0 = from config
+
+  // Derived helpers.
+  int64_t EffectiveGpusPerNode() const;  // gpus_per_node, or min(gpus, 8)
+  int64_t Nodes() const;                 // ceil(gpus / gpus_per_node)
+  int64_t DataParallel() const;          // gpus / (tp * pp); REQUIRES: ValidateJob ok
+};
+
+// Checks ranges and combinations that do not need the architecture (positive sizes, tp*pp
+// dividing gpus, offload only with sharding that supports it, quant only with qlora, ...).
+// Errors name the field as the CLI spells it ("--tp").
+Status ValidateJob(const TrainingJob& job);
+
+}  // namespace fmte
+
+#endif  // FMTE_JOB_H_

@@ -1,0 +1,136 @@
+// ModelArch: a decoder-only transformer's architecture, read from a Hugging Face config.json, as
+// the list of weight matrices each block holds. One representation serves every consumer:
+// parameter counting (sum of shapes), LoRA (adapters on named linears), QLoRA (quantised linears),
+// activations and FLOPs (shapes per token), ZeRO-3 live parameters (largest module).
+//
+// Parameter counts are exact: they must equal the published checkpoint's tensor sizes.
+// An architecture the parser does not know is an error naming the missing keys, never a guess.
+// Thread-safety: ModelArch and ModelCatalog are immutable after construction.
+#ifndef FMTE_MODEL_H_
+#define FMTE_MODEL_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmte/status.h"
+
+namespace fmte {
+
+enum class NormKind { kRms, kLayer };  // RMSNorm: weight (h); LayerNorm: weight + bias (2h)
+
+// What a linear does, independent of how the family names it. LoRA targets and TP splitting use it.
+enum class LinearRole {
+  kQ, kK, kV, kQkv,           // attention input projections (kQkv: fused, e.g. Falcon, GPT-2, NeoX)
+  kO,                         // attention output projection
+  kGate, kUp, kGateUp, kDown, // MLP (kUp is also a plain MLP's first linear, kDown its second)
+  kRouter,                    // MoE router (gate)
+  kOther,                     // anything else (MLA low-rank projections, ...)
+};
+
+// One weight matrix of a block (torch.nn.Linear or equivalent).
+struct LinearShape {
+  std::string name;  // the module's name in the HF implementation: q_proj, query_key_value, fc1, ...
+  LinearRole role = LinearRole::kOther;
+  int64_t in_features = 0;
+  int64_t out_features = 0;
+  bool has_bias = false;
+  int64_t copies = 1;   // routed experts (or shared experts) with this same shape
+  bool expert = false;  // routed expert weights: only experts_per_token of `copies` run per token
+
+  int64_t Params() const { return copies * (in_features * out_features + (has_bias ? out_features : 0)); }
+};
+
+// The weights of one kind of transformer block (a model may mix dense and MoE blocks).
+struct BlockSpec {
+  std::vector<LinearShape> linears;
+  int64_t norm_params = 0;   // all norms inside the block
+  int64_t num_norms = 0;     // how many norm modules (each saves its fp32 input for backward)
+  int64_t other_params = 0;  // parameters not in linears (attention sinks, ...)
+  int64_t experts_per_token = 0;  // 0 for dense blocks
+  int64_t Params() const;
+  int64_t ActiveParams() const;  // per token: routed experts count experts_per_token times
+};
+
+struct ParamCounts {
+  int64_t total = 0;
+  int64_t embedding = 0;      // token embeddings (+ learned position embeddings)
+  int64_t lm_head = 0;        // 0 when tied to the embeddings
+  int64_t blocks = 0;         // all transformer blocks
+  int64_t final_norm = 0;
+  int64_t active = 0;         // parameters used per token (MoE: only routed experts that fire)
+  int64_t largest_module = 0; // largest single module (embedding, head, or one block's linear): DeepSpeed's
+                              // "largest layer params"
+};
+
+struct ModelArch {
+  std::string id;          // catalog id ("meta-llama/Llama-3.1-8B") or the path it was read from
+  std::string model_type;  // config.json model_type
+  std::string torch_dtype; // dtype the checkpoint is published in ("bfloat16", ...)
+
+  int64_t hidden_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t intermediate_size = 0;  // dense MLP width (MoE: per expert width where dense is absent)
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;
+
+  NormKind norm = NormKind::kRms;
+  bool gated_mlp = true;
+  bool tie_word_embeddings = false;
+  bool parallel_attn_mlp = false;  // GPT-J, Falcon, Phi-2: attention and MLP read the same input
+
+  int64_t num_experts = 0;        // routed experts per MoE block; 0 = dense model
+  int64_t experts_per_token = 0;
+
+  int64_t embedding_params = 0;           // V * h
+  int64_t position_embedding_params = 0;  // learned absolute positions (GPT-2): max_pos * h
+  int64_t final_norm_params = 0;
+  int64_t lm_head_params = 0;             // 0 when tied; includes its bias if any
+
+  std::vector<BlockSpec> block_kinds;     // distinct block layouts
+  std::vector<int> block_kind_of_layer;   // size num_layers: index into block_kinds
+
+  const BlockSpec& Block(int64_t layer) const { return block_kinds[block_kind_of_layer[layer]]; }
+  ParamCounts Counts() const;
+};
+
+// Parses a config.json text. `id` is recorded as ModelArch::id. Errors name the missing or
+// malformed keys and the model_type/architectures seen.
+Result<ModelArch> ParseModelConfig(std::string_view json_text, std::string id);
+
+// Reads and parses a config.json file, or a directory holding one.
+Result<ModelArch> LoadModelConfigFile(const std::string& path);
+
+// The models shipped in etc/models/ (config.json files stored under their Hugging Face ids:
+// etc/models/<org>/<name>/config.json). Loaded once; lookups are read-only.
+class ModelCatalog {
+ public:
+  // Loads every config under `dir`. Files that fail to parse are an error naming the file.
+  static Result<ModelCatalog> LoadDir(const std::string& dir);
+  // The directory compiled in (FMTE_ETC_DIR/models), or $FMTE_ETC_DIR/models when set.
+  static std::string DefaultDir();
+
+  // Exact id (case-insensitive). NotFound names the closest ids.
+  Result<const ModelArch*> Find(std::string_view id) const;
+  // The `n` ids closest to `id` (edit distance on the name), best first.
+  std::vector<std::string> Closest(std::string_view id, size_t n = 3) const;
+  std::vector<std::string> Ids() const;
+  size_t size() const { return models_.size(); }
+
+  void Add(ModelArch arch);
+
+ private:
+  std::map<std::string, ModelArch> models_;  // key: lower-case id
+};
+
+// Resolves what a user typed: a catalog id, a config.json path or a model directory.
+Result<ModelArch> ResolveModel(const ModelCatalog& catalog, std::string_view id_or_path);
+
+}  // namespace fmte
+
+#endif  // FMTE_MODEL_H_

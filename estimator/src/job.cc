@@ -1,0 +1,182 @@
+#include "fmte/job.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace fmte {
+namespace {
+
+// One table per enum: the single source of the value names (a contract with the CLI, SPANK
+// options and #FMTE lines).
+template <typename E, size_t N>
+using NameTable = std::array<std::pair<E, std::string_view>, N>;
+
+constexpr NameTable<Method, 5> kMethodNames{{{Method::kFull, "full"},
+                                             {Method::kLora, "lora"},
+                                             {Method::kQlora, "qlora"},
+                                             {Method::kPromptTuning, "prompt-tuning"},
+                                             {Method::kPrefixTuning, "prefix-tuning"}}};
+constexpr NameTable<Precision, 6> kPrecisionNames{{{Precision::kFp32, "fp32"},
+                                                   {Precision::kAmpBf16, "amp-bf16"},
+                                                   {Precision::kAmpFp16, "amp-fp16"},
+                                                   {Precision::kMixedBf16, "mixed-bf16"},
+                                                   {Precision::kMixedFp16, "mixed-fp16"},
+                                                   {Precision::kPureBf16, "pure-bf16"}}};
+constexpr NameTable<Optimizer, 4> kOptimizerNames{{{Optimizer::kAdamW, "adamw"},
+                                                   {Optimizer::kAdamW8bit, "adamw-8bit"},
+                                                   {Optimizer::kSgd, "sgd"},
+                                                   {Optimizer::kAdafactor, "adafactor"}}};
+constexpr NameTable<Sharding, 9> kShardingNames{{{Sharding::kNone, "none"},
+                                                 {Sharding::kDdp, "ddp"},
+                                                 {Sharding::kZero1, "zero1"},
+                                                 {Sharding::kZero2, "zero2"},
+                                                 {Sharding::kZero3, "zero3"},
+                                                 {Sharding::kFsdpFull, "fsdp-full"},
+                                                 {Sharding::kFsdpGradOp, "fsdp-grad-op"},
+                                                 {Sharding::kFsdpHybrid, "fsdp-hybrid"},
+                                                 {Sharding::kFsdpNoShard, "fsdp-no-shard"}}};
+constexpr NameTable<Checkpointing, 3> kCheckpointingNames{{{Checkpointing::kNone, "none"},
+                                                           {Checkpointing::kSelective, "selective"},
+                                                           {Checkpointing::kFull, "full"}}};
+constexpr NameTable<Attention, 2> kAttentionNames{{{Attention::kFused, "fused"},
+                                                   {Attention::kEager, "eager"}}};
+constexpr NameTable<Quant, 4> kQuantNames{
+    {{Quant::kNone, "none"}, {Quant::kNf4, "nf4"}, {Quant::kFp4, "fp4"}, {Quant::kInt8, "int8"}}};
+constexpr NameTable<Framework, 5> kFrameworkNames{{{Framework::kHf, "hf"},
+                                                   {Framework::kTorchtune, "torchtune"},
+                                                   {Framework::kMegatron, "megatron"},
+                                                   {Framework::kDeepspeed, "deepspeed"},
+                                                   {Framework::kFsdp, "fsdp"}}};
+
+template <typename E, size_t N>
+std::string_view NameOf(const NameTable<E, N>& t, E v) {
+  for (const auto& [e, name] : t)
+    if (e == v) return name;
+  return "?";
+}
+
+template <typename E, size_t N>
+std::string Joined(const NameTable<E, N>& t) {
+  std::string out;
+  for (const auto& [e, name] : t) {
+    if (!out.empty()) out += '|';
+    out += name;
+  }
+  return out;
+}
+
+template <typename E, size_t N>
+Result<E> ParseName(const NameTable<E, N>& t, std::string_view s, std::string_view field) {
+  for (const auto& [e, name] : t)
+    if (name == s) return e;
+  std::string shown(s.substr(0, 64));
+  return Status::InvalidArgument(std::string(field) + ": expected one of " + Joined(t) + ", got '" +
+                                 shown + "'");
+}
+
+Status Positive(int64_t v, const char* field) {
+  if (v > 0) return Status::Ok();
+  return Status::InvalidArgument(std::string(field) + ": expected a positive integer, got " +
+                                 std::to_string(v));
+}
+
+}  // namespace
+
+std::string_view ToString(Method v) { return NameOf(kMethodNames, v); }
+std::string_view ToString(Precision v) { return NameOf(kPrecisionNames, v); }
+std::string_view ToString(Optimizer v) { return NameOf(kOptimizerNames, v); }
+std::string_view ToString(Sharding v) { return NameOf(kShardingNames, v); }
+std::string_view ToString(Checkpointing v) { return NameOf(kCheckpointingNames, v); }
+std::string_view ToString(Attention v) { return NameOf(kAttentionNames, v); }
+std::string_view ToString(Quant v) { return NameOf(kQuantNames, v); }
+std::string_view ToString(Framework v) { return NameOf(kFrameworkNames, v); }
+
+Result<Method> ParseMethod(std::string_view s, std::string_view f) { return ParseName(kMethodNames, s, f); }
+Result<Precision> ParsePrecision(std::string_view s, std::string_view f) { return ParseName(kPrecisionNames, s, f); }
+Result<Optimizer> ParseOptimizer(std::string_view s, std::string_view f) { return ParseName(kOptimizerNames, s, f); }
+Result<Sharding> ParseSharding(std::string_view s, std::string_view f) { return ParseName(kShardingNames, s, f); }
+Result<Checkpointing> ParseCheckpointing(std::string_view s, std::string_view f) {
+  return ParseName(kCheckpointingNames, s, f);
+}
+Result<Attention> ParseAttention(std::string_view s, std::string_view f) { return ParseName(kAttentionNames, s, f); }
+Result<Quant> ParseQuant(std::string_view s, std::string_view f) { return ParseName(kQuantNames, s, f); }
+Result<Framework> ParseFramework(std::string_view s, std::string_view f) { return ParseName(kFrameworkNames, s, f); }
+
+std::string AcceptedNames(Method) { return Joined(kMethodNames); }
+std::string AcceptedNames(Precision) { return Joined(kPrecisionNames); }
+std::string AcceptedNames(Optimizer) { return Joined(kOptimizerNames); }
+std::string AcceptedNames(Sharding) { return Joined(kShardingNames); }
+std::string AcceptedNames(Checkpointing) { return Joined(kCheckpointingNames); }
+std::string AcceptedNames(Attention) { return Joined(kAttentionNames); }
+std::string AcceptedNames(Quant) { return Joined(kQuantNames); }
+std::string AcceptedNames(Framework) { return Joined(kFrameworkNames); }
+
+bool ShardsWeights(Sharding s) {
+  return s == Sharding::kZero3 || s == Sharding::kFsdpFull || s == Sharding::kFsdpHybrid;
+}
+bool ShardsGradients(Sharding s) {
+  return s == Sharding::kZero2 || s == Sharding::kFsdpGradOp || ShardsWeights(s);
+}
+bool ShardsOptimizer(Sharding s) { return s == Sharding::kZero1 || ShardsGradients(s); }
+
+int64_t TrainingJob::EffectiveGpusPerNode() const {
+  if (gpus_per_node > 0) return gpus_per_node;
+  return std::min<int64_t>(gpus, 8);
+}
+
+int64_t TrainingJob::Nodes() const {
+  const int64_t n = std::max<int64_t>(1, EffectiveGpusPerNode());
+  return (gpus + n - 1) / n;
+}
+
+int64_t TrainingJob::DataParallel() const { return gpus / std::max<int64_t>(1, tp * pp); }
+
+Status ValidateJob(const TrainingJob& job) {
+  if (job.model.empty()) return Status::InvalidArgument("--model: required (a catalog id or a config.json path)");
+  FMTE_RETURN_IF_ERROR(Positive(job.micro_batch, "--micro-batch"));
+  FMTE_RETURN_IF_ERROR(Positive(job.seq_len, "--seq-len"));
+  FMTE_RETURN_IF_ERROR(Positive(job.grad_accum, "--grad-accum"));
+  FMTE_RETURN_IF_ERROR(Positive(job.gpus, "--gpus"));
+  FMTE_RETURN_IF_ERROR(Positive(job.tp, "--tp"));
+  FMTE_RETURN_IF_ERROR(Positive(job.pp, "--pp"));
+  FMTE_RETURN_IF_ERROR(Positive(job.vpp, "--vpp"));
+  if (job.gpus_per_node < 0)
+    return Status::InvalidArgument("--gpus-per-node: expected a positive integer, got " +
+                                   std::to_string(job.gpus_per_node));
+  // Bounds that keep every product below 2^63 and reject absurd requests early.
+  constexpr int64_t kMaxGpus = 1 << 20, kMaxSeq = int64_t{1} << 24, kMaxBatch = 1 << 20;
+  if (job.gpus > kMaxGpus) return Status::InvalidArgument("--gpus: at most " + std::to_string(kMaxGpus));
+  if (job.seq_len > kMaxSeq) return Status::InvalidArgument("--seq-len: at most " + std::to_string(kMaxSeq));
+  if (job.micro_batch > kMaxBatch)
+    return Status::InvalidArgument("--micro-batch: at most " + std::to_string(kMaxBatch));
+  if (job.grad_accum > kMaxBatch)
+    return Status::InvalidArgument("--grad-accum: at most " + std::to_string(kMaxBatch));
+  if (job.tp * job.pp > job.gpus || job.gpus % (job.tp * job.pp) != 0) {
+    return Status::InvalidArgument("--gpus: " + std::to_string(job.gpus) +
+                                   " GPUs is not a multiple of tp*pp = " + std::to_string(job.tp * job.pp) +
+                                   " (tp*pp*dp must equal the GPU count)");
+  }
+  if (job.vpp > 1 && job.pp == 1)
+    return Status::InvalidArgument("--vpp: interleaved pipeline stages need --pp > 1");
+  if (job.sequence_parallel && job.tp == 1)
+    return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
+  if (job.method == Method::kLora || job.method == Method::kQlora) FMTE_RETURN_IF_ERROR(Positive(job.lora_r, "--lora-r"));
+  if ((job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning))
+    FMTE_RETURN_IF_ERROR(Positive(job.virtual_tokens, "--virtual-tokens"));
+  if (job.quant != Quant::kNone && job.method != Method::kQlora)
+    return Status::InvalidArgument("--quant: quantised base weights need --method qlora");
+  if (job.double_quant && job.method != Method::kQlora)
+    return Status::InvalidArgument("--double-quant: needs --method qlora");
+  if ((job.offload_optimizer || job.offload_params) &&
+      !(ShardsOptimizer(job.sharding) || job.sharding == Sharding::kNone)) {
+    return Status::InvalidArgument("--offload-optimizer/--offload-params: need --sharding zero1|zero2|zero3|fsdp-*");
+  }
+  if (job.offload_params && !ShardsWeights(job.sharding))
+    return Status::InvalidArgument("--offload-params: needs --sharding zero3, fsdp-full or fsdp-hybrid");
+  if (job.tokens < 0 || job.samples < 0 || job.steps < 0 || job.global_batch < 0 || job.epochs < 0)
+    return Status::InvalidArgument("--tokens/--samples/--steps/--epochs/--global-batch: must not be negative");
+  return Status::Ok();
+}
+
+}  // namespace fmte

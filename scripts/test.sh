@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test:
+#   1. build/       (RelWithDebInfo): unit, plugin and integration tests (real Slurm daemons)
+#   2. build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer): the unit tests again
+# Exit code 0 only when both pass. .ci/run calls this script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=$(nproc)
+
+scripts/setup.sh build
+echo "== tests (build/) =="
+(cd build && ctest --output-on-failure -j"$JOBS" --timeout 900)
+
+echo "== sanitized unit tests (build-asan/: ASan + UBSan) =="
+scripts/setup.sh build-asan -DFMTE_SANITIZE=ON -DFMTE_BUILD_PLUGINS=OFF -DFMTE_BUILD_BENCHMARKS=OFF
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-asan && ctest --output-on-failure -j"$JOBS" -L unit --timeout 900)

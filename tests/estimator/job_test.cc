@@ -1,0 +1,55 @@
+#include "fmte/job.h"
+
+#include <gtest/gtest.h>
+
+namespace fmte {
+namespace {
+
+// The value names are a contract with fmte-advise flags, SPANK options and #FMTE lines (issue 2):
+// every name must round-trip and unknown names must be refused with the field and the choices.
+TEST(JobNames, RoundTripEveryPrecision) {
+  for (const char* name : {"fp32", "amp-bf16", "amp-fp16", "mixed-bf16", "mixed-fp16", "pure-bf16"}) {
+    auto p = ParsePrecision(name);
+    ASSERT_TRUE(p.ok()) << name;
+    EXPECT_EQ(ToString(*p), name);
+  }
+}
+
+TEST(JobNames, RoundTripEverySharding) {
+  for (const char* name : {"none", "ddp", "zero1", "zero2", "zero3", "fsdp-full", "fsdp-grad-op", "fsdp-hybrid"}) {
+    auto s = ParseSharding(name);
+    ASSERT_TRUE(s.ok()) << name;
+    EXPECT_EQ(ToString(*s), name);
+  }
+}
+
+TEST(JobNames, UnknownNameNamesFieldAndChoices) {
+  auto m = ParseMethod("loRA", "--method");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("--method"), std::string::npos);
+  EXPECT_NE(m.status().message().find("full|lora|qlora|prompt-tuning|prefix-tuning"), std::string::npos);
+}
+
+TEST(ValidateJob, RejectsLayoutThatDoesNotDivideGpus) {
+  TrainingJob job;
+  job.model = "x";
+  job.gpus = 6;
+  job.tp = 4;
+  Status s = ValidateJob(job);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--gpus"), std::string::npos);
+}
+
+TEST(ValidateJob, OffloadParamsNeedsWeightSharding) {
+  TrainingJob job;
+  job.model = "x";
+  job.gpus = 8;
+  job.sharding = Sharding::kZero2;
+  job.offload_params = true;
+  EXPECT_FALSE(ValidateJob(job).ok());
+  job.sharding = Sharding::kZero3;
+  EXPECT_TRUE(ValidateJob(job).ok());
+}
+
+}  // namespace
+}  // namespace fmte

@@ -1,0 +1,44 @@
+// Shared plumbing of the fmte command-line tools (ninja style): subcommands as a table, errors as
+// "<tool>: error: ..." on stderr, results only on stdout, exit codes by kind of failure.
+#ifndef FMTE_TOOLS_CLI_H_
+#define FMTE_TOOLS_CLI_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmte/status.h"
+
+namespace fmte::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,  // the request was understood but could not be done (I/O, unsupported, ...)
+  kExitUsage = 2,    // the request was wrong (unknown flag, bad value, unknown model, bad layout)
+};
+
+// argv[0] is the subcommand's name ("estimate"); the rest are its flags.
+using CommandFn = int (*)(const std::vector<std::string>& args);
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  CommandFn run;
+};
+
+// Dispatches argv to the command table; handles --help/-h/--version and unknown commands
+// ("did you mean ...?").
+int RunCommandTable(std::string_view tool, std::string_view description, const std::vector<Command>& commands,
+                    int argc, char** argv);
+
+// Prints "<tool>: error: <message>" to stderr and returns the exit code for `status`.
+int ReportError(std::string_view tool, const Status& status);
+// Usage errors (kInvalidArgument, kNotFound) -> kExitUsage; everything else -> kExitFailure.
+int ExitCodeFor(const Status& status);
+
+// Levenshtein distance, for "did you mean".
+size_t EditDistance(std::string_view a, std::string_view b);
+
+}  // namespace fmte::cli
+
+#endif  // FMTE_TOOLS_CLI_H_

@@ -1,0 +1,15 @@
+// The subcommands of fmte-retrain, one file each (retrain_<name>.cc).
+#ifndef FMTE_TOOLS_RETRAIN_COMMANDS_H_
+#define FMTE_TOOLS_RETRAIN_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace fmte::retrain {
+
+int RunRead(const std::vector<std::string>& args);   // summarise what a sacct export holds
+int RunTrain(const std::vector<std::string>& args);  // train, validate and install regressors
+
+}  // namespace fmte::retrain
+
+#endif  // FMTE_TOOLS_RETRAIN_COMMANDS_H_
