@@ -39,8 +39,11 @@ struct LinearShape {
   bool has_bias = false;
   int64_t copies = 1;   // routed experts (or shared experts) with this same shape
   bool expert = false;  // routed expert weights: only experts_per_token of `copies` run per token
+  bool stacked = false; // all `copies` live in one module as a 3-D tensor (gpt-oss experts)
 
   int64_t Params() const { return copies * (in_features * out_features + (has_bias ? out_features : 0)); }
+  // Parameters of one torch module: one copy, or all copies when stacked.
+  int64_t ModuleParams() const { return stacked ? Params() : Params() / (copies > 0 ? copies : 1); }
 };
 
 // The weights of one kind of transformer block (a model may mix dense and MoE blocks).
@@ -86,11 +89,17 @@ struct ModelArch {
 
   int64_t num_experts = 0;        // routed experts per MoE block; 0 = dense model
   int64_t experts_per_token = 0;
+  int64_t expert_intermediate_size = 0;  // width of one routed expert's MLP (0 for dense models)
+  int64_t num_shared_experts = 0;        // always-on experts (DeepSeek, Qwen2-MoE), 0 if none
 
   int64_t embedding_params = 0;           // V * h
   int64_t position_embedding_params = 0;  // learned absolute positions (GPT-2): max_pos * h
   int64_t final_norm_params = 0;
   int64_t lm_head_params = 0;             // 0 when tied; includes its bias if any
+
+  // Tensors the published checkpoint holds but the HF model class does not load, so they are not in
+  // Counts(): DeepSeek-V3's multi-token-prediction layer (num_nextn_predict_layers).
+  int64_t unloaded_checkpoint_params = 0;
 
   std::vector<BlockSpec> block_kinds;     // distinct block layouts
   std::vector<int> block_kind_of_layer;   // size num_layers: index into block_kinds

@@ -1,0 +1,140 @@
+// ModelCatalog: the config.json files under etc/models/<org>/<name>/, looked up case-insensitively,
+// with "did you mean" suggestions by edit distance; ResolveModel: catalog id, else a path.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "fmte/model.h"
+
+#ifndef FMTE_DEFAULT_ETC_DIR
+#define FMTE_DEFAULT_ETC_DIR "etc"
+#endif
+
+namespace fmte {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view NamePart(std::string_view id) {
+  size_t slash = id.rfind('/');
+  return slash == std::string_view::npos ? id : id.substr(slash + 1);
+}
+
+// Levenshtein distance (two rows).
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+Result<ModelCatalog> ModelCatalog::LoadDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return Status::NotFound("model catalog directory '" + dir + "' does not exist");
+  }
+  std::vector<fs::path> files;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink, ec);
+  if (ec) return Status::IoError("cannot list model catalog '" + dir + "': " + ec.message());
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) return Status::IoError("cannot list model catalog '" + dir + "': " + ec.message());
+    if (it->path().filename() == "config.json" && it->is_regular_file(ec)) {
+      files.push_back(it->path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  ModelCatalog catalog;
+  for (const fs::path& file : files) {
+    std::string id = fs::relative(file.parent_path(), dir, ec).generic_string();
+    if (ec || id.empty() || id == ".") {
+      return Status::ParseError("model catalog: '" + file.string() +
+                                "' must be stored as <org>/<name>/config.json");
+    }
+    Result<ModelArch> arch = LoadModelConfigFile(file.string());
+    if (!arch.ok()) return arch.status().WithContext("model catalog");
+    arch->id = id;
+    catalog.Add(std::move(arch).value());
+  }
+  return catalog;
+}
+
+std::string ModelCatalog::DefaultDir() {
+  const char* env = std::getenv("FMTE_ETC_DIR");
+  std::string etc = (env != nullptr && *env != '\0') ? env : FMTE_DEFAULT_ETC_DIR;
+  return etc + "/models";
+}
+
+Result<const ModelArch*> ModelCatalog::Find(std::string_view id) const {
+  auto it = models_.find(Lower(id));
+  if (it != models_.end()) return &it->second;
+  std::string msg = "unknown model '" + std::string(id) + "'";
+  std::vector<std::string> closest = Closest(id);
+  if (!closest.empty()) {
+    msg += "; closest catalog ids: ";
+    for (size_t i = 0; i < closest.size(); ++i) msg += (i ? ", " : "") + closest[i];
+  }
+  return Status::NotFound(msg);
+}
+
+std::vector<std::string> ModelCatalog::Closest(std::string_view id, size_t n) const {
+  std::string query = Lower(id);
+  bool has_org = query.find('/') != std::string::npos;
+  std::string_view query_name = NamePart(query);
+  struct Scored {
+    size_t name_distance, id_distance;
+    std::string id;
+  };
+  std::vector<Scored> scored;
+  for (const auto& [key, arch] : models_) {
+    size_t d_name = EditDistance(query_name, NamePart(key));
+    size_t d_id = has_org ? EditDistance(query, key) : d_name;
+    scored.push_back({d_name, d_id, arch.id});
+  }
+  std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    if (a.name_distance != b.name_distance) return a.name_distance < b.name_distance;
+    if (a.id_distance != b.id_distance) return a.id_distance < b.id_distance;
+    return a.id < b.id;
+  });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(scored[i].id);
+  return out;
+}
+
+std::vector<std::string> ModelCatalog::Ids() const {
+  std::vector<std::string> ids;
+  for (const auto& [key, arch] : models_) ids.push_back(arch.id);
+  return ids;
+}
+
+void ModelCatalog::Add(ModelArch arch) {
+  std::string key = Lower(arch.id);
+  models_.insert_or_assign(std::move(key), std::move(arch));
+}
+
+Result<ModelArch> ResolveModel(const ModelCatalog& catalog, std::string_view id_or_path) {
+  Result<const ModelArch*> found = catalog.Find(id_or_path);
+  if (found.ok()) return **found;
+  std::error_code ec;
+  std::string path(id_or_path);
+  if (!path.empty() && std::filesystem::exists(path, ec)) return LoadModelConfigFile(path);
+  return Status::NotFound(found.status().message() +
+                          " (and no config.json file or model directory of that name exists)");
+}
+
+}  // namespace fmte

@@ -1,0 +1,220 @@
+// Builders for the GPT-2-era families: LayerNorm (weight + bias), plain two-linear MLPs with biases,
+// fused or separate attention projections. Shapes and names follow transformers'
+// modeling_<family>.py (and the legacy remote code where the published config still uses it).
+#include <string>
+
+#include "model_config.h"
+
+namespace fmte::model_internal {
+namespace {
+
+void SetDims(ModelArch& arch, int64_t h, int64_t layers, int64_t heads, int64_t kv_heads,
+             int64_t f, int64_t vocab) {
+  arch.hidden_size = h;
+  arch.num_layers = layers;
+  arch.num_heads = heads;
+  arch.num_kv_heads = kv_heads;
+  arch.head_dim = heads > 0 ? h / heads : 0;
+  arch.intermediate_size = f;
+  arch.vocab_size = vocab;
+  arch.norm = NormKind::kLayer;
+  arch.gated_mlp = false;
+}
+
+void CheckHeads(ConfigReader& r, int64_t h, int64_t heads) {
+  if (heads > 0 && h % heads != 0) {
+    r.Fail("hidden size " + std::to_string(h) + " is not divisible by the head count " +
+           std::to_string(heads));
+  }
+}
+
+// Plain MLP: up (h->f) and down (f->h) linears with the family's names.
+void AddPlainMlp(BlockSpec& b, int64_t h, int64_t f, bool bias, const char* up, const char* down) {
+  b.linears.push_back(Linear(up, LinearRole::kUp, h, f, bias));
+  b.linears.push_back(Linear(down, LinearRole::kDown, f, h, bias));
+}
+
+}  // namespace
+
+// modeling_gpt2.py: Conv1D c_attn (h->3h), attn.c_proj, mlp.c_fc (h->n_inner|4h), mlp.c_proj, all
+// with bias; ln_1, ln_2, ln_f; learned positions wpe; lm_head tied (GPT2Config default).
+void BuildGpt2(ConfigReader& r, ModelArch& arch) {
+  int64_t h = r.Int({"n_embd", "hidden_size"});
+  int64_t layers = r.Int({"n_layer", "num_hidden_layers"});
+  int64_t heads = r.Int({"n_head", "num_attention_heads"});
+  int64_t vocab = r.Int({"vocab_size"});
+  int64_t positions = r.Int({"n_positions", "max_position_embeddings"});
+  int64_t f = r.IntOr({"n_inner"}, 4 * h);
+  CheckHeads(r, h, heads);
+  SetDims(arch, h, layers, heads, heads, f, vocab);
+  arch.max_position_embeddings = positions;
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, true);
+  BlockSpec b;
+  b.linears.push_back(Linear("c_attn", LinearRole::kQkv, h, 3 * h, true));
+  b.linears.push_back(Linear("c_proj", LinearRole::kO, h, h, true));
+  AddPlainMlp(b, h, f, true, "c_fc", "c_proj");
+  AddNorms(b, NormKind::kLayer, h, 2);
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kLayer, false);
+  arch.position_embedding_params = positions * h;
+}
+
+// modeling_gptj.py: q/k/v/out_proj without bias, mlp fc_in/fc_out with bias, one ln_1 (attention and
+// MLP in parallel), ln_f, lm_head with bias, untied (GPTJConfig default).
+void BuildGptJ(ConfigReader& r, ModelArch& arch) {
+  int64_t h = r.Int({"n_embd", "hidden_size"});
+  int64_t layers = r.Int({"n_layer", "num_hidden_layers"});
+  int64_t heads = r.Int({"n_head", "num_attention_heads"});
+  int64_t vocab = r.Int({"vocab_size"});
+  int64_t f = r.IntOr({"n_inner"}, 4 * h);
+  CheckHeads(r, h, heads);
+  SetDims(arch, h, layers, heads, heads, f, vocab);
+  arch.max_position_embeddings = r.IntOr({"n_positions"}, 0);
+  arch.parallel_attn_mlp = true;
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
+  BlockSpec b;
+  AddAttention(b, h, heads, heads, h / (heads > 0 ? heads : 1), false, false, "out_proj");
+  AddPlainMlp(b, h, f, true, "fc_in", "fc_out");
+  AddNorms(b, NormKind::kLayer, h, 1);
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kLayer, /*head_bias=*/true);
+}
+
+// modeling_gpt_neox.py: attention.query_key_value (h->3h) and attention.dense with bias
+// (attention_bias, default true), mlp dense_h_to_4h/dense_4h_to_h with bias, input_layernorm and
+// post_attention_layernorm, final_layer_norm, embed_out untied (GPTNeoXConfig default).
+void BuildGptNeoX(ConfigReader& r, ModelArch& arch) {
+  int64_t h = r.Int({"hidden_size"});
+  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t heads = r.Int({"num_attention_heads"});
+  int64_t vocab = r.Int({"vocab_size"});
+  int64_t f = r.Int({"intermediate_size"});
+  CheckHeads(r, h, heads);
+  SetDims(arch, h, layers, heads, heads, f, vocab);
+  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  arch.parallel_attn_mlp = r.BoolOr({"use_parallel_residual"}, true);
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
+  bool bias = r.BoolOr({"attention_bias"}, true);
+  BlockSpec b;
+  b.linears.push_back(Linear("query_key_value", LinearRole::kQkv, h, 3 * h, bias));
+  b.linears.push_back(Linear("dense", LinearRole::kO, h, h, bias));
+  AddPlainMlp(b, h, f, true, "dense_h_to_4h", "dense_4h_to_h");
+  AddNorms(b, NormKind::kLayer, h, 2);
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kLayer, false);
+}
+
+// modeling_phi.py (Phi-1/1.5/2 in transformers): q/k/v_proj and dense with bias, fc1/fc2 with bias,
+// one input_layernorm (parallel attention and MLP), optional q_layernorm/k_layernorm over head_dim,
+// final_layernorm, lm_head with bias, untied (PhiConfig default).
+void BuildPhi(ConfigReader& r, ModelArch& arch) {
+  int64_t h = r.Int({"hidden_size"});
+  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t heads = r.Int({"num_attention_heads"});
+  int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
+  int64_t vocab = r.Int({"vocab_size"});
+  int64_t f = r.Int({"intermediate_size"});
+  CheckHeads(r, h, heads);
+  SetDims(arch, h, layers, heads, kv_heads, f, vocab);
+  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  arch.parallel_attn_mlp = true;
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
+  int64_t hd = arch.head_dim;
+  BlockSpec b;
+  AddAttention(b, h, heads, kv_heads, hd, true, true, "dense");
+  AddPlainMlp(b, h, f, true, "fc1", "fc2");
+  AddNorms(b, NormKind::kLayer, h, 1);
+  if (r.BoolOr({"qk_layernorm"}, false)) AddNorms(b, NormKind::kLayer, hd, 2);
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kLayer, /*head_bias=*/true);
+}
+
+// Legacy remote code modeling_phi.py (model_type phi-msft, Phi-1.5 before transformers 4.37):
+// layers.0.wte, ParallelBlock{ln, mixer.Wqkv (h -> (heads + 2*kv_heads)*hd), mixer.out_proj,
+// mlp.fc1, mlp.fc2, all with bias}, lm_head {ln, linear with bias}. Same tensors as BuildPhi.
+void BuildPhiMsft(ConfigReader& r, ModelArch& arch) {
+  int64_t h = r.Int({"n_embd"});
+  int64_t layers = r.Int({"n_layer"});
+  int64_t heads = r.Int({"n_head"});
+  int64_t kv_heads = r.IntOr({"n_head_kv"}, heads);
+  int64_t vocab = r.Int({"vocab_size"});
+  int64_t f = r.IntOr({"n_inner"}, 4 * h);
+  CheckHeads(r, h, heads);
+  SetDims(arch, h, layers, heads, kv_heads, f, vocab);
+  arch.max_position_embeddings = r.IntOr({"n_positions"}, 0);
+  arch.parallel_attn_mlp = true;
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
+  int64_t hd = arch.head_dim;
+  BlockSpec b;
+  b.linears.push_back(Linear("Wqkv", LinearRole::kQkv, h, (heads + 2 * kv_heads) * hd, true));
+  b.linears.push_back(Linear("out_proj", LinearRole::kO, h, h, true));
+  AddPlainMlp(b, h, f, true, "fc1", "fc2");
+  AddNorms(b, NormKind::kLayer, h, 1);
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kLayer, /*head_bias=*/true);
+}
+
+// Falcon (modeling_falcon.py; legacy modelling_RW.py for model_type RefinedWeb/RefinedWebModel):
+// self_attention.query_key_value (h -> (heads + 2*kv_heads)*hd), self_attention.dense,
+// mlp.dense_h_to_4h / dense_4h_to_h (ffn_hidden_size or 4h), biases when `bias`. Norms:
+// new_decoder_architecture (RefinedWeb = Falcon-40B/180B): ln_attn + ln_mlp
+// (num_ln_in_parallel_attn, default 2); otherwise input_layernorm, plus post_attention_layernorm
+// when not parallel_attn. kv heads: num_kv_heads/n_head_kv (new arch), 1 when multi_query, else
+// heads. lm_head has no bias and is tied (config default of PretrainedConfig).
+void BuildFalcon(ConfigReader& r, ModelArch& arch) {
+  const std::string& t = r.model_type();
+  int64_t h = r.Int({"hidden_size", "n_embed"});
+  int64_t layers = r.Int({"num_hidden_layers", "n_layer"});
+  int64_t heads = r.Int({"num_attention_heads", "n_head"});
+  int64_t vocab = r.Int({"vocab_size"});
+  bool new_arch = t == "RefinedWeb" || r.BoolOr({"new_decoder_architecture"}, false);
+  bool multi_query = r.BoolOr({"multi_query"}, t == "falcon");
+  bool parallel = r.BoolOr({"parallel_attn"}, true);
+  bool bias = r.BoolOr({"bias"}, false);
+  int64_t kv_heads = heads;
+  if (new_arch) {
+    kv_heads = r.IntOr({"num_kv_heads", "n_head_kv"}, heads);
+  } else if (multi_query) {
+    kv_heads = 1;
+  }
+  int64_t f = r.IntOr({"ffn_hidden_size"}, 4 * h);
+  CheckHeads(r, h, heads);
+  SetDims(arch, h, layers, heads, kv_heads, f, vocab);
+  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  arch.parallel_attn_mlp = new_arch || parallel;
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, true);
+  int64_t hd = arch.head_dim;
+  BlockSpec b;
+  b.linears.push_back(
+      Linear("query_key_value", LinearRole::kQkv, h, (heads + 2 * kv_heads) * hd, bias));
+  b.linears.push_back(Linear("dense", LinearRole::kO, h, h, bias));
+  AddPlainMlp(b, h, f, bias, "dense_h_to_4h", "dense_4h_to_h");
+  int64_t norms = new_arch ? r.IntOr({"num_ln_in_parallel_attn"}, 2) : (parallel ? 1 : 2);
+  AddNorms(b, NormKind::kLayer, h, norms);
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kLayer, false);
+}
+
+// modeling_starcoder2.py: q/k/v/o_proj with bias (use_bias), mlp c_fc/c_proj with bias, two
+// LayerNorms, final norm, tied embeddings (Starcoder2Config default).
+void BuildStarcoder2(ConfigReader& r, ModelArch& arch) {
+  int64_t h = r.Int({"hidden_size"});
+  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t heads = r.Int({"num_attention_heads"});
+  int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
+  int64_t vocab = r.Int({"vocab_size"});
+  int64_t f = r.Int({"intermediate_size"});
+  bool bias = r.BoolOr({"use_bias"}, true);
+  CheckHeads(r, h, heads);
+  SetDims(arch, h, layers, heads, kv_heads, f, vocab);
+  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, true);
+  BlockSpec b;
+  AddAttention(b, h, heads, kv_heads, arch.head_dim, bias, bias);
+  AddPlainMlp(b, h, f, bias, "c_fc", "c_proj");
+  AddNorms(b, NormKind::kLayer, h, 2);
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kLayer, false);
+}
+
+}  // namespace fmte::model_internal

@@ -1,0 +1,157 @@
+// Builders for DeepSeek (MoE, MLA) and gpt-oss. Shapes follow the published modeling code:
+// deepseek-ai's modeling_deepseek.py (DeepSeek-MoE, -V2, -V3 remote code) and transformers'
+// modeling_deepseek_v2/v3.py and modeling_gpt_oss.py.
+#include <string>
+
+#include "model_config.h"
+
+namespace fmte::model_internal {
+
+// DeepSeek. Layer i has a MoE MLP when n_routed_experts is set, i >= first_k_dense_replace and
+// i % moe_layer_freq == 0; otherwise a dense gate/up/down MLP of intermediate_size.
+// MoE: mlp.gate.weight (E x h, no bias; V3 with topk_method noaux_tc adds e_score_correction_bias of
+// E), routed experts of moe_intermediate_size, shared_experts = one MLP of
+// moe_intermediate_size * n_shared_experts.
+// Attention: deepseek (MoE-16B): plain MHA q/k/v/o. deepseek_v2/v3 (MLA): q_proj (h -> heads*(nope+rope))
+// when q_lora_rank is null, else q_a_proj (h -> q_lora_rank) + q_a_layernorm + q_b_proj;
+// kv_a_proj_with_mqa (h -> kv_lora_rank + rope) + kv_a_layernorm + kv_b_proj
+// (kv_lora_rank -> heads*(nope + v_head_dim)); o_proj (heads*v_head_dim -> h); attention_bias on
+// q_a_proj, kv_a_proj_with_mqa and o_proj.
+// DeepSeek-V3's checkpoint also holds num_nextn_predict_layers multi-token-prediction layers
+// (model.layers.61: one MoE block, enorm, hnorm, eh_proj 2h->h, shared_head.norm, and its own copies of
+// embed_tokens and shared_head.head). DeepseekV3ForCausalLM does not load them, so they are not in
+// Counts(); they are reported in unloaded_checkpoint_params.
+void BuildDeepseek(ConfigReader& r, ModelArch& arch) {
+  const std::string& t = r.model_type();
+  bool mla = t != "deepseek";
+  int64_t h = r.Int({"hidden_size"});
+  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t heads = r.Int({"num_attention_heads"});
+  int64_t vocab = r.Int({"vocab_size"});
+  int64_t dense_f = r.Int({"intermediate_size"});
+  int64_t experts = r.IntOr({"n_routed_experts"}, 0);
+  bool bias = r.BoolOr({"attention_bias"}, false);
+  int64_t first_dense = r.IntOr({"first_k_dense_replace"}, 0);
+  int64_t freq = r.IntOr({"moe_layer_freq"}, 1);
+  int64_t top_k = experts > 0 ? r.Int({"num_experts_per_tok"}) : 0;
+  int64_t expert_f = experts > 0 ? r.Int({"moe_intermediate_size"}) : 0;
+  int64_t shared = r.IntOr({"n_shared_experts"}, 0);
+  if (freq <= 0) r.Fail("moe_layer_freq: expected a positive integer");
+
+  arch.hidden_size = h;
+  arch.num_layers = layers;
+  arch.num_heads = heads;
+  arch.vocab_size = vocab;
+  arch.intermediate_size = dense_f;
+  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  arch.norm = NormKind::kRms;
+  arch.gated_mlp = true;
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
+
+  BlockSpec attn;
+  if (!mla) {
+    int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
+    if (heads > 0 && h % heads != 0) r.Fail("hidden_size is not divisible by num_attention_heads");
+    arch.num_kv_heads = kv_heads;
+    arch.head_dim = heads > 0 ? h / heads : 0;
+    AddAttention(attn, h, heads, kv_heads, arch.head_dim, bias, bias);
+  } else {
+    int64_t q_rank = r.IntOr({"q_lora_rank"}, 0);
+    int64_t kv_rank = r.Int({"kv_lora_rank"});
+    int64_t nope = r.Int({"qk_nope_head_dim"});
+    int64_t rope = r.Int({"qk_rope_head_dim"});
+    int64_t v_dim = r.Int({"v_head_dim"});
+    arch.num_kv_heads = heads;
+    arch.head_dim = nope + rope;
+    if (q_rank == 0) {
+      attn.linears.push_back(Linear("q_proj", LinearRole::kQ, h, heads * (nope + rope), false));
+    } else {
+      attn.linears.push_back(Linear("q_a_proj", LinearRole::kOther, h, q_rank, bias));
+      AddNorms(attn, NormKind::kRms, q_rank, 1);
+      attn.linears.push_back(Linear("q_b_proj", LinearRole::kQ, q_rank, heads * (nope + rope), false));
+    }
+    attn.linears.push_back(Linear("kv_a_proj_with_mqa", LinearRole::kOther, h, kv_rank + rope, bias));
+    AddNorms(attn, NormKind::kRms, kv_rank, 1);
+    attn.linears.push_back(Linear("kv_b_proj", LinearRole::kOther, kv_rank, heads * (nope + v_dim), false));
+    attn.linears.push_back(Linear("o_proj", LinearRole::kO, heads * v_dim, h, bias));
+  }
+  AddNorms(attn, NormKind::kRms, h, 2);  // input_layernorm, post_attention_layernorm
+
+  BlockSpec dense = attn;
+  AddGatedMlp(dense, h, dense_f, false);
+  BlockSpec moe = attn;
+  if (experts > 0) {
+    moe.linears.push_back(Linear("gate", LinearRole::kRouter, h, experts, false));
+    if (r.StringOr({"topk_method"}, "") == "noaux_tc") moe.other_params += experts;
+    AddGatedMlp(moe, h, expert_f, false, experts, true);
+    if (shared > 0) AddGatedMlp(moe, h, expert_f * shared, false);  // mlp.shared_experts
+    moe.experts_per_token = top_k;
+    arch.num_experts = experts;
+    arch.experts_per_token = top_k;
+    arch.expert_intermediate_size = expert_f;
+    arch.num_shared_experts = shared;
+  }
+  arch.block_kinds = {dense, moe};
+  arch.block_kind_of_layer.assign(static_cast<size_t>(layers > 0 ? layers : 0), 0);
+  for (int64_t i = 0; i < layers && freq > 0; ++i) {
+    if (experts > 0 && i >= first_dense && i % freq == 0) arch.block_kind_of_layer[i] = 1;
+  }
+  SetEmbeddingsAndHead(arch, NormKind::kRms, false);
+
+  int64_t mtp_layers = r.IntOr({"num_nextn_predict_layers"}, 0);
+  if (mtp_layers > 0) {
+    const BlockSpec& block = experts > 0 ? arch.block_kinds[1] : arch.block_kinds[0];
+    int64_t per_mtp = block.Params() + 3 * h /* enorm, hnorm, shared_head.norm */ +
+                      2 * h * h /* eh_proj */ + 2 * vocab * h /* embed_tokens, shared_head.head */;
+    arch.unloaded_checkpoint_params = mtp_layers * per_mtp;
+  }
+}
+
+// modeling_gpt_oss.py: q/k/v/o_proj with bias (attention_bias), self_attn.sinks (one per head),
+// mlp.router Linear(h, E) with bias, mlp.experts as stacked tensors gate_up_proj (E x h x 2f) +
+// gate_up_proj_bias (E x 2f) and down_proj (E x f x h) + down_proj_bias (E x h), two RMSNorms,
+// final norm, untied lm_head. The published checkpoint stores the expert weights in MXFP4 (blocks
+// + scales); the counts here are the logical (bf16) parameters, as in the model card.
+void BuildGptOss(ConfigReader& r, ModelArch& arch) {
+  int64_t h = r.Int({"hidden_size"});
+  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t heads = r.Int({"num_attention_heads"});
+  int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
+  int64_t hd = r.Int({"head_dim"});
+  int64_t vocab = r.Int({"vocab_size"});
+  int64_t f = r.Int({"intermediate_size"});
+  int64_t experts = r.Int({"num_local_experts"});
+  int64_t top_k = r.Int({"num_experts_per_tok", "experts_per_token"});
+  bool bias = r.BoolOr({"attention_bias"}, true);
+  arch.hidden_size = h;
+  arch.num_layers = layers;
+  arch.num_heads = heads;
+  arch.num_kv_heads = kv_heads;
+  arch.head_dim = hd;
+  arch.vocab_size = vocab;
+  arch.intermediate_size = f;
+  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  arch.norm = NormKind::kRms;
+  arch.gated_mlp = true;
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
+  arch.num_experts = experts;
+  arch.experts_per_token = top_k;
+  arch.expert_intermediate_size = f;
+
+  BlockSpec b;
+  AddAttention(b, h, heads, kv_heads, hd, bias, bias);
+  b.other_params += heads;  // attention sinks
+  b.linears.push_back(Linear("router", LinearRole::kRouter, h, experts, true));
+  LinearShape gate_up = Linear("gate_up_proj", LinearRole::kGateUp, h, 2 * f, true, experts, true);
+  gate_up.stacked = true;
+  LinearShape down = Linear("down_proj", LinearRole::kDown, f, h, true, experts, true);
+  down.stacked = true;
+  b.linears.push_back(gate_up);
+  b.linears.push_back(down);
+  AddNorms(b, NormKind::kRms, h, 2);
+  b.experts_per_token = top_k;
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kRms, false);
+}
+
+}  // namespace fmte::model_internal
