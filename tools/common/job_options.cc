@@ -1,0 +1,280 @@
+#include "job_options.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "cli.h"
+#include "fmte/zero.h"
+
+namespace fmte::tools {
+namespace {
+
+std::string Shown(std::string_view text) { return std::string(text.substr(0, 64)); }
+
+// The closest long option name to `name`, or "" when none is close.
+std::string ClosestOption(const po::options_description& desc, std::string_view name) {
+  std::string best;
+  size_t best_d = 4;
+  for (const auto& opt : desc.options()) {
+    const std::string& candidate = opt->long_name();
+    const size_t d = cli::EditDistance(name, candidate);
+    if (d < best_d) best_d = d, best = candidate;
+  }
+  return best;
+}
+
+template <typename E>
+Status ParseEnumFlag(const po::variables_map& vm, const char* flag,
+                     Result<E> (*parse)(std::string_view, std::string_view), E* out) {
+  if (!vm.count(flag)) return Status::Ok();
+  auto v = parse(vm[flag].as<std::string>(), std::string("--") + flag);
+  if (!v.ok()) return v.status();
+  *out = *v;
+  return Status::Ok();
+}
+
+Status IntFlag(const po::variables_map& vm, const char* flag, int64_t min, int64_t max,
+               int64_t* out) {
+  if (!vm.count(flag)) return Status::Ok();
+  auto v = ParseInt(vm[flag].as<std::string>(), std::string("--") + flag, min, max);
+  if (!v.ok()) return v.status();
+  *out = *v;
+  return Status::Ok();
+}
+
+// Counts people write with suffixes or exponents: --tokens 2B, --samples 1.2e6.
+Status CountFlag(const po::variables_map& vm, const char* flag, int64_t* out) {
+  if (!vm.count(flag)) return Status::Ok();
+  const std::string text = vm[flag].as<std::string>();
+  const std::string name = std::string("--") + flag;
+  auto v = ParseParamCount(text, name);
+  if (!v.ok() || *v != std::floor(*v) || *v > 9e15)
+    return Status::InvalidArgument(name + ": expected a positive whole count such as 1200000, "
+                                   "1.2e6 or 2B, got '" + Shown(text) + "'");
+  *out = static_cast<int64_t>(*v);
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> SplitList(std::string_view text, std::string_view flag) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    std::string item(text.substr(start, comma - start));
+    const size_t b = item.find_first_not_of(" \t");
+    const size_t e = item.find_last_not_of(" \t");
+    item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+    if (item.empty())
+      return Status::InvalidArgument(std::string(flag) +
+                                     ": expected a comma-separated list of module names "
+                                     "(q_proj,v_proj or q,k,v,o,gate,up,down) or all-linear, got '" +
+                                     Shown(text) + "'");
+    out.push_back(std::move(item));
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status ParseFlags(const po::options_description& desc, const std::vector<std::string>& args,
+                  po::variables_map* vm) {
+  const std::vector<std::string> rest(args.empty() ? args.begin() : args.begin() + 1, args.end());
+  const int style = po::command_line_style::unix_style & ~po::command_line_style::allow_guessing;
+  try {
+    po::store(po::command_line_parser(rest).options(desc).style(style).run(), *vm);
+    po::notify(*vm);
+  } catch (const po::unknown_option& e) {
+    std::string name = e.get_option_name();
+    std::string msg = "unknown option '" + name + "'";
+    while (!name.empty() && name.front() == '-') name.erase(0, 1);
+    const std::string best = ClosestOption(desc, name);
+    if (!best.empty()) msg += ", did you mean '--" + best + "'?";
+    return Status::InvalidArgument(msg);
+  } catch (const po::error& e) {
+    return Status::InvalidArgument(e.what());
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(e.what());
+  }
+  return Status::Ok();
+}
+
+std::string HelpText(std::string_view command, std::string_view summary,
+                     const po::options_description& desc) {
+  std::ostringstream os;
+  os << "usage: fmte-advise " << command << " [options]\n\n" << summary << "\n\n" << desc;
+  return os.str();
+}
+
+Result<int64_t> ParseInt(std::string_view text, std::string_view flag, int64_t min, int64_t max) {
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || v < min ||
+      v > max) {
+    return Status::InvalidArgument(std::string(flag) + ": expected an integer in " +
+                                   std::to_string(min) + ".." + std::to_string(max) + ", got '" +
+                                   Shown(text) + "'");
+  }
+  return v;
+}
+
+Result<double> ParseDouble(std::string_view text, std::string_view flag, double min, double max) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || !std::isfinite(v) ||
+      v < min || v > max) {
+    std::ostringstream range;
+    range << min << ".." << max;
+    return Status::InvalidArgument(std::string(flag) + ": expected a number in " + range.str() +
+                                   ", got '" + Shown(text) + "'");
+  }
+  return v;
+}
+
+std::string FlagString(const po::variables_map& vm, const char* name) {
+  return vm.count(name) ? vm[name].as<std::string>() : std::string();
+}
+
+bool FlagSet(const po::variables_map& vm, const char* name) {
+  if (!vm.count(name)) return false;
+  const auto& v = vm[name].value();
+  if (const bool* b = boost::any_cast<bool>(&v)) return *b;
+  return true;
+}
+
+void AddCommonOptions(po::options_description* desc) {
+  desc->add_options()("help,h", "show this help and exit")(
+      "json", po::bool_switch(), "print the result as one JSON document");
+}
+
+void AddJobOptions(po::options_description* desc) {
+  const TrainingJob d;  // the defaults live in TrainingJob; the help shows them
+  const auto str = [](auto v) { return po::value<std::string>()->default_value(std::to_string(v)); };
+  const auto name = [](std::string_view v) {
+    return po::value<std::string>()->default_value(std::string(v));
+  };
+  po::options_description job("job");
+  job.add_options()
+      ("model", po::value<std::string>()->value_name("ID|PATH"),
+       "catalog id (fmte-advise models) or a config.json file or model directory (required)")
+      ("method", name(ToString(d.method)), ("training method: " + AcceptedNames(d.method)).c_str())
+      ("gpus", str(d.gpus), "GPUs in total (tp * pp * dp)")
+      ("gpus-per-node", po::value<std::string>(), "GPUs per node (default: min(gpus, 8))")
+      ("gpu", name(kDefaultGpu), "GPU type: catalog name or alias (A100-80GB, H100-SXM, ...)")
+      ("micro-batch", str(d.micro_batch), "sequences per GPU per micro-step")
+      ("seq-len", str(d.seq_len), "tokens per sequence")
+      ("grad-accum", str(d.grad_accum), "gradient accumulation steps (pipeline micro-batches)")
+      ("precision", name(ToString(d.precision)), ("precision: " + AcceptedNames(d.precision)).c_str())
+      ("optimizer", name(ToString(d.optimizer)), ("optimizer: " + AcceptedNames(d.optimizer)).c_str())
+      ("sharding", name(ToString(d.sharding)), ("data-parallel sharding: " + AcceptedNames(d.sharding)).c_str())
+      ("offload-optimizer", po::bool_switch(), "optimizer state in host memory (ZeRO/FSDP offload)")
+      ("offload-params", po::bool_switch(), "parameters in host memory (ZeRO-3/FSDP offload)")
+      ("tp", str(d.tp), "tensor-parallel degree")
+      ("pp", str(d.pp), "pipeline-parallel stages")
+      ("vpp", str(d.vpp), "virtual pipeline stages per GPU (interleaved 1F1B when > 1)")
+      ("sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")
+      ("activation-checkpointing", name(ToString(d.activation_checkpointing)),
+       ("activation recomputation: " + AcceptedNames(d.activation_checkpointing)).c_str())
+      ("attention", name(ToString(d.attention)), ("attention kernel: " + AcceptedNames(d.attention)).c_str())
+      ("lora-r", str(d.lora_r), "LoRA rank")
+      ("lora-targets", po::value<std::string>()->value_name("LIST|all-linear"),
+       "LoRA target modules, comma-separated (default: the framework's default for the family)")
+      ("quant", po::value<std::string>()->value_name("nf4|fp4|int8"),
+       "QLoRA base weight quantisation (default with --method qlora: nf4)")
+      ("double-quant", po::bool_switch(), "QLoRA double quantisation of the constants")
+      ("virtual-tokens", str(d.virtual_tokens), "prompt/prefix tuning virtual tokens")
+      ("framework", name(ToString(d.framework)), ("framework running the job: " + AcceptedNames(d.framework)).c_str())
+      ("chunked-loss", po::bool_switch(), "chunked cross-entropy (torchtune, Liger)")
+      ("compile", po::bool_switch(), "torch.compile")
+      ("activation-offload", po::bool_switch(), "saved activations offloaded to host memory")
+      ("optimizer-in-backward", po::bool_switch(), "optimizer step fused into backward");
+  desc->add(job);
+}
+
+void AddWorkOptions(po::options_description* desc) {
+  po::options_description work("amount of work and time");
+  work.add_options()
+      ("tokens", po::value<std::string>(), "training tokens in total (e.g. 2B)")
+      ("samples", po::value<std::string>(), "training samples (sequences) per epoch")
+      ("epochs", po::value<std::string>(), "epochs over --samples")
+      ("steps", po::value<std::string>(), "optimizer steps")
+      ("global-batch", po::value<std::string>(),
+       "sequences per optimizer step (default: micro-batch * grad-accum * dp)")
+      ("cluster", po::value<std::string>(), "cluster / regressor set name (e.g. Perlmutter)")
+      ("inter-node-gbps", po::value<std::string>(), "network bandwidth per node, Gb/s")
+      ("timeline", po::value<std::string>()->value_name("FILE.svg"), "write the step timeline as SVG")
+      ("regressors", po::value<std::string>()->value_name("DIR"), "regressor directory to use");
+  desc->add(work);
+}
+
+Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
+  TrainingJob job;
+  job.model = FlagString(vm, "model");
+  if (job.model.empty())
+    return Status::InvalidArgument(
+        "--model: required (a catalog id such as meta-llama/Llama-3.1-8B, see `fmte-advise "
+        "models`, or a config.json path)");
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "method", &ParseMethod, &job.method));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "precision", &ParsePrecision, &job.precision));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "optimizer", &ParseOptimizer, &job.optimizer));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "sharding", &ParseSharding, &job.sharding));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "activation-checkpointing", &ParseCheckpointing,
+                                     &job.activation_checkpointing));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "attention", &ParseAttention, &job.attention));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "quant", &ParseQuant, &job.quant));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "framework", &ParseFramework, &job.framework));
+
+  constexpr int64_t kMaxGpus = 1 << 20;
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "gpus", 1, kMaxGpus, &job.gpus));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "gpus-per-node", 1, 1024, &job.gpus_per_node));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "micro-batch", 1, 1 << 20, &job.micro_batch));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "seq-len", 1, int64_t{1} << 24, &job.seq_len));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "grad-accum", 1, 1 << 20, &job.grad_accum));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "tp", 1, 1024, &job.tp));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "pp", 1, 1024, &job.pp));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "vpp", 1, 1024, &job.vpp));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "lora-r", 1, 1 << 16, &job.lora_r));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "virtual-tokens", 1, 1 << 20, &job.virtual_tokens));
+  job.gpu = vm.count("gpu") ? vm["gpu"].as<std::string>() : std::string(kDefaultGpu);
+  if (vm.count("lora-targets")) {
+    auto targets = SplitList(vm["lora-targets"].as<std::string>(), "--lora-targets");
+    if (!targets.ok()) return targets.status();
+    job.lora_targets = *targets;
+  }
+  job.offload_optimizer = FlagSet(vm, "offload-optimizer");
+  job.offload_params = FlagSet(vm, "offload-params");
+  job.sequence_parallel = FlagSet(vm, "sp");
+  job.double_quant = FlagSet(vm, "double-quant");
+  job.chunked_loss = FlagSet(vm, "chunked-loss");
+  job.compile = FlagSet(vm, "compile");
+  job.activation_offload = FlagSet(vm, "activation-offload");
+  job.optimizer_in_backward = FlagSet(vm, "optimizer-in-backward");
+
+  // Work (issue 4); absent when the command did not add AddWorkOptions.
+  FMTE_RETURN_IF_ERROR(CountFlag(vm, "tokens", &job.tokens));
+  FMTE_RETURN_IF_ERROR(CountFlag(vm, "samples", &job.samples));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "steps", 1, int64_t{1} << 40, &job.steps));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "global-batch", 1, int64_t{1} << 30, &job.global_batch));
+  if (vm.count("epochs")) {
+    auto e = ParseDouble(vm["epochs"].as<std::string>(), "--epochs", 1e-6, 1e6);
+    if (!e.ok()) return e.status();
+    job.epochs = *e;
+  }
+  if (vm.count("inter-node-gbps")) {
+    auto g = ParseDouble(vm["inter-node-gbps"].as<std::string>(), "--inter-node-gbps", 1e-3, 1e6);
+    if (!g.ok()) return g.status();
+    job.inter_node_gbps = *g;
+  }
+  job.cluster = FlagString(vm, "cluster");
+
+  FMTE_RETURN_IF_ERROR(ValidateJob(job));
+  return job;
+}
+
+WorkOutputs WorkOutputsFromFlags(const po::variables_map& vm) {
+  return {FlagString(vm, "timeline"), FlagString(vm, "regressors")};
+}
+
+}  // namespace fmte::tools
