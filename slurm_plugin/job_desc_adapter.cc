@@ -1,0 +1,96 @@
+#include "job_desc_adapter.h"
+
+#include <span>
+
+#include "slurm_xapi.h"
+
+namespace fmte::slurm {
+namespace {
+
+std::string Str(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
+
+int64_t U32(uint32_t v) { return v == NO_VAL || v == INFINITE ? 0 : static_cast<int64_t>(v); }
+
+char** TresField(job_desc_msg_t* desc, GpuTresField field) {
+  switch (field) {
+    case GpuTresField::kPerNode: return &desc->tres_per_node;
+    case GpuTresField::kPerJob: return &desc->tres_per_job;
+    case GpuTresField::kPerTask: return &desc->tres_per_task;
+    case GpuTresField::kPerSocket: return &desc->tres_per_socket;
+    case GpuTresField::kNone: break;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
+  SubmitInputs in;
+  if (desc.script != nullptr) in.script = desc.script;
+  if (desc.spank_job_env != nullptr && desc.spank_job_env_size > 0) {
+    in.spank_values = SpankValuesFromEnv(std::span<const char* const>(
+        const_cast<const char* const*>(desc.spank_job_env), desc.spank_job_env_size));
+  }
+  SlurmFacts& f = in.facts;
+  f.partition = Str(desc.partition);
+  f.time_limit_min = U32(desc.time_limit);
+  f.min_nodes = U32(desc.min_nodes);
+  f.num_tasks = U32(desc.num_tasks);
+  f.tres_per_node = Str(desc.tres_per_node);
+  f.tres_per_job = Str(desc.tres_per_job);
+  f.tres_per_task = Str(desc.tres_per_task);
+  f.tres_per_socket = Str(desc.tres_per_socket);
+  f.job_name = Str(desc.name);
+  // No getpwuid(): it may reach LDAP while slurmctld holds its locks. The uid is enough.
+  if (desc.user_id != NO_VAL) f.user = std::to_string(desc.user_id);
+  return in;
+}
+
+void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts) {
+  if (desc.time_limit != NO_VAL) facts->time_limit_min = U32(desc.time_limit);
+  if (desc.min_nodes != NO_VAL) facts->min_nodes = U32(desc.min_nodes);
+  if (desc.partition != nullptr) facts->partition = desc.partition;
+  if (desc.tres_per_node != nullptr) facts->tres_per_node = desc.tres_per_node;
+  if (desc.tres_per_job != nullptr) facts->tres_per_job = desc.tres_per_job;
+  if (desc.tres_per_task != nullptr) facts->tres_per_task = desc.tres_per_task;
+  if (desc.tres_per_socket != nullptr) facts->tres_per_socket = desc.tres_per_socket;
+}
+
+int RejectCode(const Decision& decision) {
+  if (decision.error) return ESLURM_ACCESS_DENIED;
+  if (decision.estimated && decision.estimate.memory.per_gpu_bytes <= decision.usable_bytes) {
+    return ESLURM_INVALID_TIME_LIMIT;  // it fits: the rejection is about its time limit
+  }
+  return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
+}
+
+int ApplyDecision(const Decision& decision, const std::string& record, job_desc_msg_t* desc,
+                  char** err_msg) {
+  if (!decision.touched) return SLURM_SUCCESS;
+  if (err_msg != nullptr && !decision.user_message.empty()) {
+    ReplaceXstr(err_msg, decision.user_message.c_str());
+  }
+  if (decision.kind == DecisionKind::kReject) return RejectCode(decision);
+  if (decision.kind == DecisionKind::kRewrite) {
+    if (decision.new_time_limit_min > 0) {
+      desc->time_limit = static_cast<uint32_t>(decision.new_time_limit_min);
+    }
+    if (char** field = TresField(desc, decision.gpu_field);
+        field != nullptr && !decision.new_gpu_tres.empty()) {
+      ReplaceXstr(field, decision.new_gpu_tres.c_str());
+    }
+    if (decision.new_min_nodes > 0) {
+      desc->min_nodes = static_cast<uint32_t>(decision.new_min_nodes);
+      if (desc->max_nodes != NO_VAL && desc->max_nodes < desc->min_nodes) {
+        desc->max_nodes = desc->min_nodes;
+      }
+    }
+  }
+  if (!record.empty()) {
+    const char* sep = desc->admin_comment != nullptr && desc->admin_comment[0] != '\0' ? " " : "";
+    slurm_xstrfmtcat(&desc->admin_comment, "%s%s", sep, record.c_str());
+  }
+  return SLURM_SUCCESS;
+}
+
+}  // namespace fmte::slurm

@@ -1,0 +1,49 @@
+// The job_submit/fmte adapter's two mappings: job_desc_msg_t -> the core's inputs (script, SPANK
+// values, SlurmFacts), and a Decision -> job_desc_msg_t fields, *err_msg and the Slurm return code.
+// Every string handed to Slurm is xmalloc'ed (slurm_xstrdup); replaced fields are slurm_xfree'd.
+// Thread-safety: no state; the caller serialises access to one job_desc.
+#ifndef FMTE_SLURM_PLUGIN_JOB_DESC_ADAPTER_H_
+#define FMTE_SLURM_PLUGIN_JOB_DESC_ADAPTER_H_
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+
+#include "fmte/policy.h"
+#include "fmte/request.h"
+
+namespace fmte::slurm {
+
+struct SubmitInputs {
+  std::string_view script;  // points into job_desc->script (empty for srun/salloc)
+  std::vector<std::pair<std::string, std::string>> spank_values;
+  SlurmFacts facts;
+};
+
+// Reads what the core needs. NO_VAL/INFINITE sentinels become 0, NULL strings empty.
+SubmitInputs ReadJobDesc(const job_desc_msg_t& desc);
+
+// Overlays the fields a job_modify request changes (time limit, tres_per_*, nodes, partition) on
+// the facts recorded at submission.
+void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts);
+
+// The Slurm error code of a rejection: ESLURM_INVALID_TIME_LIMIT for a time-limit rejection,
+// ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE when the job does not fit its GPUs,
+// ESLURM_ACCESS_DENIED when the estimate failed and OnError=reject.
+int RejectCode(const Decision& decision);
+
+// Writes the decision into `desc` (time_limit, tres_per_*, min_nodes), sets *err_msg to the user
+// message (when err_msg is non-null and there is one), appends `record` (if not empty) to
+// admin_comment, and returns SLURM_SUCCESS or the rejection code.
+int ApplyDecision(const Decision& decision, const std::string& record, job_desc_msg_t* desc,
+                  char** err_msg);
+
+}  // namespace fmte::slurm
+
+#endif  // FMTE_SLURM_PLUGIN_JOB_DESC_ADAPTER_H_

@@ -1,0 +1,231 @@
+// job_submit/fmte (job_submit_fmte.so, enabled with JobSubmitPlugins=fmte): a thin adapter that
+// maps each submission to a JobRequest, asks the core's policy for a Decision and writes it back
+// (time_limit, tres_per_*, *err_msg, the `fmte:` record in admin_comment). job_modify re-decides
+// changes of time limit or GPUs for jobs it admitted.
+//
+// Runs inside slurmctld with its locks held: everything is loaded in init() (and reloaded when the
+// files change), per call work is parsing the script and one estimate. One mutex serialises the
+// entry points; no exception crosses the C boundary; any internal error fails open
+// (OnError=accept, the default) and is logged with the "job_submit/fmte: " prefix.
+#include <cinttypes>
+#include <ctime>
+#include <exception>
+#include <mutex>
+#include <string>
+
+#include "fmte/policy.h"
+#include "fmte/record.h"
+#include "fmte/request.h"
+#include "job_desc_adapter.h"
+#include "job_tracker.h"
+#include "plugin_state.h"
+#include "slurm_xapi.h"
+
+#define FMTE_EXPORT __attribute__((visibility("default")))
+
+extern "C" FMTE_EXPORT const char plugin_name[] = "fmte: LLM training job admission";
+extern "C" FMTE_EXPORT const char plugin_type[] = "job_submit/fmte";
+extern "C" FMTE_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+namespace {
+
+using fmte::slurm::JobTracker;
+using fmte::slurm::PluginState;
+
+struct Globals {
+  std::mutex mu;
+  PluginState state;
+  JobTracker tracker;
+  fmte::OnError on_error = fmte::OnError::kAccept;
+  time_t last_init_attempt = 0;
+};
+
+Globals& G() {
+  static Globals* g = new Globals();  // never destroyed: slurmctld may call fini late
+  return *g;
+}
+
+// REQUIRES: G().mu held. Loads lazily when init() could not (the files may appear later).
+const fmte::slurm::Loaded* CurrentState() {
+  Globals& g = G();
+  const fmte::slurm::Loaded* loaded = g.state.Current();
+  if (loaded == nullptr && time(nullptr) - g.last_init_attempt >= fmte::slurm::kReloadCheckS) {
+    g.last_init_attempt = time(nullptr);
+    fmte::Status st = g.state.Init();
+    if (st.ok()) {
+      slurm_info("job_submit/fmte: loaded %s", g.state.config_path().c_str());
+      loaded = g.state.Current();
+    }
+  }
+  if (std::string msg = g.state.TakeReloadMessage(); !msg.empty()) {
+    slurm_info("job_submit/fmte: %s", msg.c_str());
+  }
+  if (loaded != nullptr) g.on_error = loaded->config.on_error;
+  return loaded;
+}
+
+// What an internal error does: accept untouched (default) or reject (OnError=reject).
+int FailureCode(char** err_msg, const char* what) {
+  slurm_error("job_submit/fmte: internal error (%s); OnError=%s", what,
+              std::string(fmte::ToString(G().on_error)).c_str());
+  if (G().on_error == fmte::OnError::kAccept) return SLURM_SUCCESS;
+  if (err_msg != nullptr) {
+    fmte::slurm::ReplaceXstr(err_msg, "fmte: the job could not be checked (internal error); "
+                                      "please contact the administrators");
+  }
+  return ESLURM_ACCESS_DENIED;
+}
+
+void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRequest& request,
+                 const fmte::Decision& d, int rc) {
+  std::string line = "job_submit/fmte: " + std::string(hook) + " uid=" +
+                     std::to_string(desc->user_id) + " name=" + (desc->name ? desc->name : "") +
+                     " model=" + request.job.model + " decision=" +
+                     std::string(fmte::ToString(d.kind));
+  if (d.advise_only) line += "(advise)";
+  if (d.error) line += "(error)";
+  if (d.estimated) {
+    line += " per_gpu_bytes=" + std::to_string(d.estimate.memory.per_gpu_bytes) +
+            " usable_bytes=" + std::to_string(d.usable_bytes) + " gpu=" + d.gpu;
+  }
+  if (d.new_gpus > 0) line += " gpus=" + std::to_string(request.slurm_gpus) + "->" + std::to_string(d.new_gpus);
+  if (d.new_time_limit_min > 0) line += " time_limit_min=" + std::to_string(d.new_time_limit_min);
+  line += " rc=" + std::to_string(rc);
+  slurm_info("%s", line.c_str());
+}
+
+}  // namespace
+
+extern "C" FMTE_EXPORT int init(void) {
+  try {
+    Globals& g = G();
+    std::lock_guard<std::mutex> lock(g.mu);
+    g.last_init_attempt = time(nullptr);
+    fmte::Status st = g.state.Init();
+    if (!st.ok()) {
+      // Never stop slurmctld: run untouched until the files load (retried every few seconds).
+      slurm_error("job_submit/fmte: cannot load %s or the catalogs: %s; accepting jobs untouched "
+                  "until it loads", g.state.config_path().c_str(), st.ToString().c_str());
+      return SLURM_SUCCESS;
+    }
+    const fmte::slurm::Loaded* loaded = g.state.Current();
+    g.on_error = loaded->config.on_error;
+    slurm_info("job_submit/fmte: loaded %s (%s), %zu models, OnError=%s",
+               g.state.config_path().c_str(),
+               loaded->config_from_file ? "file" : "missing: all defaults",
+               loaded->estimator.catalogs().models.size(),
+               std::string(fmte::ToString(g.on_error)).c_str());
+    return SLURM_SUCCESS;
+  } catch (...) {
+    return SLURM_SUCCESS;
+  }
+}
+
+extern "C" FMTE_EXPORT int fini(void) {
+  try {
+    std::lock_guard<std::mutex> lock(G().mu);
+    G().state.Reset();
+  } catch (...) {
+  }
+  return SLURM_SUCCESS;
+}
+
+extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
+  (void)submit_uid;
+  if (job_desc == nullptr) return SLURM_SUCCESS;
+  try {
+    Globals& g = G();
+    std::lock_guard<std::mutex> lock(g.mu);
+    const fmte::slurm::Loaded* loaded = CurrentState();
+    if (loaded == nullptr) return SLURM_SUCCESS;  // nothing loaded: untouched (logged at init)
+    fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*job_desc);
+    fmte::Result<fmte::JobRequest> request =
+        fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
+    if (!request.ok()) return FailureCode(err_msg, request.status().ToString().c_str());
+    if (!request->is_llm_job) return SLURM_SUCCESS;  // not an LLM training job: untouched
+
+    fmte::Decision decision = fmte::Decide(*request, loaded->config, loaded->estimator);
+    std::string record;
+    if (decision.touched && decision.kind != fmte::DecisionKind::kReject) {
+      record = fmte::EncodeRecord(fmte::MakeRecord(*request, decision));
+    }
+    int rc = fmte::slurm::ApplyDecision(decision, record, job_desc, err_msg);
+    LogDecision("submit", job_desc, *request, decision, rc);
+    if (rc == SLURM_SUCCESS && decision.touched) {
+      uint32_t id = JobTracker::PredictJobId(job_desc->job_id);
+      fmte::slurm::TrackedJob tracked{std::string(in.script), std::move(in.spank_values),
+                                      fmte::slurm::ReadJobDesc(*job_desc).facts};
+      g.tracker.Remember(id, std::move(tracked));
+    }
+    return rc;
+  } catch (const std::exception& e) {
+    return FailureCode(err_msg, e.what());
+  } catch (...) {
+    return FailureCode(err_msg, "unknown exception");
+  }
+}
+
+namespace {
+
+// Re-decides a tracked job whose time limit or GPU request changes. REQUIRES: nothing held.
+int Modify(job_desc_msg_t* job_desc, char** err_msg) {
+  if (job_desc == nullptr) return SLURM_SUCCESS;
+  bool changes_time = job_desc->time_limit != NO_VAL;
+  bool changes_gpus = job_desc->tres_per_node || job_desc->tres_per_job || job_desc->tres_per_task ||
+                      job_desc->tres_per_socket || job_desc->min_nodes != NO_VAL;
+  if (!changes_time && !changes_gpus) return SLURM_SUCCESS;
+  try {
+    Globals& g = G();
+    std::lock_guard<std::mutex> lock(g.mu);
+    const fmte::slurm::Loaded* loaded = CurrentState();
+    if (loaded == nullptr) return SLURM_SUCCESS;
+    uint32_t id = job_desc->job_id != NO_VAL && job_desc->job_id != 0
+                      ? job_desc->job_id
+                      : fmte::slurm::ParseJobIdStr(job_desc->job_id_str);
+    fmte::slurm::TrackedJob* tracked = g.tracker.Find(id);
+    if (tracked == nullptr) return SLURM_SUCCESS;  // not admitted by us (or forgotten): untouched
+    fmte::SlurmFacts facts = tracked->facts;
+    fmte::slurm::OverlayModify(*job_desc, &facts);
+    fmte::Result<fmte::JobRequest> request =
+        fmte::ParseJobRequest(tracked->script, tracked->spank_values, facts);
+    if (!request.ok() || !request->is_llm_job) return SLURM_SUCCESS;
+    fmte::Decision decision = fmte::Decide(*request, loaded->config, loaded->estimator);
+    int rc = SLURM_SUCCESS;
+    if (decision.touched && decision.kind == fmte::DecisionKind::kReject) {
+      rc = fmte::slurm::RejectCode(decision);
+      if (err_msg != nullptr) fmte::slurm::ReplaceXstr(err_msg, decision.user_message.c_str());
+      slurm_info("job_submit/fmte: update of job %" PRIu32 " refused: %s", id,
+                 decision.user_message.c_str());
+    } else {
+      tracked->facts = facts;  // the update goes through: later checks start from it
+    }
+    LogDecision("modify", job_desc, *request, decision, rc);
+    return rc;
+  } catch (const std::exception& e) {
+    return FailureCode(err_msg, e.what());
+  } catch (...) {
+    return FailureCode(err_msg, "unknown exception");
+  }
+}
+
+}  // namespace
+
+// The job_record_t is opaque to us (internal slurmctld header): declared as an incomplete struct.
+struct job_record;
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+extern "C" FMTE_EXPORT int job_modify(job_desc_msg_t* job_desc, job_record* job_ptr,
+                                      uint32_t submit_uid, char** err_msg) {
+  (void)job_ptr;
+  (void)submit_uid;
+  return Modify(job_desc, err_msg);
+}
+#else
+// 22.05: no err_msg argument (slurm-recipe.md §0 fact 1).
+extern "C" FMTE_EXPORT int job_modify(job_desc_msg_t* job_desc, job_record* job_ptr,
+                                      uint32_t submit_uid) {
+  (void)job_ptr;
+  (void)submit_uid;
+  return Modify(job_desc, nullptr);
+}
+#endif

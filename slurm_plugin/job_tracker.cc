@@ -1,0 +1,68 @@
+#include "job_tracker.h"
+
+#include <dlfcn.h>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+namespace fmte::slurm {
+namespace {
+
+size_t SizeOf(const TrackedJob& job) {
+  size_t n = job.script.size() + 256;
+  for (const auto& [k, v] : job.spank_values) n += k.size() + v.size();
+  return n;
+}
+
+}  // namespace
+
+uint32_t JobTracker::PredictJobId(uint32_t requested_id) {
+  if (requested_id != 0 && requested_id != NO_VAL) return requested_id;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(22, 5, 0) && SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 6, 0)
+  using NextJobIdFn = uint32_t (*)(bool);
+  static NextJobIdFn next = reinterpret_cast<NextJobIdFn>(dlsym(RTLD_DEFAULT, "get_next_job_id"));
+  if (next != nullptr) return next(/*test_only=*/true);
+#endif
+  return 0;
+}
+
+void JobTracker::Remember(uint32_t job_id, TrackedJob job) {
+  if (job_id == 0) return;
+  size_t n = SizeOf(job);
+  if (n > kMaxBytes / 8) return;  // a giant script is not worth keeping
+  if (auto it = jobs_.find(job_id); it != jobs_.end()) {
+    bytes_ -= SizeOf(it->second);
+    it->second = std::move(job);
+    bytes_ += n;
+    return;
+  }
+  while (!order_.empty() && (jobs_.size() >= kMaxJobs || bytes_ + n > kMaxBytes)) {
+    auto it = jobs_.find(order_.front());
+    order_.pop_front();
+    if (it != jobs_.end()) {
+      bytes_ -= SizeOf(it->second);
+      jobs_.erase(it);
+    }
+  }
+  jobs_.emplace(job_id, std::move(job));
+  order_.push_back(job_id);
+  bytes_ += n;
+}
+
+TrackedJob* JobTracker::Find(uint32_t job_id) {
+  auto it = jobs_.find(job_id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+uint32_t ParseJobIdStr(const char* job_id_str) {
+  if (job_id_str == nullptr) return 0;
+  uint64_t id = 0;
+  for (const char* p = job_id_str; *p >= '0' && *p <= '9'; ++p) {
+    id = id * 10 + static_cast<uint64_t>(*p - '0');
+    if (id > UINT32_MAX) return 0;
+  }
+  return static_cast<uint32_t>(id);
+}
+
+}  // namespace fmte::slurm

@@ -1,0 +1,54 @@
+// JobTracker: remembers, for the LLM jobs job_submit/fmte admitted, what it parsed (script, SPANK
+// values, Slurm facts) under the job id Slurm is about to assign, so that job_modify (which in 22.05
+// only receives the changed fields and an opaque job_record_t) can re-decide a changed time limit or
+// GPU count. Bounded: at most kMaxJobs entries and kMaxBytes of text, oldest dropped first.
+//
+// The id: job_submit runs under slurmctld's job write lock right before the job is created, so
+// slurmctld's exported get_next_job_id(test_only=true) (22.05 src/slurmctld/job_mgr.c) returns the id
+// the job will get. Looked up with dlsym, so outside slurmctld (tests, benchmark) tracking is off.
+// Thread-safety: not synchronised. REQUIRES: the caller holds the plugin's mutex.
+#ifndef FMTE_SLURM_PLUGIN_JOB_TRACKER_H_
+#define FMTE_SLURM_PLUGIN_JOB_TRACKER_H_
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "fmte/request.h"
+
+namespace fmte::slurm {
+
+struct TrackedJob {
+  std::string script;
+  std::vector<std::pair<std::string, std::string>> spank_values;
+  SlurmFacts facts;
+};
+
+class JobTracker {
+ public:
+  static constexpr size_t kMaxJobs = 4096;
+  static constexpr size_t kMaxBytes = size_t{32} << 20;
+
+  // The id slurmctld will assign to the job being submitted; 0 when unknown. `requested_id` is
+  // job_desc->job_id (set with sbatch --jobid).
+  static uint32_t PredictJobId(uint32_t requested_id);
+
+  void Remember(uint32_t job_id, TrackedJob job);
+  TrackedJob* Find(uint32_t job_id);
+  size_t size() const { return jobs_.size(); }
+
+ private:
+  std::unordered_map<uint32_t, TrackedJob> jobs_;
+  std::deque<uint32_t> order_;
+  size_t bytes_ = 0;
+};
+
+// job_desc->job_id_str of an update ("123", "123_4", "123+1"): the leading job id; 0 if none.
+uint32_t ParseJobIdStr(const char* job_id_str);
+
+}  // namespace fmte::slurm
+
+#endif  // FMTE_SLURM_PLUGIN_JOB_TRACKER_H_

@@ -1,0 +1,108 @@
+#include "plugin_state.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include "fmte/model.h"
+
+namespace fmte::slurm {
+namespace {
+
+std::optional<struct timespec> MtimeOf(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return std::nullopt;
+  return st.st_mtim;
+}
+
+bool SameTime(const std::optional<struct timespec>& a, const std::optional<struct timespec>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a.has_value() || (a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec);
+}
+
+}  // namespace
+
+std::string PluginState::SlurmConfPath() {
+  if (const char* env = std::getenv("SLURM_CONF"); env != nullptr && *env != '\0') return env;
+  // Inside slurmctld the global slurm_conf (public slurm_conf_t layout, exported by libslurmfull)
+  // holds the path given with -f. Looked up at run time so the plugin also loads without it.
+  if (void* sym = dlsym(RTLD_DEFAULT, "slurm_conf"); sym != nullptr) {
+    const char* path = static_cast<const slurm_conf_t*>(sym)->slurm_conf;
+    if (path != nullptr && *path != '\0') return path;
+  }
+  return "/etc/slurm/slurm.conf";
+}
+
+Status PluginState::Init(std::string fmte_conf_path) {
+  config_path_ = fmte_conf_path.empty() ? FindConfigPath(SlurmConfPath()) : std::move(fmte_conf_path);
+  Result<std::unique_ptr<Loaded>> loaded = Load();
+  if (!loaded.ok()) return loaded.status();
+  loaded_ = std::move(loaded).value();
+  watched_ = WatchList(*loaded_);
+  last_check_ = time(nullptr);
+  last_error_.clear();
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Loaded>> PluginState::Load() {
+  auto loaded = std::make_unique<Loaded>(Loaded{Config{}, Estimator(Catalogs{}), false});
+  if (MtimeOf(config_path_).has_value()) {
+    Result<Config> config = LoadConfigFile(config_path_);
+    if (!config.ok()) return config.status();
+    loaded->config = std::move(config).value();
+    loaded->config_from_file = true;
+  }
+  Result<Estimator> estimator = Estimator::Load(loaded->config.catalog_dir);
+  if (!estimator.ok()) return estimator.status();
+  loaded->estimator = std::move(estimator).value();
+  return loaded;
+}
+
+std::vector<PluginState::Watched> PluginState::WatchList(const Loaded& loaded) const {
+  std::string etc = loaded.config.catalog_dir;
+  std::string models = etc.empty() ? ModelCatalog::DefaultDir() : etc + "/models";
+  std::string gpus = etc.empty() ? GpuCatalog::DefaultPath() : etc + "/gpus.csv";
+  std::vector<Watched> list;
+  // A directory's mtime changes when entries are added, removed or renamed (atomic installs).
+  for (const std::string& path : {config_path_, models, gpus, loaded.config.regressors_dir}) {
+    if (!path.empty()) list.push_back(Watched{path, MtimeOf(path)});
+  }
+  return list;
+}
+
+bool PluginState::Changed() const {
+  for (const Watched& w : watched_) {
+    if (!SameTime(w.mtime, MtimeOf(w.path))) return true;
+  }
+  return false;
+}
+
+const Loaded* PluginState::Current(bool force) {
+  time_t now = time(nullptr);
+  if (loaded_ != nullptr && (force || now - last_check_ >= kReloadCheckS)) {
+    last_check_ = now;
+    if (Changed()) {
+      Result<std::unique_ptr<Loaded>> fresh = Load();
+      if (fresh.ok()) {
+        loaded_ = std::move(fresh).value();
+        last_error_.clear();
+        reload_message_ = "reloaded " + config_path_ + " and the catalogs";
+      } else {
+        last_error_ = fresh.status().ToString();
+        reload_message_ = "reload failed, keeping the previous settings: " + last_error_;
+      }
+      // Remember the new mtimes either way: a broken file is reported once, not every call.
+      std::vector<Watched> list = WatchList(*loaded_);
+      list[0] = Watched{config_path_, MtimeOf(config_path_)};
+      watched_ = std::move(list);
+    }
+  }
+  return loaded_.get();
+}
+
+}  // namespace fmte::slurm

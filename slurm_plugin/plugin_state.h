@@ -1,0 +1,67 @@
+// What job_submit/fmte keeps between calls: the Config from fmte.conf (beside the slurm.conf in use)
+// and the Estimator with its catalogs, loaded in init() and reloaded when one of their files
+// changes (mtime checked at most every kReloadCheckS seconds, as job_submit/lua does for its script).
+// A failed reload keeps the previous state and is logged once per change.
+// Thread-safety: not internally synchronised. REQUIRES: the caller holds the plugin's mutex.
+#ifndef FMTE_SLURM_PLUGIN_PLUGIN_STATE_H_
+#define FMTE_SLURM_PLUGIN_PLUGIN_STATE_H_
+
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fmte/config.h"
+#include "fmte/estimator.h"
+#include "fmte/status.h"
+
+namespace fmte::slurm {
+
+inline constexpr time_t kReloadCheckS = 5;
+
+struct Loaded {
+  Config config;
+  Estimator estimator;
+  bool config_from_file = false;  // false: no fmte.conf, every key at its default
+};
+
+class PluginState {
+ public:
+  // The slurm.conf in use: $SLURM_CONF, else the path slurmctld parsed (slurm_conf.slurm_conf when
+  // running inside a Slurm process), else /etc/slurm/slurm.conf.
+  static std::string SlurmConfPath();
+
+  // Loads everything. `fmte_conf_path` empty: FindConfigPath(SlurmConfPath()).
+  Status Init(std::string fmte_conf_path = "");
+  // The loaded state (null before a successful Init); reloads first when a file changed and the
+  // last check is older than kReloadCheckS (or `force`). Errors of a reload are in last_error().
+  const Loaded* Current(bool force = false);
+
+  const std::string& config_path() const { return config_path_; }
+  const std::string& last_error() const { return last_error_; }
+  // What the last reload did ("reloaded ..." / "reload failed: ..."), once; empty otherwise.
+  std::string TakeReloadMessage() { return std::exchange(reload_message_, std::string()); }
+  void Reset() { loaded_.reset(); }
+
+ private:
+  struct Watched {
+    std::string path;
+    std::optional<struct timespec> mtime;  // nullopt: missing
+  };
+  Result<std::unique_ptr<Loaded>> Load();
+  std::vector<Watched> WatchList(const Loaded& loaded) const;
+  bool Changed() const;
+
+  std::string config_path_;
+  std::unique_ptr<Loaded> loaded_;
+  std::vector<Watched> watched_;
+  time_t last_check_ = 0;
+  std::string last_error_;
+  std::string reload_message_;
+};
+
+}  // namespace fmte::slurm
+
+#endif  // FMTE_SLURM_PLUGIN_PLUGIN_STATE_H_

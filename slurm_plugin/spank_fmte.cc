@@ -1,0 +1,180 @@
+// SPANK plugin `fmte` (spank_fmte.so, listed in plugstack.conf): registers the --fmte-* options of
+// sbatch/salloc/srun (also usable as `#SBATCH --fmte-...` lines), refuses bad values on the client
+// before any RPC, and resolves --fmte-model on the client when the controller could not (a local
+// config.json or model directory, or a Hugging Face id missing from the catalog): the architecture
+// is forwarded as FMTE_ARCH in spank_job_env, so slurmctld never does file or network I/O per job.
+//
+// plugstack.conf arguments (all optional):
+//   hub_url=https://huggingface.co   fetch config.json of ids missing from the catalog (default: off)
+//   cache_dir=DIR                    fetched configs (default: $XDG_CACHE_HOME or ~/.cache, /fmte/hub)
+//   timeout_ms=N                     whole hub transfer (default 5000)
+//   catalog_dir=DIR                  etc dir with models/ (default: CatalogDir= of fmte.conf, else the
+//                                    compiled-in etc dir)
+// Thread-safety: SPANK calls plugins from one thread per process; the option values live in
+// process-wide statics.
+#include <cstdlib>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <slurm/spank.h>  // not C++-safe on its own (slurm-recipe.md §2.5)
+}
+
+#include "fmte/config.h"
+#include "fmte/model.h"
+#include "fmte/request.h"
+#include "model_resolver.h"
+
+#define FMTE_EXPORT __attribute__((visibility("default")))
+
+extern "C" FMTE_EXPORT const char plugin_name[] = "fmte";
+extern "C" FMTE_EXPORT const char plugin_type[] = "spank";
+extern "C" FMTE_EXPORT const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+
+namespace {
+
+// spank_option has char* fields: keep the strings alive for the process.
+struct OptionStorage {
+  std::vector<std::string> names, arginfos, usages;
+  std::vector<spank_option> options;
+};
+
+OptionStorage& Storage() {
+  static OptionStorage storage;
+  return storage;
+}
+
+std::string g_model;  // --fmte-model as given (client side)
+fmte::slurm::ResolverOptions g_resolver;
+
+int OptionCallback(int val, const char* optarg, int remote) {
+  try {
+    if (remote) return 0;  // validated on the client already
+    auto options = fmte::FmteOptions();
+    if (val < 0 || static_cast<size_t>(val) >= options.size()) return 0;
+    std::string_view key = options[static_cast<size_t>(val)].key;
+    std::string value = optarg != nullptr ? optarg : "";
+    fmte::Status st = fmte::ValidateOption(key, value);
+    if (!st.ok()) {
+      slurm_error("fmte: %s", st.message().c_str());
+      return -1;
+    }
+    if (key == "model") {
+      if (fmte::slurm::LooksLikePath(value)) {
+        // A path must exist now: the controller cannot read the user's files.
+        std::string path = value[0] == '~' ? std::string(std::getenv("HOME") ? std::getenv("HOME") : "") +
+                                                 value.substr(1)
+                                           : value;
+        if (access(path.c_str(), R_OK) != 0) {
+          slurm_error("fmte: --fmte-model: '%s': no such file or directory (expected a Hugging Face id, "
+                      "a config.json or a model directory)", value.c_str());
+          return -1;
+        }
+      }
+      g_model = value;
+    }
+    return 0;
+  } catch (...) {
+    return 0;  // never block a submission because of a bug here
+  }
+}
+
+void ParseArgs(int ac, char** av) {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  g_resolver.cache_dir = xdg != nullptr && *xdg ? std::string(xdg) + "/fmte/hub"
+                         : home != nullptr  ? std::string(home) + "/.cache/fmte/hub"
+                                            : std::string();
+  std::string catalog_dir;
+  for (int i = 0; i < ac; ++i) {
+    std::string arg = av[i] != nullptr ? av[i] : "";
+    size_t eq = arg.find('=');
+    std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (key == "hub_url") {
+      while (!value.empty() && value.back() == '/') value.pop_back();
+      g_resolver.hub_url = value;
+    } else if (key == "cache_dir") {
+      g_resolver.cache_dir = value;
+    } else if (key == "timeout_ms") {
+      g_resolver.timeout_ms = std::strtol(value.c_str(), nullptr, 10);
+      if (g_resolver.timeout_ms <= 0) g_resolver.timeout_ms = 5000;
+    } else if (key == "catalog_dir") {
+      catalog_dir = value;
+    } else {
+      slurm_error("fmte: plugstack.conf: unknown argument '%s' for spank_fmte.so (expected "
+                  "hub_url=, cache_dir=, timeout_ms=, catalog_dir=)", arg.c_str());
+    }
+  }
+  if (catalog_dir.empty()) {
+    // CatalogDir= of the fmte.conf beside the slurm.conf in use, as the controller reads it.
+    const char* conf = std::getenv("SLURM_CONF");
+    auto config = fmte::LoadConfigFile(fmte::FindConfigPath(conf ? conf : "/etc/slurm/slurm.conf"));
+    if (config.ok()) catalog_dir = config->catalog_dir;
+  }
+  g_resolver.models_dir =
+      catalog_dir.empty() ? fmte::ModelCatalog::DefaultDir() : catalog_dir + "/models";
+}
+
+}  // namespace
+
+extern "C" FMTE_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
+  try {
+    spank_context_t ctx = spank_context();
+    if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE) return 0;
+    OptionStorage& s = Storage();
+    if (s.options.empty()) {
+      auto specs = fmte::FmteOptions();
+      s.names.reserve(specs.size());
+      s.arginfos.reserve(specs.size());
+      s.usages.reserve(specs.size());
+      for (const fmte::OptionSpec& spec : specs) {
+        s.names.push_back("fmte-" + std::string(spec.key));
+        s.arginfos.emplace_back(spec.arginfo);
+        s.usages.push_back("fmte: " + std::string(spec.usage));
+      }
+      for (size_t i = 0; i < specs.size(); ++i) {
+        s.options.push_back(spank_option{s.names[i].data(), s.arginfos[i].data(), s.usages[i].data(),
+                                         1, static_cast<int>(i), OptionCallback});
+      }
+    }
+    for (spank_option& opt : s.options) {
+      if (spank_option_register(sp, &opt) != ESPANK_SUCCESS) {
+        slurm_error("fmte: cannot register --%s", opt.name);
+      }
+    }
+    if (ctx != S_CTX_REMOTE) ParseArgs(ac, av);
+    return 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// After option parsing, on the client: resolve the model if the controller could not.
+extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
+  try {
+    spank_context_t ctx = spank_context();
+    if ((ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL) || g_model.empty()) return 0;
+    fmte::Result<std::string> arch = fmte::slurm::ResolveForController(g_model, g_resolver);
+    if (!arch.ok()) {
+      if (fmte::slurm::LooksLikePath(g_model)) {  // the user's own file is wrong: refuse now
+        slurm_error("fmte: %s", arch.status().message().c_str());
+        return -1;
+      }
+      // An id we could not fetch: the controller reports it as an unknown model.
+      slurm_info("fmte: warning: %s", arch.status().message().c_str());
+      return 0;
+    }
+    if (!arch->empty()) {
+      std::string name(fmte::kArchEnvName);
+      if (spank_job_control_setenv(sp, name.c_str(), arch->c_str(), 1) != ESPANK_SUCCESS) {
+        slurm_error("fmte: cannot forward the architecture of '%s'", g_model.c_str());
+      }
+    }
+    return 0;
+  } catch (...) {
+    return 0;
+  }
+}
