@@ -1,0 +1,257 @@
+// Loads job_submit_fmte.so and spank_fmte.so as Slurm would (but with RTLD_NOW, so an unresolved
+// symbol fails here instead of crashing slurmctld on first call), checks their exports and version,
+// and drives job_submit/job_modify with job_desc_msg_t built by libslurmfull. Every string the plugin
+// hands back is released with Slurm's own xfree (slurm_free_job_desc_msg), which aborts on memory
+// that did not come from xmalloc: the test proves the allocation contract too.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurm_version.h>
+void slurm_free_job_desc_msg(job_desc_msg_t* msg);  // libslurmfull; not in the public header
+}
+
+#include "fmte/request.h"
+#include "slurm_xapi.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using SubmitFn = int (*)(job_desc_msg_t*, uint32_t, char**);
+using ModifyFn = int (*)(job_desc_msg_t*, void*, uint32_t);  // 22.05: three arguments
+using VoidFn = int (*)();
+
+const std::string kPluginDir = FMTE_PLUGIN_DIR;
+
+struct Plugin {
+  void* handle = nullptr;
+  SubmitFn submit = nullptr;
+  ModifyFn modify = nullptr;
+};
+
+// The test cluster's fmte.conf: a100 gres are 80 GB A100s; raising GPUs of sharded jobs is allowed.
+const char kFmteConf[] =
+    "# written by plugin_harness_test\n"
+    "GresTypeGpu=a100:A100-80GB\n"
+    "RaiseGpus=yes\n"
+    "OnError=accept\n";
+
+class JobSubmitPluginTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::temp_directory_path() / ("fmte_harness_" + std::to_string(getpid())));
+    fs::create_directories(*dir_);
+    std::ofstream(*dir_ / "fmte.conf") << kFmteConf;
+    // The plugin reads fmte.conf beside the slurm.conf in use (contract, issue 3).
+    setenv("SLURM_CONF", (*dir_ / "slurm.conf").c_str(), 1);
+    plugin_.handle = dlopen((kPluginDir + "/job_submit_fmte.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(plugin_.handle, nullptr) << dlerror();
+    plugin_.submit = reinterpret_cast<SubmitFn>(dlsym(plugin_.handle, "job_submit"));
+    plugin_.modify = reinterpret_cast<ModifyFn>(dlsym(plugin_.handle, "job_modify"));
+    auto init = reinterpret_cast<VoidFn>(dlsym(plugin_.handle, "init"));
+    ASSERT_NE(init, nullptr);
+    ASSERT_EQ(init(), SLURM_SUCCESS);
+  }
+  static void TearDownTestSuite() {
+    if (plugin_.handle != nullptr) {
+      auto fini = reinterpret_cast<VoidFn>(dlsym(plugin_.handle, "fini"));
+      if (fini != nullptr) fini();
+    }
+    std::error_code ec;
+    fs::remove_all(*dir_, ec);
+  }
+
+  static job_desc_msg_t* NewDesc(const std::string& script, const char* tres_per_node,
+                                 std::vector<std::string> spank_env = {}) {
+    auto* desc = static_cast<job_desc_msg_t*>(
+        slurm_xcalloc(1, sizeof(job_desc_msg_t), true, false, __FILE__, __LINE__, __func__));
+    slurm_init_job_desc_msg(desc);
+    desc->script = slurm_xstrdup(script.c_str());
+    desc->name = slurm_xstrdup("harness");
+    desc->user_id = 1000;
+    desc->group_id = 1000;
+    if (tres_per_node != nullptr) desc->tres_per_node = slurm_xstrdup(tres_per_node);
+    if (!spank_env.empty()) {
+      desc->spank_job_env = static_cast<char**>(slurm_xcalloc(
+          spank_env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
+      for (size_t i = 0; i < spank_env.size(); ++i) {
+        desc->spank_job_env[i] = slurm_xstrdup(spank_env[i].c_str());
+      }
+      desc->spank_job_env_size = static_cast<uint32_t>(spank_env.size());
+    }
+    return desc;
+  }
+
+  static inline fs::path* dir_ = nullptr;
+  static inline Plugin plugin_;
+};
+
+TEST(PluginLoadTest, BothPluginsLoadWithRtldNowAndExportTheirSymbols) {
+  struct Case {
+    const char* file;
+    const char* type;
+    std::vector<const char*> functions;
+    bool exact_version;  // job_submit: full version incl. micro; SPANK: major.minor (slurm-recipe.md §2.4)
+  };
+  const Case cases[] = {
+      {"job_submit_fmte.so", "job_submit/fmte", {"init", "fini", "job_submit", "job_modify"}, true},
+      {"spank_fmte.so", "spank", {"slurm_spank_init", "slurm_spank_init_post_opt"}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    void* h = dlopen((kPluginDir + "/" + c.file).c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    auto* type = static_cast<const char*>(dlsym(h, "plugin_type"));
+    ASSERT_NE(type, nullptr) << "plugin_type not exported (C++ internal linkage?)";
+    EXPECT_STREQ(type, c.type);
+    ASSERT_NE(dlsym(h, "plugin_name"), nullptr);
+    auto* version = static_cast<const uint32_t*>(dlsym(h, "plugin_version"));
+    ASSERT_NE(version, nullptr);
+    if (c.exact_version) {
+      EXPECT_EQ(*version & 0xffffff, static_cast<uint32_t>(SLURM_VERSION_NUMBER));
+    } else {
+      EXPECT_EQ(*version >> 8, static_cast<uint32_t>(SLURM_VERSION_NUMBER) >> 8);
+    }
+    for (const char* fn : c.functions) EXPECT_NE(dlsym(h, fn), nullptr) << fn;
+    // The core stays private: no fmte:: symbol may leak into slurmctld's namespace.
+    EXPECT_EQ(dlsym(h, "_ZN4fmte6DecideERKNS_10JobRequestERKNS_6ConfigERKNS_9EstimatorE"), nullptr);
+    dlclose(h);
+  }
+  void* h = dlopen((kPluginDir + "/spank_fmte.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr);
+  EXPECT_STREQ(static_cast<const char*>(dlsym(h, "plugin_name")), "fmte");  // option env prefix
+  dlclose(h);
+}
+
+TEST_F(JobSubmitPluginTest, NonLlmJobIsLeftUntouched) {
+  job_desc_msg_t* desc = NewDesc("#!/bin/bash\n#SBATCH -t 10\nsrun hostname\nsleep 5\n", "gres:gpu:1");
+  desc->time_limit = 10;
+  char* err = nullptr;
+  EXPECT_EQ(plugin_.submit(desc, 1000, &err), SLURM_SUCCESS);
+  EXPECT_EQ(err, nullptr);
+  EXPECT_EQ(desc->admin_comment, nullptr);
+  EXPECT_EQ(desc->time_limit, 10u);
+  EXPECT_STREQ(desc->tres_per_node, "gres:gpu:1");
+  slurm_free_job_desc_msg(desc);
+}
+
+// Outcomes whose direction follows from arithmetic independent of fmte's model:
+//  - full fine-tuning of Llama-3.1-70B (70.55e9 parameters, its config.json) with AdamW needs at
+//    least 16 bytes/parameter for weights+gradients+optimizer (ZeRO paper, Rajbhandari et al. 2020,
+//    §3.1) = 1.13e12 bytes on one GPU, far above an 80 GB A100: must be rejected;
+//  - LoRA on Llama-3.1-8B (8.03e9) keeps frozen weights plus tiny adapters: 8.03e9 x 4 bytes (fp32
+//    weights under amp) = 32 GB, and 1024-token micro-batches of 1 add a few GB of activations: fits
+//    in 80 GB, so it is accepted and recorded.
+TEST_F(JobSubmitPluginTest, DecisionsReachTheJobDescription) {
+  struct Case {
+    const char* name;
+    std::string script;
+    std::vector<std::string> spank_env;
+    bool accepted;
+  };
+  const std::string spank = "_SLURM_SPANK_OPTION_fmte_fmte_";
+  const Case cases[] = {
+      {"lora 8B via #FMTE fits",
+       "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 micro-batch=1\n"
+       "python train.py\n",
+       {},
+       true},
+      {"full 70B via #FMTE rejected",
+       "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-70B method=full seq-len=4096 micro-batch=1\n"
+       "python train.py\n",
+       {},
+       false},
+      {"full 70B via SPANK values rejected",
+       "#!/bin/bash\npython train.py\n",
+       {spank + "model=meta-llama/Llama-3.1-70B", spank + "method=full", "SLURM_FOO=bar"},
+       false},
+      {"SPANK value overrides #FMTE line",
+       "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-70B method=full\npython train.py\n",
+       {spank + "model=meta-llama/Llama-3.1-8B", spank + "method=lora", spank + "seq-len=1024"},
+       true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    job_desc_msg_t* desc = NewDesc(c.script, "gres:gpu:a100:1", c.spank_env);
+    char* err = nullptr;
+    int rc = plugin_.submit(desc, 1000, &err);
+    if (c.accepted) {
+      EXPECT_EQ(rc, SLURM_SUCCESS) << (err ? err : "");
+      ASSERT_NE(desc->admin_comment, nullptr);
+      EXPECT_EQ(std::string(desc->admin_comment).rfind("fmte:", 0), 0u) << desc->admin_comment;
+      EXPECT_NE(std::string(desc->admin_comment).find("Llama-3.1-8B"), std::string::npos);
+    } else {
+      EXPECT_NE(rc, SLURM_SUCCESS);
+      ASSERT_NE(err, nullptr);
+      EXPECT_EQ(std::string(err).rfind("fmte:", 0), 0u) << err;
+    }
+    if (err != nullptr) slurm_xfree(reinterpret_cast<void**>(&err));  // aborts unless xmalloc'ed
+    EXPECT_EQ(err, nullptr);
+    slurm_free_job_desc_msg(desc);
+  }
+}
+
+// Full fine-tuning of Llama-3.1-8B with ZeRO-3: 8.03e9 x 16 bytes = 128 GB of model states on one
+// GPU (too big for 80 GB) but 128/4 = 32 GB each on four; sharded and RaiseGpus=yes, so the plugin
+// must raise the GPU count in the same tres field, within the node's 8 GPUs.
+TEST_F(JobSubmitPluginTest, ShardedJobGetsMoreGpus) {
+  job_desc_msg_t* desc = NewDesc(
+      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B method=full sharding=zero3 seq-len=2048 "
+      "micro-batch=1 activation-checkpointing=full\npython train.py\n",
+      "gres:gpu:a100:1");
+  char* err = nullptr;
+  EXPECT_EQ(plugin_.submit(desc, 1000, &err), SLURM_SUCCESS) << (err ? err : "");
+  ASSERT_NE(desc->tres_per_node, nullptr);
+  fmte::Result<fmte::GpuTres> tres = fmte::ParseGpuTres(desc->tres_per_node);
+  ASSERT_TRUE(tres.ok()) << desc->tres_per_node;
+  EXPECT_GT(tres->count, 1) << desc->tres_per_node;
+  EXPECT_LE(tres->count, 8);
+  EXPECT_EQ(tres->type, "a100");
+  if (err != nullptr) slurm_xfree(reinterpret_cast<void**>(&err));
+  slurm_free_job_desc_msg(desc);
+}
+
+TEST_F(JobSubmitPluginTest, HostileInputNeverCrashes) {
+  std::string huge = "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B\n";
+  while (huge.size() < (3u << 20)) huge += "torchrun --nproc_per_node=8 train.py --bf16 \\\n";
+  std::string binary = "#!/bin/bash\n#FMTE model=\x01\xff\xfe seq-len=99999999999999999999999\n";
+  for (int i = 1; i < 256; ++i) binary += static_cast<char>(i);
+  const std::string cases[] = {
+      huge,
+      binary,
+      "#FMTE model=meta-llama/Llama-3.1-8B micro-batch=-5 tp=0 pp=1000000 seq-len=abc\n",
+      "#FMTE model=meta-llama/Llama-3.1-8B method=lora method=full sharding=zero3 sharding=none\n",
+      "#FMTE model=no-such-org/no-such-model\npython train.py\n",
+      "#FMTE model=\"unterminated quote\n",
+  };
+  for (const std::string& script : cases) {
+    job_desc_msg_t* desc = NewDesc(script, "gres:gpu:a100:99999999");
+    char* err = nullptr;
+    int rc = plugin_.submit(desc, 1000, &err);
+    (void)rc;  // any decision is fine; not crashing and xmalloc'ed outputs are the point
+    if (err != nullptr) {
+      EXPECT_EQ(std::string(err).rfind("fmte:", 0), 0u) << err;
+      slurm_xfree(reinterpret_cast<void**>(&err));
+    }
+    slurm_free_job_desc_msg(desc);
+  }
+}
+
+TEST_F(JobSubmitPluginTest, JobModifyOfAnUnknownJobIsAccepted) {
+  job_desc_msg_t* desc = NewDesc("", nullptr);
+  desc->job_id_str = slurm_xstrdup("424242");
+  desc->time_limit = 5000;
+  EXPECT_EQ(plugin_.modify(desc, nullptr, 0), SLURM_SUCCESS);
+  slurm_free_job_desc_msg(desc);
+}
+
+}  // namespace
