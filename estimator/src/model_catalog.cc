@@ -96,17 +96,26 @@ std::vector<std::string> ModelCatalog::Closest(std::string_view id, size_t n) co
   std::string query = Lower(id);
   bool has_org = query.find('/') != std::string::npos;
   std::string_view query_name = NamePart(query);
+  // Names the query is a prefix of come first ("Llama-2-7b" -> "Llama-2-7b-hf"), then names that
+  // contain it, then the rest; within a tier, by edit distance on the name, then on the whole id.
   struct Scored {
+    int tier;
     size_t name_distance, id_distance;
     std::string id;
   };
   std::vector<Scored> scored;
   for (const auto& [key, arch] : models_) {
-    size_t d_name = EditDistance(query_name, NamePart(key));
+    std::string_view name = NamePart(key);
+    int tier = name.substr(0, query_name.size()) == query_name ? 0
+               : name.find(query_name) != std::string_view::npos ? 1
+                                                                   : 2;
+    if (query_name.empty()) tier = 2;
+    size_t d_name = EditDistance(query_name, name);
     size_t d_id = has_org ? EditDistance(query, key) : d_name;
-    scored.push_back({d_name, d_id, arch.id});
+    scored.push_back({tier, d_name, d_id, arch.id});
   }
   std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    if (a.tier != b.tier) return a.tier < b.tier;
     if (a.name_distance != b.name_distance) return a.name_distance < b.name_distance;
     if (a.id_distance != b.id_distance) return a.id_distance < b.id_distance;
     return a.id < b.id;

@@ -1,0 +1,102 @@
+// ModelCatalog: loads every shipped config, case-insensitive lookup, "did you mean" suggestions,
+// ResolveModel (id or path), DefaultDir and $FMTE_ETC_DIR.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "fmte/model.h"
+
+namespace fmte {
+namespace {
+
+std::string CatalogDir() { return std::string(FMTE_SOURCE_DIR) + "/etc/models"; }
+
+TEST(ModelCatalogTest, LoadsEveryShippedConfig) {
+  Result<ModelCatalog> catalog = ModelCatalog::LoadDir(CatalogDir());
+  ASSERT_TRUE(catalog.ok()) << catalog.status().ToString();
+  size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(CatalogDir())) {
+    if (e.path().filename() == "config.json") ++files;
+  }
+  EXPECT_EQ(catalog->size(), files);
+  EXPECT_GE(files, 48u);  // 34 primary + 14 secondary configs from ../shared/data/hf-configs
+  for (const std::string& id : catalog->Ids()) {
+    const ModelArch* a = *catalog->Find(id);
+    EXPECT_EQ(a->id, id);
+    EXPECT_GT(a->Counts().total, 0) << id;
+    EXPECT_EQ(a->block_kind_of_layer.size(), static_cast<size_t>(a->num_layers)) << id;
+  }
+}
+
+TEST(ModelCatalogTest, FindIsCaseInsensitive) {
+  ModelCatalog catalog = *ModelCatalog::LoadDir(CatalogDir());
+  Result<const ModelArch*> a = catalog.Find("META-LLAMA/llama-3.1-8b");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)->id, "meta-llama/Llama-3.1-8B");
+}
+
+TEST(ModelCatalogTest, NotFoundSuggestsClosestIds) {
+  ModelCatalog catalog = *ModelCatalog::LoadDir(CatalogDir());
+  struct Row {
+    const char* typed;
+    const char* expected_first;
+  } rows[] = {
+      {"meta-llama/Llama-3.1-8", "meta-llama/Llama-3.1-8B"},
+      {"Llama-2-7b", "meta-llama/Llama-2-7b-hf"},
+      {"mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1"},
+      {"qwen3-8", "Qwen/Qwen3-8B"},
+      {"gpt-oss-20", "openai/gpt-oss-20b"},
+  };
+  for (const Row& r : rows) {
+    std::vector<std::string> closest = catalog.Closest(r.typed);
+    ASSERT_FALSE(closest.empty());
+    EXPECT_EQ(closest[0], r.expected_first) << r.typed;
+    Result<const ModelArch*> miss = catalog.Find(r.typed);
+    ASSERT_FALSE(miss.ok());
+    EXPECT_EQ(miss.status().code(), Status::Code::kNotFound);
+    EXPECT_NE(miss.status().message().find(r.expected_first), std::string::npos)
+        << miss.status().message();
+  }
+}
+
+TEST(ModelCatalogTest, ResolveModelByIdOrPath) {
+  ModelCatalog catalog = *ModelCatalog::LoadDir(CatalogDir());
+  Result<ModelArch> by_id = ResolveModel(catalog, "microsoft/phi-2");
+  ASSERT_TRUE(by_id.ok());
+  Result<ModelArch> by_dir = ResolveModel(catalog, CatalogDir() + "/microsoft/phi-2");
+  ASSERT_TRUE(by_dir.ok()) << by_dir.status().ToString();
+  Result<ModelArch> by_file = ResolveModel(catalog, CatalogDir() + "/microsoft/phi-2/config.json");
+  ASSERT_TRUE(by_file.ok()) << by_file.status().ToString();
+  EXPECT_EQ(by_dir->Counts().total, by_id->Counts().total);
+  EXPECT_EQ(by_file->Counts().total, by_id->Counts().total);
+
+  Result<ModelArch> miss = ResolveModel(catalog, "microsoft/phi-3");
+  ASSERT_FALSE(miss.ok());
+  EXPECT_EQ(miss.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(miss.status().message().find("microsoft/phi-2"), std::string::npos);
+}
+
+TEST(ModelCatalogTest, AddAndMissingDir) {
+  ModelCatalog catalog;
+  ModelArch a;
+  a.id = "Org/Name";
+  catalog.Add(a);
+  EXPECT_TRUE(catalog.Find("org/name").ok());
+  EXPECT_FALSE(ModelCatalog::LoadDir("/nonexistent/fmte/models").ok());
+}
+
+TEST(ModelCatalogTest, DefaultDirHonoursEnvironment) {
+  const char* old = std::getenv("FMTE_ETC_DIR");
+  std::string saved = old ? old : "";
+  setenv("FMTE_ETC_DIR", "/tmp/fmte-etc", 1);
+  EXPECT_EQ(ModelCatalog::DefaultDir(), "/tmp/fmte-etc/models");
+  unsetenv("FMTE_ETC_DIR");
+  std::string compiled = ModelCatalog::DefaultDir();
+  EXPECT_NE(compiled.find("/models"), std::string::npos);
+  if (old) setenv("FMTE_ETC_DIR", saved.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace fmte
