@@ -1,0 +1,221 @@
+// DetectLauncher: finds the training launch among a script's commands (behind srun, env, exec,
+// apptainer/singularity exec, ... prefixes), splits it into flags and positionals and hands it to the
+// framework reader. The launch with the most recognised settings wins (setup and conversion steps
+// before or after training name fewer).
+#include <algorithm>
+
+#include "launcher.h"
+
+namespace fmte::internal {
+namespace {
+
+std::string_view Basename(std::string_view w) {
+  const size_t slash = w.rfind('/');
+  return slash == std::string_view::npos ? w : w.substr(slash + 1);
+}
+
+bool IsPython(std::string_view b) {
+  return b == "python" || b == "python3" || (b.starts_with("python3.") && b.size() <= 10);
+}
+
+// Launcher name of a word, empty when it is none.
+std::string LauncherName(std::string_view word) {
+  const std::string_view b = Basename(word);
+  if (b == "torchrun" || b == "accelerate" || b == "deepspeed" || b == "tune" || b == "trl") return std::string(b);
+  if (b == "llamafactory-cli") return "llamafactory";
+  if (IsPython(b)) return "python";
+  if (b.ends_with(".py")) return "script";
+  return "";
+}
+
+// Words that may stand before the launcher on the same command.
+bool IsPrefix(std::string_view b) {
+  static constexpr std::string_view kPrefixes[] = {
+      "srun", "mpirun", "mpiexec", "env", "exec", "time", "nohup", "numactl", "taskset", "stdbuf",
+      "apptainer", "singularity", "conda", "uv", "poetry", "pixi", "micromamba", "mamba", "nsys",
+      "enroot", "ibrun", "timeout", "cd"};
+  for (std::string_view p : kPrefixes)
+    if (b == p) return true;
+  return false;
+}
+
+// Flags whose value is optional (a bare flag means true): only an explicit boolean literal after
+// them is consumed as their value.
+bool IsBooleanFlag(std::string_view n) {
+  static constexpr std::string_view kBool[] = {
+      "standalone", "bf16", "fp16", "fp32", "tf32", "gradient_checkpointing", "use_peft", "load_in_4bit",
+      "load_in_8bit", "sequence_parallel", "use_distributed_optimizer", "use_fsdp", "use_deepspeed",
+      "torch_compile", "swiglu", "untie_embeddings_and_output_weights", "group_query_attention",
+      "recompute_activations", "use_flash_attn", "do_train", "do_eval", "packing", "overwrite_output_dir",
+      "multi_gpu", "bnb_4bit_use_double_quant", "use_bnb_nested_quant", "no_python", "use_liger_kernel",
+      "use_liger", "disable_bias_linear", "add_qkv_bias", "use_mcore_models", "no_masked_softmax_fusion",
+      "use_rotary_position_embeddings", "use_cpu", "report_to_none", "remove_unused_columns",
+      "gradient_checkpointing_kwargs_use_reentrant", "ddp_find_unused_parameters", "use_reentrant",
+      "fsdp_offload_params", "fsdp_activation_checkpointing", "no_gradient_accumulation_fusion",
+      "overlap_grad_reduce", "overlap_param_gather", "use_flash_attention_2", "trust_remote_code"};
+  for (std::string_view b : kBool)
+    if (n == b) return true;
+  return false;
+}
+
+bool IsBoolLiteral(std::string_view v) {
+  const std::string l = Lower(v);
+  return l == "true" || l == "false" || l == "1" || l == "0" || l == "yes" || l == "no";
+}
+
+std::string NormalizeFlag(std::string_view n) {
+  std::string out = Lower(n);
+  std::replace(out.begin(), out.end(), '-', '_');
+  return out;
+}
+
+// Splits the words after the launcher. Returns false when the command is no launch.
+bool Split(const Command& c, LaunchLine* l) {
+  size_t i = 0;
+  const size_t n = c.words.size();
+  std::string name;
+  // Skip prefixes and VAR=value words; stop at the first launcher word.
+  for (; i < n; ++i) {
+    const std::string& w = c.words[i];
+    name = LauncherName(w);
+    if (!name.empty()) break;
+    const std::string_view b = Basename(w);
+    if (i == 0 && !IsPrefix(b) && w.find('=') == std::string::npos) return false;
+  }
+  if (name.empty()) return false;
+  l->line = c.line;
+  l->launcher = name;
+  if (name == "script") {  // ./train.py or pretrain_gpt.py run directly
+    l->launcher = "python";
+    l->positionals.push_back(c.words[i]);
+  }
+  ++i;
+  for (; i < n; ++i) {
+    const std::string& w = c.words[i];
+    if (w.size() > 2 && w[0] == '-' && w[1] == '-') {
+      Flag f;
+      f.index = static_cast<int>(i);
+      const size_t eq = w.find('=');
+      f.name = NormalizeFlag(std::string_view(w).substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
+      f.unresolved = c.unresolved[i];
+      if (eq != std::string::npos) {
+        f.value = w.substr(eq + 1);
+      } else if (i + 1 < n && !(c.words[i + 1].starts_with("--")) &&
+                 (!IsBooleanFlag(f.name) || IsBoolLiteral(c.words[i + 1]))) {
+        ++i;
+        f.value = c.words[i];
+        f.unresolved = f.unresolved || c.unresolved[i];
+      } else {
+        f.value = "true";
+      }
+      l->flags.push_back(std::move(f));
+    } else if (w == "-m" && i + 1 < n && l->module.empty() && l->positionals.empty()) {
+      l->module = c.words[++i];
+    } else if (w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1]))) {
+      // short options (python -u, tune -c cfg)
+      if (w == "-c" && i + 1 < n) {
+        Flag f{"config", c.words[i + 1], static_cast<bool>(c.unresolved[i + 1]), static_cast<int>(i)};
+        l->flags.push_back(std::move(f));
+        ++i;
+      }
+    } else if (!c.unresolved[i]) {
+      l->positionals.push_back(w);
+    }
+  }
+  // python -m torch.distributed.run / accelerate.commands.launch / deepspeed.launcher.runner
+  if (l->launcher == "python" && !l->module.empty()) {
+    if (l->module.starts_with("torch.distributed")) l->launcher = "torchrun";
+    else if (l->module.starts_with("accelerate")) l->launcher = "accelerate";
+    else if (l->module.starts_with("deepspeed")) l->launcher = "deepspeed";
+    else if (l->module.starts_with("torchtune")) l->launcher = "tune";
+    else if (l->module.starts_with("trl")) l->launcher = "trl";
+  }
+  return true;
+}
+
+bool IsMegatronScript(const LaunchLine& l) {
+  for (const std::string& p : l.positionals) {
+    const std::string_view b = Basename(p);
+    if (b.starts_with("pretrain_") && b.ends_with(".py")) return true;
+  }
+  for (const Flag& f : l.flags)
+    if (f.name == "tensor_model_parallel_size" || f.name == "num_layers_per_virtual_pipeline_stage") return true;
+  return false;
+}
+
+}  // namespace
+
+void Sink::Set(std::string_view key, std::string value, std::string_view flag) {
+  out_->values.push_back(
+      Assignment{std::string(key), std::move(value), "line " + std::to_string(line_) + ": " + std::string(flag)});
+}
+
+void Sink::Warn(std::string_view flag, std::string_view what) {
+  out_->warnings.push_back("line " + std::to_string(line_) + ": " + std::string(flag) + ": " + std::string(what));
+}
+
+const Flag* Sink::Find(const LaunchLine& l, std::string_view name) const {
+  const Flag* found = nullptr;
+  for (const Flag& f : l.flags)
+    if (f.name == name) found = &f;  // the last occurrence wins, as in argparse
+  return found;
+}
+
+bool FlagTrue(const Flag* f) {
+  if (f == nullptr || f->unresolved) return false;
+  auto r = ParseBool(f->value, "");
+  return r.ok() && *r;
+}
+
+int64_t ProcCount(const Flag* f) {
+  if (f == nullptr || f->unresolved) return 0;
+  std::string_view v = f->value;
+  const size_t colon = v.find(':');
+  if (colon != std::string_view::npos) v = v.substr(colon + 1);
+  auto r = ParseBoundedInt(v, 1, 1 << 16, "");
+  return r.ok() ? *r : 0;
+}
+
+LauncherFindings DetectLauncher(const std::vector<Command>& commands) {
+  LauncherFindings best;
+  size_t best_score = 0;
+  for (const Command& c : commands) {
+    LaunchLine l;
+    if (!Split(c, &l)) continue;
+    LauncherFindings f;
+    Sink sink(&f, l.line);
+    if (l.launcher == "tune") {
+      ReadTorchtune(l, &sink);
+      f.launcher = "tune";
+    } else if (IsMegatronScript(l)) {
+      ReadMegatronFlags(l, &sink);
+      f.launcher = "megatron";
+    } else {
+      ReadHfFlags(l, &sink);
+      f.launcher = l.launcher;
+    }
+    bool has_model = false;
+    for (const Assignment& a : f.values) has_model = has_model || a.key == "model";
+    if (!has_model) continue;
+    // Processes per node and nodes the launcher starts.
+    if (l.launcher == "torchrun" || l.launcher == "tune") {
+      const Flag* p = sink.Find(l, "nproc_per_node");
+      f.procs_per_node = ProcCount(p);
+      f.nodes = ProcCount(sink.Find(l, "nnodes"));
+    } else if (l.launcher == "deepspeed") {
+      f.procs_per_node = ProcCount(sink.Find(l, "num_gpus"));
+      f.nodes = ProcCount(sink.Find(l, "num_nodes"));
+    } else if (l.launcher == "accelerate") {
+      f.nodes = ProcCount(sink.Find(l, "num_machines"));
+      const int64_t total = ProcCount(sink.Find(l, "num_processes"));
+      f.procs_per_node = total > 0 ? total / std::max<int64_t>(1, f.nodes) : 0;
+    }
+    if (f.values.size() > best_score) {
+      best_score = f.values.size();
+      best = std::move(f);
+    }
+  }
+  return best;
+}
+
+}  // namespace fmte::internal

@@ -1,0 +1,61 @@
+// Private: the launch-line readers (launcher.cc finds and splits launch commands; launcher_hf.cc,
+// launcher_megatron.cc and launcher_torchtune.cc translate each framework's flags into request keys).
+// Thread-safety: pure functions.
+#ifndef FMTE_SRC_LAUNCHER_H_
+#define FMTE_SRC_LAUNCHER_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "request_internal.h"
+
+namespace fmte::internal {
+
+// One `--flag [value]` of a launch command. `name` is lower-case with '-' turned into '_'
+// (torchrun, HF and Megatron spell flags differently).
+struct Flag {
+  std::string name;
+  std::string value;  // "true" for a bare boolean flag
+  bool unresolved = false;
+  int index = 0;      // word index in the command
+};
+
+struct LaunchLine {
+  int line = 0;
+  std::string launcher;  // torchrun|accelerate|deepspeed|python|tune|trl|llamafactory
+  std::vector<Flag> flags;
+  std::vector<std::string> positionals;  // non-flag words after the launcher (script, overrides)
+  std::string module;                    // python -m <module>
+};
+
+// Collects values in a LauncherFindings, with the origin text "line N: --flag".
+class Sink {
+ public:
+  Sink(LauncherFindings* out, int line) : out_(out), line_(line) {}
+  void Set(std::string_view key, std::string value, std::string_view flag);
+  void Warn(std::string_view flag, std::string_view what);
+  const Flag* Find(const LaunchLine& l, std::string_view name) const;
+  int line() const { return line_; }
+  LauncherFindings* out() { return out_; }
+
+ private:
+  LauncherFindings* out_;
+  int line_;
+};
+
+// A flag value to true/false (bare flag or literal); false for "False"/"0"/"no".
+bool FlagTrue(const Flag* f);
+// "2" -> 2, "1:4" -> 4 (elastic max), anything else (auto, gpu, $VAR) -> 0.
+int64_t ProcCount(const Flag* f);
+
+void ReadHfFlags(const LaunchLine& l, Sink* sink);         // HF Trainer / TRL / PEFT / accelerate / DS
+void ReadMegatronFlags(const LaunchLine& l, Sink* sink);   // pretrain_gpt.py
+void ReadTorchtune(const LaunchLine& l, Sink* sink);       // tune run <recipe> --config <cfg> k=v
+
+// torchtune config name -> Hugging Face id ("llama3_1/8B_lora" -> "meta-llama/Llama-3.1-8B").
+std::string TorchtuneModelId(std::string_view config);
+
+}  // namespace fmte::internal
+
+#endif  // FMTE_SRC_LAUNCHER_H_

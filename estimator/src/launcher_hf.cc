@@ -1,0 +1,196 @@
+// HF Trainer / TRL / PEFT / LLaMA-Factory flags, plus what torchrun, accelerate and the deepspeed
+// launcher say about precision and sharding. Flag names are those of transformers.TrainingArguments
+// (per_device_train_batch_size, gradient_accumulation_steps, bf16, fp16, fsdp, deepspeed,
+// gradient_checkpointing, optim, max_steps, num_train_epochs, torch_compile), TRL's ModelConfig /
+// SFTConfig (model_name_or_path, use_peft, lora_r, lora_target_modules, load_in_4bit,
+// max_seq_length / max_length), run_clm.py (block_size), LLaMA-Factory (cutoff_len, finetuning_type,
+// lora_rank, quantization_bit) and accelerate launch (mixed_precision, use_fsdp,
+// fsdp_sharding_strategy, use_deepspeed, zero_stage).
+#include "launcher.h"
+
+namespace fmte::internal {
+namespace {
+
+// DeepSpeed ZeRO stage from the config file's NAME only (no file I/O in the controller):
+// "ds_z3_offload.json", "zero3.json", "zero_stage2.json", "ds_config_stage1.json".
+int ZeroStageFromName(std::string_view path) {
+  const std::string n = Lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  for (int stage = 3; stage >= 0; --stage) {
+    const std::string d = std::to_string(stage);
+    for (const std::string& pat : {"zero" + d, "zero_" + d, "zero-" + d, "stage" + d, "stage_" + d,
+                                   "stage-" + d, "_z" + d, "-z" + d, "z" + d + "_", "z" + d + "-", "z" + d + "."})
+      if (n.find(pat) != std::string::npos) return stage;
+  }
+  return -1;
+}
+
+// HF Trainer --optim names (transformers OptimizerNames) -> fmte optimizer names.
+std::string OptimizerName(std::string_view optim) {
+  const std::string o = Lower(optim);
+  if (o.find("8bit") != std::string::npos) return "adamw-8bit";  // adamw_bnb_8bit, paged_adamw_8bit, adamw_8bit
+  if (o == "adafactor") return "adafactor";
+  if (o == "sgd") return "sgd";
+  if (o.starts_with("adamw") || o.starts_with("paged_adamw") || o == "adam") return "adamw";
+  return "";
+}
+
+// --fsdp "full_shard auto_wrap offload" (TrainingArguments.fsdp).
+void ReadFsdp(const Flag& f, Sink* sink) {
+  const std::string v = Lower(f.value);
+  const char* shard = nullptr;
+  if (v.find("hybrid_shard") != std::string::npos) shard = "fsdp-hybrid";
+  else if (v.find("full_shard") != std::string::npos) shard = "fsdp-full";
+  else if (v.find("shard_grad_op") != std::string::npos) shard = "fsdp-grad-op";
+  else if (v.find("no_shard") != std::string::npos) shard = "fsdp-no-shard";
+  if (shard == nullptr) {
+    if (v != "false" && !v.empty() && v != "\"\"") sink->Warn("--fsdp", "unknown FSDP option '" + Shown(f.value) + "'");
+    return;
+  }
+  sink->Set("sharding", shard, "--fsdp");
+  if (v.find("offload") != std::string::npos) {  // FSDP CPUOffload(offload_params=True): params+grads+optimizer
+    sink->Set("offload-params", "true", "--fsdp");
+    sink->Set("offload-optimizer", "true", "--fsdp");
+  }
+}
+
+void ReadDeepspeedConfig(const Flag& f, std::string_view flag, Sink* sink) {
+  const int stage = ZeroStageFromName(f.value);
+  if (stage < 0) {
+    sink->Warn(flag, "ZeRO stage not in the file name '" + Shown(f.value) +
+                         "' (fmte reads no files at submit time); set #FMTE sharding=zeroN");
+    return;
+  }
+  sink->Set("sharding", stage == 0 ? "ddp" : "zero" + std::to_string(stage), flag);
+  const std::string n = Lower(f.value);
+  if (n.find("offload") != std::string::npos) {
+    sink->Set("offload-optimizer", "true", flag);
+    if (stage == 3) sink->Set("offload-params", "true", flag);
+  }
+}
+
+}  // namespace
+
+void ReadHfFlags(const LaunchLine& l, Sink* sink) {
+  bool deepspeed = l.launcher == "deepspeed";
+  bool qlora = false, lora = false;
+  // Model: the first of these names present.
+  for (std::string_view name : {"model_name_or_path", "model_name", "model_id", "pretrained_model_name_or_path",
+                                "base_model", "model"}) {
+    const Flag* f = sink->Find(l, name);
+    if (f == nullptr) continue;
+    if (f->unresolved) { sink->Warn("--" + std::string(name), "value depends on the environment; ignored"); continue; }
+    sink->Set("model", f->value, "--" + std::string(name));
+    break;
+  }
+  struct Map { std::string_view flag; std::string_view key; };
+  static constexpr Map kDirect[] = {
+      {"per_device_train_batch_size", "micro-batch"}, {"per_gpu_train_batch_size", "micro-batch"},
+      {"micro_batch_size", "micro-batch"},           {"gradient_accumulation_steps", "grad-accum"},
+      {"max_seq_length", "seq-len"},                 {"model_max_length", "seq-len"},
+      {"block_size", "seq-len"},                     {"max_length", "seq-len"},
+      {"max_seq_len", "seq-len"},                    {"cutoff_len", "seq-len"},
+      {"seq_length", "seq-len"},                     {"lora_r", "lora-r"},
+      {"lora_rank", "lora-r"},                       {"lora_target_modules", "lora-targets"},
+      {"lora_target", "lora-targets"},               {"num_train_epochs", "epochs"},
+  };
+  for (const Map& m : kDirect) {
+    const Flag* f = sink->Find(l, m.flag);
+    if (f == nullptr) continue;
+    const std::string shown = "--" + std::string(m.flag);
+    if (f->unresolved) { sink->Warn(shown, "value depends on the environment; ignored"); continue; }
+    sink->Set(m.key, f->value, shown);
+  }
+  if (const Flag* f = sink->Find(l, "max_steps"); f != nullptr && !f->unresolved && f->value != "-1")
+    sink->Set("steps", f->value, "--max_steps");
+  if (const Flag* f = sink->Find(l, "optim"); f != nullptr && !f->unresolved) {
+    const std::string o = OptimizerName(f->value);
+    if (o.empty()) sink->Warn("--optim", "optimizer '" + Shown(f->value) + "' not modelled; adamw assumed");
+    else sink->Set("optimizer", o, "--optim");
+  }
+  // Sharding: --deepspeed cfg.json (HF) / --deepspeed_config (launcher scripts), --fsdp, accelerate.
+  for (std::string_view name : {"deepspeed", "deepspeed_config"}) {
+    const Flag* f = sink->Find(l, name);
+    if (f == nullptr || f->unresolved || f->value == "true") continue;
+    deepspeed = true;
+    ReadDeepspeedConfig(*f, "--" + std::string(name), sink);
+  }
+  if (const Flag* f = sink->Find(l, "fsdp"); f != nullptr && !f->unresolved) ReadFsdp(*f, sink);
+  if (FlagTrue(sink->Find(l, "use_fsdp"))) {
+    std::string shard = "fsdp-full";
+    if (const Flag* s = sink->Find(l, "fsdp_sharding_strategy"); s != nullptr) {
+      const std::string v = Lower(s->value);
+      if (v == "2" || v == "shard_grad_op") shard = "fsdp-grad-op";
+      else if (v == "3" || v == "no_shard") shard = "fsdp-no-shard";
+      else if (v == "4" || v == "5" || v.starts_with("hybrid")) shard = "fsdp-hybrid";
+    }
+    sink->Set("sharding", shard, "--use_fsdp");
+    if (FlagTrue(sink->Find(l, "fsdp_offload_params"))) {
+      sink->Set("offload-params", "true", "--fsdp_offload_params");
+      sink->Set("offload-optimizer", "true", "--fsdp_offload_params");
+    }
+    if (FlagTrue(sink->Find(l, "fsdp_activation_checkpointing")))
+      sink->Set("activation-checkpointing", "full", "--fsdp_activation_checkpointing");
+  }
+  if (FlagTrue(sink->Find(l, "use_deepspeed"))) {
+    deepspeed = true;
+    if (const Flag* z = sink->Find(l, "zero_stage"); z != nullptr && !z->unresolved)
+      sink->Set("sharding", z->value == "0" ? "ddp" : "zero" + z->value, "--zero_stage");
+    if (const Flag* o = sink->Find(l, "offload_optimizer_device"); o != nullptr && Lower(o->value) != "none")
+      sink->Set("offload-optimizer", "true", "--offload_optimizer_device");
+    if (const Flag* o = sink->Find(l, "offload_param_device"); o != nullptr && Lower(o->value) != "none")
+      sink->Set("offload-params", "true", "--offload_param_device");
+  }
+  // Precision: --bf16/--fp16 (TrainingArguments: autocast over fp32 weights; under DeepSpeed the
+  // engine keeps 16-bit weights and an fp32 master copy), accelerate --mixed_precision.
+  const bool bf16 = FlagTrue(sink->Find(l, "bf16"));
+  const bool fp16 = FlagTrue(sink->Find(l, "fp16"));
+  const std::string mode = deepspeed ? "mixed-" : "amp-";
+  if (bf16 && fp16) {
+    sink->Warn("--bf16/--fp16", "both set (transformers refuses this combination); precision not taken from the script");
+  } else if (bf16 || fp16) {
+    sink->Set("precision", mode + (bf16 ? "bf16" : "fp16"), bf16 ? "--bf16" : "--fp16");
+  } else if (const Flag* m = sink->Find(l, "mixed_precision"); m != nullptr && !m->unresolved) {
+    const std::string v = Lower(m->value);
+    if (v == "bf16" || v == "fp16") sink->Set("precision", mode + v, "--mixed_precision");
+    else if (v == "no") sink->Set("precision", "fp32", "--mixed_precision");
+  }
+  if (FlagTrue(sink->Find(l, "gradient_checkpointing")))
+    sink->Set("activation-checkpointing", "full", "--gradient_checkpointing");
+  if (FlagTrue(sink->Find(l, "torch_compile"))) sink->Set("compile", "true", "--torch_compile");
+  if (FlagTrue(sink->Find(l, "use_liger_kernel")) || FlagTrue(sink->Find(l, "use_liger")))
+    sink->Set("chunked-loss", "true", "--use_liger_kernel");
+  if (const Flag* a = sink->Find(l, "attn_implementation"); a != nullptr)
+    sink->Set("attention", Lower(a->value) == "eager" ? "eager" : "fused", "--attn_implementation");
+  // Method: PEFT / QLoRA (bitsandbytes 4-bit base) / LLaMA-Factory.
+  lora = FlagTrue(sink->Find(l, "use_peft")) || sink->Find(l, "lora_r") != nullptr;
+  if (const Flag* t = sink->Find(l, "finetuning_type"); t != nullptr) {
+    const std::string v = Lower(t->value);
+    if (v == "lora") lora = true;
+    else if (v == "full") sink->Set("method", "full", "--finetuning_type");
+    else sink->Warn("--finetuning_type", "'" + Shown(t->value) + "' not modelled");
+  }
+  std::string quant;
+  if (FlagTrue(sink->Find(l, "load_in_4bit"))) {
+    quant = "nf4";
+    if (const Flag* q = sink->Find(l, "bnb_4bit_quant_type"); q != nullptr && Lower(q->value) == "fp4") quant = "fp4";
+  } else if (FlagTrue(sink->Find(l, "load_in_8bit"))) {
+    quant = "int8";
+  } else if (const Flag* q = sink->Find(l, "quantization_bit"); q != nullptr) {
+    quant = q->value == "4" ? "nf4" : q->value == "8" ? "int8" : "";
+  }
+  if (FlagTrue(sink->Find(l, "load_in_4bit")) && FlagTrue(sink->Find(l, "load_in_8bit")))
+    sink->Warn("--load_in_4bit/--load_in_8bit", "both set; 4-bit assumed");
+  qlora = !quant.empty();
+  if (qlora) {
+    sink->Set("method", "qlora", "--load_in_4bit");
+    sink->Set("quant", quant, "--load_in_4bit");
+    if (FlagTrue(sink->Find(l, "bnb_4bit_use_double_quant")) || FlagTrue(sink->Find(l, "use_bnb_nested_quant")))
+      sink->Set("double-quant", "true", "--bnb_4bit_use_double_quant");
+  } else if (lora) {
+    sink->Set("method", "lora", "--use_peft");
+  }
+  if (deepspeed) sink->Set("framework", "deepspeed", l.launcher == "deepspeed" ? "deepspeed" : "--deepspeed");
+  else sink->Set("framework", "hf", l.launcher);
+}
+
+}  // namespace fmte::internal

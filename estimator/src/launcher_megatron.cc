@@ -1,0 +1,132 @@
+// Megatron-LM pretrain_gpt.py flags (megatron/training/arguments.py): layout, batch, precision,
+// recompute, distributed optimizer, work, and the architecture flags, which become a config.json-style
+// JSON for ParseModelConfig when the script names no Hugging Face model.
+#include <algorithm>
+#include <cstdio>
+
+#include "launcher.h"
+
+namespace fmte::internal {
+namespace {
+
+int64_t IntFlag(const LaunchLine& l, Sink* sink, std::string_view name) {
+  const Flag* f = sink->Find(l, name);
+  if (f == nullptr || f->unresolved) return 0;
+  auto r = ParseBoundedInt(f->value, 1, int64_t{1} << 40, "--" + std::string(name));
+  if (!r.ok()) {
+    sink->Warn("--" + std::string(name), r.status().message());
+    return 0;
+  }
+  return *r;
+}
+
+// Ad-hoc architecture. SwiGLU + RMSNorm (Llama-style examples) -> a llama config; otherwise
+// Megatron's GPT defaults (LayerNorm, GeLU MLP of 4h, learned absolute positions, tied embeddings,
+// biases) -> a gpt2 config, which has exactly that shape.
+void BuildArch(const LaunchLine& l, Sink* sink) {
+  const int64_t layers = IntFlag(l, sink, "num_layers");
+  const int64_t hidden = IntFlag(l, sink, "hidden_size");
+  const int64_t heads = IntFlag(l, sink, "num_attention_heads");
+  if (layers == 0 || hidden == 0 || heads == 0) return;
+  int64_t ffn = IntFlag(l, sink, "ffn_hidden_size");
+  int64_t vocab = IntFlag(l, sink, "padded_vocab_size");
+  if (vocab == 0) vocab = IntFlag(l, sink, "vocab_size");
+  if (vocab == 0) {
+    // Megatron takes the vocabulary from the tokenizer; GPT-2's BPE (50257) padded to a multiple of
+    // 128 (make-vocab-size-divisible-by default) is what its GPT examples use.
+    vocab = 50304;
+    sink->Warn("--padded-vocab-size", "vocabulary comes from the tokenizer; GPT-2's 50304 (padded) assumed");
+  }
+  int64_t positions = IntFlag(l, sink, "max_position_embeddings");
+  if (positions == 0) positions = IntFlag(l, sink, "seq_length");
+  if (positions == 0) positions = 2048;
+  const bool swiglu = FlagTrue(sink->Find(l, "swiglu"));
+  const Flag* norm = sink->Find(l, "normalization");
+  const bool rms = norm != nullptr && Lower(norm->value) == "rmsnorm";
+  const bool untie = FlagTrue(sink->Find(l, "untie_embeddings_and_output_weights"));
+  int64_t groups = FlagTrue(sink->Find(l, "group_query_attention")) ? IntFlag(l, sink, "num_query_groups") : 0;
+  if (groups == 0) groups = heads;
+  char buf[640];
+  if (swiglu) {
+    // Megatron's default SwiGLU width: int(4h * 2/3) rounded down to a multiple of 64.
+    if (ffn == 0) ffn = (4 * hidden * 2 / 3) / 64 * 64;
+    std::snprintf(buf, sizeof(buf),
+                  "{\"model_type\":\"llama\",\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":%lld,"
+                  "\"num_hidden_layers\":%lld,\"num_attention_heads\":%lld,\"num_key_value_heads\":%lld,"
+                  "\"intermediate_size\":%lld,\"vocab_size\":%lld,\"max_position_embeddings\":%lld,"
+                  "\"tie_word_embeddings\":%s,\"rms_norm_eps\":1e-05,\"hidden_act\":\"silu\","
+                  "\"attention_bias\":false,\"torch_dtype\":\"bfloat16\"}",
+                  static_cast<long long>(hidden), static_cast<long long>(layers), static_cast<long long>(heads),
+                  static_cast<long long>(groups), static_cast<long long>(ffn), static_cast<long long>(vocab),
+                  static_cast<long long>(positions), untie ? "false" : "true");
+    if (!rms) sink->Warn("--normalization", "SwiGLU model without RMSNorm; RMSNorm assumed");
+  } else {
+    if (ffn == 0) ffn = 4 * hidden;
+    std::snprintf(buf, sizeof(buf),
+                  "{\"model_type\":\"gpt2\",\"architectures\":[\"GPT2LMHeadModel\"],\"n_embd\":%lld,"
+                  "\"n_layer\":%lld,\"n_head\":%lld,\"n_inner\":%lld,\"vocab_size\":%lld,\"n_positions\":%lld,"
+                  "\"tie_word_embeddings\":%s,\"torch_dtype\":\"bfloat16\"}",
+                  static_cast<long long>(hidden), static_cast<long long>(layers), static_cast<long long>(heads),
+                  static_cast<long long>(ffn), static_cast<long long>(vocab), static_cast<long long>(positions),
+                  untie ? "false" : "true");
+  }
+  sink->out()->arch_json = buf;
+  sink->Set("model",
+            "megatron-" + std::string(swiglu ? "llama" : "gpt") + "-" + std::to_string(layers) + "l-" +
+                std::to_string(hidden) + "h",
+            "--num-layers/--hidden-size");
+}
+
+}  // namespace
+
+void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
+  sink->Set("framework", "megatron", "pretrain_gpt.py");
+  BuildArch(l, sink);
+  struct Map { std::string_view flag; std::string_view key; };
+  static constexpr Map kDirect[] = {
+      {"tensor_model_parallel_size", "tp"}, {"pipeline_model_parallel_size", "pp"},
+      {"micro_batch_size", "micro-batch"}, {"global_batch_size", "global-batch"},
+      {"seq_length", "seq-len"},           {"train_iters", "steps"},
+      {"train_samples", "samples"}};
+  for (const Map& m : kDirect) {
+    const Flag* f = sink->Find(l, m.flag);
+    if (f == nullptr) continue;
+    std::string shown = "--" + std::string(m.flag);
+    std::replace(shown.begin() + 2, shown.end(), '_', '-');
+    if (f->unresolved) { sink->Warn(shown, "value depends on the environment; ignored"); continue; }
+    sink->Set(m.key, f->value, shown);
+  }
+  // --num-layers-per-virtual-pipeline-stage K: vpp = layers / (pp * K).
+  const int64_t per_stage = IntFlag(l, sink, "num_layers_per_virtual_pipeline_stage");
+  const int64_t layers = IntFlag(l, sink, "num_layers");
+  const int64_t pp = IntFlag(l, sink, "pipeline_model_parallel_size");
+  if (per_stage > 0) {
+    if (layers > 0 && pp > 0 && layers % (pp * per_stage) == 0)
+      sink->Set("vpp", std::to_string(layers / (pp * per_stage)), "--num-layers-per-virtual-pipeline-stage");
+    else
+      sink->Warn("--num-layers-per-virtual-pipeline-stage", "needs --num-layers divisible by pp x this value");
+  }
+  if (FlagTrue(sink->Find(l, "sequence_parallel"))) sink->Set("sp", "true", "--sequence-parallel");
+  // Megatron keeps bf16/fp16 weights with fp32 main params in the optimizer: mixed precision.
+  const bool bf16 = FlagTrue(sink->Find(l, "bf16"));
+  const bool fp16 = FlagTrue(sink->Find(l, "fp16"));
+  if (bf16 && fp16) sink->Warn("--bf16/--fp16", "both set (Megatron asserts on this); precision not taken");
+  else if (bf16) sink->Set("precision", "mixed-bf16", "--bf16");
+  else if (fp16) sink->Set("precision", "mixed-fp16", "--fp16");
+  else sink->Set("precision", "fp32", "pretrain_gpt.py (no --bf16/--fp16)");
+  if (const Flag* g = sink->Find(l, "recompute_granularity"); g != nullptr && !g->unresolved) {
+    const std::string v = Lower(g->value);
+    if (v == "full" || v == "selective") sink->Set("activation-checkpointing", v, "--recompute-granularity");
+    else sink->Warn("--recompute-granularity", "expected full|selective, got '" + Shown(g->value) + "'");
+  } else if (FlagTrue(sink->Find(l, "recompute_activations"))) {
+    sink->Set("activation-checkpointing", "selective", "--recompute-activations");
+  }
+  // The distributed optimizer shards optimizer state (and fp32 main params) over data-parallel
+  // ranks like ZeRO-1 (Megatron docs, "Distributed Optimizer").
+  if (FlagTrue(sink->Find(l, "use_distributed_optimizer")))
+    sink->Set("sharding", "zero1", "--use-distributed-optimizer");
+  else
+    sink->Set("sharding", "ddp", "pretrain_gpt.py");
+}
+
+}  // namespace fmte::internal

@@ -1,0 +1,434 @@
+// ScanScript: just enough of POSIX shell / bash to read the launch lines of batch scripts the way
+// they are written in the wild (HF/TRL examples, Megatron's examples/*.sh with bash arrays,
+// torchtune docs): backslash continuations, quotes, VAR=value and VAR=( ... ) assignments with $VAR,
+// ${VAR}, ${VAR:-default}, ${ARR[@]} expansion, command separators, redirections, heredocs and
+// comments. It never executes anything; $(...), `...`, $1 and unknown variables are "unresolved".
+// Bounded: kMaxScriptBytes of input, kMaxLineBytes per logical line, kMaxTokensPerCommand words,
+// kMaxShellVars variables.
+#include <cctype>
+#include <map>
+
+#include "request_internal.h"
+
+namespace fmte::internal {
+namespace {
+
+constexpr size_t kMaxCommands = 20000;
+constexpr size_t kMaxJoinedLines = 2000;  // physical lines in one logical line
+
+bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsIdent(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' || c == '\0'; }
+
+struct Var {
+  std::vector<std::string> items;
+  bool unresolved = false;
+};
+
+// Quote state after a chunk of text: is a quote still open at its end? (for joining lines)
+char OpenQuoteAfter(std::string_view s, char open) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (open == '\'') {
+      if (c == '\'') open = 0;
+    } else if (open == '"') {
+      if (c == '\\') ++i;
+      else if (c == '"') open = 0;
+    } else {
+      if (c == '\\') ++i;
+      else if (c == '\'' || c == '"') open = c;
+      else if (c == '#' && (i == 0 || IsSpace(s[i - 1]))) return 0;  // rest is a comment
+    }
+  }
+  return open;
+}
+
+class Tokenizer {
+ public:
+  Tokenizer(std::map<std::string, Var>* vars, std::vector<std::string>* warnings)
+      : vars_(vars), warnings_(warnings) {}
+
+  // Splits one logical line into commands.
+  void Run(std::string_view s, int line, std::vector<Command>* out) {
+    line_ = line;
+    out_ = out;
+    StartCommand();
+    size_t i = 0;
+    while (i < s.size()) {
+      const char c = s[i];
+      if (IsSpace(c) || static_cast<unsigned char>(c) < 0x20) { EndWord(); ++i; continue; }
+      if (c == '#' && !started_) {  // comment, up to the end of this physical line
+        const size_t e = s.find('\n', i);
+        if (e == std::string_view::npos) break;
+        i = e;
+        continue;
+      }
+      if (c == '\'') {
+        const size_t end = s.find('\'', i + 1);
+        started_ = true;
+        if (end == std::string_view::npos) { Warn("unterminated single quote"); word_ += s.substr(i + 1); break; }
+        word_ += s.substr(i + 1, end - i - 1);
+        i = end + 1;
+        continue;
+      }
+      if (c == '"') { i = DoubleQuoted(s, i + 1); continue; }
+      if (c == '\\') { if (i + 1 < s.size()) { word_ += s[i + 1]; started_ = true; } i += 2; continue; }
+      if (c == '$') { i = Dollar(s, i, /*quoted=*/false); continue; }
+      if (c == '`') {
+        const size_t end = s.find('`', i + 1);
+        started_ = true;
+        unresolved_ = true;
+        i = end == std::string_view::npos ? s.size() : end + 1;
+        continue;
+      }
+      if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')') { EndCommand(); ++i; continue; }
+      if (c == '>' || c == '<') {
+        // Redirection: drop an fd number just before it and the target word after it.
+        if (!word_.empty() && word_.find_first_not_of("0123456789") == std::string::npos) Discard();
+        EndWord();
+        while (i < s.size() && (s[i] == '>' || s[i] == '<' || s[i] == '&')) ++i;
+        skip_next_ = true;
+        continue;
+      }
+      word_ += c;
+      started_ = true;
+      ++i;
+    }
+    EndCommand();
+  }
+
+ private:
+  void Warn(const std::string& w) { warnings_->push_back("line " + std::to_string(line_) + ": " + w); }
+  void StartCommand() { cmd_ = Command{}; cmd_.line = line_; Discard(); }
+  void Discard() { word_.clear(); started_ = false; unresolved_ = false; }
+  void EndWord() {
+    if (!started_) return;
+    if (skip_next_) { skip_next_ = false; Discard(); return; }
+    if (cmd_.words.size() < kMaxTokensPerCommand) {
+      cmd_.words.push_back(std::move(word_));
+      cmd_.unresolved.push_back(unresolved_);
+    } else if (!capped_) {
+      capped_ = true;
+      Warn("more than " + std::to_string(kMaxTokensPerCommand) + " words in one command; rest ignored");
+    }
+    Discard();
+  }
+  void EndCommand() {
+    EndWord();
+    skip_next_ = false;
+    if (!cmd_.words.empty() && out_->size() < kMaxCommands) out_->push_back(std::move(cmd_));
+    StartCommand();
+  }
+
+  bool InAssignment() const {
+    if (word_.empty() || !IsIdentStart(word_[0])) return false;
+    const size_t eq = word_.find('=');
+    if (eq == std::string::npos) return false;
+    for (size_t k = 0; k < eq; ++k)
+      if (!IsIdent(word_[k])) return false;
+    return true;
+  }
+
+  size_t DoubleQuoted(std::string_view s, size_t i) {
+    started_ = true;
+    while (i < s.size()) {
+      const char c = s[i];
+      if (c == '"') return i + 1;
+      if (c == '\\' && i + 1 < s.size() && (s[i + 1] == '"' || s[i + 1] == '\\' || s[i + 1] == '$' || s[i + 1] == '`')) {
+        word_ += s[i + 1];
+        i += 2;
+        continue;
+      }
+      if (c == '$') { i = Dollar(s, i, /*quoted=*/true); continue; }
+      if (c == '`') {
+        const size_t end = s.find('`', i + 1);
+        unresolved_ = true;
+        i = end == std::string_view::npos ? s.size() : end + 1;
+        continue;
+      }
+      word_ += c;
+      ++i;
+    }
+    Warn("unterminated double quote");
+    return i;
+  }
+
+  // Appends the expansion of `items`: in split mode scalars split on whitespace; array elements
+  // each become a word.
+  void Append(const std::vector<std::string>& items, bool split, bool array_all) {
+    started_ = true;
+    std::vector<std::string_view> pieces;
+    for (const std::string& it : items) {
+      if (!split) { pieces.push_back(it); continue; }
+      std::string_view r = it;
+      while (true) {
+        while (!r.empty() && IsSpace(r.front())) r.remove_prefix(1);
+        if (r.empty()) break;
+        size_t e = 0;
+        while (e < r.size() && !IsSpace(r[e])) ++e;
+        pieces.push_back(r.substr(0, e));
+        r.remove_prefix(e);
+      }
+    }
+    if (!split && !array_all && pieces.size() > 1) pieces.resize(1);
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      if (k > 0) { EndWord(); started_ = true; }
+      word_ += pieces[k];
+    }
+    if (pieces.empty() && split && word_.empty()) started_ = false;  // $EMPTY alone is no word
+  }
+
+  size_t Dollar(std::string_view s, size_t i, bool quoted) {
+    const bool split = !quoted && !InAssignment();
+    if (i + 1 >= s.size()) { word_ += '$'; started_ = true; return i + 1; }
+    const char n = s[i + 1];
+    if (n == '(') {  // $(cmd) or $((arith)): skip to the matching parenthesis
+      int depth = 0;
+      size_t k = i + 1;
+      for (; k < s.size(); ++k) {
+        if (s[k] == '(') ++depth;
+        else if (s[k] == ')' && --depth == 0) break;
+      }
+      started_ = true;
+      unresolved_ = true;
+      return k < s.size() ? k + 1 : s.size();
+    }
+    std::string name;
+    std::string op;
+    size_t next;
+    if (n == '{') {
+      const size_t end = s.find('}', i + 2);
+      if (end == std::string_view::npos) { Warn("unterminated ${"); started_ = true; unresolved_ = true; return s.size(); }
+      const std::string_view inner = s.substr(i + 2, end - i - 2);
+      size_t k = 0;
+      while (k < inner.size() && IsIdent(inner[k])) ++k;
+      name = std::string(inner.substr(0, k));
+      op = std::string(inner.substr(k));
+      next = end + 1;
+    } else if (IsIdentStart(n)) {
+      size_t k = i + 1;
+      while (k < s.size() && IsIdent(s[k])) ++k;
+      name = std::string(s.substr(i + 1, k - i - 1));
+      next = k;
+    } else if (std::isdigit(static_cast<unsigned char>(n)) || std::string_view("@*#?$!-").find(n) != std::string_view::npos) {
+      started_ = true;
+      unresolved_ = true;
+      return i + 2;
+    } else {
+      word_ += '$';
+      started_ = true;
+      return i + 1;
+    }
+    if (name.empty() || (!op.empty() && op[0] == '#')) { started_ = true; unresolved_ = true; return next; }
+    const auto it = vars_->find(name);
+    const Var* var = it == vars_->end() ? nullptr : &it->second;
+    const bool array_all = op == "[@]" || op == "[*]";
+    if (op.empty() || array_all || op == "[0]") {
+      if (var == nullptr || var->unresolved) { started_ = true; unresolved_ = true; return next; }
+      if (array_all) Append(var->items, split, true);
+      else Append({var->items.empty() ? std::string() : var->items[0]}, split, false);
+      return next;
+    }
+    if (op.starts_with(":-") || op.starts_with("-") || op.starts_with(":=") || op.starts_with("=")) {
+      const bool set = var != nullptr && !var->unresolved && !var->items.empty() &&
+                       (op[0] == '-' || op[0] == '=' || !var->items[0].empty());
+      if (set) Append({var->items[0]}, split, false);
+      else Append({op.substr(op[0] == ':' ? 2 : 1)}, split, false);
+      return next;
+    }
+    started_ = true;
+    unresolved_ = true;  // ${X/a/b}, ${X:0:3}, ...
+    return next;
+  }
+
+  std::map<std::string, Var>* vars_;
+  std::vector<std::string>* warnings_;
+  std::vector<Command>* out_ = nullptr;
+  Command cmd_;
+  std::string word_;
+  bool started_ = false;
+  bool unresolved_ = false;
+  bool skip_next_ = false;
+  bool capped_ = false;
+  int line_ = 0;
+};
+
+bool IsAssignmentWord(std::string_view w, std::string_view* name, std::string_view* value) {
+  if (w.empty() || !IsIdentStart(w[0])) return false;
+  size_t k = 0;
+  while (k < w.size() && IsIdent(w[k])) ++k;
+  if (k >= w.size() || w[k] != '=') return false;
+  *name = w.substr(0, k);
+  *value = w.substr(k + 1);
+  return true;
+}
+
+// "NAME=( ... )" (optionally after export/declare -a/local/readonly): the array's inner text.
+bool ArrayAssignment(std::string_view line, std::string* name, std::string_view* inner) {
+  std::string_view s = Trim(line);
+  for (std::string_view kw : {"export ", "local ", "readonly ", "declare -a ", "declare "})
+    if (s.starts_with(kw)) { s.remove_prefix(kw.size()); s = Trim(s); }
+  size_t k = 0;
+  if (s.empty() || !IsIdentStart(s[0])) return false;
+  while (k < s.size() && IsIdent(s[k])) ++k;
+  if (s.substr(k, 2) != "=(") return false;
+  const size_t close = s.rfind(')');
+  if (close == std::string_view::npos || close < k + 2) return false;
+  *name = std::string(s.substr(0, k));
+  *inner = s.substr(k + 2, close - k - 2);
+  return true;
+}
+
+// "NAME=(" with no closing parenthesis on the line: the array continues on the next lines.
+bool StartsOpenArray(std::string_view s) {
+  for (std::string_view kw : {"export ", "local ", "readonly ", "declare -a ", "declare "})
+    if (s.starts_with(kw)) { s.remove_prefix(kw.size()); s = Trim(s); }
+  size_t k = 0;
+  if (s.empty() || !IsIdentStart(s[0])) return false;
+  while (k < s.size() && IsIdent(s[k])) ++k;
+  return s.substr(k, 2) == "=(" && s.find(')', k) == std::string_view::npos;
+}
+
+// Heredoc delimiter of a line ("cat <<EOF", "<<-'END'"), empty when none.
+std::string HeredocDelimiter(std::string_view line) {
+  const size_t p = line.find("<<");
+  if (p == std::string_view::npos || line.substr(p, 3) == "<<<") return "";
+  if (OpenQuoteAfter(line.substr(0, p), 0) != 0) return "";
+  std::string_view r = line.substr(p + 2);
+  if (!r.empty() && r.front() == '-') r.remove_prefix(1);
+  r = Trim(r);
+  std::string d;
+  for (char c : r) {
+    if (c == '\'' || c == '"') continue;
+    if (!IsIdent(c)) break;
+    d += c;
+  }
+  return d;
+}
+
+}  // namespace
+
+ScanOutput ScanScript(std::string_view script) {
+  ScanOutput out;
+  if (script.size() > kMaxScriptBytes) {
+    out.warnings.push_back("script: only the first " + std::to_string(kMaxScriptBytes) + " of " +
+                           std::to_string(script.size()) + " bytes were read");
+    script = script.substr(0, kMaxScriptBytes);
+  }
+  size_t binary = 0;
+  for (char c : script) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u == 0 || (u < 0x20 && u != '\n' && u != '\t' && u != '\r')) ++binary;
+  }
+  if (binary > 0) out.warnings.push_back("script: " + std::to_string(binary) + " binary/control bytes ignored");
+
+  std::map<std::string, Var> vars;
+  Tokenizer tok(&vars, &out.warnings);
+  std::string logical;
+  std::string heredoc;
+  int line_no = 0, start_line = 0;
+  size_t joined = 0;
+  char open_quote = 0;
+  bool open_array = false;
+  size_t pos = 0;
+  while (pos < script.size()) {
+    size_t nl = script.find('\n', pos);
+    if (nl == std::string_view::npos) nl = script.size();
+    std::string_view phys = script.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    if (!phys.empty() && phys.back() == '\r') phys.remove_suffix(1);
+    if (!heredoc.empty()) {
+      if (Trim(phys) == heredoc) heredoc.clear();
+      continue;
+    }
+    if (logical.empty()) {
+      start_line = line_no;
+      joined = 0;
+      const std::string_view t = Trim(phys);
+      if (t.starts_with("#FMTE") && (t.size() == 5 || IsSpace(t[5]))) {
+        out.fmte_lines.emplace_back(line_no, std::string(t.substr(5, kMaxLineBytes)));
+        continue;
+      }
+      if (t.empty() || t.front() == '#') continue;
+      open_array = StartsOpenArray(t);
+    }
+    if (logical.size() + phys.size() > kMaxLineBytes) {
+      out.warnings.push_back("line " + std::to_string(start_line) + ": logical line longer than " +
+                             std::to_string(kMaxLineBytes) + " bytes ignored");
+      logical.clear();
+      open_quote = 0;
+      open_array = false;
+      continue;
+    }
+    // Backslash-newline continues the line (outside single quotes).
+    bool cont = false;
+    if (!phys.empty() && phys.back() == '\\' && open_quote != '\'') {
+      size_t bs = 0;
+      for (size_t k = phys.size(); k > 0 && phys[k - 1] == '\\'; --k) ++bs;
+      if (bs % 2 == 1) { phys.remove_suffix(1); cont = true; }
+    }
+    open_quote = OpenQuoteAfter(phys, open_quote);
+    logical += phys;
+    if (open_array && Trim(phys).find(')') != std::string_view::npos && open_quote == 0) open_array = false;
+    if ((cont || open_quote != 0 || open_array) && pos < script.size() && ++joined < kMaxJoinedLines) {
+      logical += (open_quote != 0 || open_array) ? '\n' : ' ';
+      continue;
+    }
+    if (open_quote != 0)
+      out.warnings.push_back("line " + std::to_string(start_line) + ": unterminated quote");
+    open_quote = 0;
+    open_array = false;
+
+    std::string name;
+    std::string_view inner;
+    if (ArrayAssignment(logical, &name, &inner)) {
+      std::vector<Command> cmds;
+      tok.Run(inner, start_line, &cmds);
+      Var v;
+      for (Command& c : cmds)
+        for (size_t k = 0; k < c.words.size(); ++k) {
+          v.items.push_back(std::move(c.words[k]));
+          v.unresolved = v.unresolved || c.unresolved[k];
+        }
+      if (vars.size() < kMaxShellVars || vars.count(name)) vars[name] = std::move(v);
+      logical.clear();
+      continue;
+    }
+    heredoc = HeredocDelimiter(logical);
+    std::vector<Command> cmds;
+    tok.Run(logical, start_line, &cmds);
+    logical.clear();
+    for (Command& c : cmds) {
+      size_t first = 0;
+      while (first < c.words.size() &&
+             (c.words[first] == "export" || c.words[first] == "local" || c.words[first] == "readonly" ||
+              c.words[first] == "declare" || (first > 0 && c.words[first].starts_with("-"))))
+        ++first;
+      bool all_assign = first < c.words.size();
+      std::string_view n, v;
+      for (size_t k = first; k < c.words.size() && all_assign; ++k) all_assign = IsAssignmentWord(c.words[k], &n, &v);
+      if (all_assign) {
+        for (size_t k = first; k < c.words.size(); ++k) {
+          IsAssignmentWord(c.words[k], &n, &v);
+          std::string key(n);
+          if (vars.size() >= kMaxShellVars && !vars.count(key)) {
+            out.warnings.push_back("script: more than " + std::to_string(kMaxShellVars) + " variables; " + key + " ignored");
+            continue;
+          }
+          vars[key] = Var{{std::string(v)}, static_cast<bool>(c.unresolved[k])};
+        }
+        continue;
+      }
+      if (out.commands.size() < kMaxCommands) out.commands.push_back(std::move(c));
+    }
+  }
+  if (!logical.empty()) {  // continuation at EOF
+    std::vector<Command> cmds;
+    tok.Run(logical, start_line, &cmds);
+    for (Command& c : cmds) out.commands.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace fmte::internal

@@ -1,0 +1,82 @@
+// Private pieces of request parsing shared by request*.cc and launcher*.cc: one key table that
+// applies a (key, value) to a TrainingJob (the same for SPANK values, #FMTE lines and launcher
+// flags), bounded number parsing, and the shell-ish tokenizer of batch scripts.
+// Thread-safety: pure functions; the tables are immutable.
+#ifndef FMTE_SRC_REQUEST_INTERNAL_H_
+#define FMTE_SRC_REQUEST_INTERNAL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fmte/job.h"
+#include "fmte/request.h"
+#include "fmte/status.h"
+
+namespace fmte::internal {
+
+// One value from one source, before merging.
+struct Assignment {
+  std::string key;     // table key: "model", "seq-len", ..., or an extra key ("optimizer", "vpp")
+  std::string value;
+  std::string origin;  // "line 12: --per_device_train_batch_size", "#FMTE line 3", "spank"
+};
+
+// Applies `value` of `key` to `job`. The error names the key as `shown` ("--fmte-seq-len",
+// "#FMTE seq-len", "line 12: --max_seq_length") and says what was expected.
+Status ApplyKey(std::string_view key, std::string_view value, std::string_view shown, TrainingJob* job);
+bool IsKnownKey(std::string_view key);  // contract keys and the extra keys
+
+// Decimal integer in [min, max]; with `suffixes`, K/M/B/T multiply by 1e3..1e12. No overflow:
+// digits beyond max are an error. Error text: "<shown>: expected ..., got '<text>'".
+Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max, std::string_view shown,
+                                bool suffixes = false);
+Result<double> ParseBoundedDouble(std::string_view text, double min, double max, std::string_view shown);
+// true/false, yes/no, 1/0, on/off (any case). Empty text means true (a bare flag).
+Result<bool> ParseBool(std::string_view text, std::string_view shown);
+
+std::string Lower(std::string_view s);
+std::string_view Trim(std::string_view s);
+// Printable, bounded copy of user text for messages (control bytes as '?', at most `max` bytes).
+std::string Shown(std::string_view s, size_t max = 64);
+
+// ---- Script scanning (launcher_shell.cc) ----------------------------------------------------
+
+// One simple command of the script after joining continuations, expanding variables and
+// splitting at ; && || | &. `line` is the 1-based physical line where it starts.
+struct Command {
+  int line = 0;
+  std::vector<std::string> words;
+  std::vector<bool> unresolved;  // per word: held a $(...), `...` or an unknown variable
+};
+
+struct ScanOutput {
+  std::vector<Command> commands;                 // commands in order (assignments excluded)
+  std::vector<std::pair<int, std::string>> fmte_lines;  // (#FMTE line number, text after "#FMTE")
+  std::vector<std::string> warnings;
+};
+
+// Scans at most kMaxScriptBytes of `script`: #FMTE lines, VAR=value and VAR=( ... ) assignments
+// (remembered for $VAR, ${VAR}, ${VAR:-x}, ${ARR[@]} expansion), heredoc bodies skipped, comments
+// dropped. Never fails; oddities become warnings.
+ScanOutput ScanScript(std::string_view script);
+
+// ---- Launch lines (launcher.cc) ---------------------------------------------------------------
+
+struct LauncherFindings {
+  std::string launcher;  // torchrun|accelerate|deepspeed|python|tune|megatron|trl|llamafactory; empty: none
+  std::vector<Assignment> values;
+  int64_t procs_per_node = 0;
+  int64_t nodes = 0;
+  std::string arch_json;  // Megatron ad-hoc architecture
+  std::vector<std::string> warnings;
+};
+
+// Looks at every command for a training launch; the last launch with a model wins (earlier ones
+// are usually setup or conversion steps).
+LauncherFindings DetectLauncher(const std::vector<Command>& commands);
+
+}  // namespace fmte::internal
+
+#endif  // FMTE_SRC_REQUEST_INTERNAL_H_
