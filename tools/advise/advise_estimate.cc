@@ -1,11 +1,62 @@
-// PLACEHOLDER until its owner implements it: fmte-advise estimate.
+// fmte-advise estimate: per-GPU memory (and, with issue 4, time) of one training job.
 #include <iostream>
 
+#include "cli.h"
 #include "commands.h"
+#include "fmte/estimator.h"
+#include "job_options.h"
+#include "output.h"
 
 namespace fmte::advise {
-int RunEstimate(const std::vector<std::string>&) {
-  std::cerr << "fmte-advise: error: 'estimate' is not implemented yet\n";
-  return 1;
+namespace {
+
+constexpr std::string_view kSummary =
+    "Predicts the peak memory of one LLM training job on its busiest GPU (weights, gradients,\n"
+    "optimizer state, activations, logits, framework overhead), whether it fits the GPU, and the\n"
+    "host memory CPU offload needs. Example:\n"
+    "  fmte-advise estimate --model meta-llama/Llama-3.1-8B --method lora --gpus 1 \\\n"
+    "      --micro-batch 4 --seq-len 4096 --gpu H100-SXM";
+
+int Fail(const Status& s) { return cli::ReportError("fmte-advise", s); }
+
+}  // namespace
+
+int RunEstimate(const std::vector<std::string>& args) {
+  namespace po = tools::po;
+  po::options_description desc("options");
+  tools::AddJobOptions(&desc);
+  tools::AddWorkOptions(&desc);
+  tools::AddCommonOptions(&desc);
+  po::variables_map vm;
+  if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return Fail(s);
+  if (vm.count("help")) {
+    std::cout << tools::HelpText("estimate", kSummary, desc);
+    return cli::kExitOk;
+  }
+  auto job = tools::JobFromFlags(vm);
+  if (!job.ok()) return Fail(job.status());
+
+  // The catalogs are part of the installation: failing to load them is not a usage error.
+  auto catalogs = LoadCatalogs();
+  if (!catalogs.ok())
+    return Fail(Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
+  auto model = ResolveModel(catalogs->models, job->model);
+  if (!model.ok()) return Fail(model.status());
+  auto gpu = catalogs->gpus.Find(job->gpu);
+  if (!gpu.ok()) return Fail(gpu.status().WithContext("--gpu"));
+
+  auto estimate = Estimate(*catalogs, *model, *job, **gpu);
+  if (!estimate.ok()) return Fail(estimate.status());
+
+  // Issue 4 (time): tools::WorkOutputsFromFlags(vm) gives --timeline / --regressors; the time
+  // engineer writes the timeline SVG here. The "time" JSON object and table come from
+  // output_time.cc (AddTimeJson / PrintTime), called by EstimateJson / PrintEstimate.
+  if (tools::FlagSet(vm, "json")) {
+    std::cout << tools::EstimateJson(*model, *job, **gpu, *estimate).dump(2) << "\n";
+  } else {
+    tools::PrintEstimate(std::cout, *model, *job, **gpu, *estimate);
+  }
+  return cli::kExitOk;
 }
+
 }  // namespace fmte::advise

@@ -1,0 +1,164 @@
+// End-to-end: `fmte-advise estimate` and `fmte-advise models` driven as a user would.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "run_tool.h"
+
+namespace fmte {
+namespace {
+
+using nlohmann::json;
+using testing::RunAdvise;
+using testing::ToolRun;
+
+json ParseJson(const ToolRun& run) {
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  return json::parse(run.out, nullptr, /*allow_exceptions=*/false);
+}
+
+// Published parameter counts (issue 2: Llama-2-7b 6,738,415,616; Mixtral-8x7B 46,702,792,704)
+// must come through the CLI unchanged.
+TEST(AdviseEstimate, JsonCarriesPublishedParameterCounts) {
+  struct Case {
+    const char* model;
+    int64_t total;
+  };
+  const Case kCases[] = {{"meta-llama/Llama-2-7b-hf", 6738415616},
+                         {"mistralai/Mixtral-8x7B-v0.1", 46702792704}};
+  for (const auto& c : kCases) {
+    auto doc = ParseJson(RunAdvise({"estimate", "--model", c.model, "--gpus", "8", "--sharding",
+                                    "zero3", "--json"}));
+    ASSERT_TRUE(doc.is_object()) << c.model;
+    EXPECT_EQ(doc["params"]["total"], c.total) << c.model;
+    EXPECT_EQ(doc["params"]["trainable"], c.total) << c.model;  // full fine-tuning
+  }
+}
+
+// The JSON contract of issue 2 and the identities memory.h promises between its fields.
+TEST(AdviseEstimate, JsonHasTheContractFieldsAndTheyAddUp) {
+  auto doc = ParseJson(RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--method",
+                                  "lora", "--micro-batch", "2", "--seq-len", "1024", "--json"}));
+  ASSERT_TRUE(doc.is_object());
+  const json& m = doc["memory"];
+  for (const char* k : {"per_gpu_bytes", "allocator_peak_bytes", "gpu_capacity_bytes",
+                        "cpu_bytes_per_node", "heaviest_stage"})
+    EXPECT_TRUE(m[k].is_number_integer()) << k;
+  EXPECT_TRUE(m["fits"].is_boolean());
+  EXPECT_TRUE(m["layers_per_stage"].is_array());
+  int64_t sum = 0;
+  for (const char* k : {"weights", "gradients", "optimizer", "activations", "logits", "other"}) {
+    ASSERT_TRUE(m["breakdown"][k].is_number_integer()) << k;
+    EXPECT_GE(m["breakdown"][k].get<int64_t>(), 0) << k;
+    sum += m["breakdown"][k].get<int64_t>();
+  }
+  EXPECT_EQ(sum, m["allocator_peak_bytes"].get<int64_t>());
+  EXPECT_GE(m["per_gpu_bytes"].get<int64_t>(), m["allocator_peak_bytes"].get<int64_t>());
+  EXPECT_EQ(m["fits"].get<bool>(),
+            m["per_gpu_bytes"].get<int64_t>() <= m["gpu_capacity_bytes"].get<int64_t>());
+  // LoRA trains a small fraction of the weights.
+  EXPECT_LT(doc["params"]["trainable"].get<int64_t>(), doc["params"]["total"].get<int64_t>() / 50);
+  // Defaults: --gpu A100-80GB (80 GB = 74.5 GiB of device memory at least), one GPU.
+  EXPECT_GT(m["gpu_capacity_bytes"].get<int64_t>(), int64_t{74} << 30);
+  EXPECT_EQ(doc["job"]["gpus"], 1);
+}
+
+TEST(AdviseEstimate, GpusPerNodeDefaultsToMinOfGpusAndEight) {
+  auto doc = ParseJson(RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "16",
+                                  "--sharding", "fsdp-full", "--json"}));
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc["job"]["gpus_per_node"], 8);
+  EXPECT_EQ(doc["job"]["nodes"], 2);
+}
+
+TEST(AdviseEstimate, PipelineReportsStagesAndTheHeaviest) {
+  // Llama-2-7b: 32 layers over 3 stages split unevenly (11, 11, 10 or similar).
+  auto doc = ParseJson(RunAdvise({"estimate", "--model", "meta-llama/Llama-2-7b-hf", "--gpus", "3",
+                                  "--pp", "3", "--framework", "megatron", "--precision",
+                                  "mixed-bf16", "--json"}));
+  ASSERT_TRUE(doc.is_object());
+  const json& stages = doc["memory"]["layers_per_stage"];
+  ASSERT_EQ(stages.size(), 3u);
+  int total = 0;
+  for (const auto& s : stages) total += s.get<int>();
+  EXPECT_EQ(total, 32);
+  EXPECT_GE(doc["memory"]["heaviest_stage"].get<int>(), 0);
+  EXPECT_LT(doc["memory"]["heaviest_stage"].get<int>(), 3);
+}
+
+TEST(AdviseEstimate, HumanTableShowsGibAndFits) {
+  auto run = RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "qlora"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("GiB"), std::string::npos);
+  EXPECT_NE(run.out.find("fits"), std::string::npos);
+  EXPECT_NE(run.out.find("activations"), std::string::npos);
+  EXPECT_EQ(run.err, "");
+}
+
+TEST(AdviseEstimate, ErrorsGoToStderrWithTheRightExitCode) {
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::vector<const char*> in_stderr;
+  };
+  const Case kCases[] = {
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8b-typo"}, 2,
+       {"unknown model", "closest catalog ids", "meta-llama/Llama-3.1-8B"}},
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "loRA"}, 2,
+       {"--method", "full|lora|qlora|prompt-tuning|prefix-tuning"}},
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--sharding", "zero4"}, 2,
+       {"--sharding", "zero3"}},
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--seq-len", "abc"}, 2, {"--seq-len"}},
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--micro-bach", "2"}, 2,
+       {"unknown option", "did you mean '--micro-batch'"}},
+      {{"estimate", "--method", "lora"}, 2, {"--model"}},
+      // Llama-3.1-8B has 32 heads: tp 3 cannot split them.
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "3", "--tp", "3"}, 2, {"tp"}},
+      // tp * pp must divide the GPUs.
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "6", "--tp", "4"}, 2, {"--gpus"}},
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "Z900"}, 2, {"Z900"}},
+      {{"estimat", "--model", "x"}, 2, {"did you mean 'estimate'"}},
+  };
+  for (const auto& c : kCases) {
+    auto run = RunAdvise(c.args);
+    SCOPED_TRACE(c.args.size() > 2 ? c.args[2] : c.args[0]);
+    EXPECT_EQ(run.exit_code, c.exit_code) << run.err;
+    EXPECT_EQ(run.out, "");
+    EXPECT_EQ(run.err.rfind("fmte-advise: error: ", 0), 0u) << run.err;
+    for (const char* s : c.in_stderr) EXPECT_NE(run.err.find(s), std::string::npos) << run.err;
+  }
+}
+
+TEST(AdviseEstimate, HelpListsEveryContractFlag) {
+  auto run = RunAdvise({"estimate", "--help"});
+  ASSERT_EQ(run.exit_code, 0);
+  for (const char* flag :
+       {"--model", "--method", "--gpus", "--gpus-per-node", "--gpu", "--micro-batch", "--seq-len",
+        "--grad-accum", "--precision", "--optimizer", "--sharding", "--offload-optimizer",
+        "--offload-params", "--tp", "--pp", "--vpp", "--sp", "--activation-checkpointing",
+        "--attention", "--lora-r", "--lora-targets", "--quant", "--double-quant",
+        "--virtual-tokens", "--framework", "--chunked-loss", "--compile", "--activation-offload",
+        "--optimizer-in-backward", "--json", "--tokens", "--samples", "--epochs", "--steps",
+        "--global-batch", "--cluster", "--inter-node-gbps", "--timeline", "--regressors"})
+    EXPECT_NE(run.out.find(std::string(flag) + " "), std::string::npos) << flag;
+}
+
+TEST(AdviseModels, ListsCatalogModelsWithParamsAndGpus) {
+  auto doc = ParseJson(RunAdvise({"models", "--json"}));
+  ASSERT_TRUE(doc.is_object());
+  bool found = false;
+  for (const auto& m : doc["models"])
+    if (m["id"] == "meta-llama/Llama-2-7b-hf") {
+      found = true;
+      EXPECT_EQ(m["params"], 6738415616);
+    }
+  EXPECT_TRUE(found);
+  ASSERT_TRUE(doc["gpus"].is_array());
+  EXPECT_FALSE(doc["gpus"].empty());
+  auto run = RunAdvise({"models"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_NE(run.out.find("mistralai/Mixtral-8x7B-v0.1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fmte

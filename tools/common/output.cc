@@ -1,0 +1,224 @@
+#include "output.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace fmte::tools {
+namespace {
+
+std::string Printf2(double v, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f %s", v, unit);
+  return buf;
+}
+
+std::string Joined(const std::vector<int>& v, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + std::to_string(v[i]);
+  return out;
+}
+
+}  // namespace
+
+std::string FormatGiB(int64_t bytes) {
+  return Printf2(static_cast<double>(bytes) / (1ull << 30), "GiB");
+}
+
+std::string FormatBytes(int64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024 && bytes > -1024) return std::to_string(bytes) + " B";
+  double v = static_cast<double>(bytes);
+  size_t u = 0;
+  while ((v >= 1024 || v <= -1024) && u + 1 < std::size(kUnits)) v /= 1024, ++u;
+  return Printf2(v, kUnits[u]);
+}
+
+std::string FormatCount(double n) {
+  if (n >= 1e12) return Printf2(n / 1e12, "T");
+  if (n >= 1e9) return Printf2(n / 1e9, "B");
+  if (n >= 1e6) return Printf2(n / 1e6, "M");
+  if (n >= 1e4) return Printf2(n / 1e3, "K");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", n);
+  return buf;
+}
+
+void TextTable::Print(std::ostream& os) const {
+  std::vector<size_t> width;
+  for (const auto& row : rows_)
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (width.size() <= i) width.push_back(0);
+      width[i] = std::max(width[i], row[i].size());
+    }
+  for (const auto& row : rows_) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(width[i] - row[i].size(), ' ');
+      if (i > 0) line += "  ";
+      line += i == 0 ? row[i] + pad : pad + row[i];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    os << line << "\n";
+  }
+}
+
+nlohmann::json JobJson(const TrainingJob& job) {
+  nlohmann::json j;
+  j["model"] = job.model;
+  j["method"] = ToString(job.method);
+  j["precision"] = ToString(job.precision);
+  j["optimizer"] = ToString(job.optimizer);
+  j["framework"] = ToString(job.framework);
+  j["micro_batch"] = job.micro_batch;
+  j["seq_len"] = job.seq_len;
+  j["grad_accum"] = job.grad_accum;
+  j["gpus"] = job.gpus;
+  j["gpus_per_node"] = job.EffectiveGpusPerNode();
+  j["nodes"] = job.Nodes();
+  j["gpu"] = job.gpu;
+  j["sharding"] = ToString(job.sharding);
+  j["offload_optimizer"] = job.offload_optimizer;
+  j["offload_params"] = job.offload_params;
+  j["tp"] = job.tp;
+  j["pp"] = job.pp;
+  j["vpp"] = job.vpp;
+  j["dp"] = job.DataParallel();
+  j["sp"] = job.sequence_parallel;
+  j["activation_checkpointing"] = ToString(job.activation_checkpointing);
+  j["attention"] = ToString(job.attention);
+  j["chunked_loss"] = job.chunked_loss;
+  j["compile"] = job.compile;
+  j["activation_offload"] = job.activation_offload;
+  j["optimizer_in_backward"] = job.optimizer_in_backward;
+  if (job.method == Method::kLora || job.method == Method::kQlora) {
+    j["lora_r"] = job.lora_r;
+    j["lora_targets"] = job.lora_targets;
+  }
+  if (job.method == Method::kQlora) {
+    j["quant"] = ToString(job.quant == Quant::kNone ? Quant::kNf4 : job.quant);
+    j["double_quant"] = job.double_quant;
+  }
+  if (job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning)
+    j["virtual_tokens"] = job.virtual_tokens;
+  // Amount of work, when given (issue 4).
+  if (job.tokens > 0) j["tokens"] = job.tokens;
+  if (job.samples > 0) j["samples"] = job.samples;
+  if (job.epochs > 0) j["epochs"] = job.epochs;
+  if (job.steps > 0) j["steps"] = job.steps;
+  if (job.global_batch > 0) j["global_batch"] = job.global_batch;
+  if (!job.cluster.empty()) j["cluster"] = job.cluster;
+  if (job.inter_node_gbps > 0) j["inter_node_gbps"] = job.inter_node_gbps;
+  return j;
+}
+
+nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, const GpuSpec& gpu,
+                            const JobEstimate& estimate) {
+  const MemoryEstimate& m = estimate.memory;
+  nlohmann::json doc;
+  doc["model"] = {{"id", model.id},
+                  {"model_type", model.model_type},
+                  {"layers", model.num_layers},
+                  {"hidden_size", model.hidden_size},
+                  {"heads", model.num_heads},
+                  {"kv_heads", model.num_kv_heads},
+                  {"vocab_size", model.vocab_size}};
+  doc["job"] = JobJson(job);
+  doc["gpu"] = {{"name", gpu.name}, {"memory_bytes", gpu.memory_bytes}};
+  doc["params"] = {{"total", m.params.total},
+                   {"trainable", m.trainable_params},
+                   {"embedding", m.params.embedding},
+                   {"lm_head", m.params.lm_head},
+                   {"blocks", m.params.blocks},
+                   {"active", m.params.active},
+                   {"largest_module", m.params.largest_module}};
+  nlohmann::json mem;
+  mem["per_gpu_bytes"] = m.per_gpu_bytes;
+  mem["allocator_peak_bytes"] = m.allocator_peak_bytes;
+  mem["cuda_context_bytes"] = m.cuda_context_bytes;
+  mem["gpu_capacity_bytes"] = m.gpu_capacity_bytes;
+  mem["fits"] = m.fits;
+  mem["cpu_bytes_per_node"] = m.cpu_bytes_per_node;
+  mem["peak_phase"] = m.peak_phase;
+  mem["breakdown"] = {{"weights", m.breakdown.weights},
+                      {"gradients", m.breakdown.gradients},
+                      {"optimizer", m.breakdown.optimizer},
+                      {"activations", m.breakdown.activations},
+                      {"logits", m.breakdown.logits},
+                      {"other", m.breakdown.other}};
+  mem["layers_per_stage"] = m.layers_per_stage;
+  mem["heaviest_stage"] = m.heaviest_stage;
+  doc["memory"] = std::move(mem);
+  AddTimeJson(doc, job, estimate);  // issue 4: output_time.cc
+  return doc;
+}
+
+void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& job,
+                   const GpuSpec& gpu, const JobEstimate& estimate) {
+  const MemoryEstimate& m = estimate.memory;
+  TextTable head;
+  head.AddRow({"model", model.id + " (" + model.model_type + ", " +
+                            std::to_string(model.num_layers) + " layers, hidden " +
+                            std::to_string(model.hidden_size) + ")"});
+  head.AddRow({"params", FormatCount(static_cast<double>(m.params.total)) + " total, " +
+                             FormatCount(static_cast<double>(m.trainable_params)) + " trainable"});
+  std::string method(ToString(job.method));
+  if (job.method == Method::kLora || job.method == Method::kQlora)
+    method += " r=" + std::to_string(job.lora_r);
+  if (job.method == Method::kQlora)
+    method += std::string(" ") + std::string(ToString(job.quant == Quant::kNone ? Quant::kNf4 : job.quant)) +
+              (job.double_quant ? "+dq" : "");
+  head.AddRow({"job", method + ", " + std::string(ToString(job.precision)) + ", " +
+                          std::string(ToString(job.optimizer)) + ", framework " +
+                          std::string(ToString(job.framework))});
+  head.AddRow({"batch", "micro-batch " + std::to_string(job.micro_batch) + " x seq-len " +
+                            std::to_string(job.seq_len) + ", grad-accum " +
+                            std::to_string(job.grad_accum)});
+  std::string layout = std::to_string(job.gpus) + " x " + gpu.name + " (" +
+                       std::to_string(job.Nodes()) + (job.Nodes() > 1 ? " nodes" : " node") +
+                       " x " + std::to_string(job.EffectiveGpusPerNode()) + "), tp " +
+                       std::to_string(job.tp) + " pp " + std::to_string(job.pp) + " dp " +
+                       std::to_string(job.DataParallel()) + ", sharding " +
+                       std::string(ToString(job.sharding));
+  if (job.vpp > 1) layout += ", vpp " + std::to_string(job.vpp);
+  if (job.sequence_parallel) layout += ", sp";
+  if (job.offload_optimizer) layout += ", offload optimizer";
+  if (job.offload_params) layout += ", offload params";
+  head.AddRow({"layout", layout});
+  std::string savers = "checkpointing " + std::string(ToString(job.activation_checkpointing)) +
+                       ", attention " + std::string(ToString(job.attention));
+  if (job.chunked_loss) savers += ", chunked loss";
+  if (job.compile) savers += ", compile";
+  if (job.activation_offload) savers += ", activation offload";
+  if (job.optimizer_in_backward) savers += ", optimizer in backward";
+  head.AddRow({"memory savers", savers});
+  head.Print(os);
+
+  os << "\nmemory per GPU (busiest GPU" << (m.peak_phase.empty() ? "" : ", peak at " + m.peak_phase)
+     << ")\n";
+  TextTable t;
+  t.AddRow({"  weights", FormatGiB(m.breakdown.weights)});
+  t.AddRow({"  gradients", FormatGiB(m.breakdown.gradients)});
+  t.AddRow({"  optimizer", FormatGiB(m.breakdown.optimizer)});
+  t.AddRow({"  activations", FormatGiB(m.breakdown.activations)});
+  t.AddRow({"  logits + loss", FormatGiB(m.breakdown.logits)});
+  t.AddRow({"  other", FormatGiB(m.breakdown.other)});
+  t.AddRow({"  allocator peak", FormatGiB(m.allocator_peak_bytes), "(max_memory_reserved)"});
+  t.AddRow({"  CUDA context, NCCL", FormatGiB(m.cuda_context_bytes)});
+  t.AddRow({"  total per GPU", FormatGiB(m.per_gpu_bytes),
+            "of " + FormatGiB(m.gpu_capacity_bytes) + " on " + gpu.name});
+  t.AddRow({"  fits", m.fits ? "yes" : "no"});
+  if (m.cpu_bytes_per_node > 0)
+    t.AddRow({"  host memory per node", FormatGiB(m.cpu_bytes_per_node), "(offloaded state)"});
+  t.Print(os);
+  if (m.layers_per_stage.size() > 1) {
+    os << "\npipeline: " << m.layers_per_stage.size() << " stages holding "
+       << Joined(m.layers_per_stage, ", ") << " layers; heaviest (reported) stage "
+       << m.heaviest_stage << "\n";
+  }
+  if (estimate.has_time) {
+    os << "\n";
+    PrintTime(os, job, estimate);  // issue 4: output_time.cc
+  }
+}
+
+}  // namespace fmte::tools
