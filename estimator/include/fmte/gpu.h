@@ -23,6 +23,11 @@ struct GpuSpec {
   double hbm_gbps = 0;            // memory bandwidth, GB/s
   double interconnect_gbps = 0;   // GPU-to-GPU inside a node, GB/s per direction
   std::string interconnect;       // "NVLink 3", "PCIe Gen4 x16", ...
+  int64_t memory_mib = 0;         // memory_bytes / 2^20, as nvidia-smi / rocm-smi print it
+  std::string memory_type;        // "HBM3", "GDDR6", ...
+  std::string form_factor;        // "SXM5", "PCIe", "OAM", ...
+  double tdp_w = 0;               // board / module power, W
+  std::string source;             // vendor URL of the figures
 
   double PeakTflops(bool bf16) const { return bf16 && peak_bf16_tflops > 0 ? peak_bf16_tflops : peak_fp16_tflops; }
 };
@@ -37,6 +42,10 @@ class GpuCatalog {
   // Canonical name or alias, case-insensitive. NotFound lists the closest names.
   Result<const GpuSpec*> Find(std::string_view name) const;
   std::vector<std::string> Names() const;
+  // The `n` canonical names whose name or alias is closest to `name` (edit distance), best first.
+  std::vector<std::string> Closest(std::string_view name, size_t n = 3) const;
+  size_t size() const { return gpus_.size(); }
+  // Adds a GPU; its canonical name is an alias of itself. A name already taken is replaced.
   void Add(GpuSpec spec, const std::vector<std::string>& aliases);
 
  private:

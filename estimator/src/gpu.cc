@@ -1,0 +1,248 @@
+// GpuCatalog: etc/gpus.csv (RFC 4180 CSV with a header row) and lookups by canonical name or alias.
+#include "fmte/gpu.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#ifndef FMTE_DEFAULT_ETC_DIR
+#define FMTE_DEFAULT_ETC_DIR "etc"
+#endif
+
+namespace fmte {
+namespace {
+
+// Lower case, and spaces as underscores, so nvidia-smi names ("NVIDIA H100 80GB HBM3") match the
+// gres-style aliases Slurm's AutoDetect=nvml derives from them ("nvidia_h100_80gb_hbm3").
+std::string Key(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    out += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// Splits CSV text into records of fields; quoted fields may hold commas, quotes ("") and newlines.
+// `lines[i]` is the 1-based line where record i starts.
+Status SplitCsv(const std::string& text, std::vector<std::vector<std::string>>* records,
+                std::vector<int>* lines) {
+  std::vector<std::string> record;
+  std::string field;
+  bool quoted = false, field_started = false;
+  int line = 1, record_line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        if (c == '\n') ++line;
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"' && field.empty() && !field_started) {
+      quoted = field_started = true;
+    } else if (c == ',') {
+      record.push_back(std::move(field));
+      field.clear();
+      field_started = false;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      record.push_back(std::move(field));
+      field.clear();
+      field_started = false;
+      if (!(record.size() == 1 && record[0].empty())) {  // skip blank lines
+        records->push_back(std::move(record));
+        lines->push_back(record_line);
+      }
+      record.clear();
+      record_line = ++line;
+    } else {
+      field += c;
+      field_started = true;
+    }
+  }
+  if (quoted) {
+    return Status::ParseError("line " + std::to_string(record_line) + ": unterminated quoted field");
+  }
+  if (!field.empty() || !record.empty()) {
+    record.push_back(std::move(field));
+    records->push_back(std::move(record));
+    lines->push_back(record_line);
+  }
+  return Status::Ok();
+}
+
+// Parses a non-negative number; empty means `empty_value`.
+bool ParseNumber(const std::string& s, double empty_value, double* out) {
+  if (s.empty()) {
+    *out = empty_value;
+    return true;
+  }
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+Result<GpuCatalog> GpuCatalog::LoadCsv(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot read GPU catalog '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::vector<std::vector<std::string>> records;
+  std::vector<int> lines;
+  Status st = SplitCsv(text.str(), &records, &lines);
+  if (!st.ok()) return st.WithContext(path);
+  if (records.empty()) return Status::ParseError(path + ": empty file, expected a header row");
+
+  const std::vector<std::string>& header = records[0];
+  auto column = [&](const char* name) -> int {
+    auto it = std::find(header.begin(), header.end(), name);
+    return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+  };
+  const char* required[] = {"gpu", "hbm_bandwidth_gbps", "peak_dense_bf16_tflops",
+                            "peak_dense_fp16_tflops", "gpu_interconnect_bw_gbps_bidir", "aliases"};
+  for (const char* name : required) {
+    if (column(name) < 0) {
+      return Status::ParseError(path + ": line 1: missing column '" + std::string(name) + "'");
+    }
+  }
+  if (column("memory_mib") < 0 && column("memory_gb") < 0) {
+    return Status::ParseError(path + ": line 1: missing column 'memory_mib' (or 'memory_gb')");
+  }
+
+  GpuCatalog catalog;
+  for (size_t r = 1; r < records.size(); ++r) {
+    const std::vector<std::string>& rec = records[r];
+    std::string where = path + ": line " + std::to_string(lines[r]);
+    if (rec.size() != header.size()) {
+      return Status::ParseError(where + ": expected " + std::to_string(header.size()) +
+                                " columns, got " + std::to_string(rec.size()));
+    }
+    auto text_of = [&](const char* name) -> std::string {
+      int c = column(name);
+      return c < 0 ? std::string() : rec[c];
+    };
+    Status bad;
+    auto number = [&](const char* name, double empty_value) -> double {
+      double v = 0;
+      if (bad.ok() && !ParseNumber(text_of(name), empty_value, &v)) {
+        bad = Status::ParseError(where + ", column " + name + ": expected a non-negative number, got '" +
+                                 text_of(name) + "'");
+      }
+      return v;
+    };
+    GpuSpec g;
+    g.name = text_of("gpu");
+    if (g.name.empty()) return Status::ParseError(where + ", column gpu: empty GPU name");
+    // Device memory as the driver reports it (MiB), else the marketing GB (10^9 bytes).
+    double mib = number("memory_mib", -1);
+    double gb = number("memory_gb", -1);
+    if (bad.ok() && mib <= 0 && gb <= 0) {
+      bad = Status::ParseError(where + ", column memory_mib: a positive memory size is required");
+    }
+    g.memory_mib = mib > 0 ? static_cast<int64_t>(mib) : static_cast<int64_t>(gb * 1e9 / 1048576.0);
+    g.memory_bytes = mib > 0 ? g.memory_mib * 1048576 : static_cast<int64_t>(gb * 1e9);
+    g.hbm_gbps = number("hbm_bandwidth_gbps", 0);
+    g.peak_bf16_tflops = number("peak_dense_bf16_tflops", 0);  // empty: no bf16 (V100)
+    g.peak_fp16_tflops = number("peak_dense_fp16_tflops", 0);
+    g.interconnect_gbps = number("gpu_interconnect_bw_gbps_bidir", 0) / 2;  // per direction
+    g.tdp_w = number("tdp_w", 0);
+    if (!bad.ok()) return bad;
+    if (g.peak_fp16_tflops <= 0 && g.peak_bf16_tflops <= 0) {
+      return Status::ParseError(where + ", column peak_dense_fp16_tflops: a peak is required");
+    }
+    g.interconnect = text_of("interconnect");
+    g.memory_type = text_of("memory_type");
+    g.form_factor = text_of("form_factor");
+    g.source = text_of("source");
+    std::vector<std::string> aliases;
+    std::istringstream words(text_of("aliases"));
+    for (std::string w; words >> w;) aliases.push_back(w);
+    for (const std::string& name : aliases) {
+      auto it = catalog.alias_.find(Key(name));
+      if (it != catalog.alias_.end()) {
+        return Status::ParseError(where + ", column aliases: '" + name + "' already names " +
+                                  it->second);
+      }
+    }
+    if (catalog.alias_.count(Key(g.name)) != 0) {
+      return Status::ParseError(where + ", column gpu: '" + g.name + "' is already defined");
+    }
+    catalog.Add(std::move(g), aliases);
+  }
+  return catalog;
+}
+
+std::string GpuCatalog::DefaultPath() {
+  const char* env = std::getenv("FMTE_ETC_DIR");
+  std::string etc = (env != nullptr && *env != '\0') ? env : FMTE_DEFAULT_ETC_DIR;
+  return etc + "/gpus.csv";
+}
+
+Result<const GpuSpec*> GpuCatalog::Find(std::string_view name) const {
+  auto it = alias_.find(Key(name));
+  if (it != alias_.end()) return &gpus_.at(it->second);
+  std::string msg = "unknown GPU '" + std::string(name) + "'";
+  std::vector<std::string> closest = Closest(name);
+  if (!closest.empty()) {
+    msg += "; closest: ";
+    for (size_t i = 0; i < closest.size(); ++i) msg += (i ? ", " : "") + closest[i];
+  }
+  return Status::NotFound(msg);
+}
+
+std::vector<std::string> GpuCatalog::Closest(std::string_view name, size_t n) const {
+  std::string query = Key(name);
+  std::map<std::string, size_t> best;  // canonical -> best distance over its names
+  for (const auto& [alias, canonical] : alias_) {
+    size_t d = EditDistance(query, alias);
+    auto it = best.find(canonical);
+    if (it == best.end() || d < it->second) best[canonical] = d;
+  }
+  std::vector<std::pair<size_t, std::string>> ranked;
+  for (const auto& [canonical, d] : best) ranked.emplace_back(d, canonical);
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < ranked.size() && i < n; ++i) out.push_back(ranked[i].second);
+  return out;
+}
+
+std::vector<std::string> GpuCatalog::Names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, spec] : gpus_) names.push_back(name);
+  return names;
+}
+
+void GpuCatalog::Add(GpuSpec spec, const std::vector<std::string>& aliases) {
+  std::string canonical = spec.name;
+  alias_[Key(canonical)] = canonical;
+  for (const std::string& a : aliases) alias_[Key(a)] = canonical;
+  gpus_.insert_or_assign(canonical, std::move(spec));
+}
+
+}  // namespace fmte
