@@ -58,6 +58,10 @@ bool IsBooleanFlag(std::string_view n) {
   return false;
 }
 
+bool IsListFlag(std::string_view n) {
+  return n == "lora_target_modules" || n == "target_modules" || n == "lora_target";
+}
+
 bool IsBoolLiteral(std::string_view v) {
   const std::string l = Lower(v);
   return l == "true" || l == "false" || l == "1" || l == "0" || l == "yes" || l == "no";
@@ -100,6 +104,13 @@ bool Split(const Command& c, LaunchLine* l) {
       f.unresolved = c.unresolved[i];
       if (eq != std::string::npos) {
         f.value = w.substr(eq + 1);
+      } else if (IsListFlag(f.name)) {
+        // nargs='+' (PEFT/TRL lora_target_modules q_proj k_proj ...): the following plain words.
+        while (i + 1 < n && !c.words[i + 1].starts_with("-") && f.value.size() < kMaxValueBytes) {
+          f.value += (f.value.empty() ? "" : ",") + c.words[++i];
+          f.unresolved = f.unresolved || c.unresolved[i];
+        }
+        if (f.value.empty()) f.value = "true";
       } else if (i + 1 < n && !(c.words[i + 1].starts_with("--")) &&
                  (!IsBooleanFlag(f.name) || IsBoolLiteral(c.words[i + 1]))) {
         ++i;

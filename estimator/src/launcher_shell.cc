@@ -22,7 +22,8 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' ||
 
 struct Var {
   std::vector<std::string> items;
-  bool unresolved = false;
+  std::vector<bool> item_unresolved;  // per item (an array may mix known and unknown words)
+  bool unresolved = false;            // a scalar holding $(...) or an unknown variable
 };
 
 // Quote state after a chunk of text: is a quote still open at its end? (for joining lines)
@@ -155,11 +156,15 @@ class Tokenizer {
 
   // Appends the expansion of `items`: in split mode scalars split on whitespace; array elements
   // each become a word.
-  void Append(const std::vector<std::string>& items, bool split, bool array_all) {
+  void Append(const std::vector<std::string>& items, bool split, bool array_all,
+              const std::vector<bool>* item_unresolved = nullptr) {
     started_ = true;
     std::vector<std::string_view> pieces;
-    for (const std::string& it : items) {
-      if (!split) { pieces.push_back(it); continue; }
+    std::vector<bool> piece_unresolved;
+    for (size_t n = 0; n < items.size(); ++n) {
+      const std::string& it = items[n];
+      const bool u = item_unresolved != nullptr && n < item_unresolved->size() && (*item_unresolved)[n];
+      if (!split || array_all) { pieces.push_back(it); piece_unresolved.push_back(u); continue; }
       std::string_view r = it;
       while (true) {
         while (!r.empty() && IsSpace(r.front())) r.remove_prefix(1);
@@ -167,6 +172,7 @@ class Tokenizer {
         size_t e = 0;
         while (e < r.size() && !IsSpace(r[e])) ++e;
         pieces.push_back(r.substr(0, e));
+        piece_unresolved.push_back(u);
         r.remove_prefix(e);
       }
     }
@@ -174,6 +180,7 @@ class Tokenizer {
     for (size_t k = 0; k < pieces.size(); ++k) {
       if (k > 0) { EndWord(); started_ = true; }
       word_ += pieces[k];
+      unresolved_ = unresolved_ || piece_unresolved[k];
     }
     if (pieces.empty() && split && word_.empty()) started_ = false;  // $EMPTY alone is no word
   }
@@ -225,7 +232,7 @@ class Tokenizer {
     const bool array_all = op == "[@]" || op == "[*]";
     if (op.empty() || array_all || op == "[0]") {
       if (var == nullptr || var->unresolved) { started_ = true; unresolved_ = true; return next; }
-      if (array_all) Append(var->items, split, true);
+      if (array_all) Append(var->items, split, true, &var->item_unresolved);
       else Append({var->items.empty() ? std::string() : var->items[0]}, split, false);
       return next;
     }
@@ -389,7 +396,7 @@ ScanOutput ScanScript(std::string_view script) {
       for (Command& c : cmds)
         for (size_t k = 0; k < c.words.size(); ++k) {
           v.items.push_back(std::move(c.words[k]));
-          v.unresolved = v.unresolved || c.unresolved[k];
+          v.item_unresolved.push_back(c.unresolved[k]);
         }
       if (vars.size() < kMaxShellVars || vars.count(name)) vars[name] = std::move(v);
       logical.clear();
@@ -416,7 +423,7 @@ ScanOutput ScanScript(std::string_view script) {
             out.warnings.push_back("script: more than " + std::to_string(kMaxShellVars) + " variables; " + key + " ignored");
             continue;
           }
-          vars[key] = Var{{std::string(v)}, static_cast<bool>(c.unresolved[k])};
+          vars[key] = Var{{std::string(v)}, {}, static_cast<bool>(c.unresolved[k])};
         }
         continue;
       }

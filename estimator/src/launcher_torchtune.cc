@@ -53,7 +53,8 @@ std::string TorchtuneModelId(std::string_view config) {
 void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   // positionals: "run", "<recipe>", then key=value overrides.
   size_t k = 0;
-  if (k < l.positionals.size() && l.positionals[k] == "run") ++k;
+  if (l.positionals.empty() || l.positionals[0] != "run") return;  // tune download/ls/cp/validate
+  ++k;
   if (k >= l.positionals.size()) return;
   const std::string recipe = Lower(l.positionals[k]);
   ++k;

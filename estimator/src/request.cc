@@ -184,7 +184,7 @@ Result<JobRequest> ParseJobRequest(std::string_view script,
     r.sources.push_back(FieldSource{"gpus", Source::kSlurm, std::to_string(r.slurm_gpus),
                                     std::string(ToString(r.gpu_field))});
     if (launch.procs_per_node > 0 && r.is_llm_job && launcher_gpus != r.slurm_gpus)
-      AddWarning(&r, "line: the launcher starts " + std::to_string(launcher_gpus) + " processes but Slurm was asked for " +
+      AddWarning(&r, "gpus: the launcher starts " + std::to_string(launcher_gpus) + " processes but Slurm was asked for " +
                          std::to_string(r.slurm_gpus) + " GPUs");
   } else if (launcher_gpus > 0) {
     r.job.gpus = launcher_gpus;
@@ -199,7 +199,9 @@ Result<JobRequest> ParseJobRequest(std::string_view script,
   if (r.job.global_batch > 0 && r.SourceOf("grad-accum") == nullptr) {
     const int64_t dp = r.job.gpus / std::max<int64_t>(1, r.job.tp * r.job.pp);
     const int64_t per_step = r.job.micro_batch * std::max<int64_t>(1, dp);
-    if (dp > 0 && per_step > 0 && r.job.global_batch % per_step == 0) r.job.grad_accum = r.job.global_batch / per_step;
+    if (dp == 0) AddWarning(&r, "gpus: " + std::to_string(r.job.gpus) + " GPUs are fewer than tp x pp = " +
+                                    std::to_string(r.job.tp * r.job.pp));
+    else if (r.job.global_batch % per_step == 0) r.job.grad_accum = r.job.global_batch / per_step;
     else AddWarning(&r, "global-batch: " + std::to_string(r.job.global_batch) + " is not a multiple of micro-batch x data-parallel = " +
                             std::to_string(per_step));
   }
