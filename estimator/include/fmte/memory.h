@@ -8,6 +8,7 @@
 #define FMTE_MEMORY_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fmte/gpu.h"
@@ -44,6 +45,10 @@ struct MemoryEstimate {
   // Pipeline: layers held by each stage (first/last also hold embedding/head) and the heaviest.
   std::vector<int> layers_per_stage;
   int heaviest_stage = 0;
+
+  // When the peak happens: "forward-backward" (saved activations + logits + first gradients),
+  // "end-of-backward" (all gradients) or "optimizer-step" (step temporaries).
+  std::string peak_phase;
 };
 
 // Checks the layout against the architecture: tp divides heads (and kv heads, or kv heads divide
@@ -56,6 +61,17 @@ Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob&
 
 // Trainable parameters of the method (LoRA adapters, prompt/prefix embeddings, or all).
 int64_t TrainableParams(const ModelArch& model, const TrainingJob& job);
+
+// Bytes one transformer layer (`layer`, 0-based) saves for backward for one micro-batch on one GPU
+// with the job's precision, attention, checkpointing, tp/sp and framework (Korthikanti et al. 2022
+// Table 2 in its setting; re-derived per saved tensor otherwise, reference.md 4 and 4b).
+// REQUIRES: ValidateJob(job).ok() and 0 <= layer < model.num_layers.
+int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer);
+
+// Transformer layers of each pipeline stage: an even split when pp divides the layers, otherwise
+// DeepSpeed's partition_uniform (the first `layers % pp` stages hold one more layer).
+// REQUIRES: 1 <= pp <= num_layers.
+std::vector<int> PipelineStageLayers(int64_t num_layers, int64_t pp);
 
 }  // namespace fmte
 

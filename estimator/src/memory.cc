@@ -1,0 +1,164 @@
+// EstimateMemory: composes model states, activations, logits and framework buffers per pipeline
+// stage and takes the peak over the phases of a training step (reference.md 4b):
+//   forward-backward turn: weights + optimizer + saved activations + logits/loss + the first
+//     gradients (all gradients when earlier micro-batches already accumulated them) + gathered
+//     weights / autocast casts;
+//   end of backward: weights + optimizer + all gradients (+ DDP buckets);
+//   optimizer step: weights + optimizer + gradients + the step's temporaries.
+// Gradients are None during the first forward (zero_grad(set_to_none=True), the default of
+// torch.optim and HF Trainer), so they do not coexist with all activations unless micro-batches
+// accumulate or pipeline stages interleave forward and backward.
+#include "fmte/memory.h"
+
+#include <algorithm>
+
+#include "memory_internal.h"
+
+namespace fmte {
+
+using memory_internal::Buffers;
+using memory_internal::Dtypes;
+using memory_internal::Layout;
+using memory_internal::LoraTargets;
+using memory_internal::ModelStates;
+using memory_internal::Saturate;
+using memory_internal::StageActivations;
+using memory_internal::StageParams;
+
+namespace {
+
+struct StagePeak {
+  double allocated = 0;
+  double weights = 0, grads = 0, optimizer = 0, activations = 0, logits = 0, other = 0;
+  double cpu = 0;
+  const char* phase = "forward-backward";
+};
+
+StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                        const Dtypes& dt, const LoraTargets& targets, int stage, int first_layer,
+                        int num_layers) {
+  const StageParams sp =
+      memory_internal::CountStageParams(m, j, lay, targets, stage, first_layer, num_layers);
+  const ModelStates ms = memory_internal::ComputeModelStates(m, j, lay, dt, sp);
+  const StageActivations act = memory_internal::ComputeStageActivations(m, j, lay, dt, targets, stage,
+                                                                        first_layer, num_layers);
+  const Buffers buf = memory_internal::ComputeBuffers(m, j, lay, dt, sp);
+  const double logits = stage == lay.p - 1 ? memory_internal::LogitsBytes(m, j, lay, dt, sp) : 0;
+
+  const double base = ms.weights + ms.quant_consts + ms.optimizer + buf.persistent;
+  // Accumulated gradients exist during later forwards (gradient accumulation, pipelining).
+  const bool grads_live = (lay.micro_batches > 1 || lay.p > 1) && !j.optimizer_in_backward &&
+                          !j.offload_optimizer;
+  const double turn_grads = grads_live ? ms.grads : ms.first_grads;
+
+  StagePeak best;
+  const double turn = base + act.gpu + logits + turn_grads + buf.forward + buf.backward;
+  best.allocated = turn;
+  best.weights = ms.weights;
+  best.grads = turn_grads;
+  best.optimizer = ms.optimizer;
+  best.activations = act.gpu;
+  best.logits = logits;
+  best.other = ms.quant_consts + buf.persistent + buf.forward + buf.backward;
+
+  const double end_bwd = base + ms.grads + buf.backward;
+  if (end_bwd > best.allocated) {
+    best = StagePeak{};
+    best.allocated = end_bwd;
+    best.weights = ms.weights;
+    best.grads = ms.grads;
+    best.optimizer = ms.optimizer;
+    best.other = ms.quant_consts + buf.persistent + buf.backward;
+    best.phase = "end-of-backward";
+  }
+  const double step = base + ms.grads + ms.step_temp;
+  if (step > best.allocated) {
+    best = StagePeak{};
+    best.allocated = step;
+    best.weights = ms.weights;
+    best.grads = ms.grads;
+    best.optimizer = ms.optimizer;
+    best.other = ms.quant_consts + buf.persistent + ms.step_temp;
+    best.phase = "optimizer-step";
+  }
+  best.cpu = ms.cpu + act.cpu;
+  return best;
+}
+
+}  // namespace
+
+int64_t TrainableParams(const ModelArch& model, const TrainingJob& job) {
+  if (model.num_layers <= 0) return 0;
+  TrainingJob one = job;
+  one.tp = one.pp = one.vpp = 1;
+  const Layout lay = memory_internal::MakeLayout(one);
+  const LoraTargets targets = memory_internal::ResolveLoraTargets(model, job);
+  const StageParams sp = memory_internal::CountStageParams(
+      model, one, lay, targets, 0, 0, static_cast<int>(std::min<int64_t>(model.num_layers, 1 << 30)));
+  if (job.method == Method::kFull) return model.Counts().total;
+  return Saturate(sp.trainable);
+}
+
+int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer) {
+  if (layer < 0 || layer >= static_cast<int64_t>(model.block_kind_of_layer.size())) return 0;
+  const int kind = model.block_kind_of_layer[static_cast<size_t>(layer)];
+  if (kind < 0 || static_cast<size_t>(kind) >= model.block_kinds.size()) return 0;
+  const Layout lay = memory_internal::MakeLayout(job);
+  const Dtypes dt = memory_internal::ChooseDtypes(job);
+  const LoraTargets targets = memory_internal::ResolveLoraTargets(model, job);
+  return Saturate(memory_internal::LayerActivations(
+      model, job, lay, dt, targets, model.block_kinds[static_cast<size_t>(kind)],
+      job.activation_checkpointing == Checkpointing::kFull));
+}
+
+Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job,
+                                      const GpuSpec& gpu) {
+  FMTE_RETURN_IF_ERROR(ValidateLayout(model, job));
+  const Layout lay = memory_internal::MakeLayout(job);
+  const Dtypes dt = memory_internal::ChooseDtypes(job);
+  const LoraTargets targets = memory_internal::ResolveLoraTargets(model, job);
+
+  MemoryEstimate est;
+  est.params = model.Counts();
+  est.trainable_params = TrainableParams(model, job);
+  est.layers_per_stage = PipelineStageLayers(model.num_layers, lay.p);
+
+  StagePeak heaviest;
+  int first_layer = 0;
+  for (size_t st = 0; st < est.layers_per_stage.size(); ++st) {
+    const int n = est.layers_per_stage[st];
+    StagePeak peak = EstimateStage(model, job, lay, dt, targets, static_cast<int>(st), first_layer, n);
+    first_layer += n;
+    if (st == 0 || peak.allocated > heaviest.allocated) {
+      heaviest = peak;
+      est.heaviest_stage = static_cast<int>(st);
+    }
+  }
+
+  const double frag = memory_internal::FragmentationBytes(heaviest.allocated);
+  est.breakdown.weights = Saturate(heaviest.weights);
+  est.breakdown.gradients = Saturate(heaviest.grads);
+  est.breakdown.optimizer = Saturate(heaviest.optimizer);
+  est.breakdown.activations = Saturate(heaviest.activations);
+  est.breakdown.logits = Saturate(heaviest.logits);
+  est.breakdown.other = Saturate(heaviest.other + frag);
+  // The breakdown sums to the allocator peak exactly (each part saturated on its own).
+  int64_t sum = 0;
+  for (int64_t part : {est.breakdown.weights, est.breakdown.gradients, est.breakdown.optimizer,
+                       est.breakdown.activations, est.breakdown.logits, est.breakdown.other}) {
+    sum = part > INT64_MAX - sum ? INT64_MAX : sum + part;
+  }
+  est.allocator_peak_bytes = sum;
+  est.cuda_context_bytes = Saturate(memory_internal::CudaContextBytes(job, lay));
+  est.per_gpu_bytes = est.allocator_peak_bytes > INT64_MAX - est.cuda_context_bytes
+                          ? INT64_MAX
+                          : est.allocator_peak_bytes + est.cuda_context_bytes;
+  est.gpu_capacity_bytes = gpu.memory_bytes;
+  est.fits = est.per_gpu_bytes <= gpu.memory_bytes;
+  est.cpu_bytes_per_node =
+      Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
+  est.peak_phase = heaviest.phase;
+  return est;
+}
+
+}  // namespace fmte

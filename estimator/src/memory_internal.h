@@ -1,0 +1,128 @@
+// Private to the memory model (memory*.cc, layout.cc): the quantities derived once per estimate
+// (layout, dtypes, LoRA targets) and the per-concern pieces EstimateMemory composes.
+// All byte arithmetic is in double (no int64 overflow for absurd inputs) and saturated to int64
+// only at the end (Saturate). Thread-safety: plain values, no shared state.
+#ifndef FMTE_SRC_MEMORY_INTERNAL_H_
+#define FMTE_SRC_MEMORY_INTERNAL_H_
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "fmte/gpu.h"
+#include "fmte/job.h"
+#include "fmte/memory.h"
+#include "fmte/model.h"
+
+namespace fmte::memory_internal {
+
+// Clamps a byte count to [0, INT64_MAX]; NaN becomes 0.
+int64_t Saturate(double bytes);
+
+bool IsFsdp(Sharding s);  // fsdp-full | fsdp-grad-op | fsdp-hybrid | fsdp-no-shard
+bool IsPeft(Method m);    // everything but full: the base model is frozen
+
+// Which linears carry LoRA adapters. Built from job.lora_targets (module names, roles, or
+// all-linear) or, when empty, the framework's default (PEFT: per model family).
+struct LoraTargets {
+  bool all_linear = false;
+  std::vector<std::string_view> names;  // views into the job's strings or static literals
+  uint32_t roles = 0;                   // bit (1 << LinearRole)
+  bool Matches(const LinearShape& l) const;
+};
+LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j);
+
+// Bytes per element of every kind of state, decided once from precision, framework and method
+// (reference.md section 2; per-framework sources in memory_states.cc).
+struct Dtypes {
+  double act = 2;           // saved activations
+  double base_weight = 2;   // frozen (PEFT base) non-quantised weights
+  double param = 2;         // trainable parameters' persistent copy on the GPU
+  double grad = 2;          // their gradients
+  double master = 0;        // fp32 master copy kept by the optimizer (0: the param is fp32)
+  double state = 4;         // one optimizer state element
+  double gather = 2;        // FSDP/ZeRO-3 gathered (unsharded) weights while a unit runs
+  bool autocast = false;    // amp-*: 16-bit casts of fp32 weights live for backward
+};
+Dtypes ChooseDtypes(const TrainingJob& j);
+
+// The layout numbers every piece needs.
+struct Layout {
+  int64_t t = 1, p = 1, d = 1, v = 1;
+  int64_t shard = 1;  // ranks one copy of the sharded state is split over
+  int64_t gpus_per_node = 1, nodes = 1;
+  int64_t micro_batches = 1;  // per optimizer step per pipeline (grad_accum)
+};
+Layout MakeLayout(const TrainingJob& j);
+
+// Parameters held by one pipeline stage on one GPU (after tensor parallel splitting).
+struct StageParams {
+  double total = 0;            // all parameters on this GPU before data-parallel sharding
+  double frozen = 0;           // frozen, stored in Dtypes::base_weight (or fp32 for QLoRA non-quant)
+  double quantized = 0;        // frozen, stored quantised (QLoRA base linears)
+  double quant_rows = 0;       // output rows of quantised linears (int8 row scales)
+  double trainable = 0;        // carry gradients and optimizer state
+  double factored_state = 0;   // Adafactor state elements of the trainable tensors
+  double small_trainable = 0;  // trainable tensors under 4096 elements (8-bit Adam keeps fp32)
+  double linear = 0;           // parameters of linears (autocast casts them)
+  double trainable_linear = 0;
+  double largest_block = 0;    // one transformer block (an FSDP unit)
+  double largest_module = 0;   // one module (DeepSpeed's "largest layer")
+  double root = 0;             // embedding + head + final norm (FSDP root unit)
+  double first_grads = 0;      // trainable params whose gradients appear first in backward
+};
+StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                             const LoraTargets& targets, int stage, int first_layer,
+                             int num_layers);
+
+// Model-state bytes of one stage on one GPU (memory_states.cc).
+struct ModelStates {
+  double weights = 0;     // persistent weights on the GPU (sharded where sharding shards them)
+  double quant_consts = 0;
+  double grads = 0;       // all gradients of the step (sharded where sharded)
+  double first_grads = 0; // gradients alive early in backward
+  double optimizer = 0;   // optimizer states + fp32 master on the GPU
+  double step_temp = 0;   // temporaries of the optimizer step (foreach AdamW)
+  double cpu = 0;         // host bytes of this GPU's offloaded state
+};
+ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                               const Dtypes& dt, const StageParams& sp);
+
+// Activations saved for backward by one layer of kind `block` for one micro-batch on one GPU
+// (memory_activations.cc). `recompute_working` returns the same layer without checkpointing.
+double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                        const Dtypes& dt, const LoraTargets& targets, const BlockSpec& block,
+                        bool checkpointed);
+
+// Activations of one stage on one GPU at the peak (in-flight micro-batches included), and the
+// host bytes moved there by activation offloading.
+struct StageActivations {
+  double gpu = 0;
+  double cpu = 0;
+};
+StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& j,
+                                         const Layout& lay, const Dtypes& dt,
+                                         const LoraTargets& targets, int stage, int first_layer,
+                                         int num_layers);
+
+// Logits and loss at their peak on the last stage (memory_logits.cc).
+double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
+                   const StageParams& last_stage);
+
+// Framework buffers present at the peak (memory_overheads.cc).
+struct Buffers {
+  double persistent = 0;  // DDP buckets, ZeRO reduce buckets
+  double forward = 0;     // gathered weights / autocast casts alive at the forward-backward turn
+  double backward = 0;    // unsharded gradients of the running unit
+};
+Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                       const Dtypes& dt, const StageParams& sp);
+double CudaContextBytes(const TrainingJob& j, const Layout& lay);
+double FragmentationBytes(double allocated_bytes);
+
+// Pipeline in-flight micro-batches (per layer chunk) on `stage` (1F1B, interleaved).
+double InFlightLayerFactor(const Layout& lay, int stage);
+
+}  // namespace fmte::memory_internal
+
+#endif  // FMTE_SRC_MEMORY_INTERNAL_H_

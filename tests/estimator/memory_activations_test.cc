@@ -1,0 +1,138 @@
+// Activation memory per layer: Korthikanti et al. 2022 ("Reducing Activation Recomputation in
+// Large Transformer Models", Table 2) in its own setting, and per-tensor derivations elsewhere.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "fmte/memory.h"
+#include "memory_test_util.h"
+
+namespace fmte {
+namespace {
+
+using testing::BaseJob;
+using testing::GptArch;
+using testing::Llama2_7b;
+
+struct KorthikantiRow {
+  const char* name;
+  int64_t t;
+  bool sp;
+  Checkpointing ckpt;
+};
+
+// Table 2, activations per layer in bytes (s sequence, b micro-batch, h hidden, a heads, t TP):
+//   no parallelism           s*b*h*(34 + 5*a*s/h)
+//   tensor parallel          s*b*h*(10 + 24/t + 5*a*s/(h*t))
+//   TP + sequence parallel   s*b*h*(34/t + 5*a*s/(h*t))
+//   TP + selective recompute s*b*h*(10 + 24/t)
+//   TP + SP + selective      s*b*h*34/t
+//   full recompute           2*s*b*h
+// Evaluated in integers (t divides 24 and 34*... only where the paper's terms are integral).
+int64_t Table2(const KorthikantiRow& r, int64_t s, int64_t b, int64_t h, int64_t a) {
+  const int64_t sbh = s * b * h, scores = 5 * a * s * s * b;
+  const int64_t t = r.t;
+  if (r.ckpt == Checkpointing::kFull) return 2 * sbh;
+  if (t == 1 && r.ckpt == Checkpointing::kNone) return 34 * sbh + scores;
+  if (r.sp && r.ckpt == Checkpointing::kSelective) return 34 * sbh / t;
+  if (r.ckpt == Checkpointing::kSelective) return 10 * sbh + 24 * sbh / t;
+  if (r.sp) return 34 * sbh / t + scores / t;
+  return 10 * sbh + 24 * sbh / t + scores / t;
+}
+
+TEST(MemoryActivationsTest, KorthikantiTable2EveryRow) {
+  // GPT-3 175B's shape (Korthikanti Table 3): h 12288, a 96, s 2048, b 1; t = 8 and t = 2.
+  const int64_t h = 12288, a = 96, s = 2048, b = 1;
+  const ModelArch gpt = GptArch(h, a, 96, 51200);
+  const KorthikantiRow rows[] = {
+      {"none", 1, false, Checkpointing::kNone},
+      {"tp8", 8, false, Checkpointing::kNone},
+      {"tp8+sp", 8, true, Checkpointing::kNone},
+      {"tp8+selective", 8, false, Checkpointing::kSelective},
+      {"tp8+sp+selective", 8, true, Checkpointing::kSelective},
+      {"tp2", 2, false, Checkpointing::kNone},
+      {"tp2+sp+selective", 2, true, Checkpointing::kSelective},
+      {"full recompute", 8, false, Checkpointing::kFull},
+      {"full recompute, no tp", 1, false, Checkpointing::kFull},
+  };
+  for (const KorthikantiRow& r : rows) {
+    TrainingJob j = BaseJob();
+    j.framework = Framework::kMegatron;
+    j.precision = Precision::kMixedBf16;  // 16-bit activations
+    j.attention = Attention::kEager;      // no fused attention kernel
+    j.seq_len = s;
+    j.micro_batch = b;
+    j.tp = r.t;
+    j.gpus = r.t;
+    j.sequence_parallel = r.sp;
+    j.activation_checkpointing = r.ckpt;
+    ASSERT_TRUE(ValidateJob(j).ok()) << r.name;
+    EXPECT_EQ(LayerActivationBytes(gpt, j, 0), Table2(r, s, b, h, a)) << r.name;
+  }
+}
+
+TEST(MemoryActivationsTest, FusedAttentionDropsTheScoreTerm) {
+  // Fused attention keeps no s x s tensor: the 5*a*s^2*b term becomes the fp32 log-sum-exp
+  // 4*a*s*b; Q, K, V are already in the 24sbh/t, and the saved output is the projection's input
+  // (2sbh, also already counted). Megatron, t = 1, GPT: 34sbh + 4*a*s*b.
+  const int64_t h = 4096, a = 32, s = 4096, b = 2;
+  const ModelArch gpt = GptArch(h, a, 4, 50304);
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kMegatron;
+  j.precision = Precision::kMixedBf16;
+  j.attention = Attention::kFused;
+  j.seq_len = s;
+  j.micro_batch = b;
+  EXPECT_EQ(LayerActivationBytes(gpt, j, 0), 34 * s * b * h + 4 * a * s * b);
+}
+
+struct LlamaRow {
+  const char* name;
+  Method method;
+  int64_t expected_per_token;
+};
+
+TEST(MemoryActivationsTest, LlamaHfPerSavedTensor) {
+  // Llama-2-7b in HF (transformers modeling_llama.py), amp-bf16, SDPA, per token per layer
+  // (h 4096, a = g = 32, f 11008):
+  // full: 2 RMSNorms x (fp32 input 4h + normed 16-bit 2h) = 12h; q/k/v input 2h; MLP input 2h;
+  //   SDPA q 2h + repeat_kv k,v 4h + output 2h + fp32 lse 4a; o_proj input (contiguous copy) 2h;
+  //   MLP gate out, silu out, up out 3*2f + down input 2f
+  //   = 26h + 8f + 4a = 106496 + 88064 + 128 = 194688.
+  // LoRA r=8 on q_proj,v_proj (PEFT default): norms 2 x 4h (frozen weight) = 8h; frozen linears
+  //   save nothing; each adapter keeps an fp32 input copy 4h + lora_A output 4r -> 8h + 8r;
+  //   SDPA 2h + 4h + 2h + 4a; MLP 3*2f = 24h + 6f + 8r + 4a = 98304 + 66048 + 64 + 128 = 164544.
+  // QLoRA: as LoRA plus bitsandbytes saving the 16-bit input of every quantised linear: attention
+  //   input 2h, MLP input 2h, o_proj input 2h, down input 2f -> 164544 + 6h + 2f = 211136.
+  const ModelArch llama = Llama2_7b();
+  const LlamaRow rows[] = {{"full", Method::kFull, 194688},
+                           {"lora", Method::kLora, 164544},
+                           {"qlora", Method::kQlora, 211136}};
+  for (const LlamaRow& r : rows) {
+    TrainingJob j = BaseJob();
+    j.precision = Precision::kAmpBf16;
+    j.method = r.method;
+    j.lora_r = 8;
+    j.seq_len = 2048;
+    j.micro_batch = 1;
+    EXPECT_EQ(LayerActivationBytes(llama, j, 0), 2048 * r.expected_per_token) << r.name;
+  }
+}
+
+TEST(MemoryActivationsTest, CompileAndCheckpointingShrinkActivations) {
+  const ModelArch llama = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.seq_len = 4096;
+  const int64_t eager = LayerActivationBytes(llama, j, 0);
+  j.compile = true;
+  // inductor: norms save their 16-bit input (2 x 2h instead of 2 x 6h) and silu*up is recomputed
+  // (one f-wide tensor fewer): 194688 - 8h - 2f = 194688 - 32768 - 22016 = 139904 per token.
+  EXPECT_EQ(LayerActivationBytes(llama, j, 0), 4096 * 139904);
+  EXPECT_LT(LayerActivationBytes(llama, j, 0), eager);
+  j.compile = false;
+  j.activation_checkpointing = Checkpointing::kFull;
+  EXPECT_EQ(LayerActivationBytes(llama, j, 0), 4096 * 2 * 4096);  // the 16-bit layer input
+}
+
+}  // namespace
+}  // namespace fmte

@@ -1,0 +1,144 @@
+// The memory model on the shipped catalog: PEFT's printed trainable counts, and properties every
+// estimate must have (finite, positive, monotone in GPUs, checkpointing and sequence length).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fmte/memory.h"
+#include "fmte/model.h"
+#include "memory_test_util.h"
+
+namespace fmte {
+namespace {
+
+using testing::BaseJob;
+using testing::Gpu80;
+
+const ModelCatalog& Catalog() {
+  static const ModelCatalog* catalog = [] {
+    Result<ModelCatalog> c = ModelCatalog::LoadDir(std::string(FMTE_SOURCE_DIR) + "/etc/models");
+    return c.ok() ? new ModelCatalog(std::move(c).value()) : new ModelCatalog();
+  }();
+  return *catalog;
+}
+
+struct PeftRow {
+  const char* model;
+  int64_t r;
+  std::vector<std::string> targets;
+  int64_t trainable;  // PEFT print_trainable_parameters()
+  int64_t all;        // its "all params" (base + adapters)
+};
+
+TEST(MemoryCatalogTest, LoraTrainableMatchesPeftPrints) {
+  const PeftRow rows[] = {
+      // PEFT docs / model cards: Llama-2-7b, r=8, q_proj,v_proj:
+      // "trainable params: 4,194,304 || all params: 6,742,609,920 || trainable%: 0.0622".
+      {"meta-llama/Llama-2-7b-hf", 8, {}, 4194304, 6742609920},
+      // Llama-2-7b, r=16, all seven projections: "trainable params: 39,976,960 || all params:
+      // 6,778,392,576".
+      {"meta-llama/Llama-2-7b-hf", 16, {"all-linear"}, 39976960, 6778392576},
+      // Mistral-7B, r=8, q_proj,v_proj (GQA: v_proj 4096 -> 1024): "trainable params: 3,407,872
+      // || all params: 7,245,139,968".
+      {"mistralai/Mistral-7B-Instruct-v0.2", 8, {"q_proj", "v_proj"}, 3407872, 7245139968},
+  };
+  for (const PeftRow& r : rows) {
+    Result<const ModelArch*> m = Catalog().Find(r.model);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    TrainingJob j = BaseJob();
+    j.method = Method::kLora;
+    j.lora_r = r.r;
+    j.lora_targets = r.targets;
+    EXPECT_EQ(TrainableParams(**m, j), r.trainable) << r.model;
+    EXPECT_EQ((*m)->Counts().total + TrainableParams(**m, j), r.all) << r.model;
+  }
+}
+
+TEST(MemoryCatalogTest, PromptAndPrefixTuningCounts) {
+  // PEFT: prompt tuning trains num_virtual_tokens x hidden (20 x 4096 = 81,920 for Llama-2-7b);
+  // prefix tuning num_virtual_tokens x num_layers x 2 x kv width (20 x 32 x 2 x 4096 = 5,242,880).
+  Result<const ModelArch*> m = Catalog().Find("meta-llama/Llama-2-7b-hf");
+  ASSERT_TRUE(m.ok());
+  TrainingJob j = BaseJob();
+  j.virtual_tokens = 20;
+  j.method = Method::kPromptTuning;
+  EXPECT_EQ(TrainableParams(**m, j), 81920);
+  j.method = Method::kPrefixTuning;
+  EXPECT_EQ(TrainableParams(**m, j), 5242880);
+}
+
+TrainingJob Job(Method method, Sharding sharding, int64_t gpus) {
+  TrainingJob j = BaseJob();
+  j.method = method;
+  j.sharding = sharding;
+  j.gpus = gpus;
+  j.seq_len = 1024;
+  if (sharding == Sharding::kZero3 || sharding == Sharding::kFsdpFull) j.precision = Precision::kMixedBf16;
+  return j;
+}
+
+TEST(MemoryCatalogTest, EveryModelEveryMethodIsFinitePositiveAndMonotone) {
+  ASSERT_GT(Catalog().size(), 10u);
+  const Method methods[] = {Method::kFull, Method::kLora, Method::kQlora, Method::kPromptTuning,
+                            Method::kPrefixTuning};
+  for (const std::string& id : Catalog().Ids()) {
+    const ModelArch& m = **Catalog().Find(id);
+    for (Method method : methods) {
+      const std::string what = id + " " + std::string(ToString(method));
+      Result<MemoryEstimate> one = EstimateMemory(m, Job(method, Sharding::kNone, 1), Gpu80());
+      ASSERT_TRUE(one.ok()) << what << ": " << one.status().ToString();
+      EXPECT_GT(one->per_gpu_bytes, one->allocator_peak_bytes) << what;
+      EXPECT_GT(one->breakdown.weights, 0) << what;
+      EXPECT_GT(LayerActivationBytes(m, Job(method, Sharding::kNone, 1), 0), 0) << what;
+      EXPECT_GT(one->trainable_params, 0) << what;
+      EXPECT_EQ(one->gpu_capacity_bytes, Gpu80().memory_bytes);
+      EXPECT_EQ(one->fits, one->per_gpu_bytes <= Gpu80().memory_bytes);
+
+      // More GPUs with sharding: less per GPU.
+      for (Sharding sh : {Sharding::kZero3, Sharding::kFsdpFull}) {
+        Result<MemoryEstimate> e8 = EstimateMemory(m, Job(method, sh, 8), Gpu80());
+        Result<MemoryEstimate> e64 = EstimateMemory(m, Job(method, sh, 64), Gpu80());
+        ASSERT_TRUE(e8.ok() && e64.ok()) << what;
+        EXPECT_LE(e64->per_gpu_bytes, e8->per_gpu_bytes) << what << " " << ToString(sh);
+      }
+      // Checkpointing: fewer activation bytes per layer and no more memory. Longer sequences:
+      // more. (The breakdown shows the peak phase, which may be the optimizer step.)
+      TrainingJob j = Job(method, Sharding::kNone, 1);
+      j.attention = Attention::kEager;
+      int64_t prev_layer = LayerActivationBytes(m, j, 0), prev_total = one->per_gpu_bytes;
+      for (Checkpointing c : {Checkpointing::kSelective, Checkpointing::kFull}) {
+        j.activation_checkpointing = c;
+        Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
+        ASSERT_TRUE(e.ok());
+        EXPECT_LT(LayerActivationBytes(m, j, 0), prev_layer) << what << " " << ToString(c);
+        EXPECT_LE(e->per_gpu_bytes, prev_total) << what << " " << ToString(c);
+        prev_layer = LayerActivationBytes(m, j, 0);
+        prev_total = e->per_gpu_bytes;
+      }
+      j = Job(method, Sharding::kNone, 1);
+      j.seq_len = 4096;
+      Result<MemoryEstimate> longer = EstimateMemory(m, j, Gpu80());
+      ASSERT_TRUE(longer.ok());
+      EXPECT_GT(LayerActivationBytes(m, j, 0), LayerActivationBytes(m, Job(method, Sharding::kNone, 1), 0)) << what;
+      EXPECT_GE(longer->per_gpu_bytes, one->per_gpu_bytes) << what;
+    }
+  }
+}
+
+TEST(MemoryCatalogTest, AbsurdInputsSaturateInsteadOfOverflowing) {
+  Result<const ModelArch*> m = Catalog().Find("meta-llama/Llama-3.1-405B");
+  ASSERT_TRUE(m.ok());
+  TrainingJob j = BaseJob();
+  j.seq_len = int64_t{1} << 24;
+  j.micro_batch = 1 << 20;
+  j.attention = Attention::kEager;
+  ASSERT_TRUE(ValidateJob(j).ok());
+  Result<MemoryEstimate> e = EstimateMemory(**m, j, Gpu80());
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->per_gpu_bytes, INT64_MAX);
+  EXPECT_FALSE(e->fits);
+}
+
+}  // namespace
+}  // namespace fmte

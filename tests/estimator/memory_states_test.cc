@@ -1,0 +1,174 @@
+// Model states per GPU (weights + gradients + optimizer) against published tables, and QLoRA
+// weight bytes by derivation.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "fmte/memory.h"
+#include "memory_test_util.h"
+
+namespace fmte {
+namespace {
+
+using testing::BaseJob;
+using testing::Gpu80;
+using testing::Llama2_7b;
+using testing::MakeLinear;
+
+// Exactly 7.5e9 parameters: 29 blocks of one 5000 x 50000 linear (2.5e8 each) plus a tied
+// 50000 x 5000 embedding (2.5e8).
+ModelArch SevenPointFiveB() {
+  ModelArch m;
+  m.id = "test/7.5b";
+  m.model_type = "test";
+  m.hidden_size = 5000;
+  m.num_layers = 29;
+  m.num_heads = 40;
+  m.num_kv_heads = 40;
+  m.head_dim = 125;
+  m.vocab_size = 50000;
+  m.tie_word_embeddings = true;
+  m.embedding_params = 50000LL * 5000;
+  BlockSpec b;
+  b.linears = {MakeLinear("w", LinearRole::kOther, 5000, 50000, false)};
+  m.block_kinds = {b};
+  m.block_kind_of_layer.assign(29, 0);
+  return m;
+}
+
+int64_t ModelStateBytes(const MemoryEstimate& e) {
+  return e.breakdown.weights + e.breakdown.gradients + e.breakdown.optimizer;
+}
+
+struct StatesRow {
+  const char* source;
+  Framework framework;
+  Precision precision;
+  Sharding sharding;
+  int64_t gpus;
+  double expected_bytes;
+  double tolerance_bytes;
+};
+
+TEST(MemoryStatesTest, PublishedModelStateTables) {
+  const ModelArch m = SevenPointFiveB();
+  ASSERT_EQ(m.Counts().total, 7500000000LL);
+  const double psi = 7.5e9;
+  const StatesRow rows[] = {
+      // ZeRO paper (Rajbhandari et al. 2020), Figure 1: Psi = 7.5B, N_d = 64, K = 12, fp16 mixed
+      // precision Adam. Baseline (2+2+K)Psi = 120GB; P_os 31.4GB; P_os+g 16.6GB; P_os+g+p 1.9GB.
+      {"ZeRO fig.1 baseline", Framework::kDeepspeed, Precision::kMixedFp16, Sharding::kDdp, 64, 120e9, 0.05e9},
+      {"ZeRO fig.1 P_os", Framework::kDeepspeed, Precision::kMixedFp16, Sharding::kZero1, 64, 31.4e9, 0.05e9},
+      {"ZeRO fig.1 P_os+g", Framework::kDeepspeed, Precision::kMixedFp16, Sharding::kZero2, 64, 16.6e9, 0.05e9},
+      {"ZeRO fig.1 P_os+g+p", Framework::kDeepspeed, Precision::kMixedFp16, Sharding::kZero3, 64, 1.9e9, 0.05e9},
+      // Megatron-LM docs, distributed optimizer ("theoretical number of bytes per parameter",
+      // d = data-parallel size): fp16 param/fp16 grads 20 | 4 + 16/d; bf16 param/fp32 grads
+      // 18 | 6 + 12/d; fp32 16 | 8 + 8/d. Here d = 8.
+      {"Megatron fp16", Framework::kMegatron, Precision::kMixedFp16, Sharding::kNone, 8, 20 * psi, 1},
+      {"Megatron fp16 distributed", Framework::kMegatron, Precision::kMixedFp16, Sharding::kZero1, 8, (4 + 16.0 / 8) * psi, 1},
+      {"Megatron bf16", Framework::kMegatron, Precision::kMixedBf16, Sharding::kNone, 8, 18 * psi, 1},
+      {"Megatron bf16 distributed", Framework::kMegatron, Precision::kMixedBf16, Sharding::kZero1, 8, (6 + 12.0 / 8) * psi, 1},
+      {"Megatron fp32", Framework::kMegatron, Precision::kFp32, Sharding::kNone, 8, 16 * psi, 1},
+      {"Megatron fp32 distributed", Framework::kMegatron, Precision::kFp32, Sharding::kZero1, 8, (8 + 8.0 / 8) * psi, 1},
+      // reference.md 2: HF Trainer --bf16 (AMP): fp32 weights 4 + fp32 grads 4 + Adam 8 = 16;
+      // pure bf16: 2 + 2 + 4 = 8.
+      {"HF amp-bf16", Framework::kHf, Precision::kAmpBf16, Sharding::kNone, 1, 16 * psi, 1},
+      {"HF pure-bf16", Framework::kHf, Precision::kPureBf16, Sharding::kNone, 1, 8 * psi, 1},
+      // FSDP full shard with MixedPrecision: fp32 flat param 4 + fp32 grad 4 + Adam 8, all /d.
+      {"FSDP full, 8 GPUs", Framework::kFsdp, Precision::kMixedBf16, Sharding::kFsdpFull, 8, 16 * psi / 8, 1},
+  };
+  for (const StatesRow& r : rows) {
+    TrainingJob j = BaseJob();
+    j.framework = r.framework;
+    j.precision = r.precision;
+    j.sharding = r.sharding;
+    j.gpus = r.gpus;
+    j.grad_accum = 2;  // gradients of earlier micro-batches are alive at every phase
+    j.seq_len = 16;
+    Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
+    ASSERT_TRUE(e.ok()) << r.source << ": " << e.status().ToString();
+    EXPECT_NEAR(static_cast<double>(ModelStateBytes(*e)), r.expected_bytes, r.tolerance_bytes) << r.source;
+  }
+}
+
+struct OptimizerRow {
+  const char* name;
+  Optimizer optimizer;
+  double bytes_per_param;  // derivation in the comment of the test
+};
+
+TEST(MemoryStatesTest, OptimizersPerParameter) {
+  // fp32 training of the 7.5B test model (weights 4 + grads 4 + states):
+  //   adamw: 2 fp32 states = 8 -> 16; sgd with momentum: 1 state = 4 -> 12;
+  //   adamw-8bit: 2 x (1 + 4/256 absmax) = 2.03125 -> 10.03125 (every tensor >= 4096 elements);
+  //   adafactor: factored row+col statistics, fp32: 29 x (5000 + 50000) + (50000 + 5000) elements
+  //   -> 8 * 7.5e9 + 4 * 30 * 55000 bytes.
+  const ModelArch m = SevenPointFiveB();
+  const double psi = 7.5e9;
+  const OptimizerRow rows[] = {{"adamw", Optimizer::kAdamW, 16},
+                               {"sgd", Optimizer::kSgd, 12},
+                               {"adamw-8bit", Optimizer::kAdamW8bit, 10.03125},
+                               {"adafactor", Optimizer::kAdafactor, 8 + 4.0 * 30 * 55000 / 7.5e9}};
+  for (const OptimizerRow& r : rows) {
+    TrainingJob j = BaseJob();
+    j.precision = Precision::kFp32;
+    j.optimizer = r.optimizer;
+    j.grad_accum = 2;
+    j.seq_len = 16;
+    Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_NEAR(static_cast<double>(ModelStateBytes(*e)), r.bytes_per_param * psi, 2) << r.name;
+  }
+}
+
+TEST(MemoryStatesTest, QloraWeightBytes) {
+  // Llama-2-7b: block linears 32 x (4 x 4096^2 + 3 x 4096 x 11008) = 6,476,005,376 quantised;
+  // embeddings, head and norms 262,410,240 kept in fp32 by prepare_model_for_kbit_training;
+  // LoRA r=8 on q_proj,v_proj: 4,194,304 fp32 adapters.
+  //   nf4: 0.5 B per quantised weight -> 3,238,002,688 + 4 x 262,410,240 + 4 x 4,194,304
+  //        = 4,304,420,864 bytes of weights.
+  //   int8: 1 B per weight -> 6,476,005,376 + 1,049,640,960 + 16,777,216 = 7,542,423,552.
+  // Quantisation constants (breakdown.other): fp32 absmax per 64 weights = 404,750,336; with
+  // double quantisation 6,476,005,376/64 + 4 x 6,476,005,376/16384 = 102,768,640.
+  const ModelArch m = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.method = Method::kQlora;
+  j.lora_r = 8;
+  j.precision = Precision::kPureBf16;
+  j.seq_len = 512;
+  Result<MemoryEstimate> nf4 = EstimateMemory(m, j, Gpu80());
+  ASSERT_TRUE(nf4.ok()) << nf4.status().ToString();
+  EXPECT_EQ(nf4->trainable_params, 4194304);
+  EXPECT_EQ(nf4->breakdown.weights, 4304420864LL);
+  j.double_quant = true;
+  Result<MemoryEstimate> dq = EstimateMemory(m, j, Gpu80());
+  ASSERT_TRUE(dq.ok());
+  EXPECT_EQ(dq->breakdown.weights, nf4->breakdown.weights);
+  // Everything else is equal, and fragmentation is 5% of the allocated peak.
+  EXPECT_NEAR(static_cast<double>(nf4->allocator_peak_bytes - dq->allocator_peak_bytes),
+              (404750336.0 - 102768640.0) * 1.05, 4);
+  j.double_quant = false;
+  j.quant = Quant::kInt8;
+  Result<MemoryEstimate> int8 = EstimateMemory(m, j, Gpu80());
+  ASSERT_TRUE(int8.ok());
+  EXPECT_EQ(int8->breakdown.weights, 7542423552LL);
+}
+
+TEST(MemoryStatesTest, LoraFrozenBaseCarriesNoGradients) {
+  // LoRA r=8 q,v on Llama-2-7b, pure-bf16 base, HF PEFT: base weights 2 B x 6,738,415,616;
+  // adapters fp32 4 B; gradients fp32 4 B x 4,194,304; AdamW fp32 8 B x 4,194,304.
+  const ModelArch m = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.method = Method::kLora;
+  j.lora_r = 8;
+  j.precision = Precision::kPureBf16;
+  j.grad_accum = 2;
+  Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->breakdown.weights, 2 * 6738415616LL + 4 * 4194304LL);
+  EXPECT_EQ(e->breakdown.gradients, 4 * 4194304LL);
+  EXPECT_EQ(e->breakdown.optimizer, 8 * 4194304LL);
+}
+
+}  // namespace
+}  // namespace fmte
