@@ -111,7 +111,7 @@ SlurmctldDebug=info
 SlurmdDebug=info
 PluginDir=$stock:$PLUGIN_DIR
 PlugStackConfig=$ETC/plugstack.conf
-JobSubmitPlugins=$plugin
+$([ -n "$plugin" ] && echo "JobSubmitPlugins=$plugin" || echo "#JobSubmitPlugins=fmte")
 MailProg=/bin/true
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -268,19 +268,19 @@ cmd_status() {
   done
   if [ -n "$(pid_of slurmctld)" ] && kill -0 "$(pid_of slurmctld)" 2>/dev/null; then
     sinfo -o '%P %a %D %T %G' 2>&1 || true
-    grep '^JobSubmitPlugins' "$SLURM_CONF" || true
+    grep '^#*JobSubmitPlugins' "$SLURM_CONF" || true
   fi
 }
 
 cmd_plugin() {
   local want
   case ${1:-} in
-    on) want=fmte ;;
-    off) want= ;;
+    on) want=JobSubmitPlugins=fmte ;;
+    off) want='#JobSubmitPlugins=fmte' ;;  # an empty value is a parse error
     *) die "usage: cluster.sh plugin on|off" ;;
   esac
   [ -f "$SLURM_CONF" ] || die "no cluster in $LAB (run: cluster.sh up)"
-  sed -i "s|^JobSubmitPlugins=.*|JobSubmitPlugins=$want|" "$SLURM_CONF"
+  sed -i "s|^#*JobSubmitPlugins=.*|$want|" "$SLURM_CONF"
   # Reconfigure reloads job_submit plugins only when the list changed (slurm-recipe.md §2.4).
   scontrol reconfigure
   wait_until slurmctld "$(pid_of slurmctld)" sh -c 'scontrol ping | grep -q "is UP"'

@@ -191,8 +191,10 @@ int Modify(job_desc_msg_t* job_desc, char** err_msg) {
     if (!request.ok() || !request->is_llm_job) return SLURM_SUCCESS;
     fmte::Decision decision = fmte::Decide(*request, loaded->config, loaded->estimator);
     int rc = SLURM_SUCCESS;
-    if (decision.touched && decision.kind == fmte::DecisionKind::kReject) {
-      rc = fmte::slurm::RejectCode(decision);
+    // An update that would need a rewrite of the GPU count is refused: the user asked explicitly.
+    bool needs_gpus = decision.kind == fmte::DecisionKind::kRewrite && decision.new_gpus > 0;
+    if (decision.touched && (decision.kind == fmte::DecisionKind::kReject || needs_gpus)) {
+      rc = needs_gpus ? ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE : fmte::slurm::RejectCode(decision);
       if (err_msg != nullptr) fmte::slurm::ReplaceXstr(err_msg, decision.user_message.c_str());
       slurm_info("job_submit/fmte: update of job %" PRIu32 " refused: %s", id,
                  decision.user_message.c_str());

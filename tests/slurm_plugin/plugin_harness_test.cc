@@ -1,8 +1,9 @@
 // Loads job_submit_fmte.so and spank_fmte.so as Slurm would (but with RTLD_NOW, so an unresolved
 // symbol fails here instead of crashing slurmctld on first call), checks their exports and version,
 // and drives job_submit/job_modify with job_desc_msg_t built by libslurmfull. Every string the plugin
-// hands back is released with Slurm's own xfree (slurm_free_job_desc_msg), which aborts on memory
-// that did not come from xmalloc: the test proves the allocation contract too.
+// hands back is released with Slurm's own xfree, which aborts on memory
+// that did not come from xmalloc: the test proves the allocation contract too. (Slurm's own
+// slurm_free_job_desc_msg would need a configured select plugin, so the fields are freed here.)
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -17,7 +18,6 @@ extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <slurm/slurm_version.h>
-void slurm_free_job_desc_msg(job_desc_msg_t* msg);  // libslurmfull; not in the public header
 }
 
 #include "fmte/request.h"
@@ -91,6 +91,20 @@ class JobSubmitPluginTest : public ::testing::Test {
     return desc;
   }
 
+  // xfree aborts on pointers that did not come from xmalloc: this checks what the plugin wrote.
+  static void FreeDesc(job_desc_msg_t* desc) {
+    for (char** field : {&desc->script, &desc->name, &desc->admin_comment, &desc->job_id_str,
+                         &desc->tres_per_node, &desc->tres_per_job, &desc->tres_per_task,
+                         &desc->tres_per_socket, &desc->comment}) {
+      slurm_xfree(reinterpret_cast<void**>(field));
+    }
+    for (uint32_t i = 0; i < desc->spank_job_env_size; ++i) {
+      slurm_xfree(reinterpret_cast<void**>(&desc->spank_job_env[i]));
+    }
+    slurm_xfree(reinterpret_cast<void**>(&desc->spank_job_env));
+    slurm_xfree(reinterpret_cast<void**>(&desc));
+  }
+
   static inline fs::path* dir_ = nullptr;
   static inline Plugin plugin_;
 };
@@ -141,7 +155,7 @@ TEST_F(JobSubmitPluginTest, NonLlmJobIsLeftUntouched) {
   EXPECT_EQ(desc->admin_comment, nullptr);
   EXPECT_EQ(desc->time_limit, 10u);
   EXPECT_STREQ(desc->tres_per_node, "gres:gpu:1");
-  slurm_free_job_desc_msg(desc);
+  FreeDesc(desc);
 }
 
 // Outcomes whose direction follows from arithmetic independent of fmte's model:
@@ -196,7 +210,7 @@ TEST_F(JobSubmitPluginTest, DecisionsReachTheJobDescription) {
     }
     if (err != nullptr) slurm_xfree(reinterpret_cast<void**>(&err));  // aborts unless xmalloc'ed
     EXPECT_EQ(err, nullptr);
-    slurm_free_job_desc_msg(desc);
+    FreeDesc(desc);
   }
 }
 
@@ -217,7 +231,7 @@ TEST_F(JobSubmitPluginTest, ShardedJobGetsMoreGpus) {
   EXPECT_LE(tres->count, 8);
   EXPECT_EQ(tres->type, "a100");
   if (err != nullptr) slurm_xfree(reinterpret_cast<void**>(&err));
-  slurm_free_job_desc_msg(desc);
+  FreeDesc(desc);
 }
 
 TEST_F(JobSubmitPluginTest, HostileInputNeverCrashes) {
@@ -242,7 +256,7 @@ TEST_F(JobSubmitPluginTest, HostileInputNeverCrashes) {
       EXPECT_EQ(std::string(err).rfind("fmte:", 0), 0u) << err;
       slurm_xfree(reinterpret_cast<void**>(&err));
     }
-    slurm_free_job_desc_msg(desc);
+    FreeDesc(desc);
   }
 }
 
@@ -251,7 +265,7 @@ TEST_F(JobSubmitPluginTest, JobModifyOfAnUnknownJobIsAccepted) {
   desc->job_id_str = slurm_xstrdup("424242");
   desc->time_limit = 5000;
   EXPECT_EQ(plugin_.modify(desc, nullptr, 0), SLURM_SUCCESS);
-  slurm_free_job_desc_msg(desc);
+  FreeDesc(desc);
 }
 
 }  // namespace

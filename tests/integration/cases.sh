@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Integration cases against the real cluster that the CTest fixture started (scripts/cluster.sh up
+# --dbd with tests/integration/fmte.conf). Usage: cases.sh CASE. Needs SLURM_CONF and FMTE_LAB.
+# Every wait is bounded; on failure the relevant slurmctld log lines are printed.
+set -uo pipefail
+: "${SLURM_CONF:?}" "${FMTE_LAB:?}"
+WORK=$FMTE_LAB/jobs
+mkdir -p "$WORK"
+cd "$WORK" || exit 1
+CASE=${1:?usage: cases.sh CASE}
+FAILS=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  FAILS=$((FAILS + 1))
+}
+check() {  # check DESCRIPTION COMMAND...
+  if "$@"; then echo "ok: $1" >/dev/null; else fail "$CASE: ${FUNCNAME[1]}: $*"; fi
+}
+contains() { [[ "$1" == *"$2"* ]] || { echo "  expected '$2' in: $1" >&2; return 1; }; }
+lacks() { [[ "$1" != *"$2"* ]] || { echo "  did not expect '$2' in: $1" >&2; return 1; }; }
+
+# sbatch ARGS...: sets OUT, ERR, RC, JOB (the id, empty when refused).
+submit() {
+  OUT=$(sbatch --parsable -o /dev/null -e /dev/null "$@" 2>"$WORK/stderr")
+  RC=$?
+  ERR=$(cat "$WORK/stderr")
+  JOB=${OUT%%;*}
+  echo "sbatch $* -> rc=$RC out='$OUT' err='$ERR'"
+}
+# field JOB KEY: the value of KEY=... in `scontrol show job` (one-line form).
+field() {
+  scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1
+}
+wait_done() {  # wait_done JOB: until the job left the queue states (bounded 60 s)
+  local i state
+  for ((i = 0; i < 240; i++)); do
+    state=$(field "$1" JobState)
+    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | OUT_OF_MEMORY) return 0 ;; esac
+    sleep 0.25
+  done
+  echo "  job $1 still $state after 60 s" >&2
+  return 1
+}
+sacct_admin_comment() {  # polls accounting (bounded 30 s) until the job's AdminComment arrives
+  local i c
+  for ((i = 0; i < 120; i++)); do
+    c=$(sacct -n -X -P -j "$1" -o AdminComment 2>/dev/null)
+    [ -n "$c" ] && { echo "$c"; return 0; }
+    sleep 0.25
+  done
+  return 1
+}
+script() {  # script NAME LINES...: writes a batch script
+  local f=$WORK/$1.sbatch
+  shift
+  { echo '#!/bin/bash'; printf '%s\n' "$@"; echo 'sleep 1'; } >"$f"
+  echo "$f"
+}
+
+# The decisions below follow from arithmetic outside fmte's model (see plugin_harness_test.cc):
+# full fine-tuning of a 70B model needs >= 16 bytes/parameter (ZeRO paper §3.1) = 1.1 TB, never
+# fitting one 80 GB GPU; LoRA on an 8B model at 1k tokens fits one with room to spare.
+oversized_rejected() {
+  local f
+  f=$(script big '#SBATCH --gres=gpu:a100:1' \
+    '#FMTE model=meta-llama/Llama-3.1-70B method=full seq-len=4096 micro-batch=1')
+  submit "$f"
+  check "refused" test "$RC" -ne 0
+  check "fmte message" contains "$ERR" "sbatch: error: fmte:"
+  check "no job" test -z "$OUT"
+}
+
+fitting_job_recorded() {
+  local f c
+  f=$(script lora '#SBATCH --gres=gpu:a100:1' '#SBATCH -t 5' \
+    '#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 micro-batch=1')
+  submit "$f"
+  check "accepted" test "$RC" -eq 0
+  [ -n "$JOB" ] || return
+  c=$(field "$JOB" AdminComment)
+  check "record in scontrol" contains "$c" "fmte:v1;"
+  check "model in record" contains "$c" "model=meta-llama/Llama-3.1-8B"
+  check "job ran" wait_done "$JOB"
+  c=$(sacct_admin_comment "$JOB")
+  check "record in sacct" contains "$c" "fmte:v1;"
+}
+
+non_llm_untouched() {
+  local f
+  f=$(script plain '#SBATCH --gres=gpu:1' '#SBATCH -t 7' 'srun hostname')
+  submit "$f"
+  check "accepted" test "$RC" -eq 0
+  check "silent" test -z "$ERR"
+  [ -n "$JOB" ] || return
+  check "no record" test "$(field "$JOB" AdminComment)" = "(null)"
+  check "time limit kept" test "$(field "$JOB" TimeLimit)" = "00:07:00"
+  check "gpus kept" test "$(field "$JOB" TresPerNode)" = "gres:gpu:1"
+}
+
+spank_bad_value_refused() {
+  local before after
+  before=$(squeue -h -t all -o %i | sort -n | tail -1)
+  submit --fmte-method=lorra --wrap true
+  check "refused" test "$RC" -ne 0
+  check "names the option and the values" contains "$ERR" "fmte: --fmte-method: expected one of full|lora"
+  submit --fmte-seq-len=abc --wrap true
+  check "refused" test "$RC" -ne 0
+  check "names the option" contains "$ERR" "--fmte-seq-len"
+  submit --fmte-model=/no/such/model/config.json --wrap true
+  check "refused" test "$RC" -ne 0
+  after=$(squeue -h -t all -o %i | sort -n | tail -1)
+  check "nothing reached the controller" test "$before" = "$after"
+}
+
+fmte_lines_honoured() {
+  local f c
+  f=$(script lines '#SBATCH --gres=gpu:a100:1' \
+    '#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 micro-batch=2 lora-r=8')
+  submit --hold "$f"
+  check "accepted" test "$RC" -eq 0
+  [ -n "$JOB" ] || return
+  c=$(field "$JOB" AdminComment)
+  check "method" contains "$c" "method=lora"
+  check "seq-len" contains "$c" "seq=1024"
+  check "micro-batch" contains "$c" "mb=2"
+  check "lora-r" contains "$c" "lora_r=8"
+  scancel "$JOB"
+  # SPANK options (here on the command line) take precedence over #FMTE lines.
+  submit --hold --fmte-seq-len=512 "$f"
+  check "accepted" test "$RC" -eq 0
+  [ -n "$JOB" ] || return
+  c=$(field "$JOB" AdminComment)
+  check "spank wins" contains "$c" "seq=512"
+  scancel "$JOB"
+}
+
+# Full fine-tuning of Llama-3.1-8B under ZeRO-3: ~128 GB of model states, which do not fit one
+# 80 GB GPU but do fit when sharded over several: with RaiseGpus=yes the GPU count is raised.
+sharded_job_gets_more_gpus() {
+  local f tres n
+  f=$(script zero3 '#SBATCH --gres=gpu:a100:1' \
+    '#FMTE model=meta-llama/Llama-3.1-8B method=full sharding=zero3 activation-checkpointing=full seq-len=2048 micro-batch=1')
+  submit --hold "$f"
+  check "accepted" test "$RC" -eq 0
+  check "notice" contains "$ERR" "fmte:"
+  [ -n "$JOB" ] || return
+  tres=$(field "$JOB" TresPerNode)
+  n=${tres##*:}
+  check "more gpus ($tres)" test "$n" -gt 1 -a "$n" -le 8
+  check "record says rewrite" contains "$(field "$JOB" AdminComment)" "decision=rewrite"
+  scancel "$JOB"
+}
+
+modify_rechecked() {
+  local f out
+  f=$(script modify '#SBATCH --gres=gpu:a100:8' \
+    '#FMTE model=meta-llama/Llama-3.1-8B method=full sharding=zero3 activation-checkpointing=full seq-len=2048 micro-batch=1')
+  submit --hold "$f"
+  check "accepted" test "$RC" -eq 0
+  [ -n "$JOB" ] || return
+  out=$(scontrol update JobId="$JOB" Gres=gpu:a100:1 2>&1)
+  check "shrinking below fit refused ($out)" test $? -ne 0 -o -n "$out"
+  check "gpus unchanged" test "$(field "$JOB" TresPerNode)" = "gres:gpu:a100:8"
+  check "time limit update accepted" scontrol update JobId="$JOB" TimeLimit=30
+  check "time limit set" test "$(field "$JOB" TimeLimit)" = "00:30:00"
+  scancel "$JOB"
+}
+
+case $CASE in
+  oversized_rejected | fitting_job_recorded | non_llm_untouched | spank_bad_value_refused | \
+    fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked) "$CASE" ;;
+  *) echo "unknown case '$CASE'" >&2; exit 2 ;;
+esac
+
+if ((FAILS)); then
+  echo "--- job_submit/fmte lines of slurmctld.log:" >&2
+  grep -a "job_submit/fmte\|fmte" "$FMTE_LAB/log/slurmctld.log" | tail -20 >&2
+  echo "$CASE: $FAILS check(s) failed" >&2
+  exit 1
+fi
+echo "$CASE: passed"
