@@ -203,3 +203,54 @@ TEST(ModelParseTest, MissingFileIsIoError) {
 
 }  // namespace
 }  // namespace fmte
+
+namespace fmte {
+namespace {
+
+// transformers' current falcon configs rename the legacy RW keys (configuration_falcon.py):
+// n_head -> num_attention_heads, n_layer -> num_hidden_layers, n_head_kv -> num_kv_heads, and
+// RefinedWeb -> new_decoder_architecture. The same checkpoint must count the same.
+TEST(ModelParseTest, FalconNewKeyNamesMatchLegacy) {
+  struct Row {
+    const char* legacy_id;
+    const char* new_json;
+  } rows[] = {
+      {"tiiuae/falcon-40b",
+       R"({"model_type":"falcon","hidden_size":8192,"num_hidden_layers":60,
+           "num_attention_heads":128,"num_kv_heads":8,"new_decoder_architecture":true,
+           "parallel_attn":true,"bias":false,"vocab_size":65024})"},
+      {"tiiuae/falcon-7b",
+       R"({"model_type":"falcon","hidden_size":4544,"num_hidden_layers":32,
+           "num_attention_heads":71,"multi_query":true,"new_decoder_architecture":false,
+           "parallel_attn":true,"bias":false,"vocab_size":65024})"},
+  };
+  for (const Row& r : rows) {
+    Result<ModelArch> legacy = LoadModelConfigFile(ModelDir(r.legacy_id));
+    Result<ModelArch> current = ParseModelConfig(r.new_json, "new");
+    ASSERT_TRUE(legacy.ok() && current.ok()) << current.status().ToString();
+    EXPECT_EQ(legacy->Counts().total, current->Counts().total) << r.legacy_id;
+    EXPECT_EQ(legacy->num_kv_heads, current->num_kv_heads) << r.legacy_id;
+  }
+}
+
+// Qwen2-MoE (modeling_qwen2_moe.py): qkv bias, router gate (h->E), routed experts of
+// moe_intermediate_size, one shared_expert of shared_expert_intermediate_size and its
+// shared_expert_gate (h->1). Tiny config counted by hand.
+TEST(ModelParseTest, Qwen2MoeByHand) {
+  const char* json = R"({"model_type":"qwen2_moe","hidden_size":16,"num_hidden_layers":2,
+    "num_attention_heads":4,"num_key_value_heads":2,"vocab_size":10,"intermediate_size":64,
+    "moe_intermediate_size":8,"shared_expert_intermediate_size":32,"num_experts":4,
+    "num_experts_per_tok":2,"tie_word_embeddings":false})";
+  Result<ModelArch> a = ParseModelConfig(json, "tiny");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  // head_dim 4. q 16*16+16 = 272, k,v 2*(16*8+8) = 272, o 16*16 = 256, norms 32,
+  // gate 16*4 = 64, experts 4*3*16*8 = 1536, shared 3*16*32 = 1536, shared gate 16 -> 3,984.
+  EXPECT_EQ(a->Block(0).Params(), 3984);
+  // Per token: experts 2 of 4 -> 768 instead of 1536.
+  EXPECT_EQ(a->Block(0).ActiveParams(), 3984 - 768);
+  // 2 layers + embed 160 + head 160 + norm 16.
+  EXPECT_EQ(a->Counts().total, 2 * 3984 + 160 + 160 + 16);
+}
+
+}  // namespace
+}  // namespace fmte
