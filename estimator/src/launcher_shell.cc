@@ -16,8 +16,9 @@ namespace {
 constexpr size_t kMaxCommands = 20000;
 constexpr size_t kMaxJoinedLines = 2000;  // physical lines in one logical line
 
-bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool IsIdent(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+// ASCII only (no locale calls in the hot loop).
+bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IsIdent(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' || c == '\0'; }
 
 struct Var {
@@ -44,14 +45,26 @@ char OpenQuoteAfter(std::string_view s, char open) {
   return open;
 }
 
+bool IsAssignmentWord(std::string_view w, std::string_view* name, std::string_view* value) {
+  if (w.empty() || !IsIdentStart(w[0])) return false;
+  size_t k = 0;
+  while (k < w.size() && IsIdent(w[k])) ++k;
+  if (k >= w.size() || w[k] != '=') return false;
+  *name = w.substr(0, k);
+  *value = w.substr(k + 1);
+  return true;
+}
+
 class Tokenizer {
  public:
   Tokenizer(std::map<std::string, Var>* vars, std::vector<std::string>* warnings)
       : vars_(vars), warnings_(warnings) {}
 
   // Splits one logical line into commands.
-  void Run(std::string_view s, int line, std::vector<Command>* out) {
+  // `assignments`: whether NAME=value commands set variables (not inside an array's parentheses).
+  void Run(std::string_view s, int line, std::vector<Command>* out, bool assignments = true) {
     line_ = line;
+    assignments_ = assignments;
     out_ = out;
     StartCommand();
     size_t i = 0;
@@ -114,11 +127,37 @@ class Tokenizer {
     }
     Discard();
   }
+  // A finished command: assignments take effect at once (so `X=1 && cmd $X` sees them); other
+  // commands are kept.
   void EndCommand() {
     EndWord();
     skip_next_ = false;
-    if (!cmd_.words.empty() && out_->size() < kMaxCommands) out_->push_back(std::move(cmd_));
+    if (!cmd_.words.empty() && !(assignments_ && StoreAssignments()) && out_->size() < kMaxCommands) out_->push_back(std::move(cmd_));
     StartCommand();
+  }
+
+  // `[export|local|readonly|declare [-x]] NAME=value...`: remembers the variables.
+  bool StoreAssignments() {
+    const std::vector<std::string>& w = cmd_.words;
+    size_t first = 0;
+    while (first < w.size() && (w[first] == "export" || w[first] == "local" || w[first] == "readonly" ||
+                                w[first] == "declare" || (first > 0 && w[first].starts_with("-"))))
+      ++first;
+    if (first >= w.size()) return false;
+    std::string_view n, v;
+    for (size_t k = first; k < w.size(); ++k)
+      if (!IsAssignmentWord(w[k], &n, &v)) return false;
+    for (size_t k = first; k < w.size(); ++k) {
+      IsAssignmentWord(w[k], &n, &v);
+      std::string key(n);
+      if (vars_->size() >= kMaxShellVars && !vars_->count(key)) {
+        if (!vars_capped_) Warn("more than " + std::to_string(kMaxShellVars) + " variables; later ones ignored");
+        vars_capped_ = true;
+        continue;
+      }
+      (*vars_)[key] = Var{{std::string(v)}, {}, static_cast<bool>(cmd_.unresolved[k])};
+    }
+    return true;
   }
 
   bool InAssignment() const {
@@ -257,18 +296,11 @@ class Tokenizer {
   bool unresolved_ = false;
   bool skip_next_ = false;
   bool capped_ = false;
+  bool vars_capped_ = false;
+  bool assignments_ = true;
   int line_ = 0;
 };
 
-bool IsAssignmentWord(std::string_view w, std::string_view* name, std::string_view* value) {
-  if (w.empty() || !IsIdentStart(w[0])) return false;
-  size_t k = 0;
-  while (k < w.size() && IsIdent(w[k])) ++k;
-  if (k >= w.size() || w[k] != '=') return false;
-  *name = w.substr(0, k);
-  *value = w.substr(k + 1);
-  return true;
-}
 
 // "NAME=( ... )" (optionally after export/declare -a/local/readonly): the array's inner text.
 bool ArrayAssignment(std::string_view line, std::string* name, std::string_view* inner) {
@@ -391,7 +423,7 @@ ScanOutput ScanScript(std::string_view script) {
     std::string_view inner;
     if (ArrayAssignment(logical, &name, &inner)) {
       std::vector<Command> cmds;
-      tok.Run(inner, start_line, &cmds);
+      tok.Run(inner, start_line, &cmds, /*assignments=*/false);
       Var v;
       for (Command& c : cmds)
         for (size_t k = 0; k < c.words.size(); ++k) {
@@ -406,29 +438,8 @@ ScanOutput ScanScript(std::string_view script) {
     std::vector<Command> cmds;
     tok.Run(logical, start_line, &cmds);
     logical.clear();
-    for (Command& c : cmds) {
-      size_t first = 0;
-      while (first < c.words.size() &&
-             (c.words[first] == "export" || c.words[first] == "local" || c.words[first] == "readonly" ||
-              c.words[first] == "declare" || (first > 0 && c.words[first].starts_with("-"))))
-        ++first;
-      bool all_assign = first < c.words.size();
-      std::string_view n, v;
-      for (size_t k = first; k < c.words.size() && all_assign; ++k) all_assign = IsAssignmentWord(c.words[k], &n, &v);
-      if (all_assign) {
-        for (size_t k = first; k < c.words.size(); ++k) {
-          IsAssignmentWord(c.words[k], &n, &v);
-          std::string key(n);
-          if (vars.size() >= kMaxShellVars && !vars.count(key)) {
-            out.warnings.push_back("script: more than " + std::to_string(kMaxShellVars) + " variables; " + key + " ignored");
-            continue;
-          }
-          vars[key] = Var{{std::string(v)}, {}, static_cast<bool>(c.unresolved[k])};
-        }
-        continue;
-      }
+    for (Command& c : cmds)
       if (out.commands.size() < kMaxCommands) out.commands.push_back(std::move(c));
-    }
   }
   if (!logical.empty()) {  // continuation at EOF
     std::vector<Command> cmds;

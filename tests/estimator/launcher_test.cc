@@ -1,0 +1,212 @@
+// The script scanner and launch-line readers: shell constructs (continuations, quotes, variables,
+// bash arrays, heredocs, comments, prefixes), each launcher's flags, and hostile input (huge scripts,
+// NUL bytes, 2^70 numbers, conflicting flags, unterminated quotes), which must give warnings, never
+// crashes or hangs.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fmte/request.h"
+#include "../../estimator/src/launcher.h"  // white-box: the scanner and launch readers
+
+namespace fmte {
+namespace {
+
+JobRequest Parse(std::string_view script) {
+  SlurmFacts f;
+  f.tres_per_node = "gres:gpu:a100:8";
+  auto r = ParseJobRequest(script, {}, f);
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? *r : JobRequest{};
+}
+
+std::string Warnings(const JobRequest& r) {
+  std::string all;
+  for (const std::string& w : r.warnings) all += w + "\n";
+  return all;
+}
+
+TEST(ScanTest, ShellConstructs) {
+  struct Case { const char* script; const char* want_words; };
+  const Case kCases[] = {
+      {"a b \\\n  c", "a|b|c"},
+      {"X=1\ncmd $X ${X} \"$X y\" '$X'", "cmd|1|1|1 y|$X"},
+      {"A=\"p q\"\ncmd $A \"$A\"", "cmd|p|q|p q"},
+      {"cmd ${UNSET:-dflt} ${UNSET-d2}", "cmd|dflt|d2"},
+      {"ARR=(--a 1\n  # comment inside\n  --b \"x y\"\n)\ncmd ${ARR[@]}", "cmd|--a|1|--b|x y"},
+      {"cmd a; other b", "cmd|a;other|b"},
+      {"cmd a > log.txt 2>&1", "cmd|a"},
+      {"cat <<EOF\ntorchrun --x\nEOF\ncmd", "cat;cmd"},
+      {"cmd a # trailing comment", "cmd|a"},
+      {"export Y=7 && cmd $Y", "cmd|7"},
+  };
+  for (const Case& c : kCases) {
+    internal::ScanOutput out = internal::ScanScript(c.script);
+    std::string got;
+    for (size_t i = 0; i < out.commands.size(); ++i) {
+      if (i > 0) got += ";";
+      for (size_t k = 0; k < out.commands[i].words.size(); ++k) got += (k ? "|" : "") + out.commands[i].words[k];
+    }
+    std::string want = c.want_words;
+    EXPECT_EQ(got, want) << c.script;
+  }
+}
+
+TEST(ScanTest, UnresolvedWordsAreMarked) {
+  internal::ScanOutput out = internal::ScanScript("cmd $(hostname) `date` $1 $NOPE ok");
+  ASSERT_EQ(out.commands.size(), 1u);
+  const auto& u = out.commands[0].unresolved;
+  ASSERT_EQ(u.size(), 6u);
+  EXPECT_FALSE(u[0]);
+  EXPECT_TRUE(u[1] && u[2] && u[3] && u[4]);
+  EXPECT_FALSE(u[5]);
+}
+
+TEST(LauncherTest, PrefixesAndEnvironment) {
+  const JobRequest r = Parse(
+      "export NCCL_DEBUG=WARN\n"
+      "CUDA_VISIBLE_DEVICES=0,1 srun -n 1 --cpu-bind=none env OMP_NUM_THREADS=4 \\\n"
+      "  python3 -m torch.distributed.run --nproc-per-node=2 train.py \\\n"
+      "  --model_name_or_path=Qwen/Qwen3-8B --fp16 --per_device_train_batch_size=3\n");
+  EXPECT_EQ(r.launcher, "torchrun");
+  EXPECT_EQ(r.launcher_procs_per_node, 2);
+  EXPECT_EQ(r.job.model, "Qwen/Qwen3-8B");
+  EXPECT_EQ(r.job.precision, Precision::kAmpFp16);
+  EXPECT_EQ(r.job.micro_batch, 3);
+}
+
+TEST(LauncherTest, DeepspeedStageFromConfigName) {
+  struct Case { const char* config; Sharding sharding; bool offload_opt; };
+  const Case kCases[] = {
+      {"ds_config_zero2.json", Sharding::kZero2, false}, {"configs/zero3.json", Sharding::kZero3, false},
+      {"ds_z3_offload_config.json", Sharding::kZero3, true}, {"zero_stage1.json", Sharding::kZero1, false},
+      {"stage2_offload.json", Sharding::kZero2, true},
+  };
+  for (const Case& c : kCases) {
+    const JobRequest r = Parse(std::string("deepspeed train.py --model_name_or_path a/b --deepspeed ") + c.config);
+    EXPECT_EQ(r.job.sharding, c.sharding) << c.config;
+    EXPECT_EQ(r.job.offload_optimizer, c.offload_opt) << c.config;
+    EXPECT_EQ(r.job.framework, Framework::kDeepspeed) << c.config;
+  }
+  const JobRequest unknown = Parse("torchrun train.py --model_name_or_path a/b --deepspeed ds.json");
+  EXPECT_NE(Warnings(unknown).find("ZeRO stage not in the file name"), std::string::npos) << Warnings(unknown);
+}
+
+TEST(LauncherTest, FsdpOptionsAndOptimizers) {
+  struct Case { const char* flags; Sharding sharding; Optimizer optimizer; bool offload; };
+  const Case kCases[] = {
+      {"--fsdp 'shard_grad_op auto_wrap' --optim adafactor", Sharding::kFsdpGradOp, Optimizer::kAdafactor, false},
+      {"--fsdp \"hybrid_shard auto_wrap\" --optim adamw_bnb_8bit", Sharding::kFsdpHybrid, Optimizer::kAdamW8bit, false},
+      {"--fsdp \"full_shard offload auto_wrap\" --optim sgd", Sharding::kFsdpFull, Optimizer::kSgd, true},
+      {"--optim adamw_torch", Sharding::kNone, Optimizer::kAdamW, false},
+  };
+  for (const Case& c : kCases) {
+    const JobRequest r = Parse(std::string("torchrun run_clm.py --model_name_or_path a/b ") + c.flags);
+    EXPECT_EQ(r.job.sharding, c.sharding) << c.flags;
+    EXPECT_EQ(r.job.optimizer, c.optimizer) << c.flags;
+    EXPECT_EQ(r.job.offload_params, c.offload) << c.flags;
+  }
+}
+
+TEST(LauncherTest, TorchtuneConfigNames) {
+  EXPECT_EQ(internal::TorchtuneModelId("llama3_1/8B_lora_single_device"), "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(internal::TorchtuneModelId("llama3_1/70B_lora"), "meta-llama/Llama-3.1-70B");
+  EXPECT_EQ(internal::TorchtuneModelId("llama2/7B_qlora_single_device"), "meta-llama/Llama-2-7b-hf");
+  EXPECT_EQ(internal::TorchtuneModelId("qwen2_5/7B_lora"), "Qwen/Qwen2.5-7B-Instruct");
+  EXPECT_EQ(internal::TorchtuneModelId("my_custom.yaml"), "");
+  const JobRequest q = Parse("tune run lora_finetune_single_device --config llama2/7B_qlora_single_device");
+  EXPECT_EQ(q.job.method, Method::kQlora);
+  EXPECT_EQ(q.job.quant, Quant::kNf4);
+}
+
+TEST(LauncherTest, TheTrainingLaunchWinsOverSetupCommands) {
+  const JobRequest r = Parse(
+      "python download.py --model_name_or_path meta-llama/Llama-3.1-70B\n"
+      "torchrun --nproc_per_node 8 train.py --model_name_or_path meta-llama/Llama-3.1-8B "
+      "--per_device_train_batch_size 2 --max_seq_length 4096 --bf16 --gradient_checkpointing\n");
+  EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B");
+}
+
+TEST(HostileInputTest, HugeScriptIsBounded) {
+  std::string script = "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B\n";
+  while (script.size() < 10u * 1024 * 1024) script += "echo some filler text to make the script huge $X \\\n";
+  script += "torchrun train.py --model_name_or_path a/b\n";  // beyond the 1 MiB parsed
+  const JobRequest r = Parse(script);
+  EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_NE(Warnings(r).find("only the first"), std::string::npos) << Warnings(r);
+}
+
+TEST(HostileInputTest, LongLinesAndManyWords) {
+  std::string line = "torchrun train.py --model_name_or_path a/b";
+  for (int i = 0; i < 20000; ++i) line += " --x" + std::to_string(i) + " 1";
+  const JobRequest r = Parse(line + "\n");
+  EXPECT_NE(Warnings(r).find("ignored"), std::string::npos) << Warnings(r);
+  std::string many = "torchrun train.py --model_name_or_path a/b";
+  for (int i = 0; i < 5000; ++i) many += " w";
+  EXPECT_NE(Warnings(Parse(many)).find("words in one command"), std::string::npos);
+}
+
+TEST(HostileInputTest, BinaryAndNulBytes) {
+  std::string script("#FMTE model=a/b seq-len=1024\n\x01\x02\xff\xfe", 34);
+  script += std::string("\0\0\0torchrun\0train.py --bf16\n", 28);
+  std::string all_bytes;
+  for (int i = 0; i < 4096; ++i) all_bytes += static_cast<char>(i * 7919 % 256);
+  const JobRequest r = Parse(script + all_bytes);
+  EXPECT_EQ(r.job.model, "a/b");
+  EXPECT_EQ(r.job.seq_len, 1024);
+  EXPECT_NE(Warnings(r).find("binary/control bytes"), std::string::npos) << Warnings(r);
+}
+
+TEST(HostileInputTest, AbsurdNumbers) {
+  const JobRequest r = Parse(
+      "torchrun train.py --model_name_or_path a/b --per_device_train_batch_size 1180591620717411303424 "
+      "--max_seq_length 99999999999999999999999999 --gradient_accumulation_steps -5 --num_train_epochs 1e400\n"
+      "#FMTE tp=18446744073709551617 tokens=9999999T\n");
+  EXPECT_EQ(r.job.micro_batch, 1);
+  EXPECT_EQ(r.job.seq_len, 2048);
+  EXPECT_EQ(r.job.grad_accum, 1);
+  EXPECT_EQ(r.job.tp, 1);
+  EXPECT_EQ(r.job.epochs, 0);
+  EXPECT_EQ(r.job.tokens, 0);
+  EXPECT_GE(r.warnings.size(), 6u) << Warnings(r);
+  EXPECT_TRUE(ValidateJob(r.job).ok());
+}
+
+TEST(HostileInputTest, ConflictingFlags) {
+  const JobRequest r = Parse("torchrun train.py --model_name_or_path a/b --bf16 --fp16\n");
+  EXPECT_NE(Warnings(r).find("--bf16/--fp16"), std::string::npos);
+  const JobRequest q = Parse("python t.py --model_name_or_path a/b --load_in_4bit --load_in_8bit\n");
+  EXPECT_NE(Warnings(q).find("--load_in_4bit/--load_in_8bit"), std::string::npos);
+  EXPECT_EQ(q.job.quant, Quant::kNf4);
+  const JobRequest m = Parse("torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+                             "--bf16 --fp16 --padded-vocab-size 1000\n");
+  EXPECT_NE(Warnings(m).find("--bf16/--fp16"), std::string::npos);
+}
+
+TEST(HostileInputTest, UnterminatedQuotesAndExpansions) {
+  const char* kScripts[] = {
+      "torchrun train.py --model_name_or_path 'a/b\n--bf16\n",
+      "torchrun train.py --model_name_or_path \"a/b\n",
+      "X=${Y\ntorchrun train.py --model_name_or_path a/b\n",
+      "A=(1 2\n",
+      "cat <<EOF\nnever ends\n",
+      "torchrun $(echo $(nested (deep\n",
+      "\\",
+      "'",
+      "#FMTE model=\"unterminated\n",
+  };
+  for (const char* s : kScripts) {
+    auto r = ParseJobRequest(s, {}, {});
+    EXPECT_TRUE(r.ok()) << s;
+  }
+  EXPECT_NE(Warnings(Parse("torchrun train.py --model_name_or_path \"a/b\n")).find("unterminated"), std::string::npos);
+}
+
+TEST(HostileInputTest, ManyVariablesAreCapped) {
+  std::string script;
+  for (int i = 0; i < 1000; ++i) script += "V" + std::to_string(i) + "=x\n";
+  EXPECT_NE(Warnings(Parse(script)).find("variables"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fmte

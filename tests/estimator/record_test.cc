@@ -1,0 +1,149 @@
+// The `fmte:` accounting record: round trip, tolerance of unknown keys and of other text in
+// AdminComment (a Princeton jobstats "JS1:" blob, sacct's '|' delimiter), bounded length, errors
+// naming the key.
+#include "fmte/record.h"
+
+#include <gtest/gtest.h>
+
+namespace fmte {
+namespace {
+
+AccountingRecord Sample() {
+  AccountingRecord r;
+  TrainingJob& j = r.job;
+  j.model = "meta-llama/Llama-3.1-8B";
+  j.method = Method::kQlora;
+  j.quant = Quant::kNf4;
+  j.lora_r = 64;
+  j.gpus = 16;
+  j.gpus_per_node = 8;
+  j.gpu = "A100-SXM4-80GB";
+  j.tp = 2;
+  j.pp = 2;
+  j.vpp = 2;
+  j.sequence_parallel = true;
+  j.micro_batch = 2;
+  j.seq_len = 8192;
+  j.grad_accum = 4;
+  j.global_batch = 64;
+  j.precision = Precision::kMixedBf16;
+  j.optimizer = Optimizer::kAdamW8bit;
+  j.sharding = Sharding::kZero1;
+  j.offload_optimizer = true;
+  j.activation_checkpointing = Checkpointing::kSelective;
+  j.attention = Attention::kEager;
+  j.framework = Framework::kMegatron;
+  j.tokens = 2000000000;
+  j.epochs = 1.5;
+  j.steps = 1200;
+  r.partition = "gpu";
+  r.pred_mem_bytes = 61203283968;
+  r.cap_bytes = 85899345920;
+  r.pred_time_s = 5400;
+  r.limit_s = 8100;
+  r.decision = "rewrite";
+  r.sources = "spank+launcher";
+  return r;
+}
+
+TEST(RecordTest, RoundTrip) {
+  const AccountingRecord r = Sample();
+  const std::string text = EncodeRecord(r);
+  EXPECT_TRUE(text.starts_with("fmte:v1;")) << text;
+  EXPECT_EQ(text.find_first_of(" |,\n"), std::string::npos) << text;
+  auto d = DecodeRecord(text);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  const TrainingJob& a = r.job;
+  const TrainingJob& b = d->job;
+  EXPECT_EQ(b.model, a.model);
+  EXPECT_EQ(b.method, a.method);
+  EXPECT_EQ(b.quant, a.quant);
+  EXPECT_EQ(b.lora_r, a.lora_r);
+  EXPECT_EQ(b.gpus, a.gpus);
+  EXPECT_EQ(b.gpus_per_node, a.gpus_per_node);
+  EXPECT_EQ(b.gpu, a.gpu);
+  EXPECT_EQ(b.tp, a.tp);
+  EXPECT_EQ(b.pp, a.pp);
+  EXPECT_EQ(b.vpp, a.vpp);
+  EXPECT_EQ(b.sequence_parallel, a.sequence_parallel);
+  EXPECT_EQ(b.micro_batch, a.micro_batch);
+  EXPECT_EQ(b.seq_len, a.seq_len);
+  EXPECT_EQ(b.grad_accum, a.grad_accum);
+  EXPECT_EQ(b.global_batch, a.global_batch);
+  EXPECT_EQ(b.precision, a.precision);
+  EXPECT_EQ(b.optimizer, a.optimizer);
+  EXPECT_EQ(b.sharding, a.sharding);
+  EXPECT_EQ(b.offload_optimizer, a.offload_optimizer);
+  EXPECT_EQ(b.activation_checkpointing, a.activation_checkpointing);
+  EXPECT_EQ(b.attention, a.attention);
+  EXPECT_EQ(b.framework, a.framework);
+  EXPECT_EQ(b.tokens, a.tokens);
+  EXPECT_DOUBLE_EQ(b.epochs, a.epochs);
+  EXPECT_EQ(b.steps, a.steps);
+  EXPECT_EQ(d->partition, r.partition);
+  EXPECT_EQ(d->pred_mem_bytes, r.pred_mem_bytes);
+  EXPECT_EQ(d->cap_bytes, r.cap_bytes);
+  EXPECT_DOUBLE_EQ(d->pred_time_s, r.pred_time_s);
+  EXPECT_EQ(d->limit_s, r.limit_s);
+  EXPECT_EQ(d->decision, r.decision);
+  EXPECT_EQ(d->sources, r.sources);
+  EXPECT_EQ(EncodeRecord(*d), text);  // stable
+}
+
+TEST(RecordTest, SurvivesTextAroundIt) {
+  const std::string rec = EncodeRecord(Sample());
+  const std::string kCases[] = {
+      rec + " JS1:H4sIAAAAAAAAA+2ZW2/bNhTHv4vgZ8mRKF+i",     // jobstats appended after a space
+      "site note; " + rec,                                   // text before it
+      rec + "|COMPLETED|00:10:00",                           // a sacct --parsable2 row
+      "JS1:abc," + rec + ",JS1:def",
+  };
+  for (const std::string& text : kCases) {
+    auto d = DecodeRecord(text);
+    ASSERT_TRUE(d.ok()) << text << ": " << d.status().message();
+    EXPECT_EQ(d->job.model, "meta-llama/Llama-3.1-8B") << text;
+    EXPECT_EQ(d->decision, "rewrite") << text;
+  }
+  EXPECT_EQ(DecodeRecord("JS1:only jobstats").status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(DecodeRecord("").status().code(), Status::Code::kNotFound);
+}
+
+TEST(RecordTest, UnknownKeysKeptAndErrorsNameTheKey) {
+  auto d = DecodeRecord("fmte:v2;decision=accept;future_key=42;gpus=4;x%20y=1");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->version, 2);
+  ASSERT_EQ(d->extra.size(), 2u);
+  EXPECT_EQ(d->extra[0], (std::pair<std::string, std::string>{"future_key", "42"}));
+  struct Case { const char* text; const char* key; };
+  const Case kCases[] = {{"fmte:v1;gpus=many", "gpus"},
+                         {"fmte:v1;method=magic", "method"},
+                         {"fmte:v1;seq=1180591620717411303424", "seq"},
+                         {"fmte:v1;model=a%2", "model"},
+                         {"fmte:vX;gpus=1", "version"}};
+  for (const Case& c : kCases) {
+    auto e = DecodeRecord(c.text);
+    ASSERT_FALSE(e.ok()) << c.text;
+    EXPECT_NE(e.status().message().find(c.key), std::string::npos) << e.status().message();
+  }
+}
+
+TEST(RecordTest, EscapesAndBoundedLength) {
+  AccountingRecord r = Sample();
+  r.job.model = "/home/user/my models;v2|x,y/config.json";
+  const std::string text = EncodeRecord(r);
+  EXPECT_EQ(text.find_first_of(" |,"), std::string::npos) << text;
+  auto d = DecodeRecord(text + " tail");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->job.model, r.job.model);
+  r.job.model = std::string(5000, 'm');
+  for (int i = 0; i < 100; ++i) r.extra.emplace_back("k" + std::to_string(i), std::string(50, 'v'));
+  const std::string big = EncodeRecord(r);
+  EXPECT_LE(big.size(), kMaxRecordBytes);
+  auto db = DecodeRecord(big);
+  ASSERT_TRUE(db.ok()) << db.status().message();
+  EXPECT_EQ(db->decision, "rewrite");  // the prediction and decision come first and survive the cap
+  EXPECT_EQ(db->pred_mem_bytes, r.pred_mem_bytes);
+}
+
+}  // namespace
+}  // namespace fmte
