@@ -1,0 +1,189 @@
+// job_submit/fmte latency, in-process, without slurmctld: loads the built job_submit_fmte.so the way
+// slurmctld does (dlopen + init) and calls job_submit() on job_desc_msg_t built with libslurmfull
+// from the realistic batch scripts in tests/data/scripts and scripts/demo (their #SBATCH lines give
+// the GPU request, nodes, time limit, partition and the --fmte-* SPANK values). Each call includes
+// script parsing, the estimate, the policy (with its re-estimated alternatives on rejection) and
+// writing the decision back. Prints p50/p99 per call; target p99 < 50 us (issue 3 item 7).
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
+#include "fmte/config.h"
+#include "slurm_xapi.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using SubmitFn = int (*)(job_desc_msg_t*, uint32_t, char**);
+
+struct Description {
+  std::string name, script, partition, tres_per_node, tres_per_job;
+  uint32_t min_nodes = NO_VAL, time_limit = NO_VAL;
+  std::vector<std::string> spank_env;
+};
+
+std::string Value(const std::string& arg) { return arg.substr(arg.find('=') + 1); }
+
+// What sbatch would send for this script: the job_desc fields from #SBATCH lines.
+Description Describe(const fs::path& path) {
+  Description d;
+  d.name = path.filename().string();
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  d.script = ss.str();
+  std::istringstream lines(d.script);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("#SBATCH ", 0) != 0) continue;
+    std::string arg = line.substr(8);
+    if (arg.rfind("--gres=gpu:", 0) == 0) d.tres_per_node = "gres:" + Value(arg);
+    if (arg.rfind("--gpus-per-node=", 0) == 0) d.tres_per_node = "gres:gpu:" + Value(arg);
+    if (arg.rfind("--gpus=", 0) == 0) d.tres_per_job = "gres:gpu:" + Value(arg);
+    if (arg.rfind("--nodes=", 0) == 0) d.min_nodes = static_cast<uint32_t>(std::stoul(Value(arg)));
+    if (arg.rfind("-N ", 0) == 0) d.min_nodes = static_cast<uint32_t>(std::stoul(arg.substr(3)));
+    if (arg.rfind("--partition=", 0) == 0) d.partition = Value(arg);
+    if (arg.rfind("-p ", 0) == 0) d.partition = arg.substr(3);
+    if (arg.rfind("--time=", 0) == 0) {
+      auto minutes = fmte::ParseSlurmTimeMinutes(Value(arg));
+      if (minutes.ok()) d.time_limit = static_cast<uint32_t>(*minutes);
+    }
+    if (arg.rfind("--fmte-", 0) == 0) {  // SPANK option: what spank_job_env carries
+      std::string key = arg.substr(7, arg.find('=') - 7);
+      std::replace(key.begin(), key.end(), '-', '_');
+      d.spank_env.push_back("_SLURM_SPANK_OPTION_fmte_fmte_" + key + "=" + Value(arg));
+    }
+  }
+  return d;
+}
+
+job_desc_msg_t* NewDesc(const Description& d) {
+  auto* desc = static_cast<job_desc_msg_t*>(
+      slurm_xcalloc(1, sizeof(job_desc_msg_t), true, false, __FILE__, __LINE__, __func__));
+  slurm_init_job_desc_msg(desc);
+  desc->script = slurm_xstrdup(d.script.c_str());
+  desc->name = slurm_xstrdup(d.name.c_str());
+  desc->user_id = 1000;
+  if (!d.partition.empty()) desc->partition = slurm_xstrdup(d.partition.c_str());
+  if (!d.tres_per_node.empty()) desc->tres_per_node = slurm_xstrdup(d.tres_per_node.c_str());
+  if (!d.tres_per_job.empty()) desc->tres_per_job = slurm_xstrdup(d.tres_per_job.c_str());
+  desc->min_nodes = d.min_nodes;
+  desc->time_limit = d.time_limit;
+  if (!d.spank_env.empty()) {
+    desc->spank_job_env = static_cast<char**>(
+        slurm_xcalloc(d.spank_env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
+    for (size_t i = 0; i < d.spank_env.size(); ++i) {
+      desc->spank_job_env[i] = slurm_xstrdup(d.spank_env[i].c_str());
+    }
+    desc->spank_job_env_size = static_cast<uint32_t>(d.spank_env.size());
+  }
+  return desc;
+}
+
+void FreeDesc(job_desc_msg_t* desc) {
+  for (char** f : {&desc->script, &desc->name, &desc->partition, &desc->admin_comment,
+                   &desc->tres_per_node, &desc->tres_per_job, &desc->tres_per_task}) {
+    slurm_xfree(reinterpret_cast<void**>(f));
+  }
+  for (uint32_t i = 0; i < desc->spank_job_env_size; ++i) {
+    slurm_xfree(reinterpret_cast<void**>(&desc->spank_job_env[i]));
+  }
+  slurm_xfree(reinterpret_cast<void**>(&desc->spank_job_env));
+  slurm_xfree(reinterpret_cast<void**>(&desc));
+}
+
+SubmitFn LoadPlugin() {
+  static SubmitFn submit = [] {
+    // fmte.conf beside a slurm.conf, as on the demo cluster (RaiseGpus=yes, a100 = A100-80GB).
+    fs::path dir = fs::temp_directory_path() / ("fmte_bench_" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    fs::copy_file(fs::path(FMTE_SOURCE_DIR) / "scripts/demo/fmte.conf", dir / "fmte.conf",
+                  fs::copy_options::overwrite_existing);
+    setenv("SLURM_CONF", (dir / "slurm.conf").c_str(), 1);
+    void* h = dlopen(FMTE_PLUGIN_DIR "/job_submit_fmte.so", RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      std::fprintf(stderr, "cannot load plugin: %s\n", dlerror());
+      std::exit(1);
+    }
+    auto init = reinterpret_cast<int (*)()>(dlsym(h, "init"));
+    if (init == nullptr || init() != 0) std::exit(1);
+    return reinterpret_cast<SubmitFn>(dlsym(h, "job_submit"));
+  }();
+  return submit;
+}
+
+std::vector<Description> Descriptions() {
+  std::vector<Description> out;
+  for (const char* sub : {"tests/data/scripts", "scripts/demo"}) {
+    fs::path dir = fs::path(FMTE_SOURCE_DIR) / sub;
+    if (!fs::exists(dir)) continue;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      std::string ext = e.path().extension().string();
+      if (ext == ".sh" || ext == ".sbatch") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) out.push_back(Describe(f));
+  }
+  return out;
+}
+
+// One call of job_submit() per iteration, cycling through the descriptions; the job_desc is built
+// and freed outside the timed region. Reports p50/p99 (us) over all calls.
+void BM_JobSubmit(benchmark::State& state) {
+  SubmitFn submit = LoadPlugin();
+  const std::vector<Description> descs = Descriptions();
+  std::vector<double> latencies_us;
+  std::vector<std::vector<double>> per_script(descs.size());
+  size_t i = 0, rejected = 0;
+  for (auto _ : state) {
+    size_t which = i++ % descs.size();
+    job_desc_msg_t* desc = NewDesc(descs[which]);
+    char* err = nullptr;
+    auto start = std::chrono::steady_clock::now();
+    int rc = submit(desc, 1000, &err);
+    auto end = std::chrono::steady_clock::now();
+    double us = std::chrono::duration<double, std::micro>(end - start).count();
+    state.SetIterationTime(us * 1e-6);
+    latencies_us.push_back(us);
+    per_script[which].push_back(us);
+    rejected += rc != 0;
+    if (err != nullptr) slurm_xfree(reinterpret_cast<void**>(&err));
+    FreeDesc(desc);
+  }
+  std::sort(latencies_us.begin(), latencies_us.end());
+  auto pct = [&](double p) {
+    return latencies_us.empty() ? 0.0 : latencies_us[static_cast<size_t>(p * (latencies_us.size() - 1))];
+  };
+  state.counters["p50_us"] = pct(0.50);
+  state.counters["p99_us"] = pct(0.99);
+  state.counters["max_us"] = latencies_us.empty() ? 0.0 : latencies_us.back();
+  state.counters["scripts"] = static_cast<double>(descs.size());
+  state.counters["rejected_share"] =
+      latencies_us.empty() ? 0.0 : static_cast<double>(rejected) / latencies_us.size();
+  for (size_t k = 0; k < descs.size(); ++k) {  // where the time goes, per script
+    std::vector<double>& v = per_script[k];
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    std::printf("  %-40s p50 %7.1f us  p99 %7.1f us\n", descs[k].name.c_str(), v[v.size() / 2],
+                v[static_cast<size_t>(0.99 * (v.size() - 1))]);
+  }
+  std::printf("job_submit/fmte over %zu scripts, %zu calls: p50 %.1f us, p99 %.1f us (target < 50 us)\n",
+              descs.size(), latencies_us.size(), pct(0.50), pct(0.99));
+}
+BENCHMARK(BM_JobSubmit)->UseManualTime()->Iterations(20000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
