@@ -16,6 +16,7 @@
 #                    "none" for no fmte.conf: every key then has its default)
 #   FMTE_PORT_BASE   slurmctld port; slurmd, slurmdbd and MariaDB use the next three (default 16817)
 #   FMTE_GPU_TYPE    gres type of the 8 fake GPUs (default a100)
+#   FMTE_SPANK_ARGS  arguments for spank_fmte.so in plugstack.conf (e.g. "hub_url=http://127.0.0.1:8000")
 # Every wait is bounded (20 s per daemon) and checks that the daemon is still alive.
 # Facts behind each line: ../shared/docs/slurm-recipe.md (§4 cluster, §5 accounting).
 set -euo pipefail
@@ -156,7 +157,7 @@ EOF
 AutoDetect=off
 NodeName=node1 Name=gpu Type=$GPU_TYPE File=$LAB/dev/nvidia[0-7]
 EOF
-  echo "required $PLUGIN_DIR/spank_fmte.so" >"$ETC/plugstack.conf"
+  echo "required $PLUGIN_DIR/spank_fmte.so ${FMTE_SPANK_ARGS:-}" >"$ETC/plugstack.conf"
 
   cat >"$ETC/slurmdbd.conf" <<EOF
 AuthType=auth/munge
@@ -237,7 +238,8 @@ cmd_up() {
 
   [ "$with_dbd" = 1 ] && start_dbd
 
-  start_daemon slurmctld slurmctld -D -c -f "$SLURM_CONF"
+  # Without SLURM_CONF in its environment, as in production: the plugin must find fmte.conf from -f.
+  start_daemon slurmctld env -u SLURM_CONF slurmctld -D -c -f "$SLURM_CONF"
   wait_until slurmctld "$(pid_of slurmctld)" sh -c 'scontrol ping | grep -q "is UP"'
   start_daemon slurmd slurmd -D -N node1 -f "$SLURM_CONF"
   wait_until "slurmd (node1 idle)" "$(pid_of slurmd)" \

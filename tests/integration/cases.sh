@@ -170,9 +170,43 @@ modify_rechecked() {
   scancel "$JOB"
 }
 
+# --fmte-model given as a local directory, or as a Hugging Face id the catalog lacks (served by a
+# hub on 127.0.0.1 that this case starts; the fixture set hub_url for spank_fmte.so): the SPANK
+# plugin resolves it on the client and forwards the architecture, so the controller can estimate
+# (pred_mem in the record) without reading any file itself.
+spank_resolves_model() {
+  local src=$FMTE_SOURCE_DIR/etc/models/TinyLlama/TinyLlama-1.1B-Chat-v1.0/config.json c i
+  rm -rf "$WORK/mymodel" "$WORK/hub" "$FMTE_LAB/hubcache"
+  mkdir -p "$WORK/mymodel" "$WORK/hub/test-org/tiny-llama/resolve/main"
+  cp "$src" "$WORK/mymodel/config.json"
+  cp "$src" "$WORK/hub/test-org/tiny-llama/resolve/main/config.json"
+  submit --hold --gres=gpu:a100:1 --fmte-model="$WORK/mymodel" --fmte-method=full --wrap 'sleep 1'
+  check "local model accepted" test "$RC" -eq 0
+  [ -n "$JOB" ] && check "estimated from the forwarded config" contains "$(field "$JOB" AdminComment)" "pred_mem="
+  [ -n "$JOB" ] && scancel "$JOB"
+
+  python3 -m http.server "${FMTE_HUB_PORT:?}" --bind 127.0.0.1 --directory "$WORK/hub" \
+    </dev/null >"$WORK/hub.log" 2>&1 &
+  local hub=$!
+  for ((i = 0; i < 40; i++)); do
+    curl -sf -o /dev/null "http://127.0.0.1:$FMTE_HUB_PORT/" && break
+    sleep 0.25
+  done
+  submit --hold --gres=gpu:a100:1 --fmte-model=test-org/tiny-llama --fmte-method=full --wrap 'sleep 1'
+  kill "$hub" 2>/dev/null
+  wait "$hub" 2>/dev/null
+  check "hub model accepted" test "$RC" -eq 0
+  [ -n "$JOB" ] || return
+  c=$(field "$JOB" AdminComment)
+  check "estimated from the fetched config" contains "$c" "pred_mem="
+  check "model id kept" contains "$c" "model=test-org/tiny-llama"
+  check "cached" test -f "$FMTE_LAB/hubcache/test-org/tiny-llama/config.json"
+  scancel "$JOB"
+}
+
 case $CASE in
   oversized_rejected | fitting_job_recorded | non_llm_untouched | spank_bad_value_refused | \
-    fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked) "$CASE" ;;
+    fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 
