@@ -21,6 +21,13 @@ std::string Join(const std::vector<std::string>& lines) {
   return out;
 }
 
+// The parser's warnings go after the verdict, as notes.
+void Finish(const JobRequest& r, Decision* d) {
+  for (const std::string& w : r.warnings) d->reasons.push_back("note: " + w);
+  if (r.dropped_warnings > 0) d->reasons.push_back("note: " + std::to_string(r.dropped_warnings) + " more warnings");
+  d->user_message = Join(d->reasons);
+}
+
 std::string MethodText(const TrainingJob& j) {
   switch (j.method) {
     case Method::kFull: return "full fine-tuning";
@@ -33,7 +40,8 @@ std::string MethodText(const TrainingJob& j) {
 }
 
 // Failing to estimate: OnError decides (fail open by default).
-Decision Fail(Decision d, const Config& config, const PartitionConfig& p, const std::string& why) {
+Decision Fail(Decision d, const JobRequest& r, const Config& config, const PartitionConfig& p,
+             const std::string& why) {
   d.error = true;
   d.reasons.push_back("could not estimate this job: " + why);
   if (config.on_error == OnError::kReject && p.mode == Mode::kEnforce) {
@@ -42,7 +50,7 @@ Decision Fail(Decision d, const Config& config, const PartitionConfig& p, const 
   } else {
     d.reasons.push_back("the job is accepted unchanged");
   }
-  d.user_message = Join(d.reasons);
+  Finish(r, &d);
   return d;
 }
 
@@ -64,7 +72,8 @@ void DecideTime(const JobRequest& r, const PartitionConfig& p, Decision* d) {
   const double predicted_s = d->estimate.wall_time_s;
   const double bound_s = d->estimate.wall_time_bound_s > 0 ? d->estimate.wall_time_bound_s : predicted_s;
   if (r.time_limit_min == 0) {
-    int64_t limit = static_cast<int64_t>(std::ceil(bound_s * p.default_time_factor / 60.0));
+    // The larger of the calibrated upper bound and prediction x DefaultTimeFactor.
+    int64_t limit = static_cast<int64_t>(std::ceil(std::max(bound_s, predicted_s * p.default_time_factor) / 60.0));
     limit = std::max(limit, p.min_time_min);
     if (p.max_time_min > 0 && limit > p.max_time_min) {
       limit = p.max_time_min;
@@ -122,24 +131,23 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   d.partition = r.partition.empty() ? config.default_partition : r.partition;
   if (p.mode == Mode::kOff) return d;
   d.touched = true;
-  for (const std::string& w : r.warnings) d.reasons.push_back("note: " + w);
 
-  if (r.job.model.empty()) return Fail(d, config, p, "no model named (--fmte-model=ID or #FMTE model=ID)");
+  if (r.job.model.empty()) return Fail(d, r, config, p, "no model named (--fmte-model=ID or #FMTE model=ID)");
   if (r.slurm_gpus == 0) {
     d.reasons.push_back("this LLM training job requests no GPUs; ask for them with --gres=gpu:N or --gpus=N");
-    d.user_message = Join(d.reasons);
+    Finish(r, &d);
     return d;
   }
   auto arch = ResolveArch(r, estimator.catalogs());
-  if (!arch.ok()) return Fail(d, config, p, arch.status().message());
+  if (!arch.ok()) return Fail(d, r, config, p, arch.status().message());
   std::string gpu_name = config.GpuNameFor(d.partition, r.gres_gpu_type);
   if (gpu_name.empty()) gpu_name = r.job.gpu;
   if (gpu_name.empty())
-    return Fail(d, config, p,
+    return Fail(d, r, config, p,
                 "the GPU model is unknown: request a typed GPU (--gres=gpu:a100:N) or set Gpu= for partition '" +
                     d.partition + "' in fmte.conf");
   auto gpu = estimator.catalogs().gpus.Find(gpu_name);
-  if (!gpu.ok()) return Fail(d, config, p, gpu.status().message());
+  if (!gpu.ok()) return Fail(d, r, config, p, gpu.status().message());
 
   PolicyContext ctx{&r, &config, &p, &estimator, &arch.value(), *gpu, d.partition, 0};
   ctx.usable_bytes = internal::UsableBytes(**gpu, p);
@@ -147,7 +155,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   job.gpu = (*gpu)->name;
   if (job.gpus_per_node == 0) job.gpus_per_node = std::min(job.gpus, p.gpus_per_node);
   auto est = estimator.Estimate(*arch, job, **gpu);
-  if (!est.ok()) return Fail(d, config, p, est.status().message());
+  if (!est.ok()) return Fail(d, r, config, p, est.status().message());
 
   d.estimated = true;
   d.job = job;
@@ -214,8 +222,8 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     d.gpu_field = GpuTresField::kNone;
     d.time_limit_min = r.time_limit_min;
   }
-  if (d.kind != DecisionKind::kRewrite || d.new_gpus == 0) d.gpu_field = d.new_gpus > 0 ? d.gpu_field : GpuTresField::kNone;
-  d.user_message = Join(d.reasons);
+  if (d.new_gpus == 0) d.gpu_field = GpuTresField::kNone;
+  Finish(r, &d);
   return d;
 }
 

@@ -123,9 +123,16 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       sharded.sharding = Sharding::kZero1;
     TrainingJob more;
     JobEstimate e;
-    if (FindMoreGpus(ctx, sharded, &more, &e)) {
+    bool found = FindMoreGpus(ctx, sharded, &more, &e);
+    const bool add_ac = !found && sharded.activation_checkpointing != Checkpointing::kFull;
+    if (add_ac) {  // sharding alone cannot hold the activations: checkpoint them too
+      sharded.activation_checkpointing = Checkpointing::kFull;
+      found = FindMoreGpus(ctx, sharded, &more, &e);
+    }
+    if (found) {
       std::string change = "--gpus=" + std::to_string(more.gpus);
       if (sharded.sharding != job.sharding) change += " with " + Flag("sharding", ToString(sharded.sharding));
+      if (add_ac) change += " " + Flag("activation-checkpointing", "full");
       out.push_back(Alternative{change, more, ctx.partition_name, gpu.name, e.memory.per_gpu_bytes,
                                 UsableBytes(gpu, part), true});
     }

@@ -42,8 +42,8 @@ struct PartitionConfig {
   // Megatron planning rule of Fujii et al. 2024 (reference.md §4), which had to cover those overheads
   // too. Range (0, 1].
   double usable_memory_fraction = 0.90;
-  // DefaultTimeFactor=: a job without a time limit gets the predicted wall time's upper bound times
-  // this factor (capped by MaxTime). Range [1, 100].
+  // DefaultTimeFactor=: a job without a time limit gets the larger of the predicted wall time times
+  // this factor and the time model's calibrated upper bound (capped by MaxTime). Range [1, 100].
   double default_time_factor = 1.5;
   int64_t max_time_min = 0;           // MaxTime=: the partition's limit (Slurm time format); 0: none
   int64_t min_time_min = 10;          // MinTime=: a set limit is never shorter than this (minutes)

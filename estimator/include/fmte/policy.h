@@ -9,8 +9,9 @@
 //  - too big, sharded, RaiseGpus=yes, a GPU count <= MaxGpusPerJob fits -> rewrite the GPU count
 //  - too big otherwise                                   -> reject with alternatives, each re-estimated
 //  - Mode=advise: the decision is computed but downgraded to accept; its text becomes a notice
-//  - time: with a time estimate, no limit -> limit = bound x DefaultTimeFactor (capped by MaxTime,
-//    at least MinTime); a user limit below the predicted wall time -> ShortLimit=warn|reject.
+//  - time: with a time estimate, no limit -> limit = max(calibrated bound, prediction x
+//    DefaultTimeFactor), capped by MaxTime, at least MinTime; a user limit below the predicted wall
+//    time -> ShortLimit=warn|reject.
 // Messages for the user start with "fmte:" (contract).
 // Thread-safety: pure; safe to call concurrently with shared const arguments.
 #ifndef FMTE_POLICY_H_

@@ -1,0 +1,231 @@
+// Decide on real catalogs (etc/models, etc/gpus.csv). Reference points are first-principles bounds
+// that hold for any sane memory model, so these tests check the policy, not the memory model:
+//  - Llama-3.1-8B LoRA, micro-batch 1, seq 2048, activation checkpointing, on an 80 GB A100: the
+//    frozen bf16 base is 8.03e9 x 2 B = 16 GB (reference.md §2), far below 72 GB usable -> accept.
+//  - Llama-3.1-70B full fine-tuning with AdamW under amp-bf16 keeps 16 B per parameter of model state
+//    (4 fp32 weights + 4 grads + 8 Adam moments, reference.md §2): 70.6e9 x 16 B = 1.13 TB per GPU
+//    without sharding, 282 GB with full sharding over 4 GPUs -> too big on 4 x 80 GB, and with full
+//    sharding over 32 GPUs (35 GB of state) it can fit -> a GPU raise exists within 64 GPUs.
+// Every alternative a rejection offers is re-checked here with the estimator itself.
+#include "fmte/policy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "fmte/record.h"
+
+namespace fmte {
+namespace {
+
+const Estimator& Est() {
+  static const Estimator* est = [] {
+    auto e = Estimator::Load(std::string(FMTE_SOURCE_DIR) + "/etc");
+    if (!e.ok()) {
+      ADD_FAILURE() << e.status().ToString();
+      return new Estimator(Catalogs{});
+    }
+    return new Estimator(std::move(e).value());
+  }();
+  return *est;
+}
+
+Config Conf(const std::string& text) {
+  auto c = ParseConfig(text);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return c.ok() ? *c : Config{};
+}
+
+JobRequest Request(const std::string& script, const std::string& tres_per_node, int64_t nodes = 0,
+                   int64_t time_limit_min = 0, const std::string& partition = "gpu") {
+  SlurmFacts f;
+  f.partition = partition;
+  f.tres_per_node = tres_per_node;
+  f.min_nodes = nodes;
+  f.time_limit_min = time_limit_min;
+  auto r = ParseJobRequest(script, {}, f);
+  EXPECT_TRUE(r.ok());
+  return r.ok() ? *r : JobRequest{};
+}
+
+const char kLora8b[] =
+    "#FMTE model=meta-llama/Llama-3.1-8B method=lora micro-batch=1 seq-len=2048 activation-checkpointing=full\n";
+const char kFull70bDdp[] =
+    "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=2048 precision=amp-bf16 sharding=ddp\n";
+const char kFull70bFsdp[] =
+    "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=2048 precision=amp-bf16 "
+    "sharding=fsdp-full activation-checkpointing=full\n";
+const char kBaseConf[] = "PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB MaxTime=2-00:00:00\n";
+
+TEST(PolicyTest, FitsIsAccepted) {
+  const Decision d = Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), Est());
+  EXPECT_TRUE(d.touched);
+  EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
+  ASSERT_TRUE(d.estimated) << d.user_message;
+  EXPECT_EQ(d.gpu, "A100-SXM4-80GB");
+  EXPECT_GT(d.estimate.memory.per_gpu_bytes, int64_t{16} * 1000 * 1000 * 1000);  // at least the bf16 base
+  EXPECT_LE(d.estimate.memory.per_gpu_bytes, d.usable_bytes);
+  EXPECT_EQ(d.usable_bytes, static_cast<int64_t>(static_cast<double>(d.capacity_bytes) * 0.90));
+  EXPECT_TRUE(d.user_message.starts_with("fmte: ")) << d.user_message;
+}
+
+TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
+  const Config conf = Conf(kBaseConf);
+  const Decision d = Decide(Request(kFull70bDdp, "gres:gpu:a100:4"), conf, Est());
+  EXPECT_EQ(d.kind, DecisionKind::kReject) << d.user_message;
+  EXPECT_GT(d.estimate.memory.per_gpu_bytes, int64_t{1130} * 1000 * 1000 * 1000);  // >= 16 B x 70.6e9
+  EXPECT_TRUE(d.user_message.starts_with("fmte: rejected:")) << d.user_message;
+  EXPECT_NE(d.user_message.find("GiB per GPU"), std::string::npos);
+  EXPECT_NE(d.user_message.find("usable"), std::string::npos);
+  ASSERT_FALSE(d.alternatives.empty());
+  int fitting = 0;
+  for (const Alternative& a : d.alternatives) {
+    SCOPED_TRACE(a.change);
+    EXPECT_NE(d.user_message.find(a.change), std::string::npos);  // each is explained
+    auto gpu = Est().catalogs().gpus.Find(a.gpu);
+    ASSERT_TRUE(gpu.ok());
+    auto arch = Est().catalogs().models.Find(a.job.model);
+    ASSERT_TRUE(arch.ok());
+    auto e = Est().Estimate(**arch, a.job, **gpu);  // the estimator confirms the number and the verdict
+    ASSERT_TRUE(e.ok()) << e.status().message();
+    EXPECT_EQ(e->memory.per_gpu_bytes, a.per_gpu_bytes);
+    EXPECT_EQ(a.fits, e->memory.per_gpu_bytes <= a.usable_bytes);
+    fitting += a.fits;
+  }
+  EXPECT_GE(fitting, 1) << d.user_message;
+  // A partition with bigger GPUs is suggested when the config has one.
+  const Config two = Conf(std::string(kBaseConf) + "PartitionName=h200 Gpu=H200-SXM-141GB\n");
+  const Decision d2 = Decide(Request(kFull70bDdp, "gres:gpu:4"), two, Est());
+  bool suggested = false;
+  for (const Alternative& a : d2.alternatives) suggested = suggested || a.partition == "h200";
+  EXPECT_TRUE(suggested) << d2.user_message;
+}
+
+TEST(PolicyTest, ShardedJobGetsMoreGpusWhenAllowed) {
+  const JobRequest r = Request(kFull70bFsdp, "gres:gpu:a100:4", 1);
+  const Decision no = Decide(r, Conf(kBaseConf), Est());
+  EXPECT_EQ(no.kind, DecisionKind::kReject) << no.user_message;
+
+  const Decision d = Decide(r, Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64\n"), Est());
+  ASSERT_EQ(d.kind, DecisionKind::kRewrite) << d.user_message;
+  EXPECT_GT(d.new_gpus, 4);
+  EXPECT_LE(d.new_gpus, 64);
+  EXPECT_EQ(d.new_gpus % 8, 0);  // beyond one node: whole 8-GPU nodes
+  EXPECT_EQ(d.gpu_field, GpuTresField::kPerNode);
+  EXPECT_EQ(d.new_gpu_tres, "gres:gpu:a100:8");
+  EXPECT_EQ(d.new_min_nodes, d.new_gpus / 8);
+  EXPECT_EQ(d.job.gpus, d.new_gpus);
+  EXPECT_LE(d.estimate.memory.per_gpu_bytes, d.usable_bytes);
+  // The smallest count: one step fewer does not fit.
+  TrainingJob smaller = d.job;
+  smaller.gpus = d.new_gpus - 8;
+  smaller.gpus_per_node = 8;
+  if (smaller.gpus > 8) {
+    auto arch = Est().catalogs().models.Find(smaller.model);
+    auto gpu = Est().catalogs().gpus.Find("A100-SXM4-80GB");
+    auto e = Est().Estimate(**arch, smaller, **gpu);
+    ASSERT_TRUE(e.ok());
+    EXPECT_GT(e->memory.per_gpu_bytes, d.usable_bytes);
+  }
+  // tres_per_job requests are rewritten in place.
+  SlurmFacts f;
+  f.partition = "gpu";
+  f.tres_per_job = "gres:gpu:4";
+  const Decision j = Decide(*ParseJobRequest(kFull70bFsdp, {}, f),
+                            Conf(std::string(kBaseConf) + "RaiseGpus=yes\n"), Est());
+  ASSERT_EQ(j.kind, DecisionKind::kRewrite) << j.user_message;
+  EXPECT_EQ(j.gpu_field, GpuTresField::kPerJob);
+  EXPECT_EQ(j.new_gpu_tres, "gres:gpu:" + std::to_string(j.new_gpus));
+}
+
+TEST(PolicyTest, ModesAndNonLlmJobs) {
+  const JobRequest big = Request(kFull70bDdp, "gres:gpu:a100:4");
+  const Decision advise = Decide(big, Conf(std::string(kBaseConf) + "Mode=advise\n"), Est());
+  EXPECT_EQ(advise.kind, DecisionKind::kAccept);
+  EXPECT_TRUE(advise.advise_only);
+  EXPECT_TRUE(advise.touched);
+  EXPECT_EQ(advise.new_gpus, 0);
+  EXPECT_NE(advise.user_message.find("advice only"), std::string::npos) << advise.user_message;
+  EXPECT_NE(advise.user_message.find("GiB per GPU"), std::string::npos);
+
+  const Decision off = Decide(big, Conf("PartitionName=gpu Mode=off\n"), Est());
+  EXPECT_FALSE(off.touched);
+  EXPECT_EQ(off.kind, DecisionKind::kAccept);
+  EXPECT_TRUE(off.user_message.empty());
+
+  const Decision plain = Decide(Request("#!/bin/bash\nsrun hostname\n", "gres:gpu:1"), Conf(kBaseConf), Est());
+  EXPECT_FALSE(plain.touched);
+  EXPECT_EQ(plain.kind, DecisionKind::kAccept);
+}
+
+TEST(PolicyTest, ErrorsFollowOnError) {
+  const JobRequest unknown = Request("#FMTE model=nobody/NoSuchModel-7B\n", "gres:gpu:a100:1");
+  const Decision open = Decide(unknown, Conf(kBaseConf), Est());
+  EXPECT_EQ(open.kind, DecisionKind::kAccept);
+  EXPECT_TRUE(open.error);
+  EXPECT_NE(open.user_message.find("NoSuchModel"), std::string::npos) << open.user_message;
+  const Decision closed = Decide(unknown, Conf(std::string(kBaseConf) + "OnError=reject\n"), Est());
+  EXPECT_EQ(closed.kind, DecisionKind::kReject);
+  // No GPU type anywhere: untyped gres, no Gpu= for the partition.
+  const Decision nogpu = Decide(Request(kLora8b, "gres:gpu:1", 0, 0, "other"), Conf(""), Est());
+  EXPECT_TRUE(nogpu.error);
+  EXPECT_NE(nogpu.user_message.find("GPU model is unknown"), std::string::npos) << nogpu.user_message;
+  // No fmte.conf at all: gres types named after GPUs work.
+  const Decision noconf = Decide(Request(kLora8b, "gres:gpu:h100:1"), Conf(""), Est());
+  EXPECT_FALSE(noconf.error) << noconf.user_message;
+  EXPECT_EQ(noconf.gpu.rfind("H100", 0), 0u) << noconf.gpu;
+  // An impossible layout is an error naming it.
+  const Decision layout = Decide(Request(std::string(kLora8b) + "#FMTE tp=3\n", "gres:gpu:a100:4"), Conf(kBaseConf), Est());
+  EXPECT_TRUE(layout.error);
+}
+
+TEST(PolicyTest, TimeLimitFromTheTimeEstimate) {
+  const std::string script = std::string(kLora8b) + "#FMTE steps=1000 grad-accum=4\n";
+  const Decision d = Decide(Request(script, "gres:gpu:a100:1"), Conf(kBaseConf + std::string("MinTime=1\n")), Est());
+  if (!d.estimate.has_time) GTEST_SKIP() << "no time model loaded: the policy sets no limit";
+  ASSERT_EQ(d.kind, DecisionKind::kRewrite) << d.user_message;
+  const double want_s = std::max(d.estimate.wall_time_bound_s, d.estimate.wall_time_s * 1.5);
+  EXPECT_EQ(d.new_time_limit_min, static_cast<int64_t>(std::ceil(want_s / 60.0)));
+  EXPECT_NE(d.user_message.find("no time limit given"), std::string::npos) << d.user_message;
+  // Capped by the partition's MaxTime.
+  const Decision capped =
+      Decide(Request(script, "gres:gpu:a100:1"), Conf("PartitionName=gpu Gpu=A100 MaxTime=1 MinTime=1\n"), Est());
+  EXPECT_EQ(capped.new_time_limit_min, 1);
+  // A user limit shorter than the prediction: warn (accept) or reject.
+  const int64_t too_short = 1;
+  if (d.estimate.wall_time_s > 60) {
+    const Decision warn = Decide(Request(script, "gres:gpu:a100:1", 0, too_short), Conf(kBaseConf), Est());
+    EXPECT_EQ(warn.kind, DecisionKind::kAccept);
+    EXPECT_NE(warn.user_message.find("shorter than the predicted"), std::string::npos);
+    const Decision rej = Decide(Request(script, "gres:gpu:a100:1", 0, too_short),
+                                Conf(std::string(kBaseConf) + "ShortLimit=reject\n"), Est());
+    EXPECT_EQ(rej.kind, DecisionKind::kReject);
+  }
+}
+
+TEST(PolicyTest, NoTimeEstimateMeansNoTimeRewrite) {
+  // Without any amount of work there is no wall time to predict.
+  const Decision d = Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), Est());
+  EXPECT_FALSE(d.estimate.has_time);
+  EXPECT_EQ(d.new_time_limit_min, 0);
+  EXPECT_EQ(d.kind, DecisionKind::kAccept);
+}
+
+TEST(PolicyTest, RecordOfADecision) {
+  const JobRequest r = Request(kLora8b, "gres:gpu:a100:1");
+  const Decision d = Decide(r, Conf(kBaseConf), Est());
+  const std::string text = EncodeRecord(MakeRecord(r, d));
+  auto back = DecodeRecord(text);
+  ASSERT_TRUE(back.ok()) << text;
+  EXPECT_EQ(back->decision, "accept");
+  EXPECT_EQ(back->pred_mem_bytes, d.estimate.memory.per_gpu_bytes);
+  EXPECT_EQ(back->cap_bytes, d.capacity_bytes);
+  EXPECT_EQ(back->job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(back->job.gpu, "A100-SXM4-80GB");
+  EXPECT_EQ(back->sources, "fmte-line");
+  EXPECT_EQ(back->partition, "gpu");
+}
+
+}  // namespace
+}  // namespace fmte
