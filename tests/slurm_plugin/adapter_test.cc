@@ -1,0 +1,177 @@
+// The adapter pieces on their own: job_desc_msg_t -> SlurmFacts (NO_VAL sentinels), Decision ->
+// job_desc_msg_t (fields, xmalloc'ed strings, return codes), the job_modify tracker's bounds, and
+// the reload of fmte.conf when its mtime changes.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "job_desc_adapter.h"
+#include "job_tracker.h"
+#include "plugin_state.h"
+#include "slurm_xapi.h"
+
+namespace fmte::slurm {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Desc {
+  job_desc_msg_t d;
+  Desc() { slurm_init_job_desc_msg(&d); }
+  ~Desc() {
+    for (char** f : {&d.admin_comment, &d.tres_per_node, &d.tres_per_job, &d.partition}) {
+      slurm_xfree(reinterpret_cast<void**>(f));  // aborts unless xmalloc'ed
+    }
+  }
+};
+
+TEST(JobDescAdapterTest, SentinelsBecomeZeroAndStringsAreCopied) {
+  Desc desc;
+  SubmitInputs in = ReadJobDesc(desc.d);
+  EXPECT_EQ(in.facts.time_limit_min, 0);  // NO_VAL
+  EXPECT_EQ(in.facts.min_nodes, 0);
+  EXPECT_TRUE(in.facts.partition.empty());
+  EXPECT_TRUE(in.script.empty());
+  desc.d.time_limit = INFINITE;
+  EXPECT_EQ(ReadJobDesc(desc.d).facts.time_limit_min, 0);
+  desc.d.time_limit = 90;
+  desc.d.min_nodes = 2;
+  desc.d.partition = slurm_xstrdup("gpu");
+  desc.d.tres_per_job = slurm_xstrdup("gres:gpu:16");
+  in = ReadJobDesc(desc.d);
+  EXPECT_EQ(in.facts.time_limit_min, 90);
+  EXPECT_EQ(in.facts.min_nodes, 2);
+  EXPECT_EQ(in.facts.partition, "gpu");
+  EXPECT_EQ(in.facts.tres_per_job, "gres:gpu:16");
+}
+
+TEST(JobDescAdapterTest, DecisionsAreWrittenBack) {
+  struct Case {
+    const char* name;
+    Decision decision;
+    const char* old_comment;
+    int rc;
+    const char* tres_per_node;
+    uint32_t time_limit;
+    const char* admin_comment;
+    bool err;
+  };
+  Decision untouched;
+  Decision accept;
+  accept.touched = true;
+  accept.user_message = "fmte: fits";
+  Decision rewrite;
+  rewrite.touched = true;
+  rewrite.kind = DecisionKind::kRewrite;
+  rewrite.new_time_limit_min = 120;
+  rewrite.new_gpus = 4;
+  rewrite.gpu_field = GpuTresField::kPerNode;
+  rewrite.new_gpu_tres = "gres:gpu:a100:4";
+  Decision reject_memory;
+  reject_memory.touched = true;
+  reject_memory.kind = DecisionKind::kReject;
+  reject_memory.user_message = "fmte: rejected";
+  reject_memory.estimated = true;
+  reject_memory.estimate.memory.per_gpu_bytes = 100;
+  reject_memory.usable_bytes = 50;
+  Decision reject_time = reject_memory;
+  reject_time.estimate.memory.per_gpu_bytes = 10;
+  Decision reject_error = reject_memory;
+  reject_error.error = true;
+  const Case cases[] = {
+      {"untouched", untouched, nullptr, SLURM_SUCCESS, "gres:gpu:a100:1", NO_VAL, nullptr, false},
+      {"accept", accept, nullptr, SLURM_SUCCESS, "gres:gpu:a100:1", NO_VAL, "fmte:v1;x", true},
+      {"accept keeps site text", accept, "JS1:abc", SLURM_SUCCESS, "gres:gpu:a100:1", NO_VAL,
+       "JS1:abc fmte:v1;x", true},
+      {"rewrite", rewrite, nullptr, SLURM_SUCCESS, "gres:gpu:a100:4", 120, "fmte:v1;x", false},
+      {"reject memory", reject_memory, nullptr, ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE,
+       "gres:gpu:a100:1", NO_VAL, nullptr, true},
+      {"reject time", reject_time, nullptr, ESLURM_INVALID_TIME_LIMIT, "gres:gpu:a100:1", NO_VAL,
+       nullptr, true},
+      {"reject error", reject_error, nullptr, ESLURM_ACCESS_DENIED, "gres:gpu:a100:1", NO_VAL,
+       nullptr, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Desc desc;
+    desc.d.tres_per_node = slurm_xstrdup("gres:gpu:a100:1");
+    if (c.old_comment != nullptr) desc.d.admin_comment = slurm_xstrdup(c.old_comment);
+    char* err = nullptr;
+    int rc = ApplyDecision(c.decision, "fmte:v1;x", &desc.d, &err);
+    EXPECT_EQ(rc, c.rc);
+    EXPECT_STREQ(desc.d.tres_per_node, c.tres_per_node);
+    EXPECT_EQ(desc.d.time_limit, c.time_limit);
+    if (c.admin_comment == nullptr) {
+      EXPECT_EQ(desc.d.admin_comment, nullptr);
+    } else {
+      EXPECT_STREQ(desc.d.admin_comment, c.admin_comment);
+    }
+    EXPECT_EQ(err != nullptr, c.err);
+    if (err != nullptr) {
+      EXPECT_EQ(std::string(err), c.decision.user_message);
+      slurm_xfree(reinterpret_cast<void**>(&err));
+    }
+  }
+}
+
+TEST(JobTrackerTest, BoundedAndKeyedByJobId) {
+  JobTracker tracker;
+  for (uint32_t id = 1; id <= JobTracker::kMaxJobs + 10; ++id) {
+    tracker.Remember(id, TrackedJob{"#FMTE model=x\n", {}, SlurmFacts{}});
+  }
+  EXPECT_EQ(tracker.size(), JobTracker::kMaxJobs);
+  EXPECT_EQ(tracker.Find(1), nullptr);  // the oldest went first
+  ASSERT_NE(tracker.Find(JobTracker::kMaxJobs + 10), nullptr);
+  tracker.Remember(0, TrackedJob{});  // unknown id: ignored
+  EXPECT_EQ(tracker.Find(0), nullptr);
+  // Outside slurmctld there is no get_next_job_id: only an explicit --jobid is known.
+  EXPECT_EQ(JobTracker::PredictJobId(NO_VAL), 0u);
+  EXPECT_EQ(JobTracker::PredictJobId(77), 77u);
+  EXPECT_EQ(ParseJobIdStr("123"), 123u);
+  EXPECT_EQ(ParseJobIdStr("123_4"), 123u);
+  EXPECT_EQ(ParseJobIdStr("99999999999"), 0u);
+  EXPECT_EQ(ParseJobIdStr(nullptr), 0u);
+}
+
+TEST(PluginStateTest, ReloadsWhenFmteConfChangesAndKeepsTheOldOnErrors) {
+  fs::path dir = fs::temp_directory_path() / ("fmte_state_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path conf = dir / "fmte.conf";
+  std::ofstream(conf) << "RaiseGpus=no\n";
+  PluginState state;
+  ASSERT_TRUE(state.Init(conf.string()).ok());
+  ASSERT_NE(state.Current(), nullptr);
+  EXPECT_FALSE(state.Current()->config.defaults.raise_gpus);
+  EXPECT_TRUE(state.Current()->config_from_file);
+
+  auto touch_later = [&](const std::string& text) {
+    std::ofstream(conf, std::ios::trunc) << text;
+    fs::last_write_time(conf, fs::last_write_time(conf) + std::chrono::seconds(2));
+  };
+  touch_later("RaiseGpus=yes\n");
+  EXPECT_TRUE(state.Current(/*force=*/true)->config.defaults.raise_gpus);
+  EXPECT_NE(state.TakeReloadMessage().find("reloaded"), std::string::npos);
+
+  touch_later("RaiseGpus=maybe\n");  // broken: the previous settings stay
+  EXPECT_TRUE(state.Current(true)->config.defaults.raise_gpus);
+  EXPECT_NE(state.TakeReloadMessage().find("reload failed"), std::string::npos);
+  EXPECT_EQ(state.TakeReloadMessage(), "");  // reported once
+
+  fs::remove(conf);  // no file: every key at its default
+  EXPECT_FALSE(state.Current(true)->config_from_file);
+  fs::remove_all(dir);
+}
+
+TEST(PluginStateTest, FindsTheSlurmConfInUse) {
+  setenv("SLURM_CONF", "/some/where/slurm.conf", 1);
+  EXPECT_EQ(PluginState::SlurmConfPath(), "/some/where/slurm.conf");
+  unsetenv("SLURM_CONF");
+  // libslurmfull's slurm_conf global is empty outside a daemon: the default path.
+  EXPECT_EQ(PluginState::SlurmConfPath(), "/etc/slurm/slurm.conf");
+}
+
+}  // namespace
+}  // namespace fmte::slurm
