@@ -76,6 +76,7 @@ constexpr Family kFamilies[] = {
     {"gemma", model_internal::BuildLlamaLike},
     {"gemma2", model_internal::BuildLlamaLike},
     {"granite", model_internal::BuildLlamaLike},
+    {"phi3", model_internal::BuildPhi3},
     {"mixtral", model_internal::BuildMoeLlamaLike},
     {"qwen2_moe", model_internal::BuildMoeLlamaLike},
     {"qwen3_moe", model_internal::BuildMoeLlamaLike},

@@ -91,6 +91,7 @@ void SetEmbeddingsAndHead(ModelArch& arch, NormKind final_norm, bool head_bias);
 // id, model_type and torch_dtype). Problems are recorded in `r`; the caller checks r.status().
 void BuildLlamaLike(ConfigReader& r, ModelArch& arch);  // llama mistral qwen2 qwen3 gemma gemma2 granite
 void BuildMoeLlamaLike(ConfigReader& r, ModelArch& arch);  // mixtral qwen2_moe qwen3_moe
+void BuildPhi3(ConfigReader& r, ModelArch& arch);
 void BuildGpt2(ConfigReader& r, ModelArch& arch);
 void BuildGptJ(ConfigReader& r, ModelArch& arch);
 void BuildGptNeoX(ConfigReader& r, ModelArch& arch);

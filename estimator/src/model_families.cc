@@ -8,6 +8,8 @@
 //   qwen2_moe/qwen3_moe: mlp.gate (h->E, no bias) + experts gate/up/down of moe_intermediate_size;
 //   sparse on layers with (i+1) % decoder_sparse_step == 0 unless i is in mlp_only_layers;
 //   qwen2_moe also a shared_expert (shared_expert_intermediate_size) and shared_expert_gate (h->1).
+//   phi3: fused qkv_proj (h -> (heads + 2*kv_heads)*head_dim) and gate_up_proj (h -> 2f), o_proj,
+//   down_proj, no biases, two RMSNorms, untied by default (modeling_phi3.py).
 #include <algorithm>
 #include <string>
 
@@ -84,6 +86,21 @@ void BuildLlamaLike(ConfigReader& r, ModelArch& arch) {
   bool mlp_bias = (t == "llama" || t == "granite") && r.BoolOr({"mlp_bias"}, false);
   BlockSpec b = AttentionBlock(r, d);
   AddGatedMlp(b, d.h, f, mlp_bias);
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kRms, /*head_bias=*/false);
+}
+
+void BuildPhi3(ConfigReader& r, ModelArch& arch) {
+  CommonDims d = ReadCommon(r, arch);
+  int64_t f = r.Int({"intermediate_size"});
+  arch.intermediate_size = f;
+  BlockSpec b;
+  b.linears.push_back(Linear("qkv_proj", LinearRole::kQkv, d.h,
+                             (d.heads + 2 * d.kv_heads) * d.head_dim, false));
+  b.linears.push_back(Linear("o_proj", LinearRole::kO, d.heads * d.head_dim, d.h, false));
+  b.linears.push_back(Linear("gate_up_proj", LinearRole::kGateUp, d.h, 2 * f, false));
+  b.linears.push_back(Linear("down_proj", LinearRole::kDown, f, d.h, false));
+  AddNorms(b, NormKind::kRms, d.h, 2);
   SetUniformBlocks(arch, std::move(b));
   SetEmbeddingsAndHead(arch, NormKind::kRms, /*head_bias=*/false);
 }

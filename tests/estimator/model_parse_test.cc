@@ -254,3 +254,23 @@ TEST(ModelParseTest, Qwen2MoeByHand) {
 
 }  // namespace
 }  // namespace fmte
+
+namespace fmte {
+namespace {
+
+// Phi-3-mini-4k (config values h 3072, 32 layers, 32 heads, f 8192, vocab 32064, untied) has
+// 3,821,079,552 parameters (Hub count, quoted with find_string "3,821,079,552"). By hand: per layer
+// qkv_proj 3072*9216 + o_proj 3072^2 + gate_up_proj 3072*16384 + down_proj 8192*3072 + 2*3072
+// = 113,252,352; x 32 = 3,624,075,264; + embed and head 2*32064*3072 + norm 3072.
+TEST(ModelParseTest, Phi3FusedProjections) {
+  const char* json = R"({"model_type":"phi3","hidden_size":3072,"num_hidden_layers":32,
+    "num_attention_heads":32,"num_key_value_heads":32,"intermediate_size":8192,
+    "vocab_size":32064,"tie_word_embeddings":false})";
+  Result<ModelArch> a = ParseModelConfig(json, "phi3");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->Counts().total, 3821079552);
+  EXPECT_EQ(a->Block(0).linears[0].role, LinearRole::kQkv);
+}
+
+}  // namespace
+}  // namespace fmte
