@@ -196,6 +196,7 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
   const bool lora = j.method == Method::kLora || j.method == Method::kQlora;
   const bool qlora = j.method == Method::kQlora;
   const double r = static_cast<double>(j.lora_r);
+  const double kv_heads = static_cast<double>(m.num_kv_heads);
   // Count layers of each block kind on this stage.
   std::vector<int> uses(m.block_kinds.size(), 0);
   for (int i = first_layer; i < first_layer + num_layers; ++i) {
@@ -211,8 +212,16 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
     double block_params = 0;
     for (const LinearShape& l : b.linears) {
       // Tensor parallel: column-parallel (q,k,v,gate,up) and row-parallel (o,down) linears both
-      // split their weight over t (Megatron core/tensor_parallel/layers.py).
-      const double params = static_cast<double>(l.Params()) / t;
+      // split their weight over t; a row-parallel bias is replicated (Megatron
+      // core/tensor_parallel/layers.py RowParallelLinear); with fewer KV heads than t the k/v
+      // projections are replicated over t/g ranks.
+      double split = t;
+      if ((l.role == LinearRole::kK || l.role == LinearRole::kV) && kv_heads > 0)
+        split = std::min(t, kv_heads);
+      const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
+      const double bias = l.has_bias ? static_cast<double>(l.copies * l.out_features) : 0;
+      const double params = row_parallel ? (static_cast<double>(l.Params()) - bias) / split + bias
+                                         : static_cast<double>(l.Params()) / split;
       const double copies = static_cast<double>(l.copies);
       block_params += params;
       s.total += n * params;
@@ -251,7 +260,10 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
   const bool first = stage == 0, last = stage == lay.p - 1;
   const double h = static_cast<double>(m.hidden_size);
   double emb = 0, head = 0, fnorm = 0;
-  if (first) emb = static_cast<double>(m.embedding_params) / t + static_cast<double>(m.position_embedding_params);
+  // Megatron's VocabParallelEmbedding splits the vocabulary over t; transformers' tensor-parallel
+  // plans leave embed_tokens replicated and split lm_head column-wise ("colwise_rep").
+  const double emb_split = j.framework == Framework::kMegatron ? t : 1;
+  if (first) emb = static_cast<double>(m.embedding_params) / emb_split + static_cast<double>(m.position_embedding_params);
   if (last) {
     fnorm = static_cast<double>(m.final_norm_params);
     head = static_cast<double>(m.lm_head_params) / t;

@@ -203,3 +203,39 @@ TEST(MemoryCombosTest, MemorySavers) {
 
 }  // namespace
 }  // namespace fmte
+
+namespace fmte {
+namespace {
+
+TEST(MemoryCombosTest, TensorParallelSplitsByRole) {
+  // Llama-3-8B shape (h 4096, 32 heads, 8 KV heads, f 14336, 32 layers, V 128256), pure bf16, 2 B:
+  // Megatron tp 8: every projection / 8 (8 KV heads: k,v / 8), norms replicated (2 x 4096 per
+  //   layer + 4096 final), vocab-parallel embedding and head / 8:
+  //   32 x (4096^2 x 2 + 2 x 4096 x 1024 + 3 x 4096 x 14336) / 8 + 32 x 8192 + 4096
+  //   + 2 x 128256 x 4096 / 8.
+  // HF tp 16 (KV heads replicated over 2 ranks): q,o,MLP / 16, k,v / 8, embed_tokens replicated,
+  //   lm_head / 16.
+  const ModelArch m = testing::LlamaArch(4096, 32, 8, 14336, 32, 128256);
+  const double proj = 4096.0 * 4096 * 2 + 3 * 4096.0 * 14336, kv = 2 * 4096.0 * 1024;
+  const double norms = 32 * 8192.0 + 4096, vocab = 128256.0 * 4096;
+  struct Row {
+    Framework fw;
+    int64_t tp;
+    double params;
+  } rows[] = {{Framework::kMegatron, 8, 32 * (proj + kv) / 8 + norms + 2 * vocab / 8},
+              {Framework::kHf, 16, 32 * (proj / 16 + kv / 8) + norms + vocab + vocab / 16}};
+  for (const Row& r : rows) {
+    TrainingJob j = testing::BaseJob();
+    j.framework = r.fw;
+    j.precision = Precision::kPureBf16;
+    j.tp = r.tp;
+    j.gpus = r.tp;
+    j.seq_len = 128;
+    Result<MemoryEstimate> e = EstimateMemory(m, j, testing::Gpu80());
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_NEAR(static_cast<double>(e->breakdown.weights), 2 * r.params, 2) << ToString(r.fw);
+  }
+}
+
+}  // namespace
+}  // namespace fmte
