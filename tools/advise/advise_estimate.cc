@@ -6,6 +6,7 @@
 #include "fmte/estimator.h"
 #include "job_options.h"
 #include "output.h"
+#include "time_output.h"
 
 namespace fmte::advise {
 namespace {
@@ -40,6 +41,8 @@ int RunEstimate(const std::vector<std::string>& args) {
   auto catalogs = LoadCatalogs();
   if (!catalogs.ok())
     return Fail(Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
+  const tools::WorkOutputs work = tools::WorkOutputsFromFlags(vm);
+  if (Status s = tools::ApplyRegressorsDir(work.regressors_dir, &catalogs.value()); !s.ok()) return Fail(s);
   auto model = ResolveModel(catalogs->models, job->model);
   if (!model.ok()) return Fail(model.status());
   auto gpu = catalogs->gpus.Find(job->gpu);
@@ -51,6 +54,7 @@ int RunEstimate(const std::vector<std::string>& args) {
   // Issue 4 (time): tools::WorkOutputsFromFlags(vm) gives --timeline / --regressors; the time
   // engineer writes the timeline SVG here. The "time" JSON object and table come from
   // output_time.cc (AddTimeJson / PrintTime), called by EstimateJson / PrintEstimate.
+  if (Status s = tools::WriteTimeline(work.timeline_svg, *model, *estimate); !s.ok()) return Fail(s);
   if (tools::FlagSet(vm, "json")) {
     std::cout << tools::EstimateJson(*model, *job, **gpu, *estimate).dump(2) << "\n";
   } else {

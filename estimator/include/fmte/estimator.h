@@ -13,12 +13,19 @@
 #include "fmte/memory.h"
 #include "fmte/model.h"
 #include "fmte/status.h"
+#include "fmte/cluster.h"
+#include "fmte/time.h"
+#include "fmte/walltime.h"
 
 namespace fmte {
 
 struct Catalogs {
   ModelCatalog models;
   GpuCatalog gpus;
+  // Time (issue 4): etc/clusters/*.json and regressors/vtrain/ (missing model: no time estimate).
+  ClusterCatalog clusters;
+  TimeModel time_model;
+  bool has_time_model = false;
 };
 
 // Loads `<etc_dir>/models/` and `<etc_dir>/gpus.csv` (empty etc_dir: the compiled-in FMTE_ETC_DIR, or
@@ -31,6 +38,9 @@ struct JobEstimate {
   bool has_time = false;
   double wall_time_s = 0;        // predicted (median) wall time of the whole job
   double wall_time_bound_s = 0;  // calibrated upper bound (quantile) to size a time limit from
+  // Step time (whenever the time model is loaded) and the wall-time details (when has_time).
+  bool has_step_time = false;
+  WallTimeEstimate time;         // time.step: the step-time estimate with its breakdown
 };
 
 // One job on one GPU model. REQUIRES nothing: runs ValidateJob itself and returns its error.

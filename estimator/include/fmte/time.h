@@ -1,0 +1,153 @@
+// Step time of one training job: an analytic model (FLOPs from the real linear shapes, a learned
+// GEMM efficiency, memory-bound traffic, collectives on intra/inter-node links, pipeline bubble,
+// CPU offload, optimizer step) times a learned correction, with a breakdown and the per-stage
+// schedule the timeline draws.
+//
+// The efficiency constants are not written in the code: TimeModel loads them from
+// regressors/vtrain/efficiency.json, written by learn/src/vtrain_fit.cc from measured step times
+// (../shared/data/anchors/vtrain) and validated on held-out configurations (docs/time.md).
+// Formulas and sources: time.cc, ../shared/docs/reference.md section 5.
+// Thread-safety: TimeModel is immutable after loading; EstimateStepTime is a pure function.
+#ifndef FMTE_TIME_H_
+#define FMTE_TIME_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fmte/cluster.h"
+#include "fmte/gpu.h"
+#include "fmte/job.h"
+#include "fmte/model.h"
+#include "fmte/status.h"
+
+namespace fmte {
+
+// Learned constants of the analytic model for one GPU family (and the frameworks measured on it).
+struct TimeEfficiency {
+  std::string gpu;                // GPU catalog name prefix it was learned on ("A100")
+  double gemm_efficiency = 0.6;   // achieved fraction of dense peak on large matrix products
+  double layer_overhead_s = 0;    // per transformer layer, per pass (fwd, bwd, recompute), per
+                                  // micro-batch: kernel launches and small kernels
+  double memory_traffic = 1;      // memory-bound bytes per pass = this x the layer's activation
+                                  // bytes (Korthikanti Table 2), read at HBM bandwidth
+  double comm_efficiency = 0.7;   // fraction of nominal link bandwidth a collective reaches
+  double comm_latency_s = 0;      // fixed cost per collective call
+  double step_overhead_s = 0;     // fixed cost per optimizer step (launch, data loader, logging)
+};
+
+// The learned correction on top of the analytic model (a boosted-tree model on features that exist
+// for any job). Implemented by an adapter over the native tree evaluator; null = no correction.
+class StepTimeCorrection {
+ public:
+  virtual ~StepTimeCorrection() = default;
+  // log(measured / analytic) predicted from StepTimeFeatures().
+  virtual double PredictLogRatio(const std::vector<float>& features) const = 0;
+};
+
+class TimeModel {
+ public:
+  TimeModel() = default;
+  // Loads efficiency.json (required) and correction.json (optional) from `dir`.
+  static Result<TimeModel> LoadDir(const std::string& dir);
+  static std::string DefaultDir();  // FMTE_REGRESSORS_DIR/vtrain, or $FMTE_REGRESSORS_DIR/vtrain
+
+  // The constants for `gpu`: the entry whose name is a prefix of the GPU's name, else the first
+  // entry (reported in TimeEstimate::efficiency_source).
+  const TimeEfficiency& For(const GpuSpec& gpu, bool* exact = nullptr) const;
+
+  // Multiplicative factor such that measured <= predicted x factor for a fraction `quantile` of the
+  // held-out residuals (grouped cross-validation). 1 when no residuals were shipped.
+  double UpperFactor(double quantile) const;
+
+  const StepTimeCorrection* correction() const { return correction_.get(); }
+  double correction_clamp() const { return correction_clamp_; }
+
+  void AddEfficiency(TimeEfficiency e) { efficiencies_.push_back(std::move(e)); }
+  void SetResiduals(std::vector<double> log_residuals);
+  void SetCorrection(std::shared_ptr<const StepTimeCorrection> c, double clamp_log = 0.4) {
+    correction_ = std::move(c);
+    correction_clamp_ = clamp_log;
+  }
+  const std::vector<TimeEfficiency>& efficiencies() const { return efficiencies_; }
+
+ private:
+  std::vector<TimeEfficiency> efficiencies_;
+  std::vector<double> log_residuals_;  // sorted log(measured / predicted), held-out
+  std::shared_ptr<const StepTimeCorrection> correction_;
+  double correction_clamp_ = 0.4;  // |log ratio| the correction may apply (trees do not extrapolate)
+};
+
+// Seconds per optimizer step, by kind. The JSON names are the contract:
+// time.breakdown.{compute,communication,bubble,optimizer,offload,overhead}.
+struct TimeBreakdown {
+  double compute_s = 0;        // matrix products, memory-bound kernels, kernel overheads
+  double communication_s = 0;  // exposed TP / DP / FSDP collectives and pipeline p2p
+  double bubble_s = 0;         // pipeline fill and drain
+  double optimizer_s = 0;      // optimizer step on the GPU
+  double offload_s = 0;        // PCIe transfers and CPU optimizer step (exposed)
+  double overhead_s = 0;       // fixed per step
+  double Total() const {
+    return compute_s + communication_s + bubble_s + optimizer_s + offload_s + overhead_s;
+  }
+};
+
+// One pipeline stage's work per micro-batch (what the timeline draws).
+struct StageTime {
+  int64_t layers = 0;
+  double fwd_s = 0;        // forward compute of one micro-batch
+  double bwd_s = 0;        // backward (with recomputation) compute of one micro-batch
+  double fwd_comm_s = 0;   // TP collectives + p2p in the forward
+  double bwd_comm_s = 0;   // TP collectives + p2p in the backward
+  double Total() const { return fwd_s + bwd_s + fwd_comm_s + bwd_comm_s; }
+};
+
+struct TimeEstimate {
+  double step_time_s = 0;            // corrected
+  double analytic_step_time_s = 0;   // before the learned correction
+  double correction_factor = 1;      // step_time_s / analytic_step_time_s
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;                    // model FLOPs / (step time x GPUs x dense peak)
+  double model_flops_per_step = 0;   // Megatron convention: fwd + bwd, no recompute, full attention
+  double hardware_flops_per_step = 0;  // what runs: recompute, causal skipping, frozen weights
+  double peak_flops_per_gpu = 0;
+  int64_t global_batch = 0;          // sequences per step
+  int64_t micro_batches = 0;         // m per pipeline (per data-parallel rank)
+  int64_t tp = 1, pp = 1, dp = 1, vpp = 1;
+  TimeBreakdown breakdown;           // sums to step_time_s
+  std::vector<StageTime> stages;     // size pp, per micro-batch, analytic (uncorrected)
+  double dp_comm_s = 0;              // exposed data-parallel / sharding collectives per step
+  std::vector<float> features;       // StepTimeFeatures, for the correction and for retraining
+  std::string efficiency_source;     // which learned entry was used
+};
+
+// Names of the correction's features, in order (the manifest lists them).
+const std::vector<std::string>& StepTimeFeatureNames();
+
+// REQUIRES: ValidateJob(job).ok(). The layout must fit the architecture (tp divides the heads,
+// pp <= layers). With a global batch, it must be a multiple of micro_batch x dp.
+Result<TimeEstimate> EstimateStepTime(const ModelArch& model, const TrainingJob& job,
+                                      const GpuSpec& gpu, const ClusterSpec& cluster,
+                                      const TimeModel& time_model);
+
+// The analytic part alone with explicit constants (what the fit in learn/ varies).
+Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const TrainingJob& job,
+                                              const GpuSpec& gpu, const ClusterSpec& cluster,
+                                              const TimeEfficiency& eff);
+
+// The schedule of one step as an SVG document: one row per pipeline stage, 1F1B order of the
+// micro-batches (forward, backward, their communication, idle bubble), then the data-parallel
+// collectives and the optimizer step; like the IIIS LLM training calculator's timeline. With
+// many micro-batches only the first `max_micro_batches` are drawn and the rest is summarised.
+std::string StepTimelineSvg(const TimeEstimate& estimate, const std::string& title,
+                            int64_t max_micro_batches = 64);
+
+// Megatron's published per-iteration FLOPs for a GPT model (Narayanan et al. 2021, eq. 3; reference
+// section 5): 72*B*s*L*h^2*(1 + s/(6h) + V/(12*L*h)), without recomputation.
+double MegatronGptFlops(double global_batch, double seq_len, double layers, double hidden,
+                        double vocab);
+
+}  // namespace fmte
+
+#endif  // FMTE_TIME_H_

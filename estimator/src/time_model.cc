@@ -1,0 +1,129 @@
+// TimeModel: the learned constants of the step-time model, loaded from regressors/vtrain/.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "fmte/time.h"
+#include "time_correction.h"
+
+namespace fmte {
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::IoError(path + ": cannot read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status ReadPositive(const nlohmann::json& j, const char* key, double* out, const std::string& where,
+                    bool allow_zero) {
+  if (!j.contains(key) || !j[key].is_number())
+    return Status::ParseError(where + ": \"" + key + "\": expected a number");
+  const double v = j[key].get<double>();
+  if (!std::isfinite(v) || v < 0 || (!allow_zero && v == 0))
+    return Status::ParseError(where + ": \"" + key + "\": expected a positive number");
+  *out = v;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TimeModel> TimeModel::LoadDir(const std::string& dir) {
+  const std::string path = dir + "/efficiency.json";
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  TimeModel model;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(*text);
+    if (!j.contains("efficiencies") || !j["efficiencies"].is_array() || j["efficiencies"].empty())
+      return Status::ParseError(path + ": \"efficiencies\": expected a non-empty array");
+    for (const auto& e : j["efficiencies"]) {
+      TimeEfficiency t;
+      if (!e.contains("gpu") || !e["gpu"].is_string())
+        return Status::ParseError(path + ": efficiencies[].gpu: expected a string");
+      t.gpu = e["gpu"].get<std::string>();
+      FMTE_RETURN_IF_ERROR(ReadPositive(e, "gemm_efficiency", &t.gemm_efficiency, path, false));
+      FMTE_RETURN_IF_ERROR(ReadPositive(e, "layer_overhead_s", &t.layer_overhead_s, path, true));
+      FMTE_RETURN_IF_ERROR(ReadPositive(e, "memory_traffic", &t.memory_traffic, path, true));
+      FMTE_RETURN_IF_ERROR(ReadPositive(e, "comm_efficiency", &t.comm_efficiency, path, false));
+      FMTE_RETURN_IF_ERROR(ReadPositive(e, "comm_latency_s", &t.comm_latency_s, path, true));
+      FMTE_RETURN_IF_ERROR(ReadPositive(e, "step_overhead_s", &t.step_overhead_s, path, true));
+      model.AddEfficiency(std::move(t));
+    }
+    if (j.contains("heldout_log_residuals")) {
+      if (!j["heldout_log_residuals"].is_array())
+        return Status::ParseError(path + ": \"heldout_log_residuals\": expected an array of numbers");
+      model.SetResiduals(j["heldout_log_residuals"].get<std::vector<double>>());
+    }
+    if (j.contains("correction") && j["correction"].is_object()) {
+      const auto& c = j["correction"];
+      if (!c.contains("file") || !c["file"].is_string())
+        return Status::ParseError(path + ": correction.file: expected a file name");
+      double clamp = 0.4;
+      if (c.contains("clamp_log")) FMTE_RETURN_IF_ERROR(ReadPositive(c, "clamp_log", &clamp, path, false));
+      Result<std::string> ctext = ReadFile(dir + "/" + c["file"].get<std::string>());
+      if (!ctext.ok()) return ctext.status();
+      Result<std::shared_ptr<const StepTimeCorrection>> corr =
+          LoadTreeCorrection(*ctext, dir + "/" + c["file"].get<std::string>(), StepTimeFeatureNames().size());
+      if (!corr.ok()) return corr.status();
+      model.SetCorrection(*corr, clamp);
+    }
+  } catch (const std::exception& e) {
+    return Status::ParseError(path + ": " + e.what());
+  }
+  return model;
+}
+
+std::string TimeModel::DefaultDir() {
+  const char* env = std::getenv("FMTE_REGRESSORS_DIR");
+  return std::string(env != nullptr && *env != '\0' ? env : FMTE_DEFAULT_REGRESSORS_DIR) + "/vtrain";
+}
+
+const TimeEfficiency& TimeModel::For(const GpuSpec& gpu, bool* exact) const {
+  static const TimeEfficiency kUnfitted{};
+  if (efficiencies_.empty()) {
+    if (exact != nullptr) *exact = false;
+    return kUnfitted;
+  }
+  const std::string name = Lower(gpu.name);
+  for (const TimeEfficiency& e : efficiencies_) {
+    if (!e.gpu.empty() && name.rfind(Lower(e.gpu), 0) == 0) {
+      if (exact != nullptr) *exact = true;
+      return e;
+    }
+  }
+  if (exact != nullptr) *exact = false;
+  return efficiencies_.front();
+}
+
+void TimeModel::SetResiduals(std::vector<double> log_residuals) {
+  log_residuals.erase(std::remove_if(log_residuals.begin(), log_residuals.end(),
+                                     [](double x) { return !std::isfinite(x); }),
+                      log_residuals.end());
+  std::sort(log_residuals.begin(), log_residuals.end());
+  log_residuals_ = std::move(log_residuals);
+}
+
+double TimeModel::UpperFactor(double quantile) const {
+  if (log_residuals_.empty()) return 1.0;
+  const double q = std::clamp(quantile, 0.0, 1.0);
+  // Linear interpolation between order statistics (type 7, as numpy's default).
+  const double pos = q * static_cast<double>(log_residuals_.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, log_residuals_.size() - 1);
+  const double x = log_residuals_[lo] + (pos - static_cast<double>(lo)) * (log_residuals_[hi] - log_residuals_[lo]);
+  return std::max(1.0, std::exp(x));
+}
+
+}  // namespace fmte

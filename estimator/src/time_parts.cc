@@ -1,0 +1,136 @@
+#include "time_parts.h"
+
+#include <algorithm>
+#include <string>
+
+namespace fmte::time_parts {
+namespace {
+
+std::string_view RoleName(LinearRole r) {
+  switch (r) {
+    case LinearRole::kQ: return "q";
+    case LinearRole::kK: return "k";
+    case LinearRole::kV: return "v";
+    case LinearRole::kQkv: return "qkv";
+    case LinearRole::kO: return "o";
+    case LinearRole::kGate: return "gate";
+    case LinearRole::kUp: return "up";
+    case LinearRole::kGateUp: return "gate_up";
+    case LinearRole::kDown: return "down";
+    case LinearRole::kRouter: return "router";
+    case LinearRole::kOther: return "other";
+  }
+  return "other";
+}
+
+}  // namespace
+
+bool IsLoraTarget(const LinearShape& linear, const TrainingJob& job) {
+  if (linear.role == LinearRole::kRouter) return false;
+  if (job.lora_targets.empty()) {
+    // PEFT's default target modules for decoder families are the query and value projections
+    // (peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); fused QKV
+    // modules (query_key_value, c_attn) are targeted whole.
+    return linear.role == LinearRole::kQ || linear.role == LinearRole::kV ||
+           linear.role == LinearRole::kQkv;
+  }
+  for (const std::string& t : job.lora_targets) {
+    if (t == "all-linear" || t == linear.name || t == RoleName(linear.role)) return true;
+  }
+  return false;
+}
+
+BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block, const TrainingJob& job,
+                              double context) {
+  BlockFlops f;
+  const bool frozen_base = job.method != Method::kFull;
+  const bool lora = job.method == Method::kLora || job.method == Method::kQlora;
+  for (const LinearShape& l : block.linears) {
+    // A matrix product of a token with an (in x out) weight is in*out multiply-adds: 2*in*out FLOPs.
+    // Routed experts: only experts_per_token of the `copies` run for a token.
+    const double active_copies =
+        l.expert && block.experts_per_token > 0
+            ? static_cast<double>(std::min<int64_t>(block.experts_per_token, l.copies))
+            : static_cast<double>(l.copies);
+    const double elems = static_cast<double>(l.in_features) * static_cast<double>(l.out_features);
+    const double flops = 2.0 * elems * active_copies;
+    f.linear += flops;
+    f.weight_elements += elems * static_cast<double>(l.copies);
+    if (frozen_base) f.frozen_linear += flops;
+    if (lora && IsLoraTarget(l, job)) {
+      f.adapter += 2.0 * static_cast<double>(job.lora_r) *
+                   static_cast<double>(l.in_features + l.out_features) * active_copies;
+    }
+  }
+  // Attention scores: QK^T and (softmax)V, each 2 x ctx x head_dim multiply-adds per head per token
+  // (reference section 5: 12*L*s*h per token for fwd+bwd = 3 x 4*s*h).
+  const double head_dim = model.head_dim > 0 ? static_cast<double>(model.head_dim)
+                                             : static_cast<double>(model.hidden_size) /
+                                                   static_cast<double>(std::max<int64_t>(1, model.num_heads));
+  f.attention_full = 4.0 * context * static_cast<double>(model.num_heads) * head_dim;
+  // Fused causal kernels (FlashAttention, SDPA) skip the masked upper triangle: about half.
+  f.attention_executed = job.attention == Attention::kFused ? f.attention_full / 2 : f.attention_full;
+  return f;
+}
+
+double AllReduceSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, const Links& links,
+                        const TimeEfficiency& eff) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  const int64_t r = std::clamp<int64_t>(ranks_per_node, 1, ranks);
+  const int64_t nodes = (ranks + r - 1) / r;
+  double t = eff.comm_latency_s;
+  const double eta = std::max(eff.comm_efficiency, 1e-3);
+  // Inside the node: reduce-scatter + all-gather, 2(r-1)/r of the buffer per GPU.
+  if (r > 1) t += 2.0 * static_cast<double>(r - 1) / static_cast<double>(r) * bytes /
+                  (links.intra_bytes_per_s * eta);
+  // Between nodes: each GPU carries 1/r of the buffer over its share of the node's network.
+  if (nodes > 1) {
+    t += 2.0 * static_cast<double>(nodes - 1) / static_cast<double>(nodes) *
+         (bytes / static_cast<double>(r)) / (links.inter_bytes_per_s * eta);
+  }
+  return t;
+}
+
+double AllGatherSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, const Links& links,
+                        const TimeEfficiency& eff) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  // Half of an all-reduce's traffic (an all-reduce is a reduce-scatter followed by an all-gather).
+  const double full = AllReduceSeconds(bytes, ranks, ranks_per_node, links, eff) - eff.comm_latency_s;
+  return eff.comm_latency_s + full / 2;
+}
+
+double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeEfficiency& eff) {
+  if (bytes <= 0) return 0;
+  const double bw = cross_node ? links.inter_bytes_per_s : links.intra_bytes_per_s;
+  return eff.comm_latency_s + bytes / (bw * std::max(eff.comm_efficiency, 1e-3));
+}
+
+double GradBytes(Precision p) {
+  // AMP and fp32 keep fp32 weights, so fp32 gradients; Megatron/DeepSpeed mixed precision reduce
+  // 16-bit gradients (reference section 2).
+  switch (p) {
+    case Precision::kFp32:
+    case Precision::kAmpBf16:
+    case Precision::kAmpFp16: return 4;
+    default: return 2;
+  }
+}
+
+double ComputeWeightBytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
+
+double OptimizerBytesPerParam(Optimizer opt, Precision p) {
+  // Read + write of every state the update touches (an elementwise, memory-bound kernel).
+  const double master = p == Precision::kPureBf16 ? 2 : 4;  // fp32 weights or master copy
+  const double grad = GradBytes(p);
+  const double copy16 = (p == Precision::kMixedBf16 || p == Precision::kMixedFp16) ? 2 : 0;
+  double states = 0;  // bytes of optimizer state per parameter
+  switch (opt) {
+    case Optimizer::kAdamW: states = p == Precision::kPureBf16 ? 4 : 8; break;
+    case Optimizer::kAdamW8bit: states = 2; break;
+    case Optimizer::kSgd: states = master; break;
+    case Optimizer::kAdafactor: states = 0.1; break;  // factored row/column statistics
+  }
+  return 2 * master + grad + 2 * states + copy16;
+}
+
+}  // namespace fmte::time_parts

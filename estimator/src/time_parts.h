@@ -1,0 +1,58 @@
+// Private pieces of the step-time model (time.cc composes them): FLOPs per token from the
+// architecture's shapes, collective times on a two-level network, optimizer bytes.
+// Thread-safety: pure functions.
+#ifndef FMTE_ESTIMATOR_SRC_TIME_PARTS_H_
+#define FMTE_ESTIMATOR_SRC_TIME_PARTS_H_
+
+#include <cstdint>
+
+#include "fmte/job.h"
+#include "fmte/model.h"
+#include "fmte/time.h"
+
+namespace fmte::time_parts {
+
+// Forward FLOPs per token of one block, whole (before tensor-parallel splitting).
+struct BlockFlops {
+  double linear = 0;        // 2 x active weight elements of every linear (MoE: experts that fire)
+  double frozen_linear = 0; // the part of `linear` whose weights get no gradient (LoRA base, ...)
+  double adapter = 0;       // LoRA adapters: 2 x r x (in + out) per targeted linear
+  double attention_full = 0;      // QK^T and AV over the whole context: 4 x ctx x heads x head_dim
+  double attention_executed = 0;  // what the kernel runs: causal fused kernels skip half
+  double weight_elements = 0;     // weight elements of the block (all experts)
+};
+
+// `context` is the attention context length (sequence, plus prefix tokens).
+BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block, const TrainingJob& job,
+                              double context);
+
+// Is the linear adapted by LoRA under the job's targets (PEFT defaults: q/v projections)?
+bool IsLoraTarget(const LinearShape& linear, const TrainingJob& job);
+
+// Links a collective group sees: `ranks` in all, `ranks_per_node` of them on each node.
+struct Links {
+  double intra_bytes_per_s = 0;  // per GPU, NVLink or PCIe peer
+  double inter_bytes_per_s = 0;  // per GPU: the node's network divided among its GPUs
+};
+
+// Ring/hierarchical all-reduce of `bytes` per GPU (reference section 5: each GPU moves 2(k-1)/k of
+// the buffer; across nodes NCCL reduces inside the node first, so the network carries 2(N-1)/N of
+// the buffer per node's share). Includes the learned efficiency and latency.
+double AllReduceSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, const Links& links,
+                        const TimeEfficiency& eff);
+// All-gather or reduce-scatter: half the traffic of an all-reduce.
+double AllGatherSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, const Links& links,
+                        const TimeEfficiency& eff);
+// Point-to-point send of `bytes` between neighbouring pipeline stages.
+double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeEfficiency& eff);
+
+// Bytes the optimizer step reads and writes per trainable parameter (memory-bound on HBM).
+double OptimizerBytesPerParam(Optimizer opt, Precision precision);
+// Bytes of one gradient element as it is reduced across data-parallel ranks.
+double GradBytes(Precision precision);
+// Bytes of one 16-bit (or fp32) weight element as held for compute.
+double ComputeWeightBytes(Precision precision);
+
+}  // namespace fmte::time_parts
+
+#endif  // FMTE_ESTIMATOR_SRC_TIME_PARTS_H_
