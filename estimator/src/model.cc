@@ -111,6 +111,21 @@ std::string ArchitecturesOf(const nlohmann::json& j) {
   return out;
 }
 
+// The parameter count in floating point, so that absurd configs are refused before any int64
+// product can overflow (each dimension is at most 2^31, so each factor pair fits in long double).
+long double ApproxTotal(const ModelArch& a) {
+  long double total = static_cast<long double>(a.vocab_size) * a.hidden_size * 2 +
+                      static_cast<long double>(a.position_embedding_params);
+  for (size_t layer = 0; layer < a.block_kind_of_layer.size(); ++layer) {
+    const BlockSpec& b = a.block_kinds[a.block_kind_of_layer[layer]];
+    total += static_cast<long double>(b.norm_params) + b.other_params;
+    for (const LinearShape& l : b.linears) {
+      total += static_cast<long double>(l.copies) * l.in_features * (l.out_features + 1);
+    }
+  }
+  return total;
+}
+
 Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
   if (!j.is_object()) return Status::ParseError("config.json must be a JSON object");
   std::string archs = ArchitecturesOf(j);
@@ -141,6 +156,10 @@ Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
   if (arch.num_layers <= 0 || arch.block_kind_of_layer.size() != static_cast<size_t>(arch.num_layers) ||
       arch.block_kinds.empty()) {
     return Status::Internal("model_type '" + model_type + "': builder produced no layers");
+  }
+  if (ApproxTotal(arch) > 1e15L) {
+    return Status::ParseError("config with model_type '" + model_type +
+                              "' describes more than 10^15 parameters: not a real model");
   }
   return arch;
 }

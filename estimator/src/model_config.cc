@@ -32,6 +32,9 @@ std::string ConfigReader::Join(Keys keys) {
 bool ConfigReader::Has(Keys keys) const { return Find(keys, nullptr) != nullptr; }
 
 namespace {
+// Larger values are not a model dimension; the bound keeps every shape product within int64.
+constexpr int64_t kMaxValue = int64_t{1} << 31;
+
 // An integral JSON number (1e6 written as 1000000.0 is accepted when exact).
 bool AsInt(const nlohmann::json& v, int64_t* out) {
   if (v.is_number_integer()) {
@@ -57,8 +60,17 @@ int64_t ConfigReader::Int(Keys keys) {
     return 0;
   }
   int64_t n = 0;
-  if (!AsInt(*v, &n) || n <= 0) {
-    bad_.push_back(std::string(key) + ": expected a positive integer, got " + v->dump());
+  if (!AsInt(*v, &n) || n <= 0 || n > kMaxValue) {
+    bad_.push_back(std::string(key) + ": expected a positive integer up to 2^31, got " + v->dump());
+    return 0;
+  }
+  return n;
+}
+
+int64_t ConfigReader::Layers(Keys keys) {
+  int64_t n = Int(keys);
+  if (n > 100000) {
+    bad_.push_back(Join(keys) + ": expected at most 100000 layers, got " + std::to_string(n));
     return 0;
   }
   return n;
@@ -69,8 +81,9 @@ int64_t ConfigReader::IntOr(Keys keys, int64_t fallback) {
   const nlohmann::json* v = Find(keys, &key);
   if (v == nullptr) return fallback;
   int64_t n = 0;
-  if (!AsInt(*v, &n) || n < 0) {
-    bad_.push_back(std::string(key) + ": expected a non-negative integer, got " + v->dump());
+  if (!AsInt(*v, &n) || n < 0 || n > kMaxValue) {
+    bad_.push_back(std::string(key) + ": expected a non-negative integer up to 2^31, got " +
+                   v->dump());
     return fallback;
   }
   return n;
@@ -117,7 +130,7 @@ std::vector<int64_t> ConfigReader::IntList(std::string_view key) {
   if (ok) {
     for (const auto& e : *v) {
       int64_t n = 0;
-      if (!AsInt(e, &n) || n < 0) {
+      if (!AsInt(e, &n) || n < 0 || n > kMaxValue) {
         ok = false;
         break;
       }

@@ -27,6 +27,8 @@ class ConfigReader {
   bool Has(Keys keys) const;
   // A positive integer from the first of `keys` present; records the keys as missing otherwise.
   int64_t Int(Keys keys);
+  // The layer count: a positive integer up to 100,000 (layers are enumerated one by one).
+  int64_t Layers(Keys keys);
   // A non-negative integer, or `fallback` when absent or null.
   int64_t IntOr(Keys keys, int64_t fallback);
   bool BoolOr(Keys keys, bool fallback);

@@ -29,7 +29,7 @@ struct CommonDims {
 CommonDims ReadCommon(ConfigReader& r, ModelArch& arch) {
   CommonDims d{};
   d.h = r.Int({"hidden_size"});
-  d.layers = r.Int({"num_hidden_layers"});
+  d.layers = r.Layers({"num_hidden_layers"});
   d.heads = r.Int({"num_attention_heads"});
   d.vocab = r.Int({"vocab_size"});
   // LLaMA-1 configs have no num_key_value_heads: plain multi-head attention.

@@ -40,7 +40,7 @@ void AddPlainMlp(BlockSpec& b, int64_t h, int64_t f, bool bias, const char* up, 
 // with bias; ln_1, ln_2, ln_f; learned positions wpe; lm_head tied (GPT2Config default).
 void BuildGpt2(ConfigReader& r, ModelArch& arch) {
   int64_t h = r.Int({"n_embd", "hidden_size"});
-  int64_t layers = r.Int({"n_layer", "num_hidden_layers"});
+  int64_t layers = r.Layers({"n_layer", "num_hidden_layers"});
   int64_t heads = r.Int({"n_head", "num_attention_heads"});
   int64_t vocab = r.Int({"vocab_size"});
   int64_t positions = r.Int({"n_positions", "max_position_embeddings"});
@@ -63,7 +63,7 @@ void BuildGpt2(ConfigReader& r, ModelArch& arch) {
 // MLP in parallel), ln_f, lm_head with bias, untied (GPTJConfig default).
 void BuildGptJ(ConfigReader& r, ModelArch& arch) {
   int64_t h = r.Int({"n_embd", "hidden_size"});
-  int64_t layers = r.Int({"n_layer", "num_hidden_layers"});
+  int64_t layers = r.Layers({"n_layer", "num_hidden_layers"});
   int64_t heads = r.Int({"n_head", "num_attention_heads"});
   int64_t vocab = r.Int({"vocab_size"});
   int64_t f = r.IntOr({"n_inner"}, 4 * h);
@@ -85,7 +85,7 @@ void BuildGptJ(ConfigReader& r, ModelArch& arch) {
 // post_attention_layernorm, final_layer_norm, embed_out untied (GPTNeoXConfig default).
 void BuildGptNeoX(ConfigReader& r, ModelArch& arch) {
   int64_t h = r.Int({"hidden_size"});
-  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t layers = r.Layers({"num_hidden_layers"});
   int64_t heads = r.Int({"num_attention_heads"});
   int64_t vocab = r.Int({"vocab_size"});
   int64_t f = r.Int({"intermediate_size"});
@@ -109,7 +109,7 @@ void BuildGptNeoX(ConfigReader& r, ModelArch& arch) {
 // final_layernorm, lm_head with bias, untied (PhiConfig default).
 void BuildPhi(ConfigReader& r, ModelArch& arch) {
   int64_t h = r.Int({"hidden_size"});
-  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t layers = r.Layers({"num_hidden_layers"});
   int64_t heads = r.Int({"num_attention_heads"});
   int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
   int64_t vocab = r.Int({"vocab_size"});
@@ -134,7 +134,7 @@ void BuildPhi(ConfigReader& r, ModelArch& arch) {
 // mlp.fc1, mlp.fc2, all with bias}, lm_head {ln, linear with bias}. Same tensors as BuildPhi.
 void BuildPhiMsft(ConfigReader& r, ModelArch& arch) {
   int64_t h = r.Int({"n_embd"});
-  int64_t layers = r.Int({"n_layer"});
+  int64_t layers = r.Layers({"n_layer"});
   int64_t heads = r.Int({"n_head"});
   int64_t kv_heads = r.IntOr({"n_head_kv"}, heads);
   int64_t vocab = r.Int({"vocab_size"});
@@ -164,7 +164,7 @@ void BuildPhiMsft(ConfigReader& r, ModelArch& arch) {
 void BuildFalcon(ConfigReader& r, ModelArch& arch) {
   const std::string& t = r.model_type();
   int64_t h = r.Int({"hidden_size", "n_embed"});
-  int64_t layers = r.Int({"num_hidden_layers", "n_layer"});
+  int64_t layers = r.Layers({"num_hidden_layers", "n_layer"});
   int64_t heads = r.Int({"num_attention_heads", "n_head"});
   int64_t vocab = r.Int({"vocab_size"});
   bool new_arch = t == "RefinedWeb" || r.BoolOr({"new_decoder_architecture"}, false);
@@ -199,7 +199,7 @@ void BuildFalcon(ConfigReader& r, ModelArch& arch) {
 // LayerNorms, final norm, tied embeddings (Starcoder2Config default).
 void BuildStarcoder2(ConfigReader& r, ModelArch& arch) {
   int64_t h = r.Int({"hidden_size"});
-  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t layers = r.Layers({"num_hidden_layers"});
   int64_t heads = r.Int({"num_attention_heads"});
   int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
   int64_t vocab = r.Int({"vocab_size"});

@@ -25,7 +25,7 @@ void BuildDeepseek(ConfigReader& r, ModelArch& arch) {
   const std::string& t = r.model_type();
   bool mla = t != "deepseek";
   int64_t h = r.Int({"hidden_size"});
-  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t layers = r.Layers({"num_hidden_layers"});
   int64_t heads = r.Int({"num_attention_heads"});
   int64_t vocab = r.Int({"vocab_size"});
   int64_t dense_f = r.Int({"intermediate_size"});
@@ -99,8 +99,12 @@ void BuildDeepseek(ConfigReader& r, ModelArch& arch) {
   SetEmbeddingsAndHead(arch, NormKind::kRms, false);
 
   int64_t mtp_layers = r.IntOr({"num_nextn_predict_layers"}, 0);
-  if (mtp_layers > 0) {
-    const BlockSpec& block = experts > 0 ? arch.block_kinds[1] : arch.block_kinds[0];
+  const BlockSpec& block = experts > 0 ? arch.block_kinds[1] : arch.block_kinds[0];
+  long double block_approx = 0;  // int64 products below are safe only for plausible shapes
+  for (const LinearShape& l : block.linears) {
+    block_approx += static_cast<long double>(l.copies) * l.in_features * (l.out_features + 1);
+  }
+  if (mtp_layers > 0 && mtp_layers < 1000 && block_approx < 1e15L) {
     int64_t per_mtp = block.Params() + 3 * h /* enorm, hnorm, shared_head.norm */ +
                       2 * h * h /* eh_proj */ + 2 * vocab * h /* embed_tokens, shared_head.head */;
     arch.unloaded_checkpoint_params = mtp_layers * per_mtp;
@@ -114,7 +118,7 @@ void BuildDeepseek(ConfigReader& r, ModelArch& arch) {
 // + scales); the counts here are the logical (bf16) parameters, as in the model card.
 void BuildGptOss(ConfigReader& r, ModelArch& arch) {
   int64_t h = r.Int({"hidden_size"});
-  int64_t layers = r.Int({"num_hidden_layers"});
+  int64_t layers = r.Layers({"num_hidden_layers"});
   int64_t heads = r.Int({"num_attention_heads"});
   int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
   int64_t hd = r.Int({"head_dim"});

@@ -184,6 +184,23 @@ TEST(ModelParseTest, MalformedValuesAndJson) {
   EXPECT_EQ(json.status().code(), Status::Code::kParseError);
   EXPECT_NE(json.status().message().find("byte"), std::string::npos) << json.status().message();
 
+  Result<ModelArch> huge = ParseModelConfig(
+      R"({"model_type":"mixtral","hidden_size":2000000000,"num_hidden_layers":2,
+          "num_attention_heads":1,"vocab_size":2000000000,"intermediate_size":2000000000,
+          "num_local_experts":2000000000,"num_experts_per_tok":2})",
+      "x");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("10^15"), std::string::npos) << huge.status().message();
+  Result<ModelArch> layers = ParseModelConfig(
+      R"({"model_type":"llama","hidden_size":8,"num_hidden_layers":2000000000,
+          "num_attention_heads":1,"vocab_size":2,"intermediate_size":2})",
+      "x");
+  ASSERT_FALSE(layers.ok());
+  EXPECT_NE(layers.status().message().find("num_hidden_layers"), std::string::npos);
+  Result<ModelArch> too_big = ParseModelConfig(R"({"model_type":"gpt2","n_embd":1e12})", "x");
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.status().message().find("n_embd"), std::string::npos);
+
   Result<ModelArch> array = ParseModelConfig("[1,2]", "x");
   EXPECT_FALSE(array.ok());
 
