@@ -1,6 +1,8 @@
 // End-to-end: `fmte-advise estimate` and `fmte-advise models` driven as a user would.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "run_tool.h"
@@ -72,16 +74,18 @@ TEST(AdviseEstimate, GpusPerNodeDefaultsToMinOfGpusAndEight) {
 }
 
 TEST(AdviseEstimate, PipelineReportsStagesAndTheHeaviest) {
-  // Llama-2-7b: 32 layers over 3 stages split unevenly (11, 11, 10 or similar).
+  // Llama-2-7b: 32 layers over 3 stages split unevenly (DeepSpeed's partition_uniform gives
+  // 11, 11, 10; Megatron refuses uneven stages).
   auto doc = ParseJson(RunAdvise({"estimate", "--model", "meta-llama/Llama-2-7b-hf", "--gpus", "3",
-                                  "--pp", "3", "--framework", "megatron", "--precision",
+                                  "--pp", "3", "--framework", "deepspeed", "--precision",
                                   "mixed-bf16", "--json"}));
   ASSERT_TRUE(doc.is_object());
   const json& stages = doc["memory"]["layers_per_stage"];
   ASSERT_EQ(stages.size(), 3u);
-  int total = 0;
-  for (const auto& s : stages) total += s.get<int>();
+  int total = 0, largest = 0;
+  for (const auto& s : stages) total += s.get<int>(), largest = std::max(largest, s.get<int>());
   EXPECT_EQ(total, 32);
+  EXPECT_EQ(largest, 11);  // ceil(32 / 3)
   EXPECT_GE(doc["memory"]["heaviest_stage"].get<int>(), 0);
   EXPECT_LT(doc["memory"]["heaviest_stage"].get<int>(), 3);
 }

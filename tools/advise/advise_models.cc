@@ -27,7 +27,7 @@ int RunModels(const std::vector<std::string>& args) {
         "fmte-advise", Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
 
   nlohmann::json models = nlohmann::json::array();
-  tools::TextTable mt;
+  tools::TextTable mt("llrrrr");
   mt.AddRow({"model", "type", "params", "layers", "hidden", "vocab"});
   for (const std::string& id : catalogs->models.Ids()) {
     auto arch = catalogs->models.Find(id);
@@ -46,7 +46,7 @@ int RunModels(const std::vector<std::string>& args) {
                std::to_string(a.vocab_size)});
   }
   nlohmann::json gpus = nlohmann::json::array();
-  tools::TextTable gt;
+  tools::TextTable gt("lrrrl");
   gt.AddRow({"gpu", "memory", "bf16 TFLOPS", "HBM GB/s", "interconnect"});
   for (const std::string& name : catalogs->gpus.Names()) {
     auto g = catalogs->gpus.Find(name);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 
 namespace fmte::tools {
 namespace {
@@ -55,7 +56,7 @@ void TextTable::Print(std::ostream& os) const {
     for (size_t i = 0; i < row.size(); ++i) {
       const std::string pad(width[i] - row[i].size(), ' ');
       if (i > 0) line += "  ";
-      line += i == 0 ? row[i] + pad : pad + row[i];
+      line += i < align_.size() && align_[i] == 'r' ? pad + row[i] : row[i] + pad;
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     os << line << "\n";
@@ -195,7 +196,7 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
 
   os << "\nmemory per GPU (busiest GPU" << (m.peak_phase.empty() ? "" : ", peak at " + m.peak_phase)
      << ")\n";
-  TextTable t;
+  TextTable t("lrl");
   t.AddRow({"  weights", FormatGiB(m.breakdown.weights)});
   t.AddRow({"  gradients", FormatGiB(m.breakdown.gradients)});
   t.AddRow({"  optimizer", FormatGiB(m.breakdown.optimizer)});
@@ -215,10 +216,9 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
        << Joined(m.layers_per_stage, ", ") << " layers; heaviest (reported) stage "
        << m.heaviest_stage << "\n";
   }
-  if (estimate.has_time) {
-    os << "\n";
-    PrintTime(os, job, estimate);  // issue 4: output_time.cc
-  }
+  std::ostringstream time;
+  PrintTime(time, job, estimate);  // issue 4: output_time.cc (prints nothing without a time)
+  if (!time.str().empty()) os << "\n" << time.str();
 }
 
 }  // namespace fmte::tools

@@ -26,13 +26,16 @@ std::string FormatBytes(int64_t bytes);
 // Parameter or token counts: "6.74 B", "124.44 M", "12.50 K", "999".
 std::string FormatCount(double n);
 
-// Left-aligned first column, right-aligned others, two spaces between columns.
+// Columns separated by two spaces; `align` gives each column's alignment ('l' or 'r'; columns
+// beyond it are left-aligned).
 class TextTable {
  public:
+  explicit TextTable(std::string align = "") : align_(std::move(align)) {}
   void AddRow(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
   void Print(std::ostream& os) const;
 
  private:
+  std::string align_;
   std::vector<std::vector<std::string>> rows_;
 };
 
