@@ -49,13 +49,15 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
   if (model.num_layers <= 0 || model.hidden_size <= 0 || model.num_heads <= 0 ||
       model.vocab_size <= 0 || model.block_kinds.empty() ||
       static_cast<int64_t>(model.block_kind_of_layer.size()) != model.num_layers) {
-    return Status::InvalidArgument("--model: " + name +
-                                   " has no usable architecture (layers, hidden size, heads, vocabulary "
-                                   "and per-layer blocks are required)");
+    return Status::InvalidArgument(
+        "--model: " + name +
+        " has no usable architecture (layers, hidden size, heads, vocabulary "
+        "and per-layer blocks are required)");
   }
   for (int k : model.block_kind_of_layer) {
     if (k < 0 || static_cast<size_t>(k) >= model.block_kinds.size())
-      return Status::InvalidArgument("--model: " + name + " has a layer with an unknown block kind");
+      return Status::InvalidArgument("--model: " + name +
+                                     " has a layer with an unknown block kind");
   }
   const int64_t tp = job.tp, pp = job.pp, gpus = job.gpus;
   if (tp <= 0 || pp <= 0 || gpus <= 0 || job.vpp <= 0)
@@ -71,11 +73,13 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
     std::string msg = "tp*pp*dp must equal --gpus: --tp " + std::to_string(tp) + " x --pp " +
                       std::to_string(pp) + " = " + std::to_string(tp * pp) + " does not divide " +
                       std::to_string(gpus) + " GPUs; use --gpus " + OrList(ok_gpus);
-    if (!ok_tp.empty() && gpus % pp == 0) msg += ", or --tp " + OrList(ok_tp) + " with --pp " + std::to_string(pp);
+    if (!ok_tp.empty() && gpus % pp == 0)
+      msg += ", or --tp " + OrList(ok_tp) + " with --pp " + std::to_string(pp);
     return Status::InvalidArgument(msg);
   }
   if (model.num_heads % tp != 0 || !KvCompatible(model.num_kv_heads, tp) ||
-      (job.framework == Framework::kMegatron && model.num_kv_heads > 0 && model.num_kv_heads % tp != 0)) {
+      (job.framework == Framework::kMegatron && model.num_kv_heads > 0 &&
+       model.num_kv_heads % tp != 0)) {
     std::vector<int64_t> ok;
     for (int64_t d : Divisors(model.num_heads, gpus)) {
       const bool kv = job.framework == Framework::kMegatron
@@ -83,17 +87,18 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
                           : KvCompatible(model.num_kv_heads, d);
       if (kv && gpus % (d * pp) == 0) ok.push_back(d);
     }
-    std::string what = model.num_heads % tp != 0
-                           ? "does not divide the " + std::to_string(model.num_heads) + " attention heads"
-                           : "does not fit the " + std::to_string(model.num_kv_heads) + " key/value heads";
+    std::string what =
+        model.num_heads % tp != 0
+            ? "does not divide the " + std::to_string(model.num_heads) + " attention heads"
+            : "does not fit the " + std::to_string(model.num_kv_heads) + " key/value heads";
     return Status::InvalidArgument("--tp " + std::to_string(tp) + " " + what + " of " + name +
                                    "; use --tp " + OrList(ok));
   }
   if (pp > model.num_layers) {
-    return Status::InvalidArgument("--pp " + std::to_string(pp) + " exceeds the " +
-                                   std::to_string(model.num_layers) + " layers of " + name +
-                                   "; use --pp at most " + std::to_string(model.num_layers) +
-                                   " (even splits: " + OrList(Divisors(model.num_layers, 64)) + ")");
+    return Status::InvalidArgument(
+        "--pp " + std::to_string(pp) + " exceeds the " + std::to_string(model.num_layers) +
+        " layers of " + name + "; use --pp at most " + std::to_string(model.num_layers) +
+        " (even splits: " + OrList(Divisors(model.num_layers, 64)) + ")");
   }
   if (job.framework == Framework::kMegatron && model.num_layers % pp != 0) {
     std::vector<int64_t> ok;
@@ -109,21 +114,25 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
       std::vector<int64_t> ok;
       for (int64_t v = 1; v <= model.num_layers / pp; ++v)
         if (model.num_layers % (pp * v) == 0) ok.push_back(v);
-      return Status::InvalidArgument("--vpp " + std::to_string(job.vpp) + ": the " +
-                                     std::to_string(model.num_layers) + " layers do not split into --pp " +
-                                     std::to_string(pp) + " x --vpp " + std::to_string(job.vpp) +
-                                     " equal chunks; use --vpp " + (ok.empty() ? std::string("1") : OrList(ok)));
+      return Status::InvalidArgument(
+          "--vpp " + std::to_string(job.vpp) + ": the " + std::to_string(model.num_layers) +
+          " layers do not split into --pp " + std::to_string(pp) + " x --vpp " +
+          std::to_string(job.vpp) + " equal chunks; use --vpp " +
+          (ok.empty() ? std::string("1") : OrList(ok)));
     }
   }
   if (job.sequence_parallel && tp == 1)
-    return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1; drop --sp or use --tp " +
-                                   OrList(Divisors(model.num_heads, std::min<int64_t>(gpus, 16))));
+    return Status::InvalidArgument(
+        "--sp: sequence parallelism needs --tp > 1; drop --sp or use --tp " +
+        OrList(Divisors(model.num_heads, std::min<int64_t>(gpus, 16))));
   if (pp > 1 && job.framework != Framework::kMegatron &&
       (job.sharding == Sharding::kZero2 || job.sharding == Sharding::kZero3)) {
     // DeepSpeed's PipelineEngine asserts ZeRO stage < 2 (runtime/pipe/engine.py).
-    return Status::InvalidArgument("--sharding " + std::string(ToString(job.sharding)) +
-                                   ": DeepSpeed cannot combine ZeRO-2/3 with pipeline parallelism; use "
-                                   "--sharding zero1 with --pp " + std::to_string(pp) + ", or --pp 1");
+    return Status::InvalidArgument(
+        "--sharding " + std::string(ToString(job.sharding)) +
+        ": DeepSpeed cannot combine ZeRO-2/3 with pipeline parallelism; use "
+        "--sharding zero1 with --pp " +
+        std::to_string(pp) + ", or --pp 1");
   }
   if (job.method == Method::kLora || job.method == Method::kQlora) {
     memory_internal::LoraTargets t = memory_internal::ResolveLoraTargets(model, job);
@@ -138,8 +147,9 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
     if (!any) {
       std::string list;
       for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
-      return Status::InvalidArgument("--lora-targets: no linear of " + name + " matches; its linears are " +
-                                     list + " (or roles q,k,v,o,gate,up,down, or all-linear)");
+      return Status::InvalidArgument("--lora-targets: no linear of " + name +
+                                     " matches; its linears are " + list +
+                                     " (or roles q,k,v,o,gate,up,down, or all-linear)");
     }
   }
   return Status::Ok();

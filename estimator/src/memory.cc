@@ -40,15 +40,15 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   const StageParams sp =
       memory_internal::CountStageParams(m, j, lay, targets, stage, first_layer, num_layers);
   const ModelStates ms = memory_internal::ComputeModelStates(m, j, lay, dt, sp);
-  const StageActivations act = memory_internal::ComputeStageActivations(m, j, lay, dt, targets, stage,
-                                                                        first_layer, num_layers);
+  const StageActivations act = memory_internal::ComputeStageActivations(
+      m, j, lay, dt, targets, stage, first_layer, num_layers);
   const Buffers buf = memory_internal::ComputeBuffers(m, j, lay, dt, sp);
   const double logits = stage == lay.p - 1 ? memory_internal::LogitsBytes(m, j, lay, dt, sp) : 0;
 
   const double base = ms.weights + ms.quant_consts + ms.optimizer + buf.persistent;
   // Accumulated gradients exist during later forwards (gradient accumulation, pipelining).
-  const bool grads_live = (lay.micro_batches > 1 || lay.p > 1) && !j.optimizer_in_backward &&
-                          !j.offload_optimizer;
+  const bool grads_live =
+      (lay.micro_batches > 1 || lay.p > 1) && !j.optimizer_in_backward && !j.offload_optimizer;
   const double turn_grads = grads_live ? ms.grads : ms.first_grads;
 
   StagePeak best;
@@ -94,7 +94,8 @@ int64_t TrainableParams(const ModelArch& model, const TrainingJob& job) {
   const Layout lay = memory_internal::MakeLayout(one);
   const LoraTargets targets = memory_internal::ResolveLoraTargets(model, job);
   const StageParams sp = memory_internal::CountStageParams(
-      model, one, lay, targets, 0, 0, static_cast<int>(std::min<int64_t>(model.num_layers, 1 << 30)));
+      model, one, lay, targets, 0, 0,
+      static_cast<int>(std::min<int64_t>(model.num_layers, 1 << 30)));
   if (job.method == Method::kFull) return model.Counts().total;
   return Saturate(sp.trainable);
 }
@@ -127,7 +128,8 @@ Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob&
   int first_layer = 0;
   for (size_t st = 0; st < est.layers_per_stage.size(); ++st) {
     const int n = est.layers_per_stage[st];
-    StagePeak peak = EstimateStage(model, job, lay, dt, targets, static_cast<int>(st), first_layer, n);
+    StagePeak peak =
+        EstimateStage(model, job, lay, dt, targets, static_cast<int>(st), first_layer, n);
     first_layer += n;
     if (st == 0 || peak.allocated > heaviest.allocated) {
       heaviest = peak;

@@ -53,7 +53,10 @@ struct Saved {
 // Which input group a linear reads (inputs of one group are one tensor).
 int InputGroup(LinearRole r) {
   switch (r) {
-    case LinearRole::kQ: case LinearRole::kK: case LinearRole::kV: case LinearRole::kQkv:
+    case LinearRole::kQ:
+    case LinearRole::kK:
+    case LinearRole::kV:
+    case LinearRole::kQkv:
       return 0;
     case LinearRole::kO:
       return 1;
@@ -74,7 +77,8 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   const double t = static_cast<double>(lay.t);
   const double b = static_cast<double>(j.micro_batch);
   const bool prompt = j.method == Method::kPromptTuning, prefix = j.method == Method::kPrefixTuning;
-  const double s = static_cast<double>(j.seq_len) + (prompt ? static_cast<double>(j.virtual_tokens) : 0);
+  const double s =
+      static_cast<double>(j.seq_len) + (prompt ? static_cast<double>(j.virtual_tokens) : 0);
   const double s_kv = s + (prefix ? static_cast<double>(j.virtual_tokens) : 0);
   const double seq_split = j.sequence_parallel ? t : 1;
 
@@ -97,7 +101,8 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   const double q_dim = a * hd, kv_dim = g * hd;
   const bool dropout = HasDropout(m, j);
   const bool selective = j.activation_checkpointing == Checkpointing::kSelective;
-  const double k_active = block.experts_per_token > 0 ? static_cast<double>(block.experts_per_token) : 1;
+  const double k_active =
+      block.experts_per_token > 0 ? static_cast<double>(block.experts_per_token) : 1;
 
   Saved sv;
   // Norms (sequence region).
@@ -113,16 +118,18 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
     if (base_saves) group_saved[grp] = true;
     if (l.role == LinearRole::kDown) {
       mlp_width += static_cast<double>(l.in_features) *
-                   (l.expert ? std::min(k_active, static_cast<double>(l.copies)) : static_cast<double>(l.copies));
+                   (l.expert ? std::min(k_active, static_cast<double>(l.copies))
+                             : static_cast<double>(l.copies));
     }
     if (l.expert) experts_total = std::max(experts_total, static_cast<double>(l.copies));
     if (lora && targets.Matches(l)) {
-      const double copies = l.expert ? std::min(k_active, static_cast<double>(l.copies)) : static_cast<double>(l.copies);
+      const double copies = l.expert ? std::min(k_active, static_cast<double>(l.copies))
+                                     : static_cast<double>(l.copies);
       const double in = static_cast<double>(l.in_features);
       const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
       if (HfLike(fw)) {
-        // PEFT casts x to the fp32 adapter dtype in every adapted module and lora_A saves that copy,
-        // lora_B saves lora_A's r-wide output (peft/tuners/lora/layer.py Linear.forward).
+        // PEFT casts x to the fp32 adapter dtype in every adapted module and lora_A saves that
+        // copy, lora_B saves lora_A's r-wide output (peft/tuners/lora/layer.py Linear.forward).
         const double bytes = copies * (4 * in + 4 * static_cast<double>(j.lora_r));
         (row_parallel ? sv.tp : sv.seq) += bytes;
       } else {
@@ -135,12 +142,13 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   const bool moe = block.experts_per_token > 0;
   // Attention input (QKV linear input) and MLP input (sequence region), saved once per group.
   if (group_saved[0] || group_adapted[0]) sv.seq += ab * h;
-  if ((group_saved[2] || group_adapted[2]) && !(m.parallel_attn_mlp && (group_saved[0] || group_adapted[0]))) {
+  if ((group_saved[2] || group_adapted[2]) &&
+      !(m.parallel_attn_mlp && (group_saved[0] || group_adapted[0]))) {
     sv.seq += ab * h;
   }
   if (moe) {
-    sv.tp += ab * h * k_active;  // tokens permuted/copied to their k experts
-    sv.seq += 4 * experts_total; // fp32 router logits/probabilities
+    sv.tp += ab * h * k_active;   // tokens permuted/copied to their k experts
+    sv.seq += 4 * experts_total;  // fp32 router logits/probabilities
   }
 
   // Attention core.
@@ -177,13 +185,13 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   const double f = mlp_width;
   const bool down_saves = group_saved[3] || group_adapted[3];
   if (!m.gated_mlp) {
-    sv.tp += ab * f;                     // GeLU input
-    if (down_saves) sv.tp += ab * f;     // fc2 input (GeLU output)
+    sv.tp += ab * f;                  // GeLU input
+    if (down_saves) sv.tp += ab * f;  // fc2 input (GeLU output)
   } else if (fw == Framework::kMegatron) {
-    sv.tp += 2 * ab * f;                 // fused bias_swiglu saves its 2f-wide input
+    sv.tp += 2 * ab * f;  // fused bias_swiglu saves its 2f-wide input
     if (down_saves) sv.tp += ab * f;
   } else if (j.compile) {
-    sv.tp += 2 * ab * f;                 // inductor keeps gate and up, recomputes silu*up
+    sv.tp += 2 * ab * f;  // inductor keeps gate and up, recomputes silu*up
     if (down_saves) sv.tp += ab * f;
   } else {
     // act_fn(gate_proj(x)) * up_proj(x): silu saves its input, mul saves both operands
@@ -201,7 +209,8 @@ double InFlightLayerFactor(const Layout& lay, int stage) {
   const double p = static_cast<double>(lay.p), st = static_cast<double>(stage);
   if (lay.v <= 1) {
     // 1F1B (PipeDream-flush): stage i warms up with p - i - 1 forwards, then holds one more
-    // (Megatron core/pipeline_parallel/schedules.py forward_backward_pipelining_without_interleaving).
+    // (Megatron core/pipeline_parallel/schedules.py
+    // forward_backward_pipelining_without_interleaving).
     return std::max(1.0, std::min(p - st, m));
   }
   // Interleaved: (p - i - 1) * 2 + (v - 1) * p warm-up chunks plus one, each chunk 1/v of the
@@ -245,8 +254,9 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
   if (full_ckpt) saved += widest_layer;
   if (stage == lay.p - 1) {
     // Final norm and the LM head input (when the head trains), one micro-batch in flight.
-    const double s = static_cast<double>(j.seq_len) +
-                     (j.method == Method::kPromptTuning ? static_cast<double>(j.virtual_tokens) : 0);
+    const double s =
+        static_cast<double>(j.seq_len) +
+        (j.method == Method::kPromptTuning ? static_cast<double>(j.virtual_tokens) : 0);
     const double tokens = s * static_cast<double>(j.micro_batch);
     const bool full = j.method == Method::kFull;
     const double h = static_cast<double>(m.hidden_size);

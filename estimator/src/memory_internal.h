@@ -35,14 +35,14 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j);
 // Bytes per element of every kind of state, decided once from precision, framework and method
 // (reference.md section 2; per-framework sources in memory_states.cc).
 struct Dtypes {
-  double act = 2;           // saved activations
-  double base_weight = 2;   // frozen (PEFT base) non-quantised weights
-  double param = 2;         // trainable parameters' persistent copy on the GPU
-  double grad = 2;          // their gradients
-  double master = 0;        // fp32 master copy kept by the optimizer (0: the param is fp32)
-  double state = 4;         // one optimizer state element
-  double gather = 2;        // FSDP/ZeRO-3 gathered (unsharded) weights while a unit runs
-  bool autocast = false;    // amp-*: 16-bit casts of fp32 weights live for backward
+  double act = 2;          // saved activations
+  double base_weight = 2;  // frozen (PEFT base) non-quantised weights
+  double param = 2;        // trainable parameters' persistent copy on the GPU
+  double grad = 2;         // their gradients
+  double master = 0;       // fp32 master copy kept by the optimizer (0: the param is fp32)
+  double state = 4;        // one optimizer state element
+  double gather = 2;       // FSDP/ZeRO-3 gathered (unsharded) weights while a unit runs
+  bool autocast = false;   // amp-*: 16-bit casts of fp32 weights live for backward
 };
 Dtypes ChooseDtypes(const TrainingJob& j);
 
@@ -57,19 +57,19 @@ Layout MakeLayout(const TrainingJob& j);
 
 // Parameters held by one pipeline stage on one GPU (after tensor parallel splitting).
 struct StageParams {
-  double total = 0;            // all parameters on this GPU before data-parallel sharding
-  double frozen = 0;           // frozen, stored in Dtypes::base_weight (or fp32 for QLoRA non-quant)
-  double quantized = 0;        // frozen, stored quantised (QLoRA base linears)
-  double quant_rows = 0;       // output rows of quantised linears (int8 row scales)
-  double trainable = 0;        // carry gradients and optimizer state
-  double factored_state = 0;   // Adafactor state elements of the trainable tensors
+  double total = 0;           // all parameters on this GPU before data-parallel sharding
+  double frozen = 0;          // frozen, stored in Dtypes::base_weight (or fp32 for QLoRA non-quant)
+  double quantized = 0;       // frozen, stored quantised (QLoRA base linears)
+  double quant_rows = 0;      // output rows of quantised linears (int8 row scales)
+  double trainable = 0;       // carry gradients and optimizer state
+  double factored_state = 0;  // Adafactor state elements of the trainable tensors
   double small_trainable = 0;  // trainable tensors under 4096 elements (8-bit Adam keeps fp32)
   double linear = 0;           // parameters of linears (autocast casts them)
   double trainable_linear = 0;
-  double largest_block = 0;    // one transformer block (an FSDP unit)
-  double largest_module = 0;   // one module (DeepSpeed's "largest layer")
-  double root = 0;             // embedding + head + final norm (FSDP root unit)
-  double first_grads = 0;      // trainable params whose gradients appear first in backward
+  double largest_block = 0;   // one transformer block (an FSDP unit)
+  double largest_module = 0;  // one module (DeepSpeed's "largest layer")
+  double root = 0;            // embedding + head + final norm (FSDP root unit)
+  double first_grads = 0;     // trainable params whose gradients appear first in backward
 };
 StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                              const LoraTargets& targets, int stage, int first_layer,
@@ -77,13 +77,13 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
 
 // Model-state bytes of one stage on one GPU (memory_states.cc).
 struct ModelStates {
-  double weights = 0;     // persistent weights on the GPU (sharded where sharding shards them)
+  double weights = 0;  // persistent weights on the GPU (sharded where sharding shards them)
   double quant_consts = 0;
-  double grads = 0;       // all gradients of the step (sharded where sharded)
-  double first_grads = 0; // gradients alive early in backward
-  double optimizer = 0;   // optimizer states + fp32 master on the GPU
-  double step_temp = 0;   // temporaries of the optimizer step (foreach AdamW)
-  double cpu = 0;         // host bytes of this GPU's offloaded state
+  double grads = 0;        // all gradients of the step (sharded where sharded)
+  double first_grads = 0;  // gradients alive early in backward
+  double optimizer = 0;    // optimizer states + fp32 master on the GPU
+  double step_temp = 0;    // temporaries of the optimizer step (foreach AdamW)
+  double cpu = 0;          // host bytes of this GPU's offloaded state
 };
 ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                                const Dtypes& dt, const StageParams& sp);

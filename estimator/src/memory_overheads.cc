@@ -17,14 +17,16 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
   const double h = static_cast<double>(m.hidden_size);
   const bool deepspeed_engine = !IsFsdp(sh) && fw != Framework::kMegatron;
 
-  if ((sh == Sharding::kDdp || (sh == Sharding::kNone && lay.d > 1)) && fw != Framework::kMegatron) {
+  if ((sh == Sharding::kDdp || (sh == Sharding::kNone && lay.d > 1)) &&
+      fw != Framework::kMegatron) {
     // torch DDP allocates flat bucket buffers for every gradient and, with the default
     // gradient_as_bucket_view=False, keeps them beside param.grad: a second gradient copy
     // (torch/nn/parallel/distributed.py, reducer.cpp). Megatron's DDP reduces in its contiguous
     // main_grad buffer, already counted as the gradients.
     b.persistent += sp.trainable * dt.grad;
   }
-  if ((sh == Sharding::kZero1 || sh == Sharding::kZero2 || sh == Sharding::kZero3) && deepspeed_engine) {
+  if ((sh == Sharding::kZero1 || sh == Sharding::kZero2 || sh == Sharding::kZero3) &&
+      deepspeed_engine) {
     // DeepSpeed reduce bucket: reduce_bucket_size elements (5e8 default; the HF integration's
     // "auto" sets hidden_size^2, transformers/integrations/deepspeed.py).
     const double elems = fw == Framework::kDeepspeed ? 5e8 : h * h;
@@ -32,12 +34,13 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
   }
   if (sh == Sharding::kZero3 && deepspeed_engine) {
     // Live gathered parameters: DeepSpeed's own estimate counts 4 bytes per parameter of the
-    // largest layer (16-bit weight + gradient; estimate_zero3_model_states_mem_needs, reference.md 3).
+    // largest layer (16-bit weight + gradient; estimate_zero3_model_states_mem_needs, reference.md
+    // 3).
     b.forward += 4 * sp.largest_module;
   }
   if (sh == Sharding::kFsdpFull || sh == Sharding::kFsdpHybrid || sh == Sharding::kFsdpNoShard) {
-    // FSDP gathers a unit (one transformer block under the usual auto-wrap policy) while it runs and
-    // prefetches the next; the root unit (embeddings, final norm, head) is not resharded after
+    // FSDP gathers a unit (one transformer block under the usual auto-wrap policy) while it runs
+    // and prefetches the next; the root unit (embeddings, final norm, head) is not resharded after
     // forward (FSDP1 _runtime_utils, FSDP2 fully_shard root). Backward holds one unit's unsharded
     // gradients before the reduce-scatter.
     b.forward += 2 * sp.largest_block * dt.gather;
@@ -54,7 +57,8 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
     // matmuls for backward (and cached for weights that require grad until autocast exits,
     // torch/amp/autocast_mode.py cache_enabled). With full recompute only the cached casts of
     // trainable weights are alive at the end of forward.
-    const double cast = j.activation_checkpointing == Checkpointing::kFull ? sp.trainable_linear : sp.linear;
+    const double cast =
+        j.activation_checkpointing == Checkpointing::kFull ? sp.trainable_linear : sp.linear;
     b.forward += 2 * cast / (ShardsWeights(sh) ? static_cast<double>(lay.shard) : 1);
   }
   return b;

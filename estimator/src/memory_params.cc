@@ -31,11 +31,13 @@ uint32_t RoleBits(std::string_view name) {
   if (name == "q") return Bit(LinearRole::kQ) | Bit(LinearRole::kQkv);
   if (name == "k") return Bit(LinearRole::kK) | Bit(LinearRole::kQkv);
   if (name == "v") return Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
-  if (name == "qkv") return Bit(LinearRole::kQ) | Bit(LinearRole::kK) | Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
+  if (name == "qkv")
+    return Bit(LinearRole::kQ) | Bit(LinearRole::kK) | Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
   if (name == "o") return Bit(LinearRole::kO);
   if (name == "gate") return Bit(LinearRole::kGate) | Bit(LinearRole::kGateUp);
   if (name == "up") return Bit(LinearRole::kUp) | Bit(LinearRole::kGateUp);
-  if (name == "gate_up") return Bit(LinearRole::kGate) | Bit(LinearRole::kUp) | Bit(LinearRole::kGateUp);
+  if (name == "gate_up")
+    return Bit(LinearRole::kGate) | Bit(LinearRole::kUp) | Bit(LinearRole::kGateUp);
   if (name == "down") return Bit(LinearRole::kDown);
   if (name == "router") return Bit(LinearRole::kRouter);
   return 0;
@@ -83,7 +85,8 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
       return t;
     case Framework::kMegatron:
       // NeMo's LoRA default target: the fused attention_qkv (linear_qkv).
-      t.roles = Bit(LinearRole::kQ) | Bit(LinearRole::kK) | Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
+      t.roles =
+          Bit(LinearRole::kQ) | Bit(LinearRole::kK) | Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
       return t;
     default:
       break;
@@ -239,7 +242,8 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
       }
       if (lora && targets.Matches(l)) {
         // LoRA: A is r x in, B is out x r (PEFT lora/layer.py); per expert copy.
-        const double in = static_cast<double>(l.in_features), out = static_cast<double>(l.out_features);
+        const double in = static_cast<double>(l.in_features),
+                     out = static_cast<double>(l.out_features);
         const double a = copies * r * in / t, bb = copies * r * out / t;
         s.total += n * (a + bb);
         s.trainable_linear += n * (a + bb);
@@ -263,7 +267,9 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
   // Megatron's VocabParallelEmbedding splits the vocabulary over t; transformers' tensor-parallel
   // plans leave embed_tokens replicated and split lm_head column-wise ("colwise_rep").
   const double emb_split = j.framework == Framework::kMegatron ? t : 1;
-  if (first) emb = static_cast<double>(m.embedding_params) / emb_split + static_cast<double>(m.position_embedding_params);
+  if (first)
+    emb = static_cast<double>(m.embedding_params) / emb_split +
+          static_cast<double>(m.position_embedding_params);
   if (last) {
     fnorm = static_cast<double>(m.final_norm_params);
     head = static_cast<double>(m.lm_head_params) / t;
@@ -296,9 +302,12 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
   }
   if (j.method == Method::kPrefixTuning) {
     // PEFT PrefixEncoder without projection: num_virtual_tokens x (num_layers * 2 * token_dim);
-    // for GQA models token_dim is the key/value width (peft_model.py _prepare_prompt_learning_config).
-    const double kv = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads) *
-                      static_cast<double>(m.head_dim > 0 ? m.head_dim : (m.num_heads > 0 ? m.hidden_size / m.num_heads : 0));
+    // for GQA models token_dim is the key/value width (peft_model.py
+    // _prepare_prompt_learning_config).
+    const double kv =
+        static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads) *
+        static_cast<double>(m.head_dim > 0 ? m.head_dim
+                                           : (m.num_heads > 0 ? m.hidden_size / m.num_heads : 0));
     const double n = static_cast<double>(j.virtual_tokens) * num_layers * 2 * kv / t;
     s.total += n;
     AddTrainable(s, n, static_cast<double>(j.virtual_tokens), num_layers * 2 * kv / t);

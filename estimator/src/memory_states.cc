@@ -51,8 +51,8 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   (void)m;
   ModelStates s;
   const Sharding sh = j.sharding;
-  const bool fsdp_sharded = sh == Sharding::kFsdpFull || sh == Sharding::kFsdpGradOp ||
-                            sh == Sharding::kFsdpHybrid;
+  const bool fsdp_sharded =
+      sh == Sharding::kFsdpFull || sh == Sharding::kFsdpGradOp || sh == Sharding::kFsdpHybrid;
   const double shard_w = (ShardsWeights(sh) || fsdp_sharded) ? static_cast<double>(lay.shard) : 1;
   const double shard_g = ShardsGradients(sh) ? static_cast<double>(lay.shard) : 1;
   const double shard_o = ShardsOptimizer(sh) ? static_cast<double>(lay.shard) : 1;

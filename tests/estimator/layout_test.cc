@@ -25,6 +25,7 @@ struct BadLayout {
 
 TEST(LayoutTest, ErrorsSayWhatIsWrongAndWhatWouldWork) {
   const ModelArch llama = Llama2_7b();  // 32 heads, 32 KV heads, 32 layers
+  // clang-format off
   const BadLayout rows[] = {
       {"tp does not divide heads", 48, 3, 1, 1, Framework::kHf, Sharding::kNone,
        {"--tp 3 does not divide the 32 attention heads", "use --tp 1, 2, 4, 8 or 16"}},
@@ -39,6 +40,7 @@ TEST(LayoutTest, ErrorsSayWhatIsWrongAndWhatWouldWork) {
       {"zero3 with pp", 8, 1, 2, 1, Framework::kDeepspeed, Sharding::kZero3,
        {"cannot combine ZeRO-2/3 with pipeline parallelism", "--sharding zero1"}},
   };
+  // clang-format on
   for (const BadLayout& r : rows) {
     TrainingJob j = BaseJob();
     j.gpus = r.gpus;

@@ -74,7 +74,8 @@ TrainingJob Job(Method method, Sharding sharding, int64_t gpus) {
   j.sharding = sharding;
   j.gpus = gpus;
   j.seq_len = 1024;
-  if (sharding == Sharding::kZero3 || sharding == Sharding::kFsdpFull) j.precision = Precision::kMixedBf16;
+  if (sharding == Sharding::kZero3 || sharding == Sharding::kFsdpFull)
+    j.precision = Precision::kMixedBf16;
   return j;
 }
 
@@ -120,7 +121,9 @@ TEST(MemoryCatalogTest, EveryModelEveryMethodIsFinitePositiveAndMonotone) {
       j.seq_len = 4096;
       Result<MemoryEstimate> longer = EstimateMemory(m, j, Gpu80());
       ASSERT_TRUE(longer.ok());
-      EXPECT_GT(LayerActivationBytes(m, j, 0), LayerActivationBytes(m, Job(method, Sharding::kNone, 1), 0)) << what;
+      EXPECT_GT(LayerActivationBytes(m, j, 0),
+                LayerActivationBytes(m, Job(method, Sharding::kNone, 1), 0))
+          << what;
       EXPECT_GE(longer->per_gpu_bytes, one->per_gpu_bytes) << what;
     }
   }

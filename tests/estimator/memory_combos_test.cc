@@ -43,12 +43,13 @@ struct ComboRow {
   Sharding sharding;
   int64_t gpus, gpus_per_node, tp;
   bool offload_optimizer, offload_params;
-  double gpu_states_per_psi;   // weights + gradients + optimizer on the GPU, bytes per parameter
-  double cpu_per_node_per_psi; // host bytes per node per parameter
+  double gpu_states_per_psi;    // weights + gradients + optimizer on the GPU, bytes per parameter
+  double cpu_per_node_per_psi;  // host bytes per node per parameter
 };
 
 TEST(MemoryCombosTest, ShardingPrecisionOffload) {
   const double psi = 7.5e9;
+  // clang-format off
   const ComboRow rows[] = {
       // fp32: 4 + 4 + 8.
       {"none fp32", Framework::kHf, Precision::kFp32, Sharding::kNone, 1, 0, 1, false, false, 16, 0},
@@ -77,6 +78,7 @@ TEST(MemoryCombosTest, ShardingPrecisionOffload) {
       // Megatron tp 8 (every weight split), bf16 with fp32 grads: 18 / 8.
       {"megatron tp8 bf16", Framework::kMegatron, Precision::kMixedBf16, Sharding::kNone, 8, 8, 8, false, false, 18.0 / 8, 0},
   };
+  // clang-format on
   const ModelArch m = Psi75();
   for (const ComboRow& r : rows) {
     TrainingJob j = BaseJob();
@@ -96,7 +98,8 @@ TEST(MemoryCombosTest, ShardingPrecisionOffload) {
     const double states = static_cast<double>(e->breakdown.weights + e->breakdown.optimizer +
                                               (r.offload_optimizer ? 0 : e->breakdown.gradients));
     EXPECT_NEAR(states, r.gpu_states_per_psi * psi, 2) << r.name;
-    EXPECT_NEAR(static_cast<double>(e->cpu_bytes_per_node), r.cpu_per_node_per_psi * psi, 8) << r.name;
+    EXPECT_NEAR(static_cast<double>(e->cpu_bytes_per_node), r.cpu_per_node_per_psi * psi, 8)
+        << r.name;
   }
 }
 
@@ -111,7 +114,8 @@ TEST(MemoryCombosTest, DdpBucketsAndFsdpGatheredWeights) {
   // plus 5% fragmentation on it.
   j.gpus = 8;
   j.sharding = Sharding::kDdp;
-  EXPECT_NEAR(static_cast<double>(EstimateMemory(m, j, Gpu80())->breakdown.other - plain), 3e10 * 1.05, 1e9);
+  EXPECT_NEAR(static_cast<double>(EstimateMemory(m, j, Gpu80())->breakdown.other - plain),
+              3e10 * 1.05, 1e9);
   // FSDP SHARD_GRAD_OP keeps all parameters gathered in bf16 through backward: >= 2 * Psi.
   j.precision = Precision::kMixedBf16;
   j.framework = Framework::kFsdp;
@@ -157,10 +161,12 @@ TEST(MemoryCombosTest, LogitsAndLossPerFramework) {
   //   hf + chunked loss (Liger fused linear CE): no full logits; (2*2 + 8) per hidden unit = 12h;
   //   megatron: V padded to a multiple of 128 (already), fp32 softmax in place 4 + bf16 grad 2 = 6.
   const ModelArch m = LlamaArch(4096, 32, 8, 14336, 4, 128256);
+  // clang-format off
   const LogitsRow rows[] = {{"hf", Framework::kHf, false, 14.0 * 128256},
                             {"torchtune", Framework::kTorchtune, false, 7.0 * 128256},
                             {"hf chunked", Framework::kHf, true, 12.0 * 4096},
                             {"megatron", Framework::kMegatron, false, 6.0 * 128256}};
+  // clang-format on
   for (const LogitsRow& r : rows) {
     TrainingJob j = BaseJob();
     j.method = Method::kLora;

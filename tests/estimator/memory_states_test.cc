@@ -54,6 +54,7 @@ TEST(MemoryStatesTest, PublishedModelStateTables) {
   const ModelArch m = SevenPointFiveB();
   ASSERT_EQ(m.Counts().total, 7500000000LL);
   const double psi = 7.5e9;
+  // clang-format off
   const StatesRow rows[] = {
       // ZeRO paper (Rajbhandari et al. 2020), Figure 1: Psi = 7.5B, N_d = 64, K = 12, fp16 mixed
       // precision Adam. Baseline (2+2+K)Psi = 120GB; P_os 31.4GB; P_os+g 16.6GB; P_os+g+p 1.9GB.
@@ -77,6 +78,7 @@ TEST(MemoryStatesTest, PublishedModelStateTables) {
       // FSDP full shard with MixedPrecision: fp32 flat param 4 + fp32 grad 4 + Adam 8, all /d.
       {"FSDP full, 8 GPUs", Framework::kFsdp, Precision::kMixedBf16, Sharding::kFsdpFull, 8, 16 * psi / 8, 1},
   };
+  // clang-format on
   for (const StatesRow& r : rows) {
     TrainingJob j = BaseJob();
     j.framework = r.framework;
@@ -87,7 +89,8 @@ TEST(MemoryStatesTest, PublishedModelStateTables) {
     j.seq_len = 16;
     Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
     ASSERT_TRUE(e.ok()) << r.source << ": " << e.status().ToString();
-    EXPECT_NEAR(static_cast<double>(ModelStateBytes(*e)), r.expected_bytes, r.tolerance_bytes) << r.source;
+    EXPECT_NEAR(static_cast<double>(ModelStateBytes(*e)), r.expected_bytes, r.tolerance_bytes)
+        << r.source;
   }
 }
 
@@ -105,10 +108,12 @@ TEST(MemoryStatesTest, OptimizersPerParameter) {
   //   -> 8 * 7.5e9 + 4 * 30 * 55000 bytes.
   const ModelArch m = SevenPointFiveB();
   const double psi = 7.5e9;
+  // clang-format off
   const OptimizerRow rows[] = {{"adamw", Optimizer::kAdamW, 16},
                                {"sgd", Optimizer::kSgd, 12},
                                {"adamw-8bit", Optimizer::kAdamW8bit, 10.03125},
                                {"adafactor", Optimizer::kAdafactor, 8 + 4.0 * 30 * 55000 / 7.5e9}};
+  // clang-format on
   for (const OptimizerRow& r : rows) {
     TrainingJob j = BaseJob();
     j.precision = Precision::kFp32;

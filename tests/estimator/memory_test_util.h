@@ -14,7 +14,8 @@
 
 namespace fmte::testing {
 
-inline LinearShape MakeLinear(std::string name, LinearRole role, int64_t in, int64_t out, bool bias) {
+inline LinearShape MakeLinear(std::string name, LinearRole role, int64_t in, int64_t out,
+                              bool bias) {
   LinearShape l;
   l.name = std::move(name);
   l.role = role;
@@ -29,7 +30,8 @@ inline void Finish(ModelArch& m, BlockSpec block) {
   m.block_kind_of_layer.assign(static_cast<size_t>(m.num_layers), 0);
 }
 
-inline ModelArch GptArch(int64_t h, int64_t heads, int64_t layers, int64_t vocab, int64_t positions = 2048) {
+inline ModelArch GptArch(int64_t h, int64_t heads, int64_t layers, int64_t vocab,
+                         int64_t positions = 2048) {
   ModelArch m;
   m.id = "test/gpt";
   m.model_type = "gpt2";

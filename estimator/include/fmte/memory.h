@@ -25,9 +25,9 @@ struct MemoryBreakdown {
   int64_t gradients = 0;
   int64_t optimizer = 0;
   int64_t activations = 0;
-  int64_t logits = 0;   // logits + loss (fp32 upcast) + their gradients at the peak
-  int64_t other = 0;    // framework buffers (DDP buckets, FSDP gathered units, quant constants,
-                        // allocator fragmentation)
+  int64_t logits = 0;  // logits + loss (fp32 upcast) + their gradients at the peak
+  int64_t other = 0;   // framework buffers (DDP buckets, FSDP gathered units, quant constants,
+                       // allocator fragmentation)
 };
 
 struct MemoryEstimate {
@@ -38,8 +38,8 @@ struct MemoryEstimate {
   int64_t allocator_peak_bytes = 0;  // the same without CUDA context / NCCL: max_memory_reserved()
   int64_t cuda_context_bytes = 0;    // per_gpu_bytes - allocator_peak_bytes
   int64_t gpu_capacity_bytes = 0;
-  bool fits = false;                 // per_gpu_bytes <= gpu_capacity_bytes
-  int64_t cpu_bytes_per_node = 0;    // host memory for offloaded state (0 without offload)
+  bool fits = false;               // per_gpu_bytes <= gpu_capacity_bytes
+  int64_t cpu_bytes_per_node = 0;  // host memory for offloaded state (0 without offload)
   MemoryBreakdown breakdown;
 
   // Pipeline: layers held by each stage (first/last also hold embedding/head) and the heaviest.
@@ -57,7 +57,8 @@ struct MemoryEstimate {
 Status ValidateLayout(const ModelArch& model, const TrainingJob& job);
 
 // REQUIRES: ValidateJob(job).ok(). Runs ValidateLayout itself.
-Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job, const GpuSpec& gpu);
+Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job,
+                                      const GpuSpec& gpu);
 
 // Trainable parameters of the method (LoRA adapters, prompt/prefix embeddings, or all).
 int64_t TrainableParams(const ModelArch& model, const TrainingJob& job);
