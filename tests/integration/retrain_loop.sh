@@ -17,16 +17,17 @@ fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
 check() { local what=$1; shift; if "$@"; then echo "ok: $what"; else fail "$what: $*"; fi; }
 jq_() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
-# 1. Submit jobs of a few shapes; each sleeps 1-3 s.
+# 1. Submit jobs of a few shapes that fit one 80 GB GPU (parameter-efficient, short sequences);
+# each sleeps 1-3 s.
 JOBS=()
 n=0
-for method in lora full; do
-  for seq in 512 1024 2048; do
+for method in lora qlora; do
+  for seq in 256 512 1024; do
     for mb in 1 2; do
       n=$((n + 1))
       f=$WORK/job$n.sbatch
       printf '%s\n' '#!/bin/bash' '#SBATCH --gres=gpu:a100:1' '#SBATCH -t 5' \
-        "#FMTE model=meta-llama/Llama-3.1-8B method=$method seq-len=$seq micro-batch=$mb" \
+        "#FMTE model=meta-llama/Llama-3.1-8B method=$method seq-len=$seq micro-batch=$mb activation-checkpointing=full" \
         "sleep $((1 + n % 3))" >"$f"
       out=$(sbatch --parsable -o /dev/null -e /dev/null "$f" 2>"$WORK/sbatch.err")
       if [ $? -eq 0 ] && [ -n "$out" ]; then JOBS+=("${out%%;*}"); else echo "  refused: $(cat "$WORK/sbatch.err")"; fi

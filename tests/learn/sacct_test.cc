@@ -57,6 +57,8 @@ TEST(SacctReaderTest, EveryRealSampleParsesWithoutError) {
       {"reportseff-princeton-fixture-rows.psv", false, 24, 9, 20},
       // 2 rows without JobID (TRESUsageInAve/Tot of step 1277.0) + 2 x (18194943 and 2 steps).
       {"gpu-tresusage-examples.txt", false, 8, 1, 4},
+      // Our lab cluster with slurmdbd: 12 jobs, each an allocation row and a .batch row.
+      {"fmte-lab-slurmdbd.psv", false, 24, 12, 12},
   };
   for (const Case& c : cases) {
     SacctReadOptions options;
@@ -231,6 +233,23 @@ TEST(SacctReaderTest, PluginRecordInAdminComment) {
   EXPECT_FALSE(r.by_id.at("10").record.has_value());
   EXPECT_EQ(r.stats.record_errors, 1);
   EXPECT_EQ(Summarise(r.jobs).fmte_records, 1);
+}
+
+TEST(SacctReaderTest, LabExportCarriesThePluginsRecords) {
+  const Read r = ReadPath(kDir + "fmte-lab-slurmdbd.psv");
+  const JobsSummary s = Summarise(r.jobs);
+  EXPECT_EQ(s.fmte_records, 12);
+  EXPECT_EQ(s.states.at("COMPLETED"), 12);
+  EXPECT_EQ(r.stats.record_errors, 0);
+  for (const JobRecord& j : r.jobs) {
+    ASSERT_TRUE(j.record.has_value()) << j.job_id;
+    EXPECT_EQ(j.record->job.model, "meta-llama/Llama-3.1-8B");
+    EXPECT_EQ(j.gpus, 1);
+    EXPECT_EQ(j.gpu_type, "a100");
+    EXPECT_EQ(j.time_limit_s, 300);  // 00:05:00
+    EXPECT_GT(j.record->pred_mem_bytes, 0);
+    EXPECT_GE(j.elapsed_s, 1);
+  }
 }
 
 TEST(SacctReaderTest, JobstatsSpecialValues) {
