@@ -1,0 +1,236 @@
+// Step-time model: FLOPs against Megatron's published formulas, communication and bubble against
+// their derivations (reference.md section 5), errors that name the field.
+#include "fmte/time.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace fmte {
+namespace {
+
+// A GPT-shaped architecture (Megatron GPT: 4h MLP, fused QKV, no gating), without biases so that
+// every FLOP is a matrix product as in Narayanan et al. 2021.
+ModelArch Gpt(int64_t h, int64_t layers, int64_t heads, int64_t vocab) {
+  ModelArch m;
+  m.id = "test-gpt";
+  m.hidden_size = h;
+  m.num_layers = layers;
+  m.num_heads = heads;
+  m.num_kv_heads = heads;
+  m.head_dim = h / heads;
+  m.intermediate_size = 4 * h;
+  m.vocab_size = vocab;
+  m.gated_mlp = false;
+  m.tie_word_embeddings = true;
+  m.embedding_params = vocab * h;
+  BlockSpec b;
+  b.linears = {{"qkv", LinearRole::kQkv, h, 3 * h, false, 1, false},
+               {"o", LinearRole::kO, h, h, false, 1, false},
+               {"up", LinearRole::kUp, h, 4 * h, false, 1, false},
+               {"down", LinearRole::kDown, 4 * h, h, false, 1, false}};
+  m.block_kinds = {b};
+  m.block_kind_of_layer.assign(static_cast<size_t>(layers), 0);
+  return m;
+}
+
+GpuSpec A100() {
+  GpuSpec g;
+  g.name = "A100-SXM4-80GB";
+  g.peak_bf16_tflops = 312;
+  g.peak_fp16_tflops = 312;
+  g.hbm_gbps = 2039;
+  g.interconnect_gbps = 300;
+  return g;
+}
+
+TimeEfficiency Ideal() {  // no overheads: formulas are exact
+  TimeEfficiency e;
+  e.gpu = "A100";
+  e.gemm_efficiency = 1;
+  e.layer_overhead_s = 0;
+  e.memory_traffic = 0;
+  e.comm_efficiency = 1;
+  e.comm_latency_s = 0;
+  e.step_overhead_s = 0;
+  return e;
+}
+
+TrainingJob Job(int64_t gpus, int64_t tp, int64_t pp, int64_t b, int64_t global_batch, int64_t s) {
+  TrainingJob j;
+  j.model = "test-gpt";
+  j.precision = Precision::kMixedBf16;
+  j.framework = Framework::kMegatron;
+  j.gpus = gpus;
+  j.gpus_per_node = std::min<int64_t>(gpus, 8);
+  j.tp = tp;
+  j.pp = pp;
+  j.micro_batch = b;
+  j.seq_len = s;
+  j.global_batch = global_batch;
+  j.attention = Attention::kEager;  // Megatron's formula counts the full s x s scores
+  return j;
+}
+
+TEST(StepTime, ModelFlopsEqualMegatronFormula) {
+  // Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU Clusters"), eq. 3:
+  // 72*B*s*L*h^2*(1 + s/(6h) + V/(12*L*h)) without recomputation; with full recomputation the
+  // executed FLOPs are 96*B*s*L*h^2*(1 + s/(6h) + V/(16*L*h)).
+  struct Case { int64_t h, L, heads, V, s, B, gpus, tp, pp; };
+  const Case cases[] = {{1024, 24, 16, 50304, 1024, 16, 8, 2, 2},     // GPT-350M-like
+                        {4096, 32, 32, 51200, 2048, 64, 8, 8, 1},     // GPT-6.7B
+                        {12288, 96, 96, 51200, 2048, 1536, 64, 8, 8}};  // GPT-3 175B
+  for (const Case& c : cases) {
+    const ModelArch m = Gpt(c.h, c.L, c.heads, c.V);
+    TrainingJob j = Job(c.gpus, c.tp, c.pp, 1, c.B, c.s);
+    auto est = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+    ASSERT_TRUE(est.ok()) << est.status().ToString();
+    const double megatron = 72.0 * c.B * c.s * c.L * double(c.h) * c.h *
+                            (1.0 + double(c.s) / (6.0 * c.h) + double(c.V) / (12.0 * c.L * c.h));
+    EXPECT_NEAR(est->model_flops_per_step / megatron, 1.0, 1e-12) << "h=" << c.h;
+    EXPECT_NEAR(MegatronGptFlops(c.B, c.s, c.L, c.h, c.V) / megatron, 1.0, 1e-12);
+    EXPECT_NEAR(est->hardware_flops_per_step / megatron, 1.0, 1e-12);  // no recompute: same work
+    j.activation_checkpointing = Checkpointing::kFull;
+    auto rc = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+    ASSERT_TRUE(rc.ok());
+    const double with_recompute = 96.0 * c.B * c.s * c.L * double(c.h) * c.h *
+                                  (1.0 + double(c.s) / (6.0 * c.h) + double(c.V) / (16.0 * c.L * c.h));
+    EXPECT_NEAR(rc->hardware_flops_per_step / with_recompute, 1.0, 1e-12);
+    EXPECT_NEAR(rc->model_flops_per_step / megatron, 1.0, 1e-12);  // MFU does not count recompute
+  }
+}
+
+TEST(StepTime, ComputeIsFlopsOverPeakWithIdealEfficiency) {
+  // One GPU, no parallelism: step = hardware FLOPs / peak when nothing else costs time.
+  const ModelArch m = Gpt(2048, 4, 16, 32000);
+  TrainingJob j = Job(1, 1, 1, 2, 8, 1024);
+  auto est = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  ASSERT_TRUE(est.ok());
+  EXPECT_NEAR(est->breakdown.compute_s, est->hardware_flops_per_step / 312e12, 1e-9);
+  // Everything else is the optimizer step, memory-bound: per parameter AdamW with mixed bf16 reads and
+  // writes the fp32 master (8 B), reads the 16-bit gradient (2), reads and writes m and v (16) and
+  // writes the 16-bit copy (2): 28 B at HBM bandwidth.
+  const double params = 4.0 * 12 * 2048 * 2048 + 32000.0 * 2048;
+  EXPECT_NEAR(est->breakdown.optimizer_s, params * 28 / 2039e9, 1e-12);
+  EXPECT_NEAR(est->mfu, est->breakdown.compute_s / est->step_time_s, 1e-9);
+  EXPECT_EQ(est->micro_batches, 4);
+}
+
+TEST(StepTime, FusedCausalAttentionRunsHalfTheScores) {
+  const ModelArch m = Gpt(1024, 2, 16, 1000);
+  TrainingJob j = Job(1, 1, 1, 1, 1, 4096);
+  auto eager = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  j.attention = Attention::kFused;
+  auto fused = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  ASSERT_TRUE(eager.ok() && fused.ok());
+  // Scores fwd+bwd = 3 x 4*s*h per token per layer (reference section 5: 12*L*s*h); fused causal: half.
+  const double scores = 12.0 * 2 * 4096 * 1024 * 4096;
+  EXPECT_NEAR(eager->hardware_flops_per_step - fused->hardware_flops_per_step, scores / 2, 1.0);
+}
+
+TEST(StepTime, TensorParallelAllReducesFollowTheRingFormula) {
+  // tp=8 inside one node, Megatron: 2 all-reduces of b*s*h 16-bit elements per layer forward and 2
+  // backward (Shoeybi et al. 2019); a ring moves 2(k-1)/k of the buffer per GPU.
+  const int64_t h = 4096, L = 8, s = 2048, b = 2, B = 8;
+  const ModelArch m = Gpt(h, L, 32, 1024);
+  TrainingJob j = Job(8, 8, 1, b, B, s);
+  ClusterSpec c = DefaultCluster(A100());
+  c.intra_node_gbps = 200;
+  auto est = EstimateStepTimeAnalytic(m, j, A100(), c, Ideal());
+  ASSERT_TRUE(est.ok());
+  const double bytes = double(b) * s * h * 2;
+  const double per_ar = 2.0 * 7 / 8 * bytes / 200e9;
+  const double m_batches = double(B) / b;
+  EXPECT_NEAR(est->breakdown.communication_s, m_batches * L * 4 * per_ar, 1e-12);
+  j.activation_checkpointing = Checkpointing::kFull;  // the recomputed forward all-reduces again
+  auto rc = EstimateStepTimeAnalytic(m, j, A100(), c, Ideal());
+  ASSERT_TRUE(rc.ok());
+  EXPECT_NEAR(rc->breakdown.communication_s, m_batches * L * 6 * per_ar, 1e-12);
+}
+
+TEST(StepTime, DataParallelAllReduceIsHierarchicalAcrossNodes) {
+  // dp=16 over 2 nodes of 8, Megatron (not overlapped): inside a node 2(r-1)/r of G over NVLink;
+  // between nodes each GPU carries G/r over its 1/8 share of the node's network, 2(N-1)/N of it.
+  const ModelArch m = Gpt(1024, 4, 16, 1024);
+  TrainingJob j = Job(16, 1, 1, 1, 16, 512);
+  j.gpus_per_node = 8;
+  ClusterSpec c = DefaultCluster(A100());
+  c.intra_node_gbps = 300;
+  c.inter_node_gbps = 800;  // Gb/s per node
+  auto est = EstimateStepTimeAnalytic(m, j, A100(), c, Ideal());
+  ASSERT_TRUE(est.ok());
+  const double params = 4.0 * 12 * 1024 * 1024 + 1024.0 * 1024;  // blocks + tied embedding
+  const double g = params * 2;                                     // 16-bit gradients
+  const double expected = 2.0 * 7 / 8 * g / 300e9 + 2.0 * 1 / 2 * (g / 8) / (800e9 / 8 / 8);
+  EXPECT_NEAR(est->dp_comm_s, expected, 1e-12);
+}
+
+TEST(StepTime, PipelineBubbleIsPMinusOneOverM) {
+  // 1F1B: (m + p - 1) slots of the slowest stage; bubble / useful = (p-1)/m, interleaving: /v.
+  const ModelArch m = Gpt(1024, 8, 16, 64);
+  for (int64_t v : {1, 2}) {
+    TrainingJob j = Job(4, 1, 4, 1, 16, 1024);
+    j.vpp = v;
+    auto est = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+    ASSERT_TRUE(est.ok());
+    const double useful = est->breakdown.compute_s + est->breakdown.communication_s - est->dp_comm_s;
+    EXPECT_NEAR(est->breakdown.bubble_s / useful, 3.0 / 16.0 / double(v), 1e-12) << "vpp " << v;
+    EXPECT_EQ(est->stages.size(), 4u);
+  }
+}
+
+TEST(StepTime, LoraSkipsFrozenWeightGradients) {
+  // Frozen base: backward keeps the input gradients (2 x linear FLOPs) but drops the weight
+  // gradients of the base (another 2 x linear) and of the head; adapters add 3 x 2r(in+out).
+  const int64_t h = 2048, L = 2, V = 1000, s = 512;
+  const ModelArch m = Gpt(h, L, 16, V);
+  TrainingJob j = Job(1, 1, 1, 1, 1, s);
+  auto full = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  j.method = Method::kLora;
+  j.lora_r = 8;  // default targets: the fused qkv projection
+  auto lora = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  ASSERT_TRUE(full.ok() && lora.ok());
+  const double linear_per_token = 2.0 * 12 * h * h * L;
+  const double adapters = 3 * 2.0 * 8 * (h + 3 * h) * L;
+  const double expected = (linear_per_token + 2.0 * h * V - adapters) * s;
+  EXPECT_NEAR(full->hardware_flops_per_step - lora->hardware_flops_per_step, expected, 1.0);
+  j.method = Method::kQlora;  // same FLOPs plus dequantisation traffic: slower
+  auto qlora = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  ASSERT_TRUE(qlora.ok());
+  EXPECT_GT(qlora->step_time_s, lora->step_time_s);
+}
+
+TEST(StepTime, ErrorsNameTheField) {
+  const ModelArch m = Gpt(1024, 4, 16, 1000);
+  TrainingJob j = Job(8, 1, 1, 3, 16, 512);  // 16 is not a multiple of 3 x 8
+  auto r = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--global-batch"), std::string::npos);
+  j = Job(6, 6, 1, 1, 1, 512);  // 6 does not divide 16 heads
+  r = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--tp"), std::string::npos);
+  j = Job(8, 1, 8, 1, 8, 512);  // 8 stages for 4 layers
+  r = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--pp"), std::string::npos);
+}
+
+TEST(StepTime, BreakdownSumsToStepTimeAndTimelineDrawsEveryStage) {
+  const ModelArch m = Gpt(1024, 8, 16, 5000);
+  TrainingJob j = Job(8, 2, 2, 2, 16, 1024);
+  TimeEfficiency e = Ideal();
+  e.gemm_efficiency = 0.5;
+  e.step_overhead_s = 0.01;
+  auto est = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), e);
+  ASSERT_TRUE(est.ok());
+  EXPECT_NEAR(est->breakdown.Total(), est->step_time_s, 1e-12);
+  const std::string svg = StepTimelineSvg(*est, "test");
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("stage 1"), std::string::npos);
+  EXPECT_NE(svg.find("backward"), std::string::npos);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fmte

@@ -1,0 +1,105 @@
+// Wall time composition and the calibrated bound (walltime.h).
+#include "fmte/walltime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace fmte {
+namespace {
+
+ModelArch Tiny() {
+  ModelArch m;
+  m.id = "tiny";
+  m.hidden_size = 512;
+  m.num_layers = 2;
+  m.num_heads = 8;
+  m.num_kv_heads = 8;
+  m.head_dim = 64;
+  m.vocab_size = 1000;
+  m.embedding_params = 512000;
+  BlockSpec b;
+  b.linears = {{"qkv", LinearRole::kQkv, 512, 1536, false, 1, false},
+               {"o", LinearRole::kO, 512, 512, false, 1, false},
+               {"up", LinearRole::kUp, 512, 2048, false, 1, false},
+               {"down", LinearRole::kDown, 2048, 512, false, 1, false}};
+  m.block_kinds = {b};
+  m.block_kind_of_layer = {0, 0};
+  return m;
+}
+
+TEST(WallTime, StepsFromTokensSamplesOrSteps) {
+  TrainingJob j;
+  j.seq_len = 1000;
+  j.tokens = 10'000'001;
+  EXPECT_EQ(*StepsOfJob(j, 10), 1001);  // ceil(10,000,001 / (10 x 1000))
+  j.tokens = 0;
+  j.samples = 95;
+  j.epochs = 2;
+  EXPECT_EQ(*StepsOfJob(j, 10), 19);  // ceil(190 / 10)
+  j.steps = 7;
+  EXPECT_EQ(*StepsOfJob(j, 10), 7);  // --steps wins
+  j = TrainingJob{};
+  auto none = StepsOfJob(j, 10);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("--tokens"), std::string::npos);
+}
+
+TEST(WallTime, ComposesStartupLoadStepsEvalAndCheckpoints) {
+  const ModelArch m = Tiny();
+  TrainingJob j;
+  j.model = "tiny";
+  j.seq_len = 128;
+  j.steps = 1000;
+  ClusterSpec c;
+  c.storage_gbps = 1;
+  c.startup_s = 300;
+  c.checkpoint_fixed_s = 60;
+  TimeModel tm;
+  TimeEstimate step;
+  step.step_time_s = 0.5;
+  step.global_batch = 8;
+  WallTimeOptions o;
+  o.checkpoint_every_steps = 250;
+  o.eval_every_steps = 500;
+  o.eval_batches = 30;
+  auto w = WallTimeFromStep(m, j, c, tm, step, o);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  const double params = 2.0 * (512 * 1536 + 512 * 512 + 2 * 512 * 2048) + 512000;
+  EXPECT_NEAR(w->load_s, params * 2 / 1e9, 1e-12);        // 16-bit weights from storage
+  EXPECT_NEAR(w->train_s, 500.0, 1e-12);                  // 1000 x 0.5 s
+  EXPECT_NEAR(w->eval_s, 2 * 30 * 0.5 / 3, 1e-12);        // 2 evaluations x 30 forward-only batches
+  EXPECT_EQ(w->checkpoints, 4);
+  // Full AdamW mixed precision: 2 B weights + 4 B master + 8 B Adam per parameter.
+  EXPECT_NEAR(w->checkpoint_s, 4 * (params * 14 / 1e9 + 60), 1e-9);
+  EXPECT_NEAR(w->wall_time_s, 300 + w->load_s + 500 + w->eval_s + w->checkpoint_s, 1e-9);
+  EXPECT_NEAR(w->time_limit_s, w->wall_time_s, 1e-9);  // no residuals: factor 1
+}
+
+TEST(WallTime, BoundUsesTheResidualQuantile) {
+  TimeModel tm;
+  // Held-out log(measured / predicted): the 0.9 quantile (type 7) of 0..0.9 step 0.1 is 0.81.
+  std::vector<double> r;
+  for (int k = 9; k >= 0; --k) r.push_back(0.1 * k);
+  tm.SetResiduals(r);
+  EXPECT_NEAR(tm.UpperFactor(0.9), std::exp(0.81), 1e-12);
+  EXPECT_NEAR(tm.UpperFactor(0.0), 1.0, 1e-12);
+  const ModelArch m = Tiny();
+  TrainingJob j;
+  j.seq_len = 128;
+  j.steps = 100;
+  ClusterSpec c;
+  TimeEstimate step;
+  step.step_time_s = 2;
+  step.global_batch = 4;
+  WallTimeOptions o;
+  o.quantile = 0.9;
+  auto w = WallTimeFromStep(m, j, c, tm, step, o);
+  ASSERT_TRUE(w.ok());
+  EXPECT_NEAR(w->time_limit_s - w->wall_time_s, 200 * (std::exp(0.81) - 1), 1e-9);
+  o.quantile = 1.5;
+  EXPECT_FALSE(WallTimeFromStep(m, j, c, tm, step, o).ok());
+}
+
+}  // namespace
+}  // namespace fmte
