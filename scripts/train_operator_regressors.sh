@@ -10,7 +10,7 @@ build="${1:-$here/build}"
 data="${2:-/work/shared/data/ai4ci-estimator/regressors}"
 # Hyperparameters: small boosted trees on log(time / analytic work); capped so that all of
 # regressors/ stays a few MB.
-params=(--rounds 60 --depth 4 --eta 0.2 --folds 5)
+params=(--rounds 60 --depth 4 --eta 0.2 --folds 5 --threads 1)
 cmake --build "$build" --target fmte-train-operators | tail -n 3
 for cluster in Perlmutter Vista; do
   echo "== $cluster"

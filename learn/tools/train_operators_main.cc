@@ -13,7 +13,7 @@ namespace {
 int Usage() {
   std::fprintf(stderr,
                "usage: fmte-train-operators --samples DIR --into DIR --cluster NAME\n"
-               "         [--rounds N] [--depth D] [--eta E] [--folds K] [--dry-run]\n"
+               "         [--rounds N] [--depth D] [--eta E] [--folds K] [--threads T] [--dry-run]\n"
                "  DIR holds operator/ and nccl/ CSV files (<GPU>_<op>_<precision>[_<nodes>_<gpn>].csv)\n");
   return 2;
 }
@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
       o.params.max_depth = std::atoi(v);
     } else if (a == "--eta") {
       o.params.eta = std::atof(v);
+    } else if (a == "--threads") {
+      o.params.nthread = std::atoi(v);
     } else if (a == "--folds") {
       o.folds = std::atoi(v);
     } else {
