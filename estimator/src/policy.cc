@@ -54,10 +54,16 @@ Decision Fail(Decision d, const JobRequest& r, const Config& config, const Parti
   return d;
 }
 
-Result<ModelArch> ResolveArch(const JobRequest& r, const Catalogs& c) {
-  if (!r.arch_json.empty()) return ParseModelConfig(r.arch_json, r.job.model);
+// The architecture: forwarded/derived JSON (parsed into `owned`) or the catalog's (no copy).
+Result<const ModelArch*> ResolveArch(const JobRequest& r, const Catalogs& c, ModelArch* owned) {
+  if (!r.arch_json.empty()) {
+    auto parsed = ParseModelConfig(r.arch_json, r.job.model);
+    if (!parsed.ok()) return parsed.status();
+    *owned = std::move(parsed).value();
+    return static_cast<const ModelArch*>(owned);
+  }
   auto found = c.models.Find(r.job.model);
-  if (found.ok()) return **found;
+  if (found.ok()) return *found;
   if (r.job.model.find('/') == 0 || r.job.model.ends_with(".json"))
     return Status::NotFound("model '" + r.job.model +
                             "' is a path the controller cannot read; submit with the SPANK option --fmte-model so "
@@ -138,7 +144,8 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     Finish(r, &d);
     return d;
   }
-  auto arch = ResolveArch(r, estimator.catalogs());
+  ModelArch owned_arch;
+  auto arch = ResolveArch(r, estimator.catalogs(), &owned_arch);
   if (!arch.ok()) return Fail(d, r, config, p, arch.status().message());
   std::string gpu_name = config.GpuNameFor(d.partition, r.gres_gpu_type);
   if (gpu_name.empty()) gpu_name = r.job.gpu;
@@ -149,12 +156,12 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   auto gpu = estimator.catalogs().gpus.Find(gpu_name);
   if (!gpu.ok()) return Fail(d, r, config, p, gpu.status().message());
 
-  PolicyContext ctx{&r, &config, &p, &estimator, &arch.value(), *gpu, d.partition, 0};
+  PolicyContext ctx{&r, &config, &p, &estimator, *arch, *gpu, d.partition, 0};
   ctx.usable_bytes = internal::UsableBytes(**gpu, p);
   TrainingJob job = r.job;
   job.gpu = (*gpu)->name;
   if (job.gpus_per_node == 0) job.gpus_per_node = std::min(job.gpus, p.gpus_per_node);
-  auto est = estimator.Estimate(*arch, job, **gpu);
+  auto est = estimator.Estimate(**arch, job, **gpu);
   if (!est.ok()) return Fail(d, r, config, p, est.status().message());
 
   d.estimated = true;
