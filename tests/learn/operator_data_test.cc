@@ -104,7 +104,8 @@ TEST(OperatorDataTest, TrainsAClusterDirectoryAndTheEstimatorLoadsIt) {
   o.samples_dir = (root / "samples").string();
   o.out_dir = (root / "regressors/Site").string();
   o.cluster = "Site";
-  o.params.num_rounds = 30;
+  o.params.num_rounds = 100;  // labels near log(1e-4): enough rounds to leave base_score 0.5
+  o.params.eta = 0.3;
   o.folds = 2;
   Result<std::vector<RegressorReport>> r = TrainClusterRegressors(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
