@@ -25,6 +25,8 @@ if ((${#missing[@]})); then
 fi
 
 BUILD_DIR=${1:-build}; shift || true
+# ccache keys on paths: make them relative so a fresh clone elsewhere (CI) reuses the cache.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 GEN=(); command -v ninja >/dev/null && GEN=(-G Ninja)
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" "${GEN[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >&2
