@@ -2,6 +2,7 @@
 //   [--kind sacct] [--svg-dir DIR] [--report FILE] [--folds N] [--seed N] [--strict]
 // Contract (issue 5): trains from sacct exports and installs into DIR (a regressors directory),
 // refusing a model worse than the installed one unless --force.
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -92,16 +93,18 @@ int RunTrain(const std::vector<std::string>& args) {
       report.refusals.push_back(t.key + ": new model's mean |error| " + std::to_string(t.comparison.new_model) +
                                 " > installed " + std::to_string(t.comparison.installed) + " on the same " +
                                 std::to_string(t.comparison.rows) + " jobs");
+      if (!flags->force) continue;  // the installed one stays; better targets are still installed
     }
     models.push_back({t.key, t.key + ".json", t.model_json, EntryJson(t, sets)});
   }
-  int rc = cli::kExitOk;
-  if (models.empty()) {
+  int rc = report.refusals.empty() || flags->force ? cli::kExitOk : cli::kExitFailure;
+  const bool any_trained = std::any_of(outcome->targets.begin(), outcome->targets.end(),
+                                       [](const learn::TargetOutcome& t) { return t.trained; });
+  if (!any_trained) {
     report.refusals.push_back("nothing trained: too few jobs with an fmte record and a measured outcome");
     rc = cli::kExitFailure;
-  } else if (!report.refusals.empty() && !flags->force) {
-    rc = cli::kExitFailure;
-  } else {
+  }
+  if (!models.empty()) {
     nlohmann::json top;
     top["retrain"] = {
         {"installed_at", FormatTime(static_cast<int64_t>(std::time(nullptr)))},
@@ -146,7 +149,7 @@ int RunTrain(const std::vector<std::string>& args) {
   std::cout << (flags->json ? json + "\n" : learn::ReportText(report));
   if (rc != cli::kExitOk && !report.refusals.empty()) {
     std::cerr << "fmte-retrain: error: not installed: " << report.refusals.front()
-              << (models.empty() ? "" : " (use --force to install anyway)") << "\n";
+              << (any_trained ? " (use --force to install anyway)" : "") << "\n";
   }
   return rc;
 }
