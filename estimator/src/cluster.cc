@@ -1,4 +1,5 @@
 #include "fmte/cluster.h"
+#include "fmte/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -102,8 +103,7 @@ Result<ClusterCatalog> ClusterCatalog::LoadDir(const std::string& dir) {
 }
 
 std::string ClusterCatalog::DefaultDir() {
-  const char* env = std::getenv("FMTE_ETC_DIR");
-  return std::string(env != nullptr && *env != '\0' ? env : FMTE_DEFAULT_ETC_DIR) + "/clusters";
+  return EtcDir() + "/clusters";
 }
 
 Result<const ClusterSpec*> ClusterCatalog::Find(std::string_view name) const {

@@ -1,5 +1,6 @@
 // GpuCatalog: etc/gpus.csv (RFC 4180 CSV with a header row) and lookups by canonical name or alias.
 #include "fmte/gpu.h"
+#include "fmte/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,9 +9,6 @@
 #include <fstream>
 #include <sstream>
 
-#ifndef FMTE_DEFAULT_ETC_DIR
-#define FMTE_DEFAULT_ETC_DIR "etc"
-#endif
 
 namespace fmte {
 namespace {
@@ -23,19 +21,6 @@ std::string Key(std::string_view s) {
     out += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
-}
-
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 // Splits CSV text into records of fields; quoted fields may hold commas, quotes ("") and newlines.
@@ -199,9 +184,7 @@ Result<GpuCatalog> GpuCatalog::LoadCsv(const std::string& path) {
 }
 
 std::string GpuCatalog::DefaultPath() {
-  const char* env = std::getenv("FMTE_ETC_DIR");
-  std::string etc = (env != nullptr && *env != '\0') ? env : FMTE_DEFAULT_ETC_DIR;
-  return etc + "/gpus.csv";
+  return EtcDir() + "/gpus.csv";
 }
 
 Result<const GpuSpec*> GpuCatalog::Find(std::string_view name) const {

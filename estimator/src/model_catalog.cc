@@ -7,10 +7,8 @@
 #include <system_error>
 
 #include "fmte/model.h"
+#include "fmte/text.h"
 
-#ifndef FMTE_DEFAULT_ETC_DIR
-#define FMTE_DEFAULT_ETC_DIR "etc"
-#endif
 
 namespace fmte {
 namespace {
@@ -24,21 +22,6 @@ std::string Lower(std::string_view s) {
 std::string_view NamePart(std::string_view id) {
   size_t slash = id.rfind('/');
   return slash == std::string_view::npos ? id : id.substr(slash + 1);
-}
-
-// Levenshtein distance (two rows).
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
 }
 
 }  // namespace
@@ -75,9 +58,7 @@ Result<ModelCatalog> ModelCatalog::LoadDir(const std::string& dir) {
 }
 
 std::string ModelCatalog::DefaultDir() {
-  const char* env = std::getenv("FMTE_ETC_DIR");
-  std::string etc = (env != nullptr && *env != '\0') ? env : FMTE_DEFAULT_ETC_DIR;
-  return etc + "/models";
+  return EtcDir() + "/models";
 }
 
 Result<const ModelArch*> ModelCatalog::Find(std::string_view id) const {

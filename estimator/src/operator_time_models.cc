@@ -7,17 +7,12 @@
 #include <sstream>
 
 #include "fmte/operator_time.h"
-
-#ifndef FMTE_DEFAULT_REGRESSORS_DIR
-#define FMTE_DEFAULT_REGRESSORS_DIR "regressors"
-#endif
+#include "fmte/text.h"
 
 namespace fmte {
 
 std::string OperatorModels::DefaultDir(std::string_view cluster) {
-  const char* env = std::getenv("FMTE_REGRESSORS_DIR");
-  std::string base = env != nullptr && *env != '\0' ? env : FMTE_DEFAULT_REGRESSORS_DIR;
-  return base + "/" + std::string(cluster);
+  return RegressorsDir() + "/" + std::string(cluster);
 }
 
 Result<OperatorModels> OperatorModels::Load(const std::string& dir) {

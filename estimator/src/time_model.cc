@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fmte/text.h"
 #include "fmte/time.h"
 #include "time_correction.h"
 
@@ -86,8 +87,7 @@ Result<TimeModel> TimeModel::LoadDir(const std::string& dir) {
 }
 
 std::string TimeModel::DefaultDir() {
-  const char* env = std::getenv("FMTE_REGRESSORS_DIR");
-  return std::string(env != nullptr && *env != '\0' ? env : FMTE_DEFAULT_REGRESSORS_DIR) + "/vtrain";
+  return RegressorsDir() + "/vtrain";
 }
 
 const TimeEfficiency& TimeModel::For(const GpuSpec& gpu, bool* exact) const {

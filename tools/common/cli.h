@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fmte/status.h"
+#include "fmte/text.h"
 
 namespace fmte::cli {
 
@@ -36,8 +37,8 @@ int ReportError(std::string_view tool, const Status& status);
 // Usage errors (kInvalidArgument, kNotFound) -> kExitUsage; everything else -> kExitFailure.
 int ExitCodeFor(const Status& status);
 
-// Levenshtein distance, for "did you mean".
-size_t EditDistance(std::string_view a, std::string_view b);
+// Levenshtein distance, for "did you mean" (the core's, fmte/text.h).
+using ::fmte::EditDistance;
 
 }  // namespace fmte::cli
 
