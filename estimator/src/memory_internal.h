@@ -11,6 +11,7 @@
 
 #include "fmte/gpu.h"
 #include "fmte/job.h"
+#include "fmte/lora.h"
 #include "fmte/memory.h"
 #include "fmte/model.h"
 
@@ -22,15 +23,9 @@ int64_t Saturate(double bytes);
 bool IsFsdp(Sharding s);  // fsdp-full | fsdp-grad-op | fsdp-hybrid | fsdp-no-shard
 bool IsPeft(Method m);    // everything but full: the base model is frozen
 
-// Which linears carry LoRA adapters. Built from job.lora_targets (module names, roles, or
-// all-linear) or, when empty, the framework's default (PEFT: per model family).
-struct LoraTargets {
-  bool all_linear = false;
-  std::vector<std::string_view> names;  // views into the job's strings or static literals
-  uint32_t roles = 0;                   // bit (1 << LinearRole)
-  bool Matches(const LinearShape& l) const;
-};
-LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j);
+// Which linears carry LoRA adapters: the shared rule (fmte/lora.h).
+using ::fmte::LoraTargets;
+using ::fmte::ResolveLoraTargets;
 
 // Bytes per element of every kind of state, decided once from precision, framework and method
 // (reference.md section 2; per-framework sources in memory_states.cc).

@@ -40,9 +40,19 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, int64_t fi
   StageWork w;
   w.layers = layers;
   const bool full_method = job.method == Method::kFull;
+  const LoraTargets lora = ResolveLoraTargets(model, job);
+  // Layers of one block kind share their FLOPs: compute each kind once (this runs per estimate in
+  // the admission path and thousands of times in a layout search).
+  std::vector<time_parts::BlockFlops> kind_flops(model.block_kinds.size());
+  std::vector<char> kind_done(model.block_kinds.size(), 0);
   for (int64_t l = first_layer; l < first_layer + layers; ++l) {
     const BlockSpec& block = model.Block(l);
-    const BlockFlops f = time_parts::BlockFlopsPerToken(model, block, job, context);
+    const size_t kind = static_cast<size_t>(model.block_kind_of_layer[l]);
+    if (!kind_done[kind]) {
+      kind_flops[kind] = time_parts::BlockFlopsPerToken(model, block, job, lora, context);
+      kind_done[kind] = 1;
+    }
+    const BlockFlops& f = kind_flops[kind];
     const double fwd = f.linear + f.adapter + f.attention_executed;
     // Backward: the input gradient of every linear (also frozen ones: gradients flow to the
     // adapters/prompts below), weight gradients only for trainable weights, attention twice.
@@ -59,7 +69,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, int64_t fi
       w.trainable_elems += f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
     } else if (job.method == Method::kLora || job.method == Method::kQlora) {
       for (const LinearShape& lin : block.linears)
-        if (time_parts::IsLoraTarget(lin, job))
+        if (lora.Matches(lin))
           w.trainable_elems += static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies);
     } else if (job.method == Method::kPrefixTuning) {
       // PEFT prefix tuning: virtual key and value vectors per layer.

@@ -4,44 +4,9 @@
 #include <string>
 
 namespace fmte::time_parts {
-namespace {
-
-std::string_view RoleName(LinearRole r) {
-  switch (r) {
-    case LinearRole::kQ: return "q";
-    case LinearRole::kK: return "k";
-    case LinearRole::kV: return "v";
-    case LinearRole::kQkv: return "qkv";
-    case LinearRole::kO: return "o";
-    case LinearRole::kGate: return "gate";
-    case LinearRole::kUp: return "up";
-    case LinearRole::kGateUp: return "gate_up";
-    case LinearRole::kDown: return "down";
-    case LinearRole::kRouter: return "router";
-    case LinearRole::kOther: return "other";
-  }
-  return "other";
-}
-
-}  // namespace
-
-bool IsLoraTarget(const LinearShape& linear, const TrainingJob& job) {
-  if (linear.role == LinearRole::kRouter) return false;
-  if (job.lora_targets.empty()) {
-    // PEFT's default target modules for decoder families are the query and value projections
-    // (peft/utils/constants.py TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING); fused QKV
-    // modules (query_key_value, c_attn) are targeted whole.
-    return linear.role == LinearRole::kQ || linear.role == LinearRole::kV ||
-           linear.role == LinearRole::kQkv;
-  }
-  for (const std::string& t : job.lora_targets) {
-    if (t == "all-linear" || t == linear.name || t == RoleName(linear.role)) return true;
-  }
-  return false;
-}
 
 BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block, const TrainingJob& job,
-                              double context) {
+                              const LoraTargets& lora_targets, double context) {
   BlockFlops f;
   const bool frozen_base = job.method != Method::kFull;
   const bool lora = job.method == Method::kLora || job.method == Method::kQlora;
@@ -57,7 +22,7 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block, co
     f.linear += flops;
     f.weight_elements += elems * static_cast<double>(l.copies);
     if (frozen_base) f.frozen_linear += flops;
-    if (lora && IsLoraTarget(l, job)) {
+    if (lora && lora_targets.Matches(l)) {
       f.adapter += 2.0 * static_cast<double>(job.lora_r) *
                    static_cast<double>(l.in_features + l.out_features) * active_copies;
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "fmte/job.h"
+#include "fmte/lora.h"
 #include "fmte/model.h"
 #include "fmte/time.h"
 
@@ -22,12 +23,10 @@ struct BlockFlops {
   double weight_elements = 0;     // weight elements of the block (all experts)
 };
 
-// `context` is the attention context length (sequence, plus prefix tokens).
+// `context` is the attention context length (sequence, plus prefix tokens); `lora` the adapted
+// linears (fmte/lora.h, resolved once per estimate).
 BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block, const TrainingJob& job,
-                              double context);
-
-// Is the linear adapted by LoRA under the job's targets (PEFT defaults: q/v projections)?
-bool IsLoraTarget(const LinearShape& linear, const TrainingJob& job);
+                              const LoraTargets& lora, double context);
 
 // Links a collective group sees: `ranks` in all, `ranks_per_node` of them on each node.
 struct Links {
