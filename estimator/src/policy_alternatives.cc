@@ -54,11 +54,15 @@ bool WithGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t no
   return true;
 }
 
+// Alternatives are judged and shown by memory alone, so only the memory model runs here (the time
+// estimate would double the cost of the reject path inside slurmctld).
 bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p, const TrainingJob& job,
           JobEstimate* estimate) {
-  auto e = ctx.estimator->Estimate(*ctx.model, job, gpu);
-  if (!e.ok()) return false;
-  *estimate = std::move(e).value();
+  if (!ValidateJob(job).ok()) return false;
+  auto m = EstimateMemory(*ctx.model, job, gpu);
+  if (!m.ok()) return false;
+  *estimate = JobEstimate{};
+  estimate->memory = std::move(m).value();
   return estimate->memory.per_gpu_bytes <= UsableBytes(gpu, p);
 }
 
