@@ -64,4 +64,4 @@ sacct -X -j "$list" -o JobID,JobName%14,State,Timelimit,AllocTRES%46
 echo "\$ sacct -X -n -P -j $list -o JobID,AdminComment"
 sacct -X -n -P -j "$list" -o JobID,AdminComment
 echo
-echo "The same decisions offline: $FMTE_BUILD_DIR/tools/advise/fmte-advise check scripts/demo/3_full_llama70b_1gpu.sbatch"
+echo "The same decisions offline: $FMTE_BUILD_DIR/tools/fmte-advise check scripts/demo/3_full_llama70b_1gpu.sbatch"
