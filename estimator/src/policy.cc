@@ -185,6 +185,9 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     const bool can_raise = p.raise_gpus && ShardsOptimizer(job.sharding) &&
                            (r.gpu_field == GpuTresField::kPerNode || r.gpu_field == GpuTresField::kPerJob);
     if (can_raise && internal::FindMoreGpus(ctx, job, &more, &more_est)) {
+      // The search judges by memory only; the chosen layout gets the full estimate (time included),
+      // so a raised job still gets its time limit.
+      if (auto full = estimator.Estimate(**arch, more, **gpu); full.ok()) more_est = std::move(full).value();
       d.kind = DecisionKind::kRewrite;
       SetGpuRewrite(r, more, &d);
       d.reasons.push_back(what + " needs " + Gib(need) + " per GPU (" + Gib(d.usable_bytes) + " usable); with " +

@@ -204,6 +204,19 @@ TEST(PolicyTest, TimeLimitFromTheTimeEstimate) {
   }
 }
 
+TEST(PolicyTest, RaisedJobStillGetsItsTimeLimit) {
+  // The GPU search judges layouts by memory alone; the chosen layout must still carry a time estimate
+  // so that a job without a limit gets one (the raise and the limit are independent rewrites).
+  const std::string script = std::string(kFull70bFsdp) + "#FMTE steps=100\n";
+  const Decision d = Decide(Request(script, "gres:gpu:a100:4", 1),
+                            Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64 MinTime=1\n"), Est());
+  ASSERT_EQ(d.kind, DecisionKind::kRewrite) << d.user_message;
+  EXPECT_GT(d.new_gpus, 4);
+  if (!Est().catalogs().has_time_model) GTEST_SKIP() << "no time model loaded: the policy sets no limit";
+  EXPECT_TRUE(d.estimate.has_time);
+  EXPECT_GT(d.new_time_limit_min, 0) << d.user_message;
+}
+
 TEST(PolicyTest, NoTimeEstimateMeansNoTimeRewrite) {
   // Without any amount of work there is no wall time to predict.
   const Decision d = Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), Est());
