@@ -4,41 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "fmte/memory.h"
+#include "memory_test_util.h"
 
 namespace fmte {
 namespace {
 
-ModelArch Gpt(int64_t h, int64_t layers, int64_t heads, int64_t vocab) {
-  ModelArch m;
-  m.id = "test-gpt";
-  m.model_type = "gpt2";
-  m.hidden_size = h;
-  m.num_layers = layers;
-  m.num_heads = heads;
-  m.num_kv_heads = heads;
-  m.head_dim = h / heads;
-  m.intermediate_size = 4 * h;
-  m.vocab_size = vocab;
-  m.max_position_embeddings = 4096;
-  m.norm = NormKind::kLayer;
-  m.gated_mlp = false;
-  m.tie_word_embeddings = true;
-  m.embedding_params = vocab * h;
-  m.final_norm_params = 2 * h;
-  BlockSpec b;
-  b.linears = {{"c_attn", LinearRole::kQkv, h, 3 * h, true, 1, false},
-               {"c_proj", LinearRole::kO, h, h, true, 1, false},
-               {"c_fc", LinearRole::kUp, h, 4 * h, true, 1, false},
-               {"mlp.c_proj", LinearRole::kDown, 4 * h, h, true, 1, false}};
-  b.norm_params = 4 * h;
-  b.num_norms = 2;
-  m.block_kinds = {b};
-  m.block_kind_of_layer.assign(static_cast<size_t>(layers), 0);
-  return m;
-}
-
 TEST(Recommend, FindsTheBruteForceOptimum) {
-  const ModelArch m = Gpt(2048, 16, 16, 50304);
+  const ModelArch m = testing::GptArch(2048, /*heads=*/16, /*layers=*/16, 50304, 4096);
   GpuSpec g;
   g.name = "A100-SXM4-40GB";
   g.memory_bytes = int64_t{40} << 30;
@@ -114,7 +86,7 @@ TEST(Recommend, FindsTheBruteForceOptimum) {
 }
 
 TEST(Recommend, RejectsBadRequests) {
-  const ModelArch m = Gpt(512, 2, 8, 1000);
+  const ModelArch m = testing::GptArch(512, /*heads=*/8, /*layers=*/2, 1000, 4096);
   GpuSpec g;
   g.name = "x";
   TimeModel tm;
