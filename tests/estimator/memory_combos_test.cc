@@ -13,28 +13,10 @@ namespace {
 using testing::BaseJob;
 using testing::GptArch;
 using testing::Gpu80;
+using testing::Psi7_5B;
 using testing::LlamaArch;
 using testing::MakeLinear;
 
-// Psi = 7.5e9 exactly: 29 blocks of one 5000 x 50000 linear plus a tied 50000 x 5000 embedding.
-ModelArch Psi75() {
-  ModelArch m;
-  m.id = "test/7.5b";
-  m.model_type = "test";
-  m.hidden_size = 5000;
-  m.num_layers = 29;
-  m.num_heads = 40;
-  m.num_kv_heads = 40;
-  m.head_dim = 125;
-  m.vocab_size = 50000;
-  m.tie_word_embeddings = true;
-  m.embedding_params = 50000LL * 5000;
-  BlockSpec b;
-  b.linears = {MakeLinear("w", LinearRole::kOther, 5000, 50000, false)};
-  m.block_kinds = {b};
-  m.block_kind_of_layer.assign(29, 0);
-  return m;
-}
 
 struct ComboRow {
   const char* name;
@@ -79,7 +61,7 @@ TEST(MemoryCombosTest, ShardingPrecisionOffload) {
       {"megatron tp8 bf16", Framework::kMegatron, Precision::kMixedBf16, Sharding::kNone, 8, 8, 8, false, false, 18.0 / 8, 0},
   };
   // clang-format on
-  const ModelArch m = Psi75();
+  const ModelArch m = Psi7_5B();
   for (const ComboRow& r : rows) {
     TrainingJob j = BaseJob();
     j.framework = r.framework;
@@ -104,7 +86,7 @@ TEST(MemoryCombosTest, ShardingPrecisionOffload) {
 }
 
 TEST(MemoryCombosTest, DdpBucketsAndFsdpGatheredWeights) {
-  const ModelArch m = Psi75();
+  const ModelArch m = Psi7_5B();
   TrainingJob j = BaseJob();
   j.seq_len = 16;
   j.grad_accum = 2;

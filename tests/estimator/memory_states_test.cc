@@ -12,29 +12,10 @@ namespace {
 
 using testing::BaseJob;
 using testing::Gpu80;
+using testing::Psi7_5B;
 using testing::Llama2_7b;
 using testing::MakeLinear;
 
-// Exactly 7.5e9 parameters: 29 blocks of one 5000 x 50000 linear (2.5e8 each) plus a tied
-// 50000 x 5000 embedding (2.5e8).
-ModelArch SevenPointFiveB() {
-  ModelArch m;
-  m.id = "test/7.5b";
-  m.model_type = "test";
-  m.hidden_size = 5000;
-  m.num_layers = 29;
-  m.num_heads = 40;
-  m.num_kv_heads = 40;
-  m.head_dim = 125;
-  m.vocab_size = 50000;
-  m.tie_word_embeddings = true;
-  m.embedding_params = 50000LL * 5000;
-  BlockSpec b;
-  b.linears = {MakeLinear("w", LinearRole::kOther, 5000, 50000, false)};
-  m.block_kinds = {b};
-  m.block_kind_of_layer.assign(29, 0);
-  return m;
-}
 
 int64_t ModelStateBytes(const MemoryEstimate& e) {
   return e.breakdown.weights + e.breakdown.gradients + e.breakdown.optimizer;
@@ -51,7 +32,7 @@ struct StatesRow {
 };
 
 TEST(MemoryStatesTest, PublishedModelStateTables) {
-  const ModelArch m = SevenPointFiveB();
+  const ModelArch m = Psi7_5B();
   ASSERT_EQ(m.Counts().total, 7500000000LL);
   const double psi = 7.5e9;
   // clang-format off
@@ -106,7 +87,7 @@ TEST(MemoryStatesTest, OptimizersPerParameter) {
   //   adamw-8bit: 2 x (1 + 4/256 absmax) = 2.03125 -> 10.03125 (every tensor >= 4096 elements);
   //   adafactor: factored row+col statistics, fp32: 29 x (5000 + 50000) + (50000 + 5000) elements
   //   -> 8 * 7.5e9 + 4 * 30 * 55000 bytes.
-  const ModelArch m = SevenPointFiveB();
+  const ModelArch m = Psi7_5B();
   const double psi = 7.5e9;
   // clang-format off
   const OptimizerRow rows[] = {{"adamw", Optimizer::kAdamW, 16},

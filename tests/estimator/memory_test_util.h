@@ -30,6 +30,27 @@ inline void Finish(ModelArch& m, BlockSpec block) {
   m.block_kind_of_layer.assign(static_cast<size_t>(m.num_layers), 0);
 }
 
+// Exactly 7.5e9 parameters (the ZeRO paper's Figure 1 model): 29 blocks of one 5000 x 50000 linear
+// (2.5e8 each) plus a tied 50000 x 5000 embedding (2.5e8).
+inline ModelArch Psi7_5B() {
+  ModelArch m;
+  m.id = "test/7.5b";
+  m.model_type = "test";
+  m.hidden_size = 5000;
+  m.num_layers = 29;
+  m.num_heads = 40;
+  m.num_kv_heads = 40;
+  m.head_dim = 125;
+  m.vocab_size = 50000;
+  m.tie_word_embeddings = true;
+  m.embedding_params = 50000LL * 5000;
+  BlockSpec b;
+  b.linears = {MakeLinear("w", LinearRole::kOther, 5000, 50000, false)};
+  m.block_kinds = {b};
+  m.block_kind_of_layer.assign(29, 0);
+  return m;
+}
+
 inline ModelArch GptArch(int64_t h, int64_t heads, int64_t layers, int64_t vocab,
                          int64_t positions = 2048) {
   ModelArch m;
