@@ -15,8 +15,6 @@ using testing::GptArch;
 using testing::Gpu80;
 using testing::Psi7_5B;
 using testing::LlamaArch;
-using testing::MakeLinear;
-
 
 struct ComboRow {
   const char* name;

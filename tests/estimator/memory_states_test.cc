@@ -14,8 +14,6 @@ using testing::BaseJob;
 using testing::Gpu80;
 using testing::Psi7_5B;
 using testing::Llama2_7b;
-using testing::MakeLinear;
-
 
 int64_t ModelStateBytes(const MemoryEstimate& e) {
   return e.breakdown.weights + e.breakdown.gradients + e.breakdown.optimizer;
