@@ -8,24 +8,40 @@
 namespace fmte::model_internal {
 namespace {
 
-void SetDims(ModelArch& arch, int64_t h, int64_t layers, int64_t heads, int64_t kv_heads,
-             int64_t f, int64_t vocab) {
-  arch.hidden_size = h;
-  arch.num_layers = layers;
-  arch.num_heads = heads;
-  arch.num_kv_heads = kv_heads;
-  arch.head_dim = heads > 0 ? h / heads : 0;
-  arch.intermediate_size = f;
-  arch.vocab_size = vocab;
+struct Dims {
+  int64_t h, layers, heads, kv_heads, f, vocab;
+};
+
+// The dimension reads every GPT-era family does, under the family's key names (the first key
+// present wins): hidden size, layers, heads, KV heads (`kv` empty or absent: multi-head attention),
+// MLP width (`ffn` absent: 4h when `ffn_default_4h`, else required), vocabulary and positions. Checks
+// that the heads divide the hidden size and fills `arch`'s dimensions, LayerNorm, plain MLP and
+// tie_word_embeddings (default `tie_default`, the family's config-class default).
+Dims ReadDims(ConfigReader& r, ModelArch& arch, Keys hidden, Keys layers, Keys heads, Keys kv,
+              Keys ffn, bool ffn_default_4h, Keys positions, bool tie_default) {
+  Dims d{};
+  d.h = r.Int(hidden);
+  d.layers = r.Layers(layers);
+  d.heads = r.Int(heads);
+  d.kv_heads = kv.size() == 0 ? d.heads : r.IntOr(kv, d.heads);
+  d.vocab = r.Int({"vocab_size"});
+  d.f = ffn_default_4h ? r.IntOr(ffn, 4 * d.h) : r.Int(ffn);
+  if (d.heads > 0 && d.h % d.heads != 0) {
+    r.Fail("hidden size " + std::to_string(d.h) + " is not divisible by the head count " +
+           std::to_string(d.heads));
+  }
+  arch.hidden_size = d.h;
+  arch.num_layers = d.layers;
+  arch.num_heads = d.heads;
+  arch.num_kv_heads = d.kv_heads;
+  arch.head_dim = d.heads > 0 ? d.h / d.heads : 0;
+  arch.intermediate_size = d.f;
+  arch.vocab_size = d.vocab;
+  arch.max_position_embeddings = r.IntOr(positions, 0);
   arch.norm = NormKind::kLayer;
   arch.gated_mlp = false;
-}
-
-void CheckHeads(ConfigReader& r, int64_t h, int64_t heads) {
-  if (heads > 0 && h % heads != 0) {
-    r.Fail("hidden size " + std::to_string(h) + " is not divisible by the head count " +
-           std::to_string(heads));
-  }
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, tie_default);
+  return d;
 }
 
 // Plain MLP: up (h->f) and down (f->h) linears with the family's names.
@@ -39,16 +55,11 @@ void AddPlainMlp(BlockSpec& b, int64_t h, int64_t f, bool bias, const char* up, 
 // modeling_gpt2.py: Conv1D c_attn (h->3h), attn.c_proj, mlp.c_fc (h->n_inner|4h), mlp.c_proj, all
 // with bias; ln_1, ln_2, ln_f; learned positions wpe; lm_head tied (GPT2Config default).
 void BuildGpt2(ConfigReader& r, ModelArch& arch) {
-  int64_t h = r.Int({"n_embd", "hidden_size"});
-  int64_t layers = r.Layers({"n_layer", "num_hidden_layers"});
-  int64_t heads = r.Int({"n_head", "num_attention_heads"});
-  int64_t vocab = r.Int({"vocab_size"});
-  int64_t positions = r.Int({"n_positions", "max_position_embeddings"});
-  int64_t f = r.IntOr({"n_inner"}, 4 * h);
-  CheckHeads(r, h, heads);
-  SetDims(arch, h, layers, heads, heads, f, vocab);
-  arch.max_position_embeddings = positions;
-  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, true);
+  const Dims d = ReadDims(r, arch, {"n_embd", "hidden_size"}, {"n_layer", "num_hidden_layers"},
+                          {"n_head", "num_attention_heads"}, {}, {"n_inner"}, true,
+                          {"n_positions", "max_position_embeddings"}, true);
+  const int64_t h = d.h, f = d.f;
+  const int64_t positions = r.Int({"n_positions", "max_position_embeddings"});  // required here
   BlockSpec b;
   b.linears.push_back(Linear("c_attn", LinearRole::kQkv, h, 3 * h, true));
   b.linears.push_back(Linear("c_proj", LinearRole::kO, h, h, true));
@@ -62,16 +73,11 @@ void BuildGpt2(ConfigReader& r, ModelArch& arch) {
 // modeling_gptj.py: q/k/v/out_proj without bias, mlp fc_in/fc_out with bias, one ln_1 (attention and
 // MLP in parallel), ln_f, lm_head with bias, untied (GPTJConfig default).
 void BuildGptJ(ConfigReader& r, ModelArch& arch) {
-  int64_t h = r.Int({"n_embd", "hidden_size"});
-  int64_t layers = r.Layers({"n_layer", "num_hidden_layers"});
-  int64_t heads = r.Int({"n_head", "num_attention_heads"});
-  int64_t vocab = r.Int({"vocab_size"});
-  int64_t f = r.IntOr({"n_inner"}, 4 * h);
-  CheckHeads(r, h, heads);
-  SetDims(arch, h, layers, heads, heads, f, vocab);
-  arch.max_position_embeddings = r.IntOr({"n_positions"}, 0);
+  const Dims d = ReadDims(r, arch, {"n_embd", "hidden_size"}, {"n_layer", "num_hidden_layers"},
+                          {"n_head", "num_attention_heads"}, {}, {"n_inner"}, true,
+                          {"n_positions"}, false);
+  const int64_t h = d.h, heads = d.heads, f = d.f;
   arch.parallel_attn_mlp = true;
-  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
   BlockSpec b;
   AddAttention(b, h, heads, heads, h / (heads > 0 ? heads : 1), false, false, "out_proj");
   AddPlainMlp(b, h, f, true, "fc_in", "fc_out");
@@ -84,16 +90,10 @@ void BuildGptJ(ConfigReader& r, ModelArch& arch) {
 // (attention_bias, default true), mlp dense_h_to_4h/dense_4h_to_h with bias, input_layernorm and
 // post_attention_layernorm, final_layer_norm, embed_out untied (GPTNeoXConfig default).
 void BuildGptNeoX(ConfigReader& r, ModelArch& arch) {
-  int64_t h = r.Int({"hidden_size"});
-  int64_t layers = r.Layers({"num_hidden_layers"});
-  int64_t heads = r.Int({"num_attention_heads"});
-  int64_t vocab = r.Int({"vocab_size"});
-  int64_t f = r.Int({"intermediate_size"});
-  CheckHeads(r, h, heads);
-  SetDims(arch, h, layers, heads, heads, f, vocab);
-  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  const Dims d = ReadDims(r, arch, {"hidden_size"}, {"num_hidden_layers"}, {"num_attention_heads"},
+                          {}, {"intermediate_size"}, false, {"max_position_embeddings"}, false);
+  const int64_t h = d.h, f = d.f;
   arch.parallel_attn_mlp = r.BoolOr({"use_parallel_residual"}, true);
-  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
   bool bias = r.BoolOr({"attention_bias"}, true);
   BlockSpec b;
   b.linears.push_back(Linear("query_key_value", LinearRole::kQkv, h, 3 * h, bias));
@@ -108,17 +108,11 @@ void BuildGptNeoX(ConfigReader& r, ModelArch& arch) {
 // one input_layernorm (parallel attention and MLP), optional q_layernorm/k_layernorm over head_dim,
 // final_layernorm, lm_head with bias, untied (PhiConfig default).
 void BuildPhi(ConfigReader& r, ModelArch& arch) {
-  int64_t h = r.Int({"hidden_size"});
-  int64_t layers = r.Layers({"num_hidden_layers"});
-  int64_t heads = r.Int({"num_attention_heads"});
-  int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
-  int64_t vocab = r.Int({"vocab_size"});
-  int64_t f = r.Int({"intermediate_size"});
-  CheckHeads(r, h, heads);
-  SetDims(arch, h, layers, heads, kv_heads, f, vocab);
-  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  const Dims d = ReadDims(r, arch, {"hidden_size"}, {"num_hidden_layers"}, {"num_attention_heads"},
+                          {"num_key_value_heads"}, {"intermediate_size"}, false,
+                          {"max_position_embeddings"}, false);
+  const int64_t h = d.h, heads = d.heads, kv_heads = d.kv_heads, f = d.f;
   arch.parallel_attn_mlp = true;
-  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
   int64_t hd = arch.head_dim;
   BlockSpec b;
   AddAttention(b, h, heads, kv_heads, hd, true, true, "dense");
@@ -133,17 +127,10 @@ void BuildPhi(ConfigReader& r, ModelArch& arch) {
 // layers.0.wte, ParallelBlock{ln, mixer.Wqkv (h -> (heads + 2*kv_heads)*hd), mixer.out_proj,
 // mlp.fc1, mlp.fc2, all with bias}, lm_head {ln, linear with bias}. Same tensors as BuildPhi.
 void BuildPhiMsft(ConfigReader& r, ModelArch& arch) {
-  int64_t h = r.Int({"n_embd"});
-  int64_t layers = r.Layers({"n_layer"});
-  int64_t heads = r.Int({"n_head"});
-  int64_t kv_heads = r.IntOr({"n_head_kv"}, heads);
-  int64_t vocab = r.Int({"vocab_size"});
-  int64_t f = r.IntOr({"n_inner"}, 4 * h);
-  CheckHeads(r, h, heads);
-  SetDims(arch, h, layers, heads, kv_heads, f, vocab);
-  arch.max_position_embeddings = r.IntOr({"n_positions"}, 0);
+  const Dims d = ReadDims(r, arch, {"n_embd"}, {"n_layer"}, {"n_head"}, {"n_head_kv"}, {"n_inner"},
+                          true, {"n_positions"}, false);
+  const int64_t h = d.h, heads = d.heads, kv_heads = d.kv_heads, f = d.f;
   arch.parallel_attn_mlp = true;
-  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
   int64_t hd = arch.head_dim;
   BlockSpec b;
   b.linears.push_back(Linear("Wqkv", LinearRole::kQkv, h, (heads + 2 * kv_heads) * hd, true));
@@ -163,10 +150,10 @@ void BuildPhiMsft(ConfigReader& r, ModelArch& arch) {
 // heads. lm_head has no bias and is tied (config default of PretrainedConfig).
 void BuildFalcon(ConfigReader& r, ModelArch& arch) {
   const std::string& t = r.model_type();
-  int64_t h = r.Int({"hidden_size", "n_embed"});
-  int64_t layers = r.Layers({"num_hidden_layers", "n_layer"});
-  int64_t heads = r.Int({"num_attention_heads", "n_head"});
-  int64_t vocab = r.Int({"vocab_size"});
+  const Dims d = ReadDims(r, arch, {"hidden_size", "n_embed"}, {"num_hidden_layers", "n_layer"},
+                          {"num_attention_heads", "n_head"}, {}, {"ffn_hidden_size"}, true,
+                          {"max_position_embeddings"}, true);
+  const int64_t h = d.h, heads = d.heads, f = d.f;
   bool new_arch = t == "RefinedWeb" || r.BoolOr({"new_decoder_architecture"}, false);
   bool multi_query = r.BoolOr({"multi_query"}, t == "falcon");
   bool parallel = r.BoolOr({"parallel_attn"}, true);
@@ -177,12 +164,8 @@ void BuildFalcon(ConfigReader& r, ModelArch& arch) {
   } else if (multi_query) {
     kv_heads = 1;
   }
-  int64_t f = r.IntOr({"ffn_hidden_size"}, 4 * h);
-  CheckHeads(r, h, heads);
-  SetDims(arch, h, layers, heads, kv_heads, f, vocab);
-  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  arch.num_kv_heads = kv_heads;
   arch.parallel_attn_mlp = new_arch || parallel;
-  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, true);
   int64_t hd = arch.head_dim;
   BlockSpec b;
   b.linears.push_back(
@@ -198,17 +181,11 @@ void BuildFalcon(ConfigReader& r, ModelArch& arch) {
 // modeling_starcoder2.py: q/k/v/o_proj with bias (use_bias), mlp c_fc/c_proj with bias, two
 // LayerNorms, final norm, tied embeddings (Starcoder2Config default).
 void BuildStarcoder2(ConfigReader& r, ModelArch& arch) {
-  int64_t h = r.Int({"hidden_size"});
-  int64_t layers = r.Layers({"num_hidden_layers"});
-  int64_t heads = r.Int({"num_attention_heads"});
-  int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
-  int64_t vocab = r.Int({"vocab_size"});
-  int64_t f = r.Int({"intermediate_size"});
+  const Dims d = ReadDims(r, arch, {"hidden_size"}, {"num_hidden_layers"}, {"num_attention_heads"},
+                          {"num_key_value_heads"}, {"intermediate_size"}, false,
+                          {"max_position_embeddings"}, true);
+  const int64_t h = d.h, heads = d.heads, kv_heads = d.kv_heads, f = d.f;
   bool bias = r.BoolOr({"use_bias"}, true);
-  CheckHeads(r, h, heads);
-  SetDims(arch, h, layers, heads, kv_heads, f, vocab);
-  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
-  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, true);
   BlockSpec b;
   AddAttention(b, h, heads, kv_heads, arch.head_dim, bias, bias);
   AddPlainMlp(b, h, f, bias, "c_fc", "c_proj");
