@@ -201,6 +201,9 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands) {
     } else if (IsMegatronScript(l)) {
       ReadMegatronFlags(l, &sink);
       f.launcher = "megatron";
+    } else if (IsFmsFsdpScript(l)) {
+      ReadFmsFsdpFlags(l, &sink);
+      f.launcher = "fms-fsdp";
     } else {
       ReadHfFlags(l, &sink);
       f.launcher = l.launcher;

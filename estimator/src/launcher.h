@@ -53,6 +53,14 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink);         // HF Trainer / TRL /
 void ReadMegatronFlags(const LaunchLine& l, Sink* sink);   // pretrain_gpt.py
 void ReadTorchtune(const LaunchLine& l, Sink* sink);       // tune run <recipe> --config <cfg> k=v
 
+void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);    // fms-fsdp main_training.py
+bool IsFmsFsdpScript(const LaunchLine& l);                  // runs fms-fsdp's main_training.py
+
+// A config.json-style LLaMA architecture (RMSNorm, SwiGLU, no biases) for ParseModelConfig, for
+// launchers that describe the model by its dimensions (Megatron flags, fms-fsdp variants).
+std::string LlamaConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads, int64_t ffn,
+                            int64_t vocab, int64_t positions, bool tied);
+
 // torchtune config name -> Hugging Face id ("llama3_1/8B_lora" -> "meta-llama/Llama-3.1-8B").
 std::string TorchtuneModelId(std::string_view config);
 

@@ -46,22 +46,14 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
   const bool untie = FlagTrue(sink->Find(l, "untie_embeddings_and_output_weights"));
   int64_t groups = FlagTrue(sink->Find(l, "group_query_attention")) ? IntFlag(l, sink, "num_query_groups") : 0;
   if (groups == 0) groups = heads;
-  char buf[640];
   if (swiglu) {
     // Megatron's default SwiGLU width: int(4h * 2/3) rounded down to a multiple of 64.
     if (ffn == 0) ffn = (4 * hidden * 2 / 3) / 64 * 64;
-    std::snprintf(buf, sizeof(buf),
-                  "{\"model_type\":\"llama\",\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":%lld,"
-                  "\"num_hidden_layers\":%lld,\"num_attention_heads\":%lld,\"num_key_value_heads\":%lld,"
-                  "\"intermediate_size\":%lld,\"vocab_size\":%lld,\"max_position_embeddings\":%lld,"
-                  "\"tie_word_embeddings\":%s,\"rms_norm_eps\":1e-05,\"hidden_act\":\"silu\","
-                  "\"attention_bias\":false,\"torch_dtype\":\"bfloat16\"}",
-                  static_cast<long long>(hidden), static_cast<long long>(layers), static_cast<long long>(heads),
-                  static_cast<long long>(groups), static_cast<long long>(ffn), static_cast<long long>(vocab),
-                  static_cast<long long>(positions), untie ? "false" : "true");
+    sink->out()->arch_json = LlamaConfigJson(hidden, layers, heads, groups, ffn, vocab, positions, !untie);
     if (!rms) sink->Warn("--normalization", "SwiGLU model without RMSNorm; RMSNorm assumed");
   } else {
     if (ffn == 0) ffn = 4 * hidden;
+    char buf[640];
     std::snprintf(buf, sizeof(buf),
                   "{\"model_type\":\"gpt2\",\"architectures\":[\"GPT2LMHeadModel\"],\"n_embd\":%lld,"
                   "\"n_layer\":%lld,\"n_head\":%lld,\"n_inner\":%lld,\"vocab_size\":%lld,\"n_positions\":%lld,"
@@ -69,8 +61,8 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
                   static_cast<long long>(hidden), static_cast<long long>(layers), static_cast<long long>(heads),
                   static_cast<long long>(ffn), static_cast<long long>(vocab), static_cast<long long>(positions),
                   untie ? "false" : "true");
+    sink->out()->arch_json = buf;
   }
-  sink->out()->arch_json = buf;
   sink->Set("model",
             "megatron-" + std::string(swiglu ? "llama" : "gpt") + "-" + std::to_string(layers) + "l-" +
                 std::to_string(hidden) + "h",
