@@ -1,27 +1,93 @@
 // The estimator facade (estimator.h): catalogs loaded once, one call per job estimate.
 #include "fmte/estimator.h"
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "fmte/text.h"
+
 namespace fmte {
 
-Result<Catalogs> LoadCatalogs(const std::string& etc_dir) {
+Status LoadRegressors(const std::string& regressors_dir, Catalogs* catalogs) {
+  const std::string dir = regressors_dir.empty() ? RegressorsDir() : regressors_dir;
+  std::error_code ec;
+  // Time (issue 4): a missing time model only disables time estimates; a broken one is an error.
+  std::string vtrain = TimeModel::DefaultDir();
+  if (std::filesystem::exists(dir + "/efficiency.json", ec)) {
+    vtrain = dir;
+  } else if (std::filesystem::exists(dir + "/vtrain", ec)) {
+    vtrain = dir + "/vtrain";
+  }
+  if (auto time_model = TimeModel::LoadDir(vtrain); time_model.ok()) {
+    catalogs->time_model = std::move(time_model).value();
+    catalogs->has_time_model = true;
+  } else if (time_model.status().code() != Status::Code::kIoError) {
+    return time_model.status();
+  } else {
+    catalogs->time_model = TimeModel();
+    catalogs->has_time_model = false;
+  }
+  // The site's corrections (fmte-retrain train --into DIR): absent = none.
+  auto corrections = SiteCorrections::LoadDir(dir);
+  if (!corrections.ok()) return corrections.status();
+  catalogs->corrections = std::move(corrections).value();
+  return Status::Ok();
+}
+
+Result<Catalogs> LoadCatalogs(const std::string& etc_dir, const std::string& regressors_dir) {
   const std::string models_dir = etc_dir.empty() ? ModelCatalog::DefaultDir() : etc_dir + "/models";
   const std::string gpus_path = etc_dir.empty() ? GpuCatalog::DefaultPath() : etc_dir + "/gpus.csv";
   auto models = ModelCatalog::LoadDir(models_dir);
   if (!models.ok()) return models.status();
   auto gpus = GpuCatalog::LoadCsv(gpus_path);
   if (!gpus.ok()) return gpus.status();
-  Catalogs out{std::move(models).value(), std::move(gpus).value(), {}, {}, false};
-  // Time (issue 4): a missing time model only disables time estimates; a broken one is an error.
+  Catalogs out{std::move(models).value(), std::move(gpus).value(), {}, {}, false, {}};
   auto clusters = ClusterCatalog::LoadDir(etc_dir.empty() ? ClusterCatalog::DefaultDir() : etc_dir + "/clusters");
   if (!clusters.ok()) return clusters.status();
   out.clusters = std::move(clusters).value();
-  if (auto time_model = TimeModel::LoadDir(TimeModel::DefaultDir()); time_model.ok()) {
-    out.time_model = std::move(time_model).value();
-    out.has_time_model = true;
-  } else if (time_model.status().code() != Status::Code::kIoError) {
-    return time_model.status();
-  }
+  FMTE_RETURN_IF_ERROR(LoadRegressors(regressors_dir, &out));
   return out;
+}
+
+int64_t ModelPerGpuBytes(const JobEstimate& e) {
+  return e.correction.memory.applied ? e.correction.model_per_gpu_bytes : e.memory.per_gpu_bytes;
+}
+
+double ModelWallTimeS(const JobEstimate& e) {
+  return e.correction.time.applied ? e.correction.model_wall_time_s : e.wall_time_s;
+}
+
+void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob& job, const GpuSpec& gpu,
+                          JobEstimate* e) {
+  if (corrections.empty() || e->correction.any()) return;  // never twice
+  // The row the accounting record would give fmte-retrain for this job (record.cc MakeRecord).
+  const SiteFeatureRow row =
+      SiteFeatures(job, e->has_time ? e->wall_time_s : 0, e->memory.per_gpu_bytes, gpu.memory_bytes);
+  if (corrections.memory && e->memory.per_gpu_bytes > 0) {
+    const AppliedCorrection a = MemoryCorrection(*corrections.memory, row);
+    if (a.applied) {
+      e->correction.memory = a;
+      e->correction.model_per_gpu_bytes = e->memory.per_gpu_bytes;
+      e->memory.per_gpu_bytes =
+          static_cast<int64_t>(std::llround(static_cast<double>(e->memory.per_gpu_bytes) * a.factor));
+      e->memory.fits = e->memory.per_gpu_bytes <= e->memory.gpu_capacity_bytes;
+    }
+  }
+  if (corrections.time && e->has_time && e->wall_time_s > 0) {
+    const AppliedCorrection a = TimeCorrection(*corrections.time, row);
+    if (a.applied) {
+      e->correction.time = a;
+      e->correction.model_wall_time_s = e->wall_time_s;
+      e->correction.model_wall_time_bound_s = e->wall_time_bound_s;
+      e->wall_time_s *= a.factor;
+      // The bound: the corrected time at the p95 of the correction's own held-out residuals when the
+      // manifest records them (retrain_train.cc log_residual_quantiles), else the model's bound scaled.
+      const double bound_factor = TimeBoundFactor(*corrections.time);
+      e->wall_time_bound_s = bound_factor > 0 ? e->wall_time_s * bound_factor
+                                              : std::max(e->wall_time_bound_s * a.factor, e->wall_time_s);
+    }
+  }
 }
 
 Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
@@ -50,11 +116,12 @@ Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, c
       }
     }
   }
+  ApplySiteCorrections(catalogs.corrections, job, gpu, &out);
   return out;
 }
 
-Result<Estimator> Estimator::Load(const std::string& etc_dir) {
-  auto catalogs = LoadCatalogs(etc_dir);
+Result<Estimator> Estimator::Load(const std::string& etc_dir, const std::string& regressors_dir) {
+  auto catalogs = LoadCatalogs(etc_dir, regressors_dir);
   if (!catalogs.ok()) return catalogs.status();
   return Estimator(std::move(catalogs).value());
 }

@@ -1,6 +1,7 @@
 // The `fmte:` accounting record (record.h has the format).
 #include "fmte/record.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -84,6 +85,8 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (r.cap_bytes > 0) put("cap", std::to_string(r.cap_bytes));
   if (r.pred_time_s > 0) put("pred_time_s", Num(r.pred_time_s));
   if (r.limit_s > 0) put("limit_s", std::to_string(r.limit_s));
+  if (r.corr_mem_bytes > 0) put("corr_mem", std::to_string(r.corr_mem_bytes));
+  if (r.corr_time_s > 0) put("corr_time_s", Num(r.corr_time_s));
   put("method", ToString(j.method));
   put("gpus", std::to_string(j.gpus));
   if (j.gpus_per_node > 0) put("gpn", std::to_string(j.gpus_per_node));
@@ -200,10 +203,11 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
     else if (key == "pred_mem") s = int_field(&r.pred_mem_bytes, 0, kBig);
     else if (key == "cap") s = int_field(&r.cap_bytes, 0, kBig);
     else if (key == "limit_s") s = int_field(&r.limit_s, 0, kBig);
-    else if (key == "pred_time_s") {
+    else if (key == "corr_mem") s = int_field(&r.corr_mem_bytes, 0, kBig);
+    else if (key == "pred_time_s" || key == "corr_time_s") {
       auto e = internal::ParseBoundedDouble(v, 0, 1e12, shown);
       if (!e.ok()) return Status::ParseError(e.status().message());
-      r.pred_time_s = *e;
+      (key == "pred_time_s" ? r.pred_time_s : r.corr_time_s) = *e;
     } else if (key == "decision") r.decision = v;
     else if (key == "src") r.sources = v;
     else if (r.extra.size() < 64) r.extra.emplace_back(key, v);
@@ -217,9 +221,13 @@ AccountingRecord MakeRecord(const JobRequest& request, const Decision& decision)
   r.job = decision.estimated ? decision.job : request.job;
   r.partition = decision.partition;
   if (decision.estimated) {
-    r.pred_mem_bytes = decision.estimate.memory.per_gpu_bytes;
+    // The models' own predictions (record.h: what fmte-retrain divides by), then the corrected ones.
+    const JobEstimate& e = decision.estimate;
+    r.pred_mem_bytes = ModelPerGpuBytes(e);
     r.cap_bytes = decision.capacity_bytes;
-    if (decision.estimate.has_time) r.pred_time_s = std::round(decision.estimate.wall_time_s);
+    if (e.has_time) r.pred_time_s = RecordedTimeS(ModelWallTimeS(e));
+    if (e.correction.memory.applied) r.corr_mem_bytes = e.memory.per_gpu_bytes;
+    if (e.has_time && e.correction.time.applied) r.corr_time_s = std::max(1.0, std::round(e.wall_time_s));
   }
   r.limit_s = decision.time_limit_min * 60;
   r.decision = decision.error ? "error" : decision.advise_only ? "advise" : std::string(ToString(decision.kind));

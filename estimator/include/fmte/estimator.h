@@ -1,6 +1,7 @@
 // The estimator facade: what the policy and the tools call to predict one job. It bundles the
-// catalogs (loaded once, at plugin init() or tool start) and calls the memory model (memory.h) and,
-// once engineer "time" adds it, the time model. Estimating is pure and allocation-light: no I/O.
+// catalogs and regressors (loaded once, at plugin init() or tool start), calls the memory model
+// (memory.h) and the time model (time.h, walltime.h), then applies the site's own corrections
+// (site_correction.h) when a regressors directory holds them. Estimating is pure: no I/O.
 // Thread-safety: Catalogs and Estimator are immutable after loading; Estimate may run concurrently.
 #ifndef FMTE_ESTIMATOR_H_
 #define FMTE_ESTIMATOR_H_
@@ -12,6 +13,7 @@
 #include "fmte/job.h"
 #include "fmte/memory.h"
 #include "fmte/model.h"
+#include "fmte/site_correction.h"
 #include "fmte/status.h"
 #include "fmte/cluster.h"
 #include "fmte/time.h"
@@ -26,11 +28,20 @@ struct Catalogs {
   ClusterCatalog clusters;
   TimeModel time_model;
   bool has_time_model = false;
+  // The site's corrections (fmte-retrain train --into DIR); empty: none.
+  SiteCorrections corrections;
 };
 
-// Loads `<etc_dir>/models/` and `<etc_dir>/gpus.csv` (empty etc_dir: the compiled-in FMTE_ETC_DIR, or
-// $FMTE_ETC_DIR). Errors name the file.
-Result<Catalogs> LoadCatalogs(const std::string& etc_dir = "");
+// Loads `<etc_dir>/models/`, `<etc_dir>/gpus.csv` and `<etc_dir>/clusters/` (empty etc_dir: the
+// compiled-in FMTE_ETC_DIR, or $FMTE_ETC_DIR), then LoadRegressors(regressors_dir). Errors name the file.
+Result<Catalogs> LoadCatalogs(const std::string& etc_dir = "", const std::string& regressors_dir = "");
+
+// Loads a regressors directory into `catalogs` (empty: the shipped one, RegressorsDir()):
+//  - the step-time model from DIR itself when it holds efficiency.json, else DIR/vtrain, else the
+//    shipped regressors/vtrain (none there: no time estimates; a broken one: the error);
+//  - the site corrections from DIR/manifest.json (none: no correction; a broken or mismatched
+//    model: the error, naming the file).
+Status LoadRegressors(const std::string& regressors_dir, Catalogs* catalogs);
 
 struct JobEstimate {
   MemoryEstimate memory;
@@ -41,17 +52,32 @@ struct JobEstimate {
   // Step time (whenever the time model is loaded) and the wall-time details (when has_time).
   bool has_step_time = false;
   WallTimeEstimate time;         // time.step: the step-time estimate with its breakdown
+  // Site corrections (site_correction.h). When applied, memory.per_gpu_bytes (and memory.fits),
+  // wall_time_s and wall_time_bound_s above are the CORRECTED values (what the policy decides by);
+  // the models' own predictions are kept here (and in ModelPerGpuBytes / ModelWallTimeS). `time`
+  // (the wall-time breakdown) stays the time model's own.
+  SiteCorrectionInfo correction;
 };
+
+// The models' own (uncorrected) predictions: what the accounting record stores, because that is
+// what fmte-retrain divides the measured values by.
+int64_t ModelPerGpuBytes(const JobEstimate& estimate);
+double ModelWallTimeS(const JobEstimate& estimate);
+
+// Applies `corrections` to an estimate of `job` on `gpu` (Estimate does this itself).
+void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob& job, const GpuSpec& gpu,
+                          JobEstimate* estimate);
 
 // One job on one GPU model. REQUIRES nothing: runs ValidateJob itself and returns its error.
 Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
                              const GpuSpec& gpu);
 
-// Owner of the loaded catalogs (and, later, the regressors): what the plugin keeps between calls.
+// Owner of the loaded catalogs and regressors: what the plugin keeps between calls.
 class Estimator {
  public:
   explicit Estimator(Catalogs catalogs) : catalogs_(std::move(catalogs)) {}
-  static Result<Estimator> Load(const std::string& etc_dir = "");
+  // LoadCatalogs(etc_dir, regressors_dir).
+  static Result<Estimator> Load(const std::string& etc_dir = "", const std::string& regressors_dir = "");
 
   const Catalogs& catalogs() const { return catalogs_; }
   Result<JobEstimate> Estimate(const ModelArch& model, const TrainingJob& job, const GpuSpec& gpu) const {

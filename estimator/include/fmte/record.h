@@ -13,7 +13,13 @@
 // - keys with default values may be omitted; unknown keys are kept in `extra` (newer writers);
 // - at most kMaxRecordBytes (long model paths are shortened to fit).
 // Keys: model method gpus gpn gpu tp pp vpp sp mb seq ga gb prec opt shard off_opt off_par ac attn
-//   lora_r quant fw tokens samples epochs steps part pred_mem cap pred_time_s limit_s decision src.
+//   lora_r quant fw tokens samples epochs steps part pred_mem cap pred_time_s limit_s decision src
+//   corr_mem corr_time_s.
+// pred_mem and pred_time_s are always the memory and time MODELS' own predictions, never the site-
+// corrected ones: fmte-retrain trains the site corrections on log(measured / pred_*), so recording a
+// corrected value would make the next model learn the correction of a correction. When a site
+// correction was applied (site_correction.h) the corrected values the policy decided by follow as
+// corr_mem / corr_time_s (decoders older than these keys keep them in `extra`).
 // Thread-safety: pure functions over value types.
 #ifndef FMTE_RECORD_H_
 #define FMTE_RECORD_H_
@@ -41,6 +47,8 @@ struct AccountingRecord {
   int64_t pred_mem_bytes = 0;     // pred_mem=: predicted per-GPU bytes (0: not estimated)
   int64_t cap_bytes = 0;          // cap=: device memory of the GPU
   double pred_time_s = 0;         // pred_time_s=: predicted wall time (0: none)
+  int64_t corr_mem_bytes = 0;     // corr_mem=: per-GPU bytes after the site correction (0: none applied)
+  double corr_time_s = 0;         // corr_time_s=: wall time after the site correction (0: none applied)
   int64_t limit_s = 0;            // limit_s=: time limit after the decision (0: none)
   std::string decision;           // decision=: accept|rewrite|reject|advise|error
   std::string sources;            // src=: compact provenance ("spank+launcher")
