@@ -1,16 +1,13 @@
 // Building the sacct training sets (see training_set.h for targets and censoring).
 #include "fmte/learn/training_set.h"
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
+
+#include "fmte/site_correction.h"
 
 namespace fmte::learn {
 namespace {
-
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
-float Log2OrNaN(double v) { return v > 0 ? static_cast<float>(std::log2(v)) : kNaN; }
-float Code(int v) { return static_cast<float>(v); }
 
 uint64_t Fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
   for (const char c : s) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
@@ -21,53 +18,13 @@ void Skip(TrainingSets& sets, const std::string& reason) { ++sets.skipped[reason
 
 }  // namespace
 
-const std::vector<std::string>& SacctFeatureNames() {
-  static const std::vector<std::string> kNames = {
-      "log2_gpus", "gpus_per_node", "log2_nodes", "tp", "pp", "log2_dp", "log2_micro_batch",
-      "log2_seq_len", "log2_grad_accum", "method", "precision", "optimizer", "framework", "sharding",
-      "activation_checkpointing", "offload_optimizer", "offload_params", "lora_r", "quant",
-      "log2_tokens", "log2_steps", "epochs", "log2_pred_time_s", "log2_pred_mem_bytes",
-      "log2_cap_bytes", "pred_mem_over_cap",
-  };
-  return kNames;
-}
+// The features live in the core (fmte/site_correction.h) so that the plugin, which applies the
+// installed models, computes exactly the row this trains on.
+const std::vector<std::string>& SacctFeatureNames() { return SiteFeatureNames(); }
 
 std::vector<float> SacctFeatures(const AccountingRecord& r) {
-  const TrainingJob& j = r.job;
-  const int64_t gpn = j.EffectiveGpusPerNode();
-  const int64_t nodes = j.Nodes();
-  const int64_t model_parallel = std::max<int64_t>(1, j.tp * j.pp);
-  std::vector<float> f = {
-      Log2OrNaN(static_cast<double>(j.gpus)),
-      static_cast<float>(gpn),
-      Log2OrNaN(static_cast<double>(nodes)),
-      static_cast<float>(j.tp),
-      static_cast<float>(j.pp),
-      Log2OrNaN(static_cast<double>(j.gpus / model_parallel)),
-      Log2OrNaN(static_cast<double>(j.micro_batch)),
-      Log2OrNaN(static_cast<double>(j.seq_len)),
-      Log2OrNaN(static_cast<double>(j.grad_accum)),
-      Code(static_cast<int>(j.method)),
-      Code(static_cast<int>(j.precision)),
-      Code(static_cast<int>(j.optimizer)),
-      Code(static_cast<int>(j.framework)),
-      Code(static_cast<int>(j.sharding)),
-      Code(static_cast<int>(j.activation_checkpointing)),
-      j.offload_optimizer ? 1.0f : 0.0f,
-      j.offload_params ? 1.0f : 0.0f,
-      j.method == Method::kLora || j.method == Method::kQlora ? static_cast<float>(j.lora_r) : kNaN,
-      Code(static_cast<int>(j.quant)),
-      Log2OrNaN(static_cast<double>(j.tokens)),
-      Log2OrNaN(static_cast<double>(j.steps)),
-      j.epochs > 0 ? static_cast<float>(j.epochs) : kNaN,
-      Log2OrNaN(r.pred_time_s),
-      Log2OrNaN(static_cast<double>(r.pred_mem_bytes)),
-      Log2OrNaN(static_cast<double>(r.cap_bytes)),
-      r.pred_mem_bytes > 0 && r.cap_bytes > 0
-          ? static_cast<float>(static_cast<double>(r.pred_mem_bytes) / static_cast<double>(r.cap_bytes))
-          : kNaN,
-  };
-  return f;
+  const SiteFeatureRow row = SiteFeatures(r.job, r.pred_time_s, r.pred_mem_bytes, r.cap_bytes);
+  return std::vector<float>(row.begin(), row.end());
 }
 
 int64_t SacctGroup(const JobRecord& job) {

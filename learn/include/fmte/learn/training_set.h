@@ -21,7 +21,8 @@
 
 namespace fmte::learn {
 
-// Feature names of SacctFeatures, in order (manifest.json lists them).
+// Feature names of SacctFeatures, in order (manifest.json lists them). Both forward to the core's
+// fmte::SiteFeatureNames / SiteFeatures (fmte/site_correction.h), which the plugin applies with.
 const std::vector<std::string>& SacctFeatureNames();
 // One row of features from a record (NaN for what the record does not say). Only what exists at
 // submit time, so the plugin can compute the same row for a new job.
