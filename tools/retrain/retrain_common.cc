@@ -78,6 +78,31 @@ Result<ReadFlags> ParseReadFlags(const std::vector<std::string>& args, const std
       FMTE_RETURN_IF_ERROR(take("--svg-dir", &f.svg_dir));
     } else if (train && a == "--report") {
       FMTE_RETURN_IF_ERROR(take("--report", &f.report_path));
+    } else if (train && (a == "--cluster" || a == "--gpu" || a == "--precision" || a == "--provenance")) {
+      std::string* out = a == "--cluster" ? &f.cluster : a == "--gpu" ? &f.gpu : a == "--precision" ? &f.precision
+                                                                                                  : &f.provenance;
+      FMTE_RETURN_IF_ERROR(take(a.c_str(), out));
+    } else if (train && (a == "--tps-per-gpu" || a == "--no-correction" || a == "--dry-run" || a == "--exact-dir")) {
+      (a == "--tps-per-gpu"     ? f.tps_per_gpu
+       : a == "--no-correction" ? f.no_correction
+       : a == "--dry-run"       ? f.dry_run
+                                : f.into_exact) = true;
+    } else if (train && (a == "--vocab" || a == "--rounds" || a == "--depth" || a == "--threads" || a == "--eta")) {
+      std::string v;
+      FMTE_RETURN_IF_ERROR(take(a.c_str(), &v));
+      double x = 0;
+      const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+      const bool integral = a != "--eta";
+      if (ec != std::errc() || p != v.data() + v.size() || !(x > 0) || x > 1e9 ||
+          (integral && x != static_cast<double>(static_cast<int64_t>(x)))) {
+        return Status::InvalidArgument(a + ": expected a positive " + (integral ? "integer" : "number") + ", got '" +
+                                       v + "'");
+      }
+      if (a == "--vocab") f.vocab = static_cast<int64_t>(x);
+      if (a == "--rounds") f.rounds = static_cast<int>(x);
+      if (a == "--depth") f.depth = static_cast<int>(x);
+      if (a == "--threads") f.threads = static_cast<int>(x);
+      if (a == "--eta") f.eta = x;
     } else if (train && (a == "--folds" || a == "--seed")) {
       std::string v;
       FMTE_RETURN_IF_ERROR(take(a.c_str(), &v));
@@ -89,6 +114,7 @@ Result<ReadFlags> ParseReadFlags(const std::vector<std::string>& args, const std
       }
       if (a == "--folds") {
         f.folds = static_cast<int>(std::min<int64_t>(n, 100));
+        f.folds_set = true;
       } else {
         f.seed = static_cast<uint64_t>(n);
       }
@@ -99,7 +125,7 @@ Result<ReadFlags> ParseReadFlags(const std::vector<std::string>& args, const std
     }
   }
   if (f.files.empty()) return Status::InvalidArgument("expected at least one FILE (" + usage + ")");
-  if (train && f.into.empty()) return Status::InvalidArgument("--into DIR: the regressors directory is required");
+  if (train && f.into.empty() && !f.dry_run) return Status::InvalidArgument("--into DIR: the regressors directory is required");
   return f;
 }
 

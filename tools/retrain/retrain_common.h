@@ -21,12 +21,25 @@ struct ReadFlags {
   bool help = false;
   // train only
   std::string into;             // --into DIR
+  bool into_exact = false;      // --exact-dir: install into DIR itself (not DIR/vtrain, DIR/<cluster>)
   bool force = false;
   std::string kind = "sacct";   // --kind
   std::string svg_dir;          // --svg-dir
   std::string report_path;      // --report FILE (JSON report also written there)
   int folds = 5;
+  bool folds_set = false;      // --folds given (kinds have their own default)
   uint64_t seed = 1234;
+  // train --kind vtrain | operators | fm-csv (docs/retrain.md)
+  std::string cluster;         // --cluster NAME (operators)
+  std::string gpu;             // --gpu NAME (vtrain; fm-csv rows without gpu_model)
+  std::string precision;       // --precision NAME (fm-csv; fmte's names)
+  int64_t vocab = 0;           // --vocab N (fm-csv rows matching no catalog model)
+  bool tps_per_gpu = false;    // --tps-per-gpu (fm-csv: tokens_per_second counts one GPU)
+  std::string provenance;      // --provenance TEXT (manifest)
+  bool no_correction = false;  // --no-correction (vtrain: analytic constants only)
+  bool dry_run = false;        // --dry-run: cross-validate and report, install nothing
+  int rounds = 0, depth = 0, threads = 0;  // --rounds/--depth/--threads (operators; 0 = default)
+  double eta = 0;                          // --eta (operators; 0 = default)
 };
 
 // Parses read/train flags. `command` is "read" or "train"; train-only flags are refused for read.

@@ -1,7 +1,8 @@
 // fmte-retrain train FILE... [--fields LIST] --into DIR [--force] [--json]
-//   [--kind sacct] [--svg-dir DIR] [--report FILE] [--folds N] [--seed N] [--strict]
+//   [--kind sacct|vtrain|operators|fm-csv] [--svg-dir DIR] [--report FILE] [--folds N] [--seed N] [--strict]
 // Contract (issue 5): trains from sacct exports and installs into DIR (a regressors directory),
-// refusing a model worse than the installed one unless --force.
+// refusing a model worse than the installed one unless --force. The other kinds build the other
+// shipped models with the same install rules (retrain_kind_*.cc, docs/retrain.md).
 #include <algorithm>
 #include <ctime>
 #include <fstream>
@@ -16,13 +17,20 @@
 #include "fmte/learn/training_set.h"
 #include "fmte/learn/version.h"
 #include "retrain_common.h"
+#include "retrain_kinds.h"
 
 namespace fmte::retrain {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: fmte-retrain train FILE... [--fields LIST] --into DIR [--force] [--json] [--kind sacct]\n"
-    "       [--svg-dir DIR] [--report FILE] [--folds N] [--seed N] [--strict] [--gpumem-per-gpu]";
+    "usage: fmte-retrain train FILE... [--fields LIST] --into DIR [--force] [--json]\n"
+    "         [--kind sacct|vtrain|operators|fm-csv] [--folds N] [--seed N] [--strict] [--dry-run]\n"
+    "  sacct:     [--svg-dir DIR] [--report FILE] [--gpumem-per-gpu]      (FILE: sacct exports)\n"
+    "  vtrain:    [--gpu NAME] [--provenance TEXT] [--no-correction] [--exact-dir]  (FILE: vTrain CSVs)\n"
+    "  operators: --cluster NAME [--rounds N] [--depth D] [--eta E] [--threads T] [--exact-dir]\n"
+    "             (FILE: one samples directory with operator/ and nccl/)\n"
+    "  fm-csv:    [--gpu NAME] [--precision NAME] [--vocab N] [--tps-per-gpu]\n"
+    "             (FILE: FM Training Estimator data.csv v1/v2/v3, and vTrain CSVs)";
 
 std::string EntryJson(const learn::TargetOutcome& t, const learn::TrainingSets& sets) {
   nlohmann::json e;
@@ -60,12 +68,15 @@ int RunTrain(const std::vector<std::string>& args) {
   Result<ReadFlags> flags = ParseReadFlags(args, "train", kUsage);
   if (!flags.ok()) return cli::ReportError("fmte-retrain", flags.status());
   if (flags->help) return cli::kExitOk;
+  if (flags->kind == "vtrain") return TrainVtrainKind(*flags);
+  if (flags->kind == "operators") return TrainOperatorsKind(*flags);
+  if (flags->kind == "fm-csv") return TrainFmCsvKind(*flags);
   if (flags->kind != "sacct") {
-    return cli::ReportError(
-        "fmte-retrain",
-        Status::Unsupported("--kind " + flags->kind +
-                            ": this version trains from sacct exports only (--kind sacct); operator/NCCL "
-                            "samples are trained by fmte-train-operators, vTrain step times by its trainer"));
+    return cli::ReportError("fmte-retrain", Status::InvalidArgument("--kind: expected sacct, vtrain, operators or "
+                                                                    "fm-csv, got '" + flags->kind + "'"));
+  }
+  if (flags->dry_run) {
+    return cli::ReportError("fmte-retrain", Status::InvalidArgument("--dry-run: not available for --kind sacct"));
   }
   Result<ReadResult> read = ReadExports(*flags);
   if (!read.ok()) return cli::ReportError("fmte-retrain", read.status());
