@@ -59,6 +59,7 @@ const fmte::slurm::Loaded* CurrentState() {
   }
   if (std::string msg = g.state.TakeReloadMessage(); !msg.empty()) {
     slurm_info("job_submit/fmte: %s", msg.c_str());
+    fmte::ClearPolicyCaches();  // nothing cached outlives a configuration
   }
   if (loaded != nullptr) g.on_error = loaded->config.on_error;
   return loaded;

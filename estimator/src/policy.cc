@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "policy_internal.h"
 
@@ -54,13 +55,15 @@ Decision Fail(Decision d, const JobRequest& r, const Config& config, const Parti
   return d;
 }
 
-// The architecture: forwarded/derived JSON (parsed into `owned`) or the catalog's (no copy).
-Result<const ModelArch*> ResolveArch(const JobRequest& r, const Catalogs& c, ModelArch* owned) {
+// The architecture: forwarded/derived JSON (parsed once per distinct text, kept alive by `owned`)
+// or the catalog's (no copy).
+Result<const ModelArch*> ResolveArch(const JobRequest& r, const Catalogs& c,
+                                     std::shared_ptr<const ModelArch>* owned) {
   if (!r.arch_json.empty()) {
-    auto parsed = ParseModelConfig(r.arch_json, r.job.model);
+    auto parsed = internal::CachedModelConfig(r.arch_json, r.job.model);
     if (!parsed.ok()) return parsed.status();
     *owned = std::move(parsed).value();
-    return static_cast<const ModelArch*>(owned);
+    return owned->get();
   }
   auto found = c.models.Find(r.job.model);
   if (found.ok()) return *found;
@@ -124,6 +127,8 @@ void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
 
 }  // namespace
 
+void ClearPolicyCaches() { internal::ClearArchCache(); }
+
 std::string_view ToString(DecisionKind k) {
   return k == DecisionKind::kAccept ? "accept" : k == DecisionKind::kRewrite ? "rewrite" : "reject";
 }
@@ -144,7 +149,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     Finish(r, &d);
     return d;
   }
-  ModelArch owned_arch;
+  std::shared_ptr<const ModelArch> owned_arch;
   auto arch = ResolveArch(r, estimator.catalogs(), &owned_arch);
   if (!arch.ok()) return Fail(d, r, config, p, arch.status().message());
   std::string gpu_name = config.GpuNameFor(d.partition, r.gres_gpu_type);

@@ -4,7 +4,9 @@
 #define FMTE_SRC_POLICY_INTERNAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fmte/config.h"
@@ -43,6 +45,15 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
 // The sharding that splits model state for the job's framework (zero3 for DeepSpeed, fsdp-full for
 // HF/FSDP/torchtune, the distributed optimizer (zero1) for Megatron).
 Sharding StateSharding(const TrainingJob& job);
+
+// ParseModelConfig(json, id) through a process-wide cache (policy_arch_cache.cc: bounds and
+// thread-safety there). Thread-safe.
+inline constexpr size_t kArchCacheEntries = 64;
+Result<std::shared_ptr<const ModelArch>> CachedModelConfig(std::string_view json, const std::string& id);
+void ClearArchCache();
+size_t ArchCacheSize();
+// Tests: off = every decision parses (and the cache is emptied); on by default.
+void EnableArchCache(bool enabled);
 
 }  // namespace fmte::internal
 

@@ -74,6 +74,12 @@ struct Decision {
 // REQUIRES nothing; never fails: internal trouble becomes Decision::error with OnError applied.
 Decision Decide(const JobRequest& request, const Config& config, const Estimator& estimator);
 
+// Decide keeps one thing between calls: the architectures parsed from forwarded or derived
+// config.json text (JobRequest::arch_json), keyed by that text (bounded; see policy_arch_cache.cc).
+// Entries cannot go stale (the parse depends on nothing else); the plugin drops them anyway when it
+// reloads its files. Thread-safe.
+void ClearPolicyCaches();
+
 }  // namespace fmte
 
 #endif  // FMTE_POLICY_H_
