@@ -57,7 +57,19 @@ Result<std::unique_ptr<Loaded>> PluginState::Load() {
     loaded->config = std::move(config).value();
     loaded->config_from_file = true;
   }
-  Result<Estimator> estimator = Estimator::Load(loaded->config.catalog_dir);
+  // The catalogs and the regressors of RegressorsDir (step-time model, the site's corrections).
+  Result<Estimator> estimator = Estimator::Load(loaded->config.catalog_dir, loaded->config.regressors_dir);
+  if (!estimator.ok() && loaded_ == nullptr && !loaded->config.regressors_dir.empty()) {
+    // First load only (a reload keeps the previous state instead): a broken regressors directory
+    // must not leave every job unchecked; run on the shipped regressors and say why.
+    Result<Estimator> shipped = Estimator::Load(loaded->config.catalog_dir, "");
+    if (shipped.ok()) {
+      reload_message_ = "RegressorsDir " + loaded->config.regressors_dir +
+                        " not used (running on the shipped regressors until it is fixed): " +
+                        estimator.status().ToString();
+      estimator = std::move(shipped);
+    }
+  }
   if (!estimator.ok()) return estimator.status();
   loaded->estimator = std::move(estimator).value();
   return loaded;
@@ -69,7 +81,10 @@ std::vector<PluginState::Watched> PluginState::WatchList(const Loaded& loaded) c
   std::string gpus = etc.empty() ? GpuCatalog::DefaultPath() : etc + "/gpus.csv";
   std::vector<Watched> list;
   // A directory's mtime changes when entries are added, removed or renamed (atomic installs).
-  for (const std::string& path : {config_path_, models, gpus, loaded.config.regressors_dir}) {
+  // fmte-retrain installs by renaming into RegressorsDir (its mtime changes); the step-time model
+  // may be replaced in its vtrain/ subdirectory.
+  const std::string& reg = loaded.config.regressors_dir;
+  for (const std::string& path : {config_path_, models, gpus, reg, reg.empty() ? reg : reg + "/vtrain"}) {
     if (!path.empty()) list.push_back(Watched{path, MtimeOf(path)});
   }
   return list;
@@ -91,7 +106,10 @@ const Loaded* PluginState::Current(bool force) {
       if (fresh.ok()) {
         loaded_ = std::move(fresh).value();
         last_error_.clear();
-        reload_message_ = "reloaded " + config_path_ + " and the catalogs";
+        const Catalogs& c = fresh.value()->estimator.catalogs();
+        reload_message_ = "reloaded " + config_path_ + ", the catalogs and the regressors (site corrections: " +
+                          (c.corrections.time ? "time " : "") + (c.corrections.memory ? "memory " : "") +
+                          (c.corrections.empty() ? "none" : "installed") + ")";
       } else {
         last_error_ = fresh.status().ToString();
         reload_message_ = "reload failed, keeping the previous settings: " + last_error_;

@@ -15,6 +15,7 @@
 #include "fmte/request.h"
 #include "job_options.h"
 #include "output.h"
+#include "time_output.h"
 
 namespace fmte::advise {
 namespace {
@@ -227,7 +228,9 @@ int RunCheck(const std::vector<std::string>& args) {
       ("time,t", po::value<std::string>(), "time limit as sbatch --time (M, H:M:S, D-H:M:S, ...)")
       ("config", po::value<std::string>(), "fmte.conf to use ('none': all defaults); default: beside $SLURM_CONF, "
                                            "else /etc/slurm/fmte.conf, else defaults")
-      ("fmte", po::value<std::vector<std::string>>(), "a SPANK option as KEY=VALUE (repeatable): --fmte model=ID");
+      ("fmte", po::value<std::vector<std::string>>(), "a SPANK option as KEY=VALUE (repeatable): --fmte model=ID")
+      ("regressors", po::value<std::string>()->value_name("DIR"),
+       "regressors directory (step-time model, site corrections); default: the config's RegressorsDir");
   tools::AddCommonOptions(&desc);
 
   // SCRIPT is the one positional argument; the rest go to the flag parser.
@@ -279,8 +282,11 @@ int RunCheck(const std::vector<std::string>& args) {
   std::string config_path;
   auto config = LoadPolicyConfig(tools::FlagString(vm, "config"), &config_path);
   if (!config.ok()) return Fail(config.status());
-  auto catalogs = LoadCatalogs(config->catalog_dir);
+  // The regressors the plugin uses (RegressorsDir), unless --regressors names others.
+  auto catalogs = LoadCatalogs(config->catalog_dir, config->regressors_dir);
   if (!catalogs.ok()) return Fail(Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
+  if (Status s = tools::ApplyRegressorsDir(tools::FlagString(vm, "regressors"), &catalogs.value()); !s.ok())
+    return Fail(s);
   const Estimator estimator(std::move(catalogs).value());
 
   auto request = ParseJobRequest(script, opts.spank, *facts);

@@ -56,9 +56,12 @@ int RunEstimate(const std::vector<std::string>& args) {
   // output_time.cc (AddTimeJson / PrintTime), called by EstimateJson / PrintEstimate.
   if (Status s = tools::WriteTimeline(work.timeline_svg, *model, *estimate); !s.ok()) return Fail(s);
   if (tools::FlagSet(vm, "json")) {
-    std::cout << tools::EstimateJson(*model, *job, **gpu, *estimate).dump(2) << "\n";
+    nlohmann::json doc = tools::EstimateJson(*model, *job, **gpu, *estimate);
+    tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections (issue 5)
+    std::cout << doc.dump(2) << "\n";
   } else {
     tools::PrintEstimate(std::cout, *model, *job, **gpu, *estimate);
+    tools::PrintCorrection(std::cout, *estimate, catalogs->corrections);
   }
   return cli::kExitOk;
 }
