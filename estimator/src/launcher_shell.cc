@@ -57,7 +57,7 @@ bool IsAssignmentWord(std::string_view w, std::string_view* name, std::string_vi
 
 class Tokenizer {
  public:
-  Tokenizer(std::map<std::string, Var>* vars, std::vector<std::string>* warnings)
+  Tokenizer(std::map<std::string, Var, std::less<>>* vars, std::vector<std::string>* warnings)
       : vars_(vars), warnings_(warnings) {}
 
   // Splits one logical line into commands.
@@ -193,35 +193,39 @@ class Tokenizer {
     return i;
   }
 
-  // Appends the expansion of `items`: in split mode scalars split on whitespace; array elements
-  // each become a word.
-  void Append(const std::vector<std::string>& items, bool split, bool array_all,
-              const std::vector<bool>* item_unresolved = nullptr) {
+  // Appends the expansion of a scalar `value`: in split mode it splits on whitespace into words (the
+  // first piece joins the current word); otherwise it is appended whole. No allocation beyond the
+  // words themselves (this runs for every $VAR of a launch line).
+  void AppendScalar(std::string_view value, bool split) {
     started_ = true;
-    std::vector<std::string_view> pieces;
-    std::vector<bool> piece_unresolved;
-    for (size_t n = 0; n < items.size(); ++n) {
-      const std::string& it = items[n];
-      const bool u = item_unresolved != nullptr && n < item_unresolved->size() && (*item_unresolved)[n];
-      if (!split || array_all) { pieces.push_back(it); piece_unresolved.push_back(u); continue; }
-      std::string_view r = it;
-      while (true) {
-        while (!r.empty() && IsSpace(r.front())) r.remove_prefix(1);
-        if (r.empty()) break;
-        size_t e = 0;
-        while (e < r.size() && !IsSpace(r[e])) ++e;
-        pieces.push_back(r.substr(0, e));
-        piece_unresolved.push_back(u);
-        r.remove_prefix(e);
-      }
+    if (!split) {
+      word_ += value;
+      return;
     }
-    if (!split && !array_all && pieces.size() > 1) pieces.resize(1);
-    for (size_t k = 0; k < pieces.size(); ++k) {
-      if (k > 0) { EndWord(); started_ = true; }
-      word_ += pieces[k];
-      unresolved_ = unresolved_ || piece_unresolved[k];
+    bool any = false;
+    std::string_view r = value;
+    while (true) {
+      while (!r.empty() && IsSpace(r.front())) r.remove_prefix(1);
+      if (r.empty()) break;
+      size_t e = 0;
+      while (e < r.size() && !IsSpace(r[e])) ++e;
+      if (any) { EndWord(); started_ = true; }
+      word_ += r.substr(0, e);
+      any = true;
+      r.remove_prefix(e);
     }
-    if (pieces.empty() && split && word_.empty()) started_ = false;  // $EMPTY alone is no word
+    if (!any && word_.empty()) started_ = false;  // $EMPTY alone is no word
+  }
+
+  // Appends ${ARR[@]}: each element becomes a word (the first joins the current word).
+  void AppendArray(const Var& var, bool split) {
+    started_ = true;
+    for (size_t n = 0; n < var.items.size(); ++n) {
+      if (n > 0) { EndWord(); started_ = true; }
+      word_ += var.items[n];
+      unresolved_ = unresolved_ || (n < var.item_unresolved.size() && var.item_unresolved[n]);
+    }
+    if (var.items.empty() && split && word_.empty()) started_ = false;  // ${EMPTY[@]} alone is no word
   }
 
   size_t Dollar(std::string_view s, size_t i, bool quoted) {
@@ -239,8 +243,8 @@ class Tokenizer {
       unresolved_ = true;
       return k < s.size() ? k + 1 : s.size();
     }
-    std::string name;
-    std::string op;
+    std::string_view name;  // views into `s`, valid for this call
+    std::string_view op;
     size_t next;
     if (n == '{') {
       const size_t end = s.find('}', i + 2);
@@ -248,13 +252,13 @@ class Tokenizer {
       const std::string_view inner = s.substr(i + 2, end - i - 2);
       size_t k = 0;
       while (k < inner.size() && IsIdent(inner[k])) ++k;
-      name = std::string(inner.substr(0, k));
-      op = std::string(inner.substr(k));
+      name = inner.substr(0, k);
+      op = inner.substr(k);
       next = end + 1;
     } else if (IsIdentStart(n)) {
       size_t k = i + 1;
       while (k < s.size() && IsIdent(s[k])) ++k;
-      name = std::string(s.substr(i + 1, k - i - 1));
+      name = s.substr(i + 1, k - i - 1);
       next = k;
     } else if (std::isdigit(static_cast<unsigned char>(n)) || std::string_view("@*#?$!-").find(n) != std::string_view::npos) {
       started_ = true;
@@ -271,15 +275,15 @@ class Tokenizer {
     const bool array_all = op == "[@]" || op == "[*]";
     if (op.empty() || array_all || op == "[0]") {
       if (var == nullptr || var->unresolved) { started_ = true; unresolved_ = true; return next; }
-      if (array_all) Append(var->items, split, true, &var->item_unresolved);
-      else Append({var->items.empty() ? std::string() : var->items[0]}, split, false);
+      if (array_all) AppendArray(*var, split);
+      else AppendScalar(var->items.empty() ? std::string_view() : std::string_view(var->items[0]), split);
       return next;
     }
     if (op.starts_with(":-") || op.starts_with("-") || op.starts_with(":=") || op.starts_with("=")) {
       const bool set = var != nullptr && !var->unresolved && !var->items.empty() &&
                        (op[0] == '-' || op[0] == '=' || !var->items[0].empty());
-      if (set) Append({var->items[0]}, split, false);
-      else Append({op.substr(op[0] == ':' ? 2 : 1)}, split, false);
+      if (set) AppendScalar(var->items[0], split);
+      else AppendScalar(op.substr(op[0] == ':' ? 2 : 1), split);
       return next;
     }
     started_ = true;
@@ -287,7 +291,7 @@ class Tokenizer {
     return next;
   }
 
-  std::map<std::string, Var>* vars_;
+  std::map<std::string, Var, std::less<>>* vars_;
   std::vector<std::string>* warnings_;
   std::vector<Command>* out_ = nullptr;
   Command cmd_;
@@ -361,7 +365,7 @@ ScanOutput ScanScript(std::string_view script) {
   }
   if (binary > 0) out.warnings.push_back("script: " + std::to_string(binary) + " binary/control bytes ignored");
 
-  std::map<std::string, Var> vars;
+  std::map<std::string, Var, std::less<>> vars;
   Tokenizer tok(&vars, &out.warnings);
   std::string logical;
   std::string heredoc;
