@@ -59,20 +59,22 @@ std::vector<Assignment> ParseFmteLine(int line, std::string_view text, JobReques
   return out;
 }
 
-void Apply(const std::vector<Assignment>& values, Source source, JobRequest* r) {
-  for (const Assignment& a : values) {
-    std::string shown;
-    if (source == Source::kSpank) shown = "--fmte-" + a.key;
-    else if (source == Source::kFmteLine) shown = a.origin + ": " + a.key;
-    else shown = a.origin;
+// Consumes `values` (their strings move into the request's sources).
+void Apply(std::vector<Assignment>* values, Source source, JobRequest* r) {
+  std::string shown_buf;
+  for (Assignment& a : *values) {
+    std::string_view shown = a.origin;  // launcher values: "line 12: --flag" as is
+    if (source == Source::kSpank) shown = shown_buf.assign("--fmte-").append(a.key);
+    else if (source == Source::kFmteLine) shown = shown_buf.assign(a.origin).append(": ").append(a.key);
     const Status s = internal::ApplyKey(a.key, a.value, shown, &r->job);
     if (!s.ok()) {
       AddWarning(r, s.message() + " (ignored)");
       continue;
     }
-    FieldSource fs{a.key, source, a.value.substr(0, 128), a.origin};
+    if (a.value.size() > 128) a.value.resize(128);
+    FieldSource fs{std::move(a.key), source, std::move(a.value), std::move(a.origin)};
     auto it = std::find_if(r->sources.begin(), r->sources.end(),
-                           [&](const FieldSource& f) { return f.key == a.key; });
+                           [&](const FieldSource& f) { return f.key == fs.key; });
     if (it == r->sources.end()) r->sources.push_back(std::move(fs));
     else *it = std::move(fs);
   }
@@ -160,9 +162,9 @@ Result<JobRequest> ParseJobRequest(std::string_view script,
     spank.push_back(Assignment{key, value, "spank"});
   }
 
-  Apply(launch.values, Source::kLauncher, &r);
-  Apply(fmte_values, Source::kFmteLine, &r);
-  Apply(spank, Source::kSpank, &r);
+  Apply(&launch.values, Source::kLauncher, &r);
+  Apply(&fmte_values, Source::kFmteLine, &r);
+  Apply(&spank, Source::kSpank, &r);
 
   // The forwarded or derived architecture belongs to the source that named the winning model.
   if (const FieldSource* m = r.SourceOf("model"); m != nullptr) {
