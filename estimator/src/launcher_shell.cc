@@ -5,6 +5,7 @@
 // comments. It never executes anything; $(...), `...`, $1 and unknown variables are "unresolved".
 // Bounded: kMaxScriptBytes of input, kMaxLineBytes per logical line, kMaxTokensPerCommand words,
 // kMaxShellVars variables.
+#include <array>
 #include <cctype>
 #include <map>
 
@@ -20,6 +21,25 @@ constexpr size_t kMaxJoinedLines = 2000;  // physical lines in one logical line
 bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool IsIdent(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' || c == '\0'; }
+
+// Characters the tokenizer treats specially outside quotes (control bytes, blanks, quotes, escapes,
+// expansions, separators, redirections), and inside double quotes. Every other byte is copied into
+// the current word as is, so a run of them is appended at once ('#' only starts a comment at the
+// start of a word, so it is ordinary inside a run).
+constexpr std::array<bool, 256> MakeSpecial(std::string_view chars, bool controls) {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 0x20; ++c) t[c] = controls;
+  for (char c : chars) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}
+constexpr std::array<bool, 256> kUnquotedSpecial = MakeSpecial(" '\"\\$`;&|()<>", true);
+constexpr std::array<bool, 256> kQuotedSpecial = MakeSpecial("\"\\$`", false);
+
+// End of the run of ordinary characters starting at `i`.
+size_t RunEnd(std::string_view s, size_t i, const std::array<bool, 256>& special) {
+  while (i < s.size() && !special[static_cast<unsigned char>(s[i])]) ++i;
+  return i;
+}
 
 struct Var {
   std::vector<std::string> items;
@@ -104,9 +124,11 @@ class Tokenizer {
         skip_next_ = true;
         continue;
       }
-      word_ += c;
+      // An ordinary character, and the ordinary ones after it.
+      const size_t end = RunEnd(s, i + 1, kUnquotedSpecial);
+      word_.append(s.data() + i, end - i);
       started_ = true;
-      ++i;
+      i = end;
     }
     EndCommand();
   }
@@ -186,8 +208,9 @@ class Tokenizer {
         i = end == std::string_view::npos ? s.size() : end + 1;
         continue;
       }
-      word_ += c;
-      ++i;
+      const size_t end = RunEnd(s, i + 1, kQuotedSpecial);
+      word_.append(s.data() + i, end - i);
+      i = end;
     }
     Warn("unterminated double quote");
     return i;

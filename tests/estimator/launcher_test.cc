@@ -52,6 +52,27 @@ TEST(ScanTest, ShellConstructs) {
   }
 }
 
+// The tokenizer copies runs of ordinary bytes at once: '#' inside a word, UTF-8 and other high
+// bytes, escapes and quotes around them must come out exactly as bash would split them.
+TEST(ScanTest, OrdinaryRunsKeepEveryByte) {
+  struct Case { std::string script; std::string want_words; };
+  const Case kCases[] = {
+      {"cmd a#b 'c'#d \"e#f\" #gone", "cmd|a#b|c#d|e#f"},
+      {"cmd \xc3\xa9t\xc3\xa9 x\\ y \x7f", "cmd|\xc3\xa9t\xc3\xa9|x y|\x7f"},
+      {"cmd \"a\\b\\\"c$\" ab\x01" "cd", "cmd|a\\b\"c$|ab|cd"},
+      {"cmd pre\"mid\"post'q'end;next", "cmd|premidpostqend;next"},
+  };
+  for (const Case& c : kCases) {
+    internal::ScanOutput out = internal::ScanScript(c.script);
+    std::string got;
+    for (size_t i = 0; i < out.commands.size(); ++i) {
+      if (i > 0) got += ";";
+      for (size_t k = 0; k < out.commands[i].words.size(); ++k) got += (k ? "|" : "") + out.commands[i].words[k];
+    }
+    EXPECT_EQ(got, c.want_words) << c.script;
+  }
+}
+
 TEST(ScanTest, UnresolvedWordsAreMarked) {
   internal::ScanOutput out = internal::ScanScript("cmd $(hostname) `date` $1 $NOPE ok");
   ASSERT_EQ(out.commands.size(), 1u);
