@@ -106,7 +106,7 @@ const Loaded* PluginState::Current(bool force) {
       if (fresh.ok()) {
         loaded_ = std::move(fresh).value();
         last_error_.clear();
-        const Catalogs& c = fresh.value()->estimator.catalogs();
+        const Catalogs& c = loaded_->estimator.catalogs();
         reload_message_ = "reloaded " + config_path_ + ", the catalogs and the regressors (site corrections: " +
                           (c.corrections.time ? "time " : "") + (c.corrections.memory ? "memory " : "") +
                           (c.corrections.empty() ? "none" : "installed") + ")";
