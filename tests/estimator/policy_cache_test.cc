@@ -3,8 +3,11 @@
 // the same model name must never hit another's entry, the cache stays bounded, failed parses are not
 // kept, ClearPolicyCaches (what the plugin calls on reload) empties it, and concurrent decisions agree.
 // Reference decisions are the ones computed with the cache switched off (the uncached code path).
+// Also the policy's integer GiB formatting against printf.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -147,6 +150,23 @@ TEST_F(PolicyCacheTest, ConcurrentDecisionsAgree) {
   }
   for (std::thread& th : threads) th.join();
   for (const std::string& g : got) EXPECT_EQ(g, want);
+}
+
+// Gib() formats in integer arithmetic for speed; printf's "%.1f" of the quotient is the reference.
+TEST(PolicyGibTest, SameTextAsPrintf) {
+  const int64_t kG = int64_t{1} << 30;
+  const int64_t kBytes[] = {0, 1, kG / 20 - 1, kG / 20, kG / 20 + 1, kG - 1, kG, 3 * kG / 2, 77309411328,
+                            1778758710067, 1482164707328, int64_t{1} << 52, INT64_MAX, -1, -kG};
+  for (int64_t b : kBytes) {
+    char want[64];
+    std::snprintf(want, sizeof(want), "%.1f GiB", static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
+    EXPECT_EQ(internal::Gib(b), want) << b;
+  }
+  for (int64_t b = kG - 200000; b < kG + 200000; b += 997) {
+    char want[64];
+    std::snprintf(want, sizeof(want), "%.1f GiB", static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
+    ASSERT_EQ(internal::Gib(b), want) << b;
+  }
 }
 
 }  // namespace
