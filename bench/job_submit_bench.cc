@@ -4,8 +4,13 @@
 // the GPU request, nodes, time limit, partition and the --fmte-* SPANK values). Each call includes
 // script parsing, the estimate, the policy (with its re-estimated alternatives on rejection) and
 // writing the decision back. Prints p50/p99 per call; target p99 < 50 us (issue 3 item 7).
+// The plugin logs one line per decision (slurm_info, as slurmctld does into SlurmctldLogFile): during
+// the timed run stderr goes to a scratch file, so that cost is a file write whether the bench runs on
+// a terminal, into a pipe or to /dev/null. The load average before and after is printed: on a shared
+// machine take the lowest-load runs (docs/slurm.md, Performance).
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -15,6 +20,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -49,6 +55,41 @@ double ThreadCpuUs() {
 }
 
 std::string Value(const std::string& arg) { return arg.substr(arg.find('=') + 1); }
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+// Sends stderr (the plugin's log lines) to a scratch file while alive.
+class StderrToFile {
+ public:
+  StderrToFile() {
+    path_ = (fs::temp_directory_path() / ("fmte_bench_log_" + std::to_string(getpid()))).string();
+    std::fflush(stderr);
+    saved_ = dup(STDERR_FILENO);
+    const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (saved_ >= 0 && fd >= 0) dup2(fd, STDERR_FILENO);
+    if (fd >= 0) close(fd);
+  }
+  ~StderrToFile() {
+    std::fflush(stderr);
+    if (saved_ >= 0) {
+      dup2(saved_, STDERR_FILENO);
+      close(saved_);
+    }
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
+  StderrToFile(const StderrToFile&) = delete;
+  StderrToFile& operator=(const StderrToFile&) = delete;
+
+ private:
+  std::string path_;
+  int saved_ = -1;
+};
 
 // What sbatch would send for this script: the job_desc fields from #SBATCH lines.
 Description Describe(const fs::path& path) {
@@ -161,6 +202,8 @@ void BM_JobSubmit(benchmark::State& state) {
   std::vector<double> latencies_us, cpu_us;
   std::vector<std::vector<double>> per_script(descs.size());
   size_t i = 0, rejected = 0;
+  const std::string load_before = LoadAverage();
+  auto log_to_file = std::make_unique<StderrToFile>();
   for (auto _ : state) {
     size_t which = i++ % descs.size();
     job_desc_msg_t* desc = NewDesc(descs[which]);
@@ -178,6 +221,8 @@ void BM_JobSubmit(benchmark::State& state) {
     if (err != nullptr) slurm_xfree(reinterpret_cast<void**>(&err));
     FreeDesc(desc);
   }
+  log_to_file.reset();
+  const std::string load_after = LoadAverage();
   std::sort(latencies_us.begin(), latencies_us.end());
   std::sort(cpu_us.begin(), cpu_us.end());
   auto pct_of = [](const std::vector<double>& v, double p) {
@@ -204,6 +249,9 @@ void BM_JobSubmit(benchmark::State& state) {
   // Thread CPU time excludes preemption: the figure to trust on a busy machine.
   std::printf("  thread CPU time per call: p50 %.1f us, p99 %.1f us\n", pct_of(cpu_us, 0.50),
               pct_of(cpu_us, 0.99));
+  std::printf("  min %.1f us, max %.1f us; load average before %s, after %s\n",
+              latencies_us.empty() ? 0.0 : latencies_us.front(), latencies_us.empty() ? 0.0 : latencies_us.back(),
+              load_before.c_str(), load_after.c_str());
 }
 BENCHMARK(BM_JobSubmit)->UseManualTime()->Iterations(20000)->Unit(benchmark::kMicrosecond);
 
