@@ -17,7 +17,9 @@ using time_parts::BlockFlops;
 struct StageWork {
   int64_t layers = 0;
   double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  // executed, per token
-  double model_flops = 0;                                    // Megatron convention, per token
+  // The same weighted by each product's shape efficiency (GemmCurve): time = these / gemm rate.
+  double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
+  double model_flops = 0;          // Megatron convention, per token
   double act_bytes_per_token = 0;  // per GPU, memory-bound traffic of one forward pass
   double weight_elems = 0;         // all weights of the stage (whole, before TP)
   double trainable_elems = 0;      // parameters that get gradients and optimizer state
@@ -31,12 +33,14 @@ double ActivationBytesPerToken(const ModelArch& model, const TrainingJob& job, d
   const double h = static_cast<double>(model.hidden_size);
   const double t = static_cast<double>(job.tp);
   double bytes = job.sequence_parallel ? h * 34.0 / t : h * (10.0 + 24.0 / t);
-  if (job.attention == Attention::kEager) bytes += 5.0 * static_cast<double>(model.num_heads) * context / t;
+  if (job.attention == Attention::kEager)
+    bytes += 5.0 * static_cast<double>(model.num_heads) * context / t;
   return bytes;
 }
 
 StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, int64_t first_layer,
-                      int64_t layers, bool first_stage, bool last_stage, double context) {
+                      int64_t layers, bool first_stage, bool last_stage, double context,
+                      double tokens_mb, const TimeEfficiency& eff) {
   StageWork w;
   w.layers = layers;
   const bool full_method = job.method == Method::kFull;
@@ -49,7 +53,8 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, int64_t fi
     const BlockSpec& block = model.Block(l);
     const size_t kind = static_cast<size_t>(model.block_kind_of_layer[l]);
     if (!kind_done[kind]) {
-      kind_flops[kind] = time_parts::BlockFlopsPerToken(model, block, job, lora, context);
+      kind_flops[kind] =
+          time_parts::BlockFlopsPerToken(model, block, job, lora, context, tokens_mb, eff);
       kind_done[kind] = 1;
     }
     const BlockFlops& f = kind_flops[kind];
@@ -60,17 +65,31 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, int64_t fi
     const double wgrad = (f.linear - f.frozen_linear) + f.adapter;
     w.fwd_flops += fwd;
     w.bwd_flops += dgrad + wgrad;
-    if (job.activation_checkpointing == Checkpointing::kFull) w.recompute_flops += fwd;
-    if (job.activation_checkpointing == Checkpointing::kSelective) w.recompute_flops += f.attention_executed;
+    // Adapters and attention scores run at the large-matrix efficiency (no curve for their shapes).
+    const double fwd_weighted = f.linear_fwd_weighted + f.adapter + f.attention_executed;
+    w.fwd_weighted += fwd_weighted;
+    w.bwd_weighted += (f.linear_bwd_weighted + f.adapter + 2 * f.attention_executed) +
+                      (f.linear_bwd_weighted - f.frozen_bwd_weighted) + f.adapter;
+    if (job.activation_checkpointing == Checkpointing::kFull) {
+      w.recompute_flops += fwd;
+      w.recompute_weighted += fwd_weighted;
+    }
+    if (job.activation_checkpointing == Checkpointing::kSelective) {
+      w.recompute_flops += f.attention_executed;
+      w.recompute_weighted += f.attention_executed;
+    }
     const double model_fwd = f.linear + f.adapter + f.attention_full;
     w.model_flops += model_fwd + (f.linear + f.adapter + 2 * f.attention_full) + wgrad;
-    w.weight_elems += f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
+    w.weight_elems +=
+        f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
     if (full_method) {
-      w.trainable_elems += f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
+      w.trainable_elems +=
+          f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
     } else if (job.method == Method::kLora || job.method == Method::kQlora) {
       for (const LinearShape& lin : block.linears)
         if (lora.Matches(lin))
-          w.trainable_elems += static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies);
+          w.trainable_elems +=
+              static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies);
     } else if (job.method == Method::kPrefixTuning) {
       // PEFT prefix tuning: virtual key and value vectors per layer.
       w.trainable_elems += 2.0 * static_cast<double>(job.virtual_tokens * model.hidden_size);
@@ -81,19 +100,29 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, int64_t fi
     // more when the full recomputation reruns the forward.
     w.tp_allreduces += 4.0 + (job.activation_checkpointing == Checkpointing::kFull ? 2.0 : 0.0);
   }
-  w.act_bytes_per_token = static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
+  w.act_bytes_per_token =
+      static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
   const double h = static_cast<double>(model.hidden_size);
   const double v = static_cast<double>(model.vocab_size);
   if (first_stage) {
     w.weight_elems += static_cast<double>(model.embedding_params + model.position_embedding_params);
-    if (full_method) w.trainable_elems += static_cast<double>(model.embedding_params + model.position_embedding_params);
-    if (job.method == Method::kPromptTuning) w.trainable_elems += static_cast<double>(job.virtual_tokens) * h;
+    if (full_method)
+      w.trainable_elems +=
+          static_cast<double>(model.embedding_params + model.position_embedding_params);
+    if (job.method == Method::kPromptTuning)
+      w.trainable_elems += static_cast<double>(job.virtual_tokens) * h;
   }
   if (last_stage) {
     // LM head: 2*h*V per token forward, its input gradient always, its weight gradient when trained
     // (Megatron's V/(12*L*h) term). Logits and the fp32 loss are memory-bound traffic.
     w.fwd_flops += 2 * h * v;
     w.bwd_flops += 2 * h * v + (full_method ? 2 * h * v : 0);
+    // Megatron's vocabulary-parallel head: an (tokens, h, V/t) product (column-parallel).
+    const time_parts::GemmShape head_shape{tokens_mb, h,
+                                           v / static_cast<double>(std::max<int64_t>(job.tp, 1))};
+    w.fwd_weighted += time_parts::FwdWeighted(eff, 2 * h * v, head_shape);
+    w.bwd_weighted +=
+        time_parts::BwdWeighted(eff, 2 * h * v + (full_method ? 2 * h * v : 0), head_shape);
     w.model_flops += 6 * h * v - (full_method ? 0 : 2 * h * v);
     const double head = static_cast<double>(model.lm_head_params > 0 ? model.lm_head_params : 0);
     w.weight_elems += head + static_cast<double>(model.final_norm_params);
@@ -118,9 +147,16 @@ double MegatronGptFlops(double B, double s, double L, double h, double V) {
 }
 
 const std::vector<std::string>& StepTimeFeatureNames() {
-  static const std::vector<std::string> kNames = {
-      "log_flops_per_gpu", "tp",           "pp",          "dp",          "micro_batch",
-      "micro_batches",     "bubble_fraction", "comm_to_compute", "hidden_per_tp", "log_analytic_step_s"};
+  static const std::vector<std::string> kNames = {"log_flops_per_gpu",
+                                                  "tp",
+                                                  "pp",
+                                                  "dp",
+                                                  "micro_batch",
+                                                  "micro_batches",
+                                                  "bubble_fraction",
+                                                  "comm_to_compute",
+                                                  "hidden_per_tp",
+                                                  "log_analytic_step_s"};
   return kNames;
 }
 
@@ -134,7 +170,9 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   const int64_t t = job.tp, p = job.pp, v = std::max<int64_t>(1, job.vpp);
   if (t <= 0 || p <= 0 || job.gpus % (t * p) != 0)
     return Status::InvalidArgument("--gpus: must be a multiple of tp*pp");
-  if (p > L) return Status::InvalidArgument("--pp: " + std::to_string(p) + " stages for " + std::to_string(L) + " layers");
+  if (p > L)
+    return Status::InvalidArgument("--pp: " + std::to_string(p) + " stages for " +
+                                   std::to_string(L) + " layers");
   if (model.num_heads % t != 0)
     return Status::InvalidArgument("--tp: " + std::to_string(t) + " does not divide " +
                                    std::to_string(model.num_heads) + " attention heads");
@@ -143,15 +181,20 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   int64_t m = job.grad_accum;
   if (job.global_batch > 0) {
     if (job.global_batch % (b * d) != 0)
-      return Status::InvalidArgument("--global-batch: " + std::to_string(job.global_batch) +
-                                     " is not a multiple of micro-batch x dp = " + std::to_string(b * d));
+      return Status::InvalidArgument(
+          "--global-batch: " + std::to_string(job.global_batch) +
+          " is not a multiple of micro-batch x dp = " + std::to_string(b * d));
     m = job.global_batch / (b * d);
   }
-  const double peak = (job.precision == Precision::kFp32 ? gpu.PeakTflops(true) / 2  // TF32 = bf16/2
-                                                         : gpu.PeakTflops(job.precision != Precision::kAmpFp16 &&
-                                                                          job.precision != Precision::kMixedFp16)) * 1e12;
-  if (peak <= 0 || gpu.hbm_gbps <= 0) return Status::InvalidArgument("--gpu: " + gpu.name + " has no peak FLOPS or bandwidth");
-  if (eff.gemm_efficiency <= 0) return Status::InvalidArgument("time model: efficiency must be positive");
+  const double peak =
+      (job.precision == Precision::kFp32 ? gpu.PeakTflops(true) / 2  // TF32 = bf16/2
+                                         : gpu.PeakTflops(job.precision != Precision::kAmpFp16 &&
+                                                          job.precision != Precision::kMixedFp16)) *
+      1e12;
+  if (peak <= 0 || gpu.hbm_gbps <= 0)
+    return Status::InvalidArgument("--gpu: " + gpu.name + " has no peak FLOPS or bandwidth");
+  if (eff.gemm_efficiency <= 0)
+    return Status::InvalidArgument("time model: efficiency must be positive");
 
   const double n = static_cast<double>(std::clamp<int64_t>(cluster.gpus_per_node, 1, job.gpus));
   const int64_t n_int = static_cast<int64_t>(n);
@@ -162,8 +205,10 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   const double pcie = cluster.pcie_gbps * 1e9;
 
   // Sequence: prompt tuning prepends virtual tokens; prefix tuning lengthens the attended context.
-  const double s = static_cast<double>(job.seq_len + (job.method == Method::kPromptTuning ? job.virtual_tokens : 0));
-  const double context = s + (job.method == Method::kPrefixTuning ? static_cast<double>(job.virtual_tokens) : 0);
+  const double s = static_cast<double>(
+      job.seq_len + (job.method == Method::kPromptTuning ? job.virtual_tokens : 0));
+  const double context =
+      s + (job.method == Method::kPrefixTuning ? static_cast<double>(job.virtual_tokens) : 0);
   const double tokens_mb = static_cast<double>(b) * s;
   const double act_elem_bytes = job.precision == Precision::kFp32 ? 4 : 2;
   const double tp_bytes = tokens_mb * static_cast<double>(model.hidden_size) * act_elem_bytes;
@@ -171,11 +216,14 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   const double ft = static_cast<double>(t);
 
   TimeEstimate out;
-  out.tp = t; out.pp = p; out.dp = d; out.vpp = v;
+  out.tp = t;
+  out.pp = p;
+  out.dp = d;
+  out.vpp = v;
   out.micro_batches = m;
   out.global_batch = b * d * m;
   out.peak_flops_per_gpu = peak;
-  out.efficiency_source = eff.gpu;
+  out.efficiency_source = eff.source.empty() ? eff.gpu : eff.gpu + ": " + eff.source;
 
   // Megatron splits layers evenly over stages (the first stages take the remainder).
   double max_total = 0, model_flops_token = 0, hw_flops_token = 0;
@@ -184,7 +232,8 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   int64_t first = 0;
   for (int64_t i = 0; i < p; ++i) {
     const int64_t layers = L / p + (i < L % p ? 1 : 0);
-    const StageWork w = StageWorkOf(model, job, first, layers, i == 0, i == p - 1, context);
+    const StageWork w =
+        StageWorkOf(model, job, first, layers, i == 0, i == p - 1, context, tokens_mb, eff);
     first += layers;
     model_flops_token += w.model_flops;
     hw_flops_token += w.fwd_flops + w.bwd_flops + w.recompute_flops;
@@ -195,7 +244,8 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
       // bitsandbytes dequantises each 4/8-bit weight to 16 bits before every matmul, in the
       // forward and again in the backward: read quantised + write and read 16-bit, per pass.
       const double qbytes = job.quant == Quant::kInt8 ? 1.0 : 0.5;
-      const double passes = 2.0 + (job.activation_checkpointing == Checkpointing::kFull ? 1.0 : 0.0);
+      const double passes =
+          2.0 + (job.activation_checkpointing == Checkpointing::kFull ? 1.0 : 0.0);
       dequant = passes * (w.weight_elems / ft) * (qbytes + 4.0) / hbm;
     }
     const double overhead_pass = eff.layer_overhead_s * w.layer_passes;
@@ -204,10 +254,10 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
     const double fwd_share = 1.0 / (1.0 + 2.0 + (w.recompute_flops > 0 ? 1.0 : 0.0));
     // The host launches kernels while the GPU runs earlier ones: a pass costs the larger of its GPU
     // work and its launch time (smoothed so the fit has gradients), not their sum.
-    st.fwd_s = SmoothMax(tokens_mb * w.fwd_flops / ft / gemm + passes_mem + dequant / 3,
+    st.fwd_s = SmoothMax(tokens_mb * w.fwd_weighted / ft / gemm + passes_mem + dequant / 3,
                          overhead_pass * fwd_share);
-    st.bwd_s = SmoothMax(tokens_mb * (w.bwd_flops + w.recompute_flops) / ft / gemm + 2 * passes_mem +
-                             dequant * 2 / 3,
+    st.bwd_s = SmoothMax(tokens_mb * (w.bwd_weighted + w.recompute_weighted) / ft / gemm +
+                             2 * passes_mem + dequant * 2 / 3,
                          overhead_pass * (1 - fwd_share));
     const double ar = time_parts::AllReduceSeconds(tp_bytes, t, tp_per_node, links, eff);
     const double fwd_ar = 2.0 * static_cast<double>(layers) * ar;
@@ -219,7 +269,8 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
       const double p2p_bytes = tp_bytes / (job.sequence_parallel ? ft : 1.0);
       const int64_t stride = t * d;
       const bool cross = (i * stride) / n_int != ((i + 1) % p * stride) / n_int;
-      const double p2p = static_cast<double>(v) * time_parts::P2pSeconds(p2p_bytes, cross, links, eff);
+      const double p2p =
+          static_cast<double>(v) * time_parts::P2pSeconds(p2p_bytes, cross, links, eff);
       st.fwd_comm_s += p2p;
       st.bwd_comm_s += p2p;
     }
@@ -230,39 +281,48 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
     const int64_t dp_per_node = std::clamp<int64_t>(n_int / std::min<int64_t>(t, n_int), 1, d);
     double dp_s = 0;
     if (d > 1) {
-      const bool overlaps = job.framework != Framework::kMegatron && job.framework != Framework::kDeepspeed;
+      const bool overlaps =
+          job.framework != Framework::kMegatron && job.framework != Framework::kDeepspeed;
       const double window = overlaps ? st.bwd_s : 0;  // buckets reduce during the last backward
       switch (job.sharding) {
         case Sharding::kZero3:
         case Sharding::kFsdpFull:
         case Sharding::kFsdpHybrid: {
           // FSDP / ZeRO-3: all-gather weights for forward and again for backward, reduce-scatter
-          // gradients, every micro-batch (about 3x the weight bytes, reference section 5), prefetched
-          // under compute; the first unit cannot hide.
+          // gradients, every micro-batch (about 3x the weight bytes, reference section 5),
+          // prefetched under compute; the first unit cannot hide.
           const bool hybrid = job.sharding == Sharding::kFsdpHybrid;
           const int64_t shard_ranks = hybrid ? std::min<int64_t>(d, dp_per_node) : d;
-          const double mb = 2 * time_parts::AllGatherSeconds(weight_bytes, shard_ranks, dp_per_node, links, eff) +
-                            time_parts::AllGatherSeconds(grad_bytes, shard_ranks, dp_per_node, links, eff);
+          const double mb =
+              2 * time_parts::AllGatherSeconds(weight_bytes, shard_ranks, dp_per_node, links, eff) +
+              time_parts::AllGatherSeconds(grad_bytes, shard_ranks, dp_per_node, links, eff);
           const double hide = st.fwd_s + st.bwd_s;
-          dp_s = static_cast<double>(m) * (std::max(0.0, mb - hide) + mb / std::max(1.0, static_cast<double>(layers)));
+          dp_s = static_cast<double>(m) *
+                 (std::max(0.0, mb - hide) + mb / std::max(1.0, static_cast<double>(layers)));
           if (hybrid && d > shard_ranks)  // replicas across nodes all-reduce the gradient shards
-            dp_s += time_parts::AllReduceSeconds(grad_bytes / static_cast<double>(shard_ranks), d / shard_ranks, 1, links, eff);
+            dp_s += time_parts::AllReduceSeconds(grad_bytes / static_cast<double>(shard_ranks),
+                                                 d / shard_ranks, 1, links, eff);
           break;
         }
         case Sharding::kZero1:
         case Sharding::kZero2:
         case Sharding::kFsdpGradOp:
           // Reduce-scatter gradients + all-gather updated weights: an all-reduce's volume.
-          dp_s = std::max(0.0, time_parts::AllGatherSeconds(grad_bytes, d, dp_per_node, links, eff) - window) +
-                 time_parts::AllGatherSeconds(weight_bytes, d, dp_per_node, links, eff);
+          dp_s =
+              std::max(0.0, time_parts::AllGatherSeconds(grad_bytes, d, dp_per_node, links, eff) -
+                                window) +
+              time_parts::AllGatherSeconds(weight_bytes, d, dp_per_node, links, eff);
           break;
         default:
-          dp_s = std::max(time_parts::AllReduceSeconds(grad_bytes, d, dp_per_node, links, eff) - window, 0.0);
+          dp_s = std::max(
+              time_parts::AllReduceSeconds(grad_bytes, d, dp_per_node, links, eff) - window, 0.0);
       }
     }
     // Optimizer step: elementwise, memory-bound over this GPU's share of the trainable parameters.
-    const double opt_params = w.trainable_elems / ft / (ShardsOptimizer(job.sharding) ? static_cast<double>(d) : 1.0);
-    const double opt_bytes = opt_params * time_parts::OptimizerBytesPerParam(job.optimizer, job.precision);
+    const double opt_params =
+        w.trainable_elems / ft / (ShardsOptimizer(job.sharding) ? static_cast<double>(d) : 1.0);
+    const double opt_bytes =
+        opt_params * time_parts::OptimizerBytesPerParam(job.optimizer, job.precision);
     double opt_s = 0, off_s = 0;
     if (job.offload_optimizer) {
       // ZeRO-Offload: 16-bit gradients down, updated 16-bit weights up over PCIe, the update on the
@@ -272,10 +332,12 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
     } else {
       opt_s = opt_bytes / hbm;
     }
-    if (job.offload_params) off_s += static_cast<double>(m) * 2.0 * (weight_bytes / static_cast<double>(d)) / pcie;
+    if (job.offload_params)
+      off_s += static_cast<double>(m) * 2.0 * (weight_bytes / static_cast<double>(d)) / pcie;
     double act_off = 0;
     if (job.activation_offload) {
-      const double bytes = tokens_mb * static_cast<double>(layers) * static_cast<double>(model.hidden_size) * act_elem_bytes;
+      const double bytes = tokens_mb * static_cast<double>(layers) *
+                           static_cast<double>(model.hidden_size) * act_elem_bytes;
       act_off = static_cast<double>(m) * std::max(0.0, 2 * bytes / pcie - (st.fwd_s + st.bwd_s));
     }
     if (st.Total() > max_total) {
@@ -303,7 +365,8 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   out.analytic_step_time_s = bd.Total();
   out.step_time_s = out.analytic_step_time_s;
 
-  const double tokens_step = static_cast<double>(out.global_batch) * static_cast<double>(job.seq_len);
+  const double tokens_step =
+      static_cast<double>(out.global_batch) * static_cast<double>(job.seq_len);
   const double tokens_compute = static_cast<double>(out.global_batch) * s;
   out.model_flops_per_step = model_flops_token * tokens_compute;
   out.hardware_flops_per_step = hw_flops_token * tokens_compute;
@@ -311,14 +374,36 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   out.mfu = out.model_flops_per_step / (out.step_time_s * static_cast<double>(job.gpus) * peak);
 
   const double comm_total = bd.communication_s;
-  out.features = {static_cast<float>(std::log(out.hardware_flops_per_step / static_cast<double>(job.gpus))),
-                  static_cast<float>(t), static_cast<float>(p), static_cast<float>(d),
-                  static_cast<float>(b), static_cast<float>(m),
-                  static_cast<float>(static_cast<double>(p - 1) / (static_cast<double>(v) * fm)),
-                  static_cast<float>(comm_total / std::max(bd.compute_s, 1e-12)),
-                  static_cast<float>(static_cast<double>(model.hidden_size) / ft),
-                  static_cast<float>(std::log(out.analytic_step_time_s))};
+  out.features = {
+      static_cast<float>(std::log(out.hardware_flops_per_step / static_cast<double>(job.gpus))),
+      static_cast<float>(t),
+      static_cast<float>(p),
+      static_cast<float>(d),
+      static_cast<float>(b),
+      static_cast<float>(m),
+      static_cast<float>(static_cast<double>(p - 1) / (static_cast<double>(v) * fm)),
+      static_cast<float>(comm_total / std::max(bd.compute_s, 1e-12)),
+      static_cast<float>(static_cast<double>(model.hidden_size) / ft),
+      static_cast<float>(std::log(out.analytic_step_time_s))};
   return out;
+}
+
+const std::vector<std::string>& CorrectionDomainFeatures() {
+  static const std::vector<std::string> kNames = {"log_flops_per_gpu", "hidden_per_tp"};
+  return kNames;
+}
+
+double CorrectionWeight(const std::vector<float>& features,
+                        const std::vector<FeatureRange>& domain) {
+  double w = 1;
+  for (const FeatureRange& r : domain) {
+    if (r.index >= features.size()) continue;
+    const double x = features[r.index];
+    const double width = std::max(r.max - r.min, 1e-9);
+    const double outside = x < r.min ? r.min - x : (x > r.max ? x - r.max : 0.0);
+    w = std::min(w, std::max(0.0, 1.0 - outside / width));
+  }
+  return w;
 }
 
 Result<TimeEstimate> EstimateStepTime(const ModelArch& model, const TrainingJob& job,
@@ -329,15 +414,20 @@ Result<TimeEstimate> EstimateStepTime(const ModelArch& model, const TrainingJob&
   Result<TimeEstimate> r = EstimateStepTimeAnalytic(model, job, gpu, cluster, eff);
   if (!r.ok()) return r;
   TimeEstimate est = std::move(r).value();
-  if (!exact) est.efficiency_source = eff.gpu + " (no entry for " + gpu.name + ")";
+  if (!exact) est.efficiency_source = eff.gpu + " constants (no entry for " + gpu.name + ")";
   if (const StepTimeCorrection* c = time_model.correction(); c != nullptr) {
     const double clamp = time_model.correction_clamp();
-    const double log_ratio = std::clamp(c->PredictLogRatio(est.features), -clamp, clamp);
+    est.correction_weight = CorrectionWeight(est.features, time_model.correction_domain());
+    const double log_ratio =
+        est.correction_weight > 0
+            ? est.correction_weight * std::clamp(c->PredictLogRatio(est.features), -clamp, clamp)
+            : 0.0;
     const double f = std::exp(log_ratio);
     est.correction_factor = f;
     est.step_time_s *= f;
     TimeBreakdown& bd = est.breakdown;
-    for (double* x : {&bd.compute_s, &bd.communication_s, &bd.bubble_s, &bd.optimizer_s, &bd.offload_s, &bd.overhead_s})
+    for (double* x : {&bd.compute_s, &bd.communication_s, &bd.bubble_s, &bd.optimizer_s,
+                      &bd.offload_s, &bd.overhead_s})
       *x *= f;
     est.tokens_per_s_per_gpu /= f;
     est.mfu /= f;

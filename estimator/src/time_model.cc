@@ -38,6 +38,22 @@ Status ReadPositive(const nlohmann::json& j, const char* key, double* out, const
   return Status::Ok();
 }
 
+// Optional "gemm_fwd"/"gemm_bwd" objects of an efficiency entry (GemmCurve).
+Status ReadCurve(const nlohmann::json& e, const char* key, GemmCurve* out,
+                 const std::string& where) {
+  if (!e.contains(key)) return Status::Ok();
+  const nlohmann::json& c = e[key];
+  const std::string at = where + ": " + key;
+  if (!c.is_object()) return Status::ParseError(at + ": expected an object");
+  FMTE_RETURN_IF_ERROR(ReadPositive(c, "peak_fraction", &out->peak_fraction, at, false));
+  FMTE_RETURN_IF_ERROR(ReadPositive(c, "m_half", &out->m_half, at, true));
+  FMTE_RETURN_IF_ERROR(ReadPositive(c, "k_half", &out->k_half, at, true));
+  FMTE_RETURN_IF_ERROR(ReadPositive(c, "n_half", &out->n_half, at, true));
+  if (out->peak_fraction > 1)
+    return Status::ParseError(at + ": \"peak_fraction\": expected a number in (0, 1]");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<TimeModel> TimeModel::LoadDir(const std::string& dir) {
@@ -60,11 +76,22 @@ Result<TimeModel> TimeModel::LoadDir(const std::string& dir) {
       FMTE_RETURN_IF_ERROR(ReadPositive(e, "comm_efficiency", &t.comm_efficiency, path, false));
       FMTE_RETURN_IF_ERROR(ReadPositive(e, "comm_latency_s", &t.comm_latency_s, path, true));
       FMTE_RETURN_IF_ERROR(ReadPositive(e, "step_overhead_s", &t.step_overhead_s, path, true));
+      FMTE_RETURN_IF_ERROR(ReadCurve(e, "gemm_fwd", &t.gemm_fwd, path));
+      FMTE_RETURN_IF_ERROR(ReadCurve(e, "gemm_bwd", &t.gemm_bwd, path));
+      if (t.gemm_fwd.valid() != t.gemm_bwd.valid())
+        return Status::ParseError(
+            path + ": efficiencies[].gemm_fwd/gemm_bwd: give both curves or neither");
+      if (e.contains("source")) {
+        if (!e["source"].is_string())
+          return Status::ParseError(path + ": efficiencies[].source: expected a string");
+        t.source = e["source"].get<std::string>();
+      }
       model.AddEfficiency(std::move(t));
     }
     if (j.contains("heldout_log_residuals")) {
       if (!j["heldout_log_residuals"].is_array())
-        return Status::ParseError(path + ": \"heldout_log_residuals\": expected an array of numbers");
+        return Status::ParseError(path +
+                                  ": \"heldout_log_residuals\": expected an array of numbers");
       model.SetResiduals(j["heldout_log_residuals"].get<std::vector<double>>());
     }
     if (j.contains("correction") && j["correction"].is_object()) {
@@ -72,13 +99,35 @@ Result<TimeModel> TimeModel::LoadDir(const std::string& dir) {
       if (!c.contains("file") || !c["file"].is_string())
         return Status::ParseError(path + ": correction.file: expected a file name");
       double clamp = 0.4;
-      if (c.contains("clamp_log")) FMTE_RETURN_IF_ERROR(ReadPositive(c, "clamp_log", &clamp, path, false));
+      if (c.contains("clamp_log"))
+        FMTE_RETURN_IF_ERROR(ReadPositive(c, "clamp_log", &clamp, path, false));
       Result<std::string> ctext = ReadFile(dir + "/" + c["file"].get<std::string>());
       if (!ctext.ok()) return ctext.status();
-      Result<std::shared_ptr<const StepTimeCorrection>> corr =
-          LoadTreeCorrection(*ctext, dir + "/" + c["file"].get<std::string>(), StepTimeFeatureNames().size());
+      Result<std::shared_ptr<const StepTimeCorrection>> corr = LoadTreeCorrection(
+          *ctext, dir + "/" + c["file"].get<std::string>(), StepTimeFeatureNames().size());
       if (!corr.ok()) return corr.status();
       model.SetCorrection(*corr, clamp);
+      if (c.contains("domain")) {
+        // {"feature name": [min, max], ...}: the training range of the size features.
+        const auto& d = c["domain"];
+        if (!d.is_object())
+          return Status::ParseError(path + ": correction.domain: expected an object");
+        std::vector<FeatureRange> domain;
+        const std::vector<std::string>& names = StepTimeFeatureNames();
+        for (const auto& [name, range] : d.items()) {
+          const auto it = std::find(names.begin(), names.end(), name);
+          if (it == names.end())
+            return Status::ParseError(path + ": correction.domain: '" + name +
+                                      "' is not a correction feature");
+          if (!range.is_array() || range.size() != 2 || !range[0].is_number() ||
+              !range[1].is_number() || range[0].get<double>() > range[1].get<double>())
+            return Status::ParseError(path + ": correction.domain." + name +
+                                      ": expected [min, max]");
+          domain.push_back({static_cast<size_t>(it - names.begin()), range[0].get<double>(),
+                            range[1].get<double>()});
+        }
+        model.SetCorrectionDomain(std::move(domain));
+      }
     }
   } catch (const std::exception& e) {
     return Status::ParseError(path + ": " + e.what());
@@ -86,9 +135,7 @@ Result<TimeModel> TimeModel::LoadDir(const std::string& dir) {
   return model;
 }
 
-std::string TimeModel::DefaultDir() {
-  return RegressorsDir() + "/vtrain";
-}
+std::string TimeModel::DefaultDir() { return RegressorsDir() + "/vtrain"; }
 
 const TimeEfficiency& TimeModel::For(const GpuSpec& gpu, bool* exact) const {
   static const TimeEfficiency kUnfitted{};
@@ -122,7 +169,8 @@ double TimeModel::UpperFactor(double quantile) const {
   const double pos = q * static_cast<double>(log_residuals_.size() - 1);
   const size_t lo = static_cast<size_t>(std::floor(pos));
   const size_t hi = std::min(lo + 1, log_residuals_.size() - 1);
-  const double x = log_residuals_[lo] + (pos - static_cast<double>(lo)) * (log_residuals_[hi] - log_residuals_[lo]);
+  const double x = log_residuals_[lo] +
+                   (pos - static_cast<double>(lo)) * (log_residuals_[hi] - log_residuals_[lo]);
   return std::max(1.0, std::exp(x));
 }
 

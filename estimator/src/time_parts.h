@@ -15,18 +15,40 @@ namespace fmte::time_parts {
 
 // Forward FLOPs per token of one block, whole (before tensor-parallel splitting).
 struct BlockFlops {
-  double linear = 0;        // 2 x active weight elements of every linear (MoE: experts that fire)
-  double frozen_linear = 0; // the part of `linear` whose weights get no gradient (LoRA base, ...)
-  double adapter = 0;       // LoRA adapters: 2 x r x (in + out) per targeted linear
-  double attention_full = 0;      // QK^T and AV over the whole context: 4 x ctx x heads x head_dim
+  double linear = 0;          // 2 x active weight elements of every linear (MoE: experts that fire)
+  double frozen_linear = 0;   // the part of `linear` whose weights get no gradient (LoRA base, ...)
+  double adapter = 0;         // LoRA adapters: 2 x r x (in + out) per targeted linear
+  double attention_full = 0;  // QK^T and AV over the whole context: 4 x ctx x heads x head_dim
   double attention_executed = 0;  // what the kernel runs: causal fused kernels skip half
   double weight_elements = 0;     // weight elements of the block (all experts)
+  // `linear` (and its frozen part) weighted by the shape's efficiency: each linear's FLOPs divided
+  // by its GemmCurve factor at its per-GPU shape, so that time = these / (peak x gemm_efficiency).
+  // Equal to `linear` (`frozen_linear`) without curves.
+  double linear_fwd_weighted = 0;  // forward
+  double linear_bwd_weighted = 0;  // one backward product (input or weight gradient) per linear
+  double frozen_bwd_weighted = 0;  // the frozen linears' part of linear_bwd_weighted
 };
 
+// Per-GPU GEMM shape of one linear under Megatron tensor parallelism (Shoeybi et al. 2019):
+// column-parallel projections (Q/K/V, gate/up) split the output, row-parallel ones (attention
+// output, MLP down) split the input; routers stay whole. `tokens` are the micro-batch's tokens
+// that reach it (routed experts: their share).
+struct GemmShape {
+  double m = 0, k = 0, n = 0;
+};
+GemmShape LinearGemmShape(const LinearShape& l, int64_t tp, double tokens);
+
+// Weight of `flops` run as an (m, k, n) product in the forward / backward pass: flops divided by
+// the curve's shape factor (backward also by its large-matrix ratio to the forward).
+double FwdWeighted(const TimeEfficiency& eff, double flops, const GemmShape& s);
+double BwdWeighted(const TimeEfficiency& eff, double flops, const GemmShape& s);
+
 // `context` is the attention context length (sequence, plus prefix tokens); `lora` the adapted
-// linears (fmte/lora.h, resolved once per estimate).
-BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block, const TrainingJob& job,
-                              const LoraTargets& lora, double context);
+// linears (fmte/lora.h, resolved once per estimate); `tokens_mb` the micro-batch's tokens (for the
+// GEMM shapes).
+BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
+                              const TrainingJob& job, const LoraTargets& lora, double context,
+                              double tokens_mb, const TimeEfficiency& eff);
 
 // Links a collective group sees: `ranks` in all, `ranks_per_node` of them on each node.
 struct Links {

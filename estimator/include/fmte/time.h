@@ -11,6 +11,7 @@
 #ifndef FMTE_TIME_H_
 #define FMTE_TIME_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,17 +25,40 @@
 
 namespace fmte {
 
+// How a matrix product's efficiency falls with its shape, learned from measured operator times
+// (learn/gemm_fit.h, ../shared/data/ai4ci-estimator linear1..4): a GEMM of m x k by k x n reaches
+//   peak_fraction / (1 + m_half/m + k_half/k + n_half/n)
+// of dense peak. The harmonic form is the roofline's: a GEMM's arithmetic intensity is
+// 1 / (1/m + 1/k + 1/n) (times a constant), so each small dimension costs efficiency through memory
+// traffic and tile padding; large products saturate at peak_fraction. peak_fraction == 0: no curve.
+struct GemmCurve {
+  double peak_fraction = 0;  // fraction of dense peak that large products reach (this pass)
+  double m_half = 0, k_half = 0, n_half = 0;  // the dimension at which it alone halves efficiency
+  bool valid() const { return peak_fraction > 0; }
+  // Shape factor in (0, 1]: the efficiency of this shape relative to a large product.
+  double Factor(double m, double k, double n) const {
+    return 1.0 / (1.0 + m_half / std::max(m, 1.0) + k_half / std::max(k, 1.0) +
+                  n_half / std::max(n, 1.0));
+  }
+};
+
 // Learned constants of the analytic model for one GPU family (and the frameworks measured on it).
 struct TimeEfficiency {
-  std::string gpu;                // GPU catalog name prefix it was learned on ("A100")
-  double gemm_efficiency = 0.6;   // achieved fraction of dense peak on large matrix products
-  double layer_overhead_s = 0;    // per transformer layer, per pass (fwd, bwd, recompute), per
-                                  // micro-batch: kernel launches and small kernels
-  double memory_traffic = 1;      // memory-bound bytes per pass = this x the layer's activation
-                                  // bytes (Korthikanti Table 2), read at HBM bandwidth
-  double comm_efficiency = 0.7;   // fraction of nominal link bandwidth a collective reaches
-  double comm_latency_s = 0;      // fixed cost per collective call
-  double step_overhead_s = 0;     // fixed cost per optimizer step (launch, data loader, logging)
+  std::string gpu;               // GPU catalog name prefix it was learned on ("A100")
+  double gemm_efficiency = 0.6;  // achieved fraction of dense peak on large matrix products
+  // With curves, a linear's forward runs at gemm_efficiency x gemm_fwd.Factor(m, k, n) of peak and
+  // its backward (input + weight gradients) at gemm_efficiency x (gemm_bwd.peak_fraction /
+  // gemm_fwd.peak_fraction) x gemm_bwd.Factor(m, k, n); without them every product runs at
+  // gemm_efficiency (the constant learned from one width only).
+  GemmCurve gemm_fwd, gemm_bwd;
+  std::string source;            // where the constants come from (efficiency.json "source")
+  double layer_overhead_s = 0;   // per transformer layer, per pass (fwd, bwd, recompute), per
+                                 // micro-batch: kernel launches and small kernels
+  double memory_traffic = 1;     // memory-bound bytes per pass = this x the layer's activation
+                                 // bytes (Korthikanti Table 2), read at HBM bandwidth
+  double comm_efficiency = 0.7;  // fraction of nominal link bandwidth a collective reaches
+  double comm_latency_s = 0;     // fixed cost per collective call
+  double step_overhead_s = 0;    // fixed cost per optimizer step (launch, data loader, logging)
 };
 
 // The learned correction on top of the analytic model (a boosted-tree model on features that exist
@@ -45,6 +69,22 @@ class StepTimeCorrection {
   // log(measured / analytic) predicted from StepTimeFeatures().
   virtual double PredictLogRatio(const std::vector<float>& features) const = 0;
 };
+
+// The range of one correction feature over the correction's training rows.
+struct FeatureRange {
+  size_t index = 0;  // into StepTimeFeatureNames()
+  double min = 0, max = 0;
+};
+
+// Weight in [0, 1] of the learned correction for a job's features: 1 inside the training range of
+// every feature in `domain`, falling linearly to 0 at one range width outside it (trees repeat
+// their edge leaf unchanged however far a job lies outside the measured ones, e.g. a 175B model
+// against runs of hidden size 1024: there the analytic model is used alone). Empty domain: 1.
+double CorrectionWeight(const std::vector<float>& features,
+                        const std::vector<FeatureRange>& domain);
+
+// The features whose training range limits the correction (size of the work and of the matrices).
+const std::vector<std::string>& CorrectionDomainFeatures();
 
 class TimeModel {
  public:
@@ -71,12 +111,18 @@ class TimeModel {
     correction_clamp_ = clamp_log;
   }
   const std::vector<TimeEfficiency>& efficiencies() const { return efficiencies_; }
+  void SetCorrectionDomain(std::vector<FeatureRange> domain) {
+    correction_domain_ = std::move(domain);
+  }
+  const std::vector<FeatureRange>& correction_domain() const { return correction_domain_; }
 
  private:
   std::vector<TimeEfficiency> efficiencies_;
   std::vector<double> log_residuals_;  // sorted log(measured / predicted), held-out
   std::shared_ptr<const StepTimeCorrection> correction_;
-  double correction_clamp_ = 0.4;  // |log ratio| the correction may apply (trees do not extrapolate)
+  double correction_clamp_ =
+      0.4;  // |log ratio| the correction may apply (trees do not extrapolate)
+  std::vector<FeatureRange> correction_domain_;  // where the correction applies fully
 };
 
 // Seconds per optimizer step, by kind. The JSON names are the contract:
@@ -96,30 +142,31 @@ struct TimeBreakdown {
 // One pipeline stage's work per micro-batch (what the timeline draws).
 struct StageTime {
   int64_t layers = 0;
-  double fwd_s = 0;        // forward compute of one micro-batch
-  double bwd_s = 0;        // backward (with recomputation) compute of one micro-batch
-  double fwd_comm_s = 0;   // TP collectives + p2p in the forward
-  double bwd_comm_s = 0;   // TP collectives + p2p in the backward
+  double fwd_s = 0;       // forward compute of one micro-batch
+  double bwd_s = 0;       // backward (with recomputation) compute of one micro-batch
+  double fwd_comm_s = 0;  // TP collectives + p2p in the forward
+  double bwd_comm_s = 0;  // TP collectives + p2p in the backward
   double Total() const { return fwd_s + bwd_s + fwd_comm_s + bwd_comm_s; }
 };
 
 struct TimeEstimate {
-  double step_time_s = 0;            // corrected
-  double analytic_step_time_s = 0;   // before the learned correction
-  double correction_factor = 1;      // step_time_s / analytic_step_time_s
+  double step_time_s = 0;           // corrected
+  double analytic_step_time_s = 0;  // before the learned correction
+  double correction_factor = 1;     // step_time_s / analytic_step_time_s
+  double correction_weight = 1;     // CorrectionWeight of this job (0: outside the measured range)
   double tokens_per_s_per_gpu = 0;
-  double mfu = 0;                    // model FLOPs / (step time x GPUs x dense peak)
-  double model_flops_per_step = 0;   // Megatron convention: fwd + bwd, no recompute, full attention
+  double mfu = 0;                   // model FLOPs / (step time x GPUs x dense peak)
+  double model_flops_per_step = 0;  // Megatron convention: fwd + bwd, no recompute, full attention
   double hardware_flops_per_step = 0;  // what runs: recompute, causal skipping, frozen weights
   double peak_flops_per_gpu = 0;
-  int64_t global_batch = 0;          // sequences per step
-  int64_t micro_batches = 0;         // m per pipeline (per data-parallel rank)
+  int64_t global_batch = 0;   // sequences per step
+  int64_t micro_batches = 0;  // m per pipeline (per data-parallel rank)
   int64_t tp = 1, pp = 1, dp = 1, vpp = 1;
-  TimeBreakdown breakdown;           // sums to step_time_s
-  std::vector<StageTime> stages;     // size pp, per micro-batch, analytic (uncorrected)
-  double dp_comm_s = 0;              // exposed data-parallel / sharding collectives per step
-  std::vector<float> features;       // StepTimeFeatures, for the correction and for retraining
-  std::string efficiency_source;     // which learned entry was used
+  TimeBreakdown breakdown;        // sums to step_time_s
+  std::vector<StageTime> stages;  // size pp, per micro-batch, analytic (uncorrected)
+  double dp_comm_s = 0;           // exposed data-parallel / sharding collectives per step
+  std::vector<float> features;    // StepTimeFeatures, for the correction and for retraining
+  std::string efficiency_source;  // which learned entry was used
 };
 
 // Names of the correction's features, in order (the manifest lists them).
