@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <random>
 
+#include "fmte/learn/gemm_fit.h"
 #include "fmte/learn/vtrain.h"
 #include "fmte/learn/xgb.h"
 
@@ -19,9 +21,9 @@ double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double Logit(double p) { return std::log(p / (1.0 - p)); }
 
 // Unconstrained parameters: efficiencies through a logistic (0..1), the rest through exp (> 0).
-TimeEfficiency FromTheta(const Theta& t, const std::string& gpu) {
-  TimeEfficiency e;
-  e.gpu = gpu;
+// `init` carries what is not fitted here (GPU name, GEMM curves, source).
+TimeEfficiency FromTheta(const Theta& t, const TimeEfficiency& init) {
+  TimeEfficiency e = init;
   e.gemm_efficiency = Sigmoid(t[0]);
   e.layer_overhead_s = std::exp(t[1]);
   e.memory_traffic = std::exp(t[2]);
@@ -92,18 +94,21 @@ bool Solve(std::array<double, kParams * kParams> a, std::array<double, kParams> 
 
 Result<TimeEfficiency> FitOn(const Prepared& p, const std::vector<VtrainRow>& rows,
                              const std::vector<int64_t>& index, const GpuSpec& gpu,
-                             const TimeEfficiency& init) {
+                             const TimeEfficiency& init, bool fit_gemm = true) {
   // A weak ridge towards the starting point keeps constants the data cannot separate (e.g. link
-  // latency vs. efficiency on one node) where physics put them, instead of drifting.
-  constexpr double kRidge = 1e-3;
+  // latency vs. efficiency on one node) where physics put them, instead of drifting. A GEMM
+  // efficiency taken from operator samples (fit_gemm false) is held by a stiff ridge.
+  std::array<double, kParams> ridge;
+  ridge.fill(1e-3);
+  if (!fit_gemm) ridge[0] = 1e6;
   const Theta theta0 = ToTheta(init);
   Theta theta = theta0;
   auto cost_of = [&](const Theta& t, std::vector<double>* r) -> Result<double> {
-    Result<std::vector<double>> res = LogResiduals(p, rows, index, gpu, FromTheta(t, init.gpu));
+    Result<std::vector<double>> res = LogResiduals(p, rows, index, gpu, FromTheta(t, init));
     if (!res.ok()) return res.status();
     double c = 0;
     for (double x : *res) c += x * x;
-    for (int k = 0; k < kParams; ++k) c += kRidge * (t[k] - theta0[k]) * (t[k] - theta0[k]);
+    for (int k = 0; k < kParams; ++k) c += ridge[k] * (t[k] - theta0[k]) * (t[k] - theta0[k]);
     if (r != nullptr) *r = std::move(res).value();
     return c;
   };
@@ -118,7 +123,7 @@ Result<TimeEfficiency> FitOn(const Prepared& p, const std::vector<VtrainRow>& ro
       Theta tk = theta;
       const double step = 1e-5;
       tk[k] += step;
-      Result<std::vector<double>> rk = LogResiduals(p, rows, index, gpu, FromTheta(tk, init.gpu));
+      Result<std::vector<double>> rk = LogResiduals(p, rows, index, gpu, FromTheta(tk, init));
       if (!rk.ok()) return rk.status();
       for (size_t i = 0; i < r.size(); ++i) jac[i][k] = ((*rk)[i] - r[i]) / step;
     }
@@ -130,12 +135,12 @@ Result<TimeEfficiency> FitOn(const Prepared& p, const std::vector<VtrainRow>& ro
         for (int b = 0; b < kParams; ++b) jtj[a * kParams + b] += jac[i][a] * jac[i][b];
       }
     for (int k = 0; k < kParams; ++k) {
-      jtj[k * kParams + k] += kRidge;
-      jtr[k] += kRidge * (theta[k] - theta0[k]);
+      jtj[k * kParams + k] += ridge[k];
+      jtr[k] += ridge[k] * (theta[k] - theta0[k]);
     }
     bool improved = false;
     for (int tries = 0; tries < 10 && !improved; ++tries) {
-      std::array<double, kParams * kParams> a = jtj;
+      std::array<double, kParams* kParams> a = jtj;
       std::array<double, kParams> b{};
       for (int k = 0; k < kParams; ++k) {
         a[k * kParams + k] += lambda * (jtj[k * kParams + k] + 1e-9);
@@ -161,15 +166,21 @@ Result<TimeEfficiency> FitOn(const Prepared& p, const std::vector<VtrainRow>& ro
     }
     if (!improved) break;
   }
-  return FromTheta(theta, init.gpu);
+  return FromTheta(theta, init);
 }
 
-TimeEfficiency StartingPoint(const GpuSpec& gpu) {
+TimeEfficiency StartingPoint(const GpuSpec& gpu, const GemmCurveEntry* curve) {
   // Physically plausible starting values (not the answer): A100-class GEMMs reach 50-80% of peak,
-  // kernel launches cost ~10 us, NCCL reaches ~70% of link bandwidth with ~20 us latency.
+  // kernel launches cost ~10 us, NCCL reaches ~70% of link bandwidth with ~20 us latency. With an
+  // operator-sampled GEMM curve, its large-matrix efficiency and shape factor.
   TimeEfficiency e;
   e.gpu = gpu.name.substr(0, gpu.name.find('-'));
   e.gemm_efficiency = 0.6;
+  if (curve != nullptr) {
+    e.gemm_fwd = curve->fwd;
+    e.gemm_bwd = curve->bwd;
+    e.gemm_efficiency = curve->fwd.peak_fraction;
+  }
   e.layer_overhead_s = 1e-4;
   e.memory_traffic = 1.0;
   e.comm_efficiency = 0.7;
@@ -179,6 +190,23 @@ TimeEfficiency StartingPoint(const GpuSpec& gpu) {
 }
 
 }  // namespace
+
+namespace vtrain_internal {
+
+Result<std::vector<GemmCurveEntry>> ResolveGemmCurves(const VtrainTrainOptions& opt,
+                                                      const std::string& out_dir) {
+  if (opt.gemm_curves == "none") return std::vector<GemmCurveEntry>{};
+  std::string path = opt.gemm_curves;
+  std::error_code ec;
+  if (path.empty() && !out_dir.empty() && std::filesystem::exists(out_dir + "/gemm.json", ec))
+    path = out_dir + "/gemm.json";
+  if (path.empty() && std::filesystem::exists(TimeModel::DefaultDir() + "/gemm.json", ec))
+    path = TimeModel::DefaultDir() + "/gemm.json";
+  if (path.empty()) return std::vector<GemmCurveEntry>{};
+  return LoadGemmCurves(path);
+}
+
+}  // namespace vtrain_internal
 
 Result<TimeEfficiency> FitEfficiency(const std::vector<VtrainRow>& rows, const GpuSpec& gpu,
                                      const TimeEfficiency& init) {
@@ -193,11 +221,18 @@ namespace vtrain_internal {
 // Fits constants + correction on `train`, returns log(corrected predictions) for `test`
 // (and log(analytic) in *analytic_log). `model_json` receives the correction when non-null.
 Result<std::vector<double>> FitPredict(const std::vector<VtrainRow>& rows, const GpuSpec& gpu,
-                                       const VtrainTrainOptions& opt, const std::vector<int64_t>& train,
-                                       const std::vector<int64_t>& test, std::vector<double>* analytic_log,
-                                       TimeEfficiency* fitted, std::string* model_json) {
+                                       const VtrainTrainOptions& opt,
+                                       const std::vector<int64_t>& train,
+                                       const std::vector<int64_t>& test,
+                                       std::vector<double>* analytic_log, TimeEfficiency* fitted,
+                                       std::string* model_json,
+                                       std::vector<FeatureRange>* domain_out) {
   const Prepared p = Prepare(rows, gpu);
-  Result<TimeEfficiency> eff = FitOn(p, rows, train, gpu, StartingPoint(gpu));
+  Result<std::vector<GemmCurveEntry>> curves = ResolveGemmCurves(opt, "");
+  if (!curves.ok()) return curves.status();
+  const GemmCurveEntry* curve = FindGemmCurve(*curves, gpu.name);
+  Result<TimeEfficiency> eff = FitOn(p, rows, train, gpu, StartingPoint(gpu, curve),
+                                     curve == nullptr || opt.fit_gemm_efficiency);
   if (!eff.ok()) return eff.status();
   if (fitted != nullptr) *fitted = *eff;
   std::vector<TimeEstimate> est(rows.size());
@@ -211,6 +246,19 @@ Result<std::vector<double>> FitPredict(const std::vector<VtrainRow>& rows, const
   for (int64_t i : test) analytic_log->push_back(std::log(est[i].step_time_s));
   out = *analytic_log;
   if (!opt.correction) return out;
+  // The training range of the size features: the correction fades out beyond it (time.h).
+  std::vector<FeatureRange> domain;
+  const std::vector<std::string>& names = StepTimeFeatureNames();
+  for (const std::string& f : CorrectionDomainFeatures()) {
+    const size_t k = static_cast<size_t>(std::find(names.begin(), names.end(), f) - names.begin());
+    FeatureRange r{k, 1e300, -1e300};
+    for (int64_t i : train) {
+      r.min = std::min(r.min, static_cast<double>(est[i].features[k]));
+      r.max = std::max(r.max, static_cast<double>(est[i].features[k]));
+    }
+    domain.push_back(r);
+  }
+  if (domain_out != nullptr) *domain_out = domain;
   DenseMatrix x;
   std::vector<float> y;
   for (int64_t i : train) {
@@ -236,7 +284,9 @@ Result<std::vector<double>> FitPredict(const std::vector<VtrainRow>& rows, const
   Result<std::vector<float>> pred = model->Predict(xt);
   if (!pred.ok()) return pred.status();
   constexpr double kClamp = 0.4;  // the same clamp TimeModel applies at run time
-  for (size_t k = 0; k < test.size(); ++k) out[k] += std::clamp(static_cast<double>((*pred)[k]), -kClamp, kClamp);
+  for (size_t k = 0; k < test.size(); ++k)
+    out[k] += CorrectionWeight(est[test[k]].features, domain) *
+              std::clamp(static_cast<double>((*pred)[k]), -kClamp, kClamp);
   return out;
 }
 
@@ -263,10 +313,11 @@ Result<VtrainCvReport> CrossValidateVtrain(const std::vector<VtrainRow>& rows, c
   rep.heldout_analytic_log_residuals.assign(rows.size(), 0);
   for (int f = 0; f < folds; ++f) {
     std::vector<int64_t> train, test;
-    for (size_t i = 0; i < rows.size(); ++i) (fold_of_group[groups[i]] == f ? test : train).push_back(static_cast<int64_t>(i));
+    for (size_t i = 0; i < rows.size(); ++i)
+      (fold_of_group[groups[i]] == f ? test : train).push_back(static_cast<int64_t>(i));
     std::vector<double> analytic_log;
-    Result<std::vector<double>> pred =
-        vtrain_internal::FitPredict(rows, gpu, opt, train, test, &analytic_log, nullptr, nullptr);
+    Result<std::vector<double>> pred = vtrain_internal::FitPredict(
+        rows, gpu, opt, train, test, &analytic_log, nullptr, nullptr, nullptr);
     if (!pred.ok()) return pred.status();
     for (size_t k = 0; k < test.size(); ++k) {
       const size_t i = static_cast<size_t>(test[k]);

@@ -55,8 +55,8 @@ Result<TimeEfficiency> FitEfficiency(const std::vector<VtrainRow>& rows, const G
 struct VtrainCvReport {
   int folds = 0;
   int64_t rows = 0, groups = 0;
-  double analytic_mape = 0;      // held-out, analytic model with constants fitted on the other folds
-  double corrected_mape = 0;     // held-out, analytic + correction (both fitted on the other folds)
+  double analytic_mape = 0;   // held-out, analytic model with constants fitted on the other folds
+  double corrected_mape = 0;  // held-out, analytic + correction (both fitted on the other folds)
   double analytic_p90_ape = 0, corrected_p90_ape = 0;
   double analytic_max_ape = 0, corrected_max_ape = 0;
   std::vector<double> heldout_log_residuals;  // log(measured / corrected), one per row
@@ -71,6 +71,13 @@ struct VtrainTrainOptions {
   int xgb_depth = 3;
   double xgb_eta = 0.05;
   bool correction = true;
+  // GEMM curves (gemm.json, learn/gemm_fit.h) giving the analytic model its width-dependent GEMM
+  // efficiency: "" = <out_dir>/gemm.json when training into a directory that has one, else
+  // TimeModel::DefaultDir()/gemm.json when present; "none" = one flat efficiency (the old model).
+  std::string gemm_curves;
+  // With a curve: fit its large-matrix efficiency on these rows too (true), or keep the
+  // operator-measured one and fit only the other constants (false).
+  bool fit_gemm_efficiency = false;
 };
 
 // Grouped k-fold CV of the whole pipeline (fit constants + correction on k-1 folds, predict the
@@ -78,8 +85,8 @@ struct VtrainTrainOptions {
 Result<VtrainCvReport> CrossValidateVtrain(const std::vector<VtrainRow>& rows, const GpuSpec& gpu,
                                            const VtrainTrainOptions& options);
 
-// Fits on all rows and writes `out_dir`/efficiency.json, correction.json and manifest.json (with the
-// cross-validation report and `provenance`). Files are written to temporaries and renamed.
+// Fits on all rows and writes `out_dir`/efficiency.json, correction.json and manifest.json (with
+// the cross-validation report and `provenance`). Files are written to temporaries and renamed.
 Status TrainVtrainModel(const std::vector<VtrainRow>& rows, const GpuSpec& gpu,
                         const VtrainTrainOptions& options, const std::string& provenance,
                         const std::string& out_dir, VtrainCvReport* report);
