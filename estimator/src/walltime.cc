@@ -21,10 +21,18 @@ double CheckpointBytes(const ModelArch& model, const TrainingJob& job) {
   const double trainable = static_cast<double>(TrainableParams(model, job));
   double state = 0;
   switch (job.optimizer) {
-    case Optimizer::kAdamW: state = 8; break;
-    case Optimizer::kAdamW8bit: state = 2; break;
-    case Optimizer::kSgd: state = 4; break;
-    case Optimizer::kAdafactor: state = 0.1; break;
+    case Optimizer::kAdamW:
+      state = 8;
+      break;
+    case Optimizer::kAdamW8bit:
+      state = 2;
+      break;
+    case Optimizer::kSgd:
+      state = 4;
+      break;
+    case Optimizer::kAdafactor:
+      state = 0.1;
+      break;
   }
   const double master = job.precision == Precision::kPureBf16 ? 0 : 4;
   if (job.method == Method::kFull) return total * 2 + trainable * (master + state);
@@ -41,13 +49,16 @@ Result<int64_t> StepsOfJob(const TrainingJob& job, int64_t global_batch) {
     return CeilDiv(static_cast<double>(job.tokens),
                    static_cast<double>(global_batch) * static_cast<double>(job.seq_len));
   if (job.samples > 0)
-    return CeilDiv(static_cast<double>(job.samples) * std::max(job.epochs, 1.0), static_cast<double>(global_batch));
-  return Status::InvalidArgument("--tokens/--samples/--steps: give the amount of work to estimate a wall time");
+    return CeilDiv(static_cast<double>(job.samples) * std::max(job.epochs, 1.0),
+                   static_cast<double>(global_batch));
+  return Status::InvalidArgument(
+      "--tokens/--samples/--steps: give the amount of work to estimate a wall time");
 }
 
 Result<WallTimeEstimate> WallTimeFromStep(const ModelArch& model, const TrainingJob& job,
                                           const ClusterSpec& cluster, const TimeModel& time_model,
-                                          const TimeEstimate& step, const WallTimeOptions& options) {
+                                          const TimeEstimate& step,
+                                          const WallTimeOptions& options) {
   if (!(options.quantile >= 0 && options.quantile <= 1))
     return Status::InvalidArgument("time quantile: expected a number in [0, 1]");
   Result<int64_t> steps = StepsOfJob(job, step.global_batch);
@@ -67,24 +78,69 @@ Result<WallTimeEstimate> WallTimeFromStep(const ModelArch& model, const Training
     const double eval_batch_s = step.step_time_s / 3.0;
     w.eval_s = static_cast<double>(w.evaluations * options.eval_batches) * eval_batch_s;
   }
-  w.checkpoints = options.checkpoint_every_steps > 0 ? std::max<int64_t>(1, w.steps / options.checkpoint_every_steps) : 1;
+  w.checkpoints = options.checkpoint_every_steps > 0
+                      ? std::max<int64_t>(1, w.steps / options.checkpoint_every_steps)
+                      : 1;
   const double ckpt_bytes = CheckpointBytes(model, job);
   w.checkpoint_bytes = static_cast<int64_t>(std::min(ckpt_bytes, 9e18));
-  w.checkpoint_s = static_cast<double>(w.checkpoints) * (ckpt_bytes / storage + cluster.checkpoint_fixed_s);
+  w.checkpoint_s =
+      static_cast<double>(w.checkpoints) * (ckpt_bytes / storage + cluster.checkpoint_fixed_s);
   w.wall_time_s = w.startup_s + w.load_s + w.train_s + w.eval_s + w.checkpoint_s;
   w.quantile = options.quantile;
   w.upper_factor = time_model.UpperFactor(options.quantile);
-  w.time_limit_s = w.startup_s + w.load_s + (w.train_s + w.eval_s) * w.upper_factor + w.checkpoint_s +
-                   options.limit_margin_s;
+  w.time_limit_s = w.startup_s + w.load_s + (w.train_s + w.eval_s) * w.upper_factor +
+                   w.checkpoint_s + options.limit_margin_s;
   return w;
 }
 
 Result<WallTimeEstimate> EstimateWallTime(const ModelArch& model, const TrainingJob& job,
                                           const GpuSpec& gpu, const ClusterSpec& cluster,
-                                          const TimeModel& time_model, const WallTimeOptions& options) {
+                                          const TimeModel& time_model,
+                                          const WallTimeOptions& options) {
   Result<TimeEstimate> step = EstimateStepTime(model, job, gpu, cluster, time_model);
   if (!step.ok()) return step.status();
   return WallTimeFromStep(model, job, cluster, time_model, *step, options);
+}
+
+Result<WallTimeEstimate> EstimateWallTimeForDataset(const ModelArch& model, const TrainingJob& job,
+                                                    const GpuSpec& gpu, const ClusterSpec& cluster,
+                                                    const TimeModel& time_model,
+                                                    const DatasetTokens& data,
+                                                    const WallTimeOptions& options) {
+  BatchingOptions o;
+  o.batch_size = job.micro_batch;
+  o.seq_len = job.seq_len;
+  o.packing = data.packing;
+  o.epochs = std::max(job.epochs, 1.0);
+  Result<BatchingResult> b =
+      EstimateFromContract(data.contract, data.text_template, data.counter, o);
+  if (!b.ok()) return Status::InvalidArgument("dataset contract: " + b.status().message());
+  if (b->samples <= 0) return Status::InvalidArgument("dataset contract: no samples");
+  TrainingJob j = job;
+  // Padding: every row of a micro-batch is as wide as its longest sample (TE2 mean width).
+  if (!data.packing)
+    j.seq_len = std::clamp<int64_t>(CeilDiv(b->mean_batch_width, 1.0), 1, job.seq_len);
+  Result<TimeEstimate> step = EstimateStepTime(model, j, gpu, cluster, time_model);
+  if (!step.ok()) return step.status();
+  const double samples = static_cast<double>(job.samples > 0 ? job.samples : b->samples);
+  const double scale = samples / static_cast<double>(b->samples);
+  const double real_tokens = static_cast<double>(b->total_tokens) * scale;
+  if (j.steps <= 0) {
+    const double gb = static_cast<double>(step->global_batch);
+    if (data.packing) {
+      const int64_t rows =
+          std::max<int64_t>(1, CeilDiv(real_tokens, static_cast<double>(job.seq_len)));
+      j.steps = CeilDiv(static_cast<double>(rows) * o.epochs, gb);
+    } else {
+      j.steps = CeilDiv(samples * o.epochs, gb);
+    }
+  }
+  Result<WallTimeEstimate> w = WallTimeFromStep(model, j, cluster, time_model, *step, options);
+  if (!w.ok()) return w;
+  w->sequence_tokens = j.seq_len;
+  w->padding_fraction = b->padding_fraction;
+  w->dataset_tokens = real_tokens * o.epochs;
+  return w;
 }
 
 }  // namespace fmte

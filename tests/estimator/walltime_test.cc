@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 namespace fmte {
 namespace {
@@ -66,9 +68,9 @@ TEST(WallTime, ComposesStartupLoadStepsEvalAndCheckpoints) {
   auto w = WallTimeFromStep(m, j, c, tm, step, o);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   const double params = 2.0 * (512 * 1536 + 512 * 512 + 2 * 512 * 2048) + 512000;
-  EXPECT_NEAR(w->load_s, params * 2 / 1e9, 1e-12);        // 16-bit weights from storage
-  EXPECT_NEAR(w->train_s, 500.0, 1e-12);                  // 1000 x 0.5 s
-  EXPECT_NEAR(w->eval_s, 2 * 30 * 0.5 / 3, 1e-12);        // 2 evaluations x 30 forward-only batches
+  EXPECT_NEAR(w->load_s, params * 2 / 1e9, 1e-12);  // 16-bit weights from storage
+  EXPECT_NEAR(w->train_s, 500.0, 1e-12);            // 1000 x 0.5 s
+  EXPECT_NEAR(w->eval_s, 2 * 30 * 0.5 / 3, 1e-12);  // 2 evaluations x 30 forward-only batches
   EXPECT_EQ(w->checkpoints, 4);
   // Full AdamW mixed precision: 2 B weights + 4 B master + 8 B Adam per parameter.
   EXPECT_NEAR(w->checkpoint_s, 4 * (params * 14 / 1e9 + 60), 1e-9);
@@ -99,6 +101,91 @@ TEST(WallTime, BoundUsesTheResidualQuantile) {
   EXPECT_NEAR(w->time_limit_s - w->wall_time_s, 200 * (std::exp(0.81) - 1), 1e-9);
   o.quantile = 1.5;
   EXPECT_FALSE(WallTimeFromStep(m, j, c, tm, step, o).ok());
+}
+
+// test1.contract.json: the FM Training Estimator's TE2 contract of its te_test1.jsonl (9 samples,
+// 533 tokens, longest-of-2 mean width bs2 = 88.5; tests/data/tokens/SOURCES.txt).
+DatasetTokens Test1Contract() {
+  std::ifstream in(std::string(FMTE_SOURCE_DIR) + "/tests/data/tokens/test1.contract.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  DatasetTokens d;
+  auto c = ParseContract(ss.str());
+  if (c.ok()) d.contract = *c;
+  return d;
+}
+
+TrainingJob DatasetJob() {
+  TrainingJob j;
+  j.model = "tiny";
+  j.gpus = 1;
+  j.micro_batch = 2;
+  j.seq_len = 2048;
+  j.epochs = 3;
+  return j;
+}
+
+GpuSpec TestGpu() {
+  GpuSpec g;
+  g.name = "A100-SXM4-80GB";
+  g.peak_bf16_tflops = 312;
+  g.peak_fp16_tflops = 312;
+  g.hbm_gbps = 2039;
+  return g;
+}
+
+TEST(WallTimeDataset, PaddedStepsRunAtTheContractWidth) {
+  const DatasetTokens data = Test1Contract();
+  ASSERT_EQ(data.contract.size(), 1u);
+  const ModelArch m = Tiny();
+  TrainingJob j = DatasetJob();
+  ClusterSpec c;
+  TimeModel tm;
+  auto w = EstimateWallTimeForDataset(m, j, TestGpu(), c, tm, data);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  // Micro-batches of 2 padded to their longest sample: the contract's bs2 width 88.5 -> 89
+  // tokens per row, not --seq-len 2048. Steps: ceil(9 samples x 3 epochs / global batch 2) = 14.
+  EXPECT_EQ(w->sequence_tokens, 89);
+  EXPECT_EQ(w->steps, 14);
+  EXPECT_NEAR(w->dataset_tokens, 533.0 * 3, 1e-9);
+  TrainingJob at_width = j;
+  at_width.seq_len = 89;
+  auto step = EstimateStepTime(m, at_width, TestGpu(), c, tm);
+  ASSERT_TRUE(step.ok());
+  EXPECT_DOUBLE_EQ(w->step.step_time_s, step->step_time_s);
+  // Without the dataset the same samples x epochs would be estimated at 2048 tokens a row.
+  TrainingJob plain = j;
+  plain.samples = 9;
+  auto w_plain = EstimateWallTime(m, plain, TestGpu(), c, tm);
+  ASSERT_TRUE(w_plain.ok());
+  EXPECT_EQ(w_plain->steps, 14);
+  EXPECT_GT(w_plain->train_s, 5 * w->train_s);
+}
+
+TEST(WallTimeDataset, PackedStepsComeFromTheTokenCount) {
+  DatasetTokens data = Test1Contract();
+  data.packing = true;
+  const ModelArch m = Tiny();
+  TrainingJob j = DatasetJob();
+  j.seq_len = 256;
+  ClusterSpec c;
+  TimeModel tm;
+  auto w = EstimateWallTimeForDataset(m, j, TestGpu(), c, tm, data);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  // 533 tokens packed into rows of 256: 3 rows an epoch; ceil(3 x 3 epochs / global batch 2) = 5.
+  EXPECT_EQ(w->sequence_tokens, 256);
+  EXPECT_EQ(w->steps, 5);
+  // --samples scales the contract's statistics: 900 samples = 100x the tokens: 209 rows an epoch,
+  // ceil(209 x 3 / 2) = 314 steps.
+  j.samples = 900;
+  w = EstimateWallTimeForDataset(m, j, TestGpu(), c, tm, data);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->steps, 314);
+  // A template naming a field the contract lacks is an error naming it.
+  data.text_template = *TextTemplate::Parse("{{question}}");
+  auto bad = EstimateWallTimeForDataset(m, j, TestGpu(), c, tm, data);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'question'"), std::string::npos);
 }
 
 }  // namespace

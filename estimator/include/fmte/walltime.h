@@ -3,8 +3,8 @@
 // and a calibrated upper bound to use as a Slurm time limit.
 //
 // The bound multiplies the time that scales with the step time by TimeModel::UpperFactor(q): the
-// q-quantile of the step-time model's held-out (grouped cross-validation) ratios measured/predicted.
-// Thread-safety: pure functions.
+// q-quantile of the step-time model's held-out (grouped cross-validation) ratios
+// measured/predicted. Thread-safety: pure functions.
 #ifndef FMTE_WALLTIME_H_
 #define FMTE_WALLTIME_H_
 
@@ -16,11 +16,12 @@
 #include "fmte/model.h"
 #include "fmte/status.h"
 #include "fmte/time.h"
+#include "fmte/tokens.h"
 
 namespace fmte {
 
 struct WallTimeOptions {
-  double quantile = 0.95;            // of the held-out residuals, for time_limit_s
+  double quantile = 0.95;              // of the held-out residuals, for time_limit_s
   int64_t checkpoint_every_steps = 0;  // 0: one checkpoint at the end
   int64_t eval_every_steps = 0;        // 0: no evaluation
   int64_t eval_batches = 0;            // batches (global) per evaluation
@@ -28,20 +29,35 @@ struct WallTimeOptions {
 };
 
 struct WallTimeEstimate {
-  TimeEstimate step;               // the step-time estimate it was built from
-  int64_t steps = 0;               // optimizer steps
+  TimeEstimate step;  // the step-time estimate it was built from
+  int64_t steps = 0;  // optimizer steps
   int64_t checkpoints = 0;
   int64_t evaluations = 0;
-  double startup_s = 0;            // cluster's fixed start-up
-  double load_s = 0;               // weights from storage
-  double train_s = 0;              // steps x step time
+  double startup_s = 0;  // cluster's fixed start-up
+  double load_s = 0;     // weights from storage
+  double train_s = 0;    // steps x step time
   double eval_s = 0;
-  double checkpoint_s = 0;         // writes of the training state (+ fixed cost each)
-  double wall_time_s = 0;          // predicted (median-like) total
-  double time_limit_s = 0;         // upper bound at `quantile`
+  double checkpoint_s = 0;  // writes of the training state (+ fixed cost each)
+  double wall_time_s = 0;   // predicted (median-like) total
+  double time_limit_s = 0;  // upper bound at `quantile`
   double quantile = 0;
-  double upper_factor = 1;         // applied to train_s and eval_s
-  int64_t checkpoint_bytes = 0;    // one checkpoint
+  double upper_factor = 1;       // applied to train_s and eval_s
+  int64_t checkpoint_bytes = 0;  // one checkpoint
+  // With a dataset (EstimateWallTimeForDataset): the sequence width the step was estimated at
+  // (padded: the mean padded micro-batch width; packed: seq_len), the padding share and the real
+  // tokens over all epochs. 0 without a dataset.
+  int64_t sequence_tokens = 0;
+  double padding_fraction = 0;
+  double dataset_tokens = 0;
+};
+
+// The dataset of a job as the tokens estimator sees it (tokens.h: a TE2 contract, e.g. from
+// `fmte-advise tokens --write-contract`).
+struct DatasetTokens {
+  TokenContract contract;
+  TextTemplate text_template = TextTemplate::AllStringFields();
+  TokenCounter counter = TokenCounter::kChars;
+  bool packing = false;  // rows of job.seq_len; else each micro-batch padded to its longest sample
 };
 
 // Steps of the job: job.steps, else ceil(tokens / (global batch x seq_len)), else
@@ -55,10 +71,23 @@ Result<WallTimeEstimate> EstimateWallTime(const ModelArch& model, const Training
                                           const TimeModel& time_model,
                                           const WallTimeOptions& options = {});
 
+// Wall time over a dataset (samples x epochs with the tokens estimator's padding or packing,
+// reference section 6): the micro-batch's padded width comes from the contract (TE2 widths for
+// batch size = micro-batch; HF collators pad per device batch) and the step time is estimated at
+// that width instead of seq_len; with packing the steps are ceil(ceil(tokens / seq_len) rows x
+// epochs / global batch). Samples: job.samples, else the contract's count (its token statistics
+// scaled to job.samples). Epochs: job.epochs (>= 1). job.steps, when given, still sets the steps.
+Result<WallTimeEstimate> EstimateWallTimeForDataset(const ModelArch& model, const TrainingJob& job,
+                                                    const GpuSpec& gpu, const ClusterSpec& cluster,
+                                                    const TimeModel& time_model,
+                                                    const DatasetTokens& data,
+                                                    const WallTimeOptions& options = {});
+
 // The same from an existing step estimate (the recommender reuses it).
 Result<WallTimeEstimate> WallTimeFromStep(const ModelArch& model, const TrainingJob& job,
                                           const ClusterSpec& cluster, const TimeModel& time_model,
-                                          const TimeEstimate& step, const WallTimeOptions& options = {});
+                                          const TimeEstimate& step,
+                                          const WallTimeOptions& options = {});
 
 }  // namespace fmte
 
