@@ -5,6 +5,7 @@
 // comments. It never executes anything; $(...), `...`, $1 and unknown variables are "unresolved".
 // Bounded: kMaxScriptBytes of input, kMaxLineBytes per logical line, kMaxTokensPerCommand words,
 // kMaxShellVars variables.
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <map>
@@ -47,9 +48,17 @@ struct Var {
   bool unresolved = false;            // a scalar holding $(...) or an unknown variable
 };
 
+constexpr std::array<bool, 256> kQuoteStateSpecial = MakeSpecial("'\"\\#", false);  // outside quotes
+constexpr std::array<bool, 256> kInDoubleSpecial = MakeSpecial("\"\\", false);
+
 // Quote state after a chunk of text: is a quote still open at its end? (for joining lines)
 char OpenQuoteAfter(std::string_view s, char open) {
   for (size_t i = 0; i < s.size(); ++i) {
+    // Skip to the next byte that can change the state (the same decisions, fewer branches per byte).
+    if (open == 0) i = RunEnd(s, i, kQuoteStateSpecial);
+    else if (open == '"') i = RunEnd(s, i, kInDoubleSpecial);
+    else i = std::min(s.find('\'', i), s.size());
+    if (i >= s.size()) break;
     const char c = s[i];
     if (open == '\'') {
       if (c == '\'') open = 0;
@@ -381,11 +390,14 @@ ScanOutput ScanScript(std::string_view script) {
                            std::to_string(script.size()) + " bytes were read");
     script = script.substr(0, kMaxScriptBytes);
   }
+  // NUL and control bytes other than newline, tab and carriage return.
+  static constexpr std::array<bool, 256> kBinary = [] {
+    std::array<bool, 256> t = MakeSpecial("", true);
+    t['\n'] = t['\t'] = t['\r'] = false;
+    return t;
+  }();
   size_t binary = 0;
-  for (char c : script) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    if (u == 0 || (u < 0x20 && u != '\n' && u != '\t' && u != '\r')) ++binary;
-  }
+  for (char c : script) binary += kBinary[static_cast<unsigned char>(c)];
   if (binary > 0) out.warnings.push_back("script: " + std::to_string(binary) + " binary/control bytes ignored");
 
   std::map<std::string, Var, std::less<>> vars;
