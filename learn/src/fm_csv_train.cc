@@ -112,6 +112,18 @@ Result<StepCorrectionOutcome> TrainStepTimeCorrection(const std::vector<StepTime
     measured.push_back(s.measured_s);
   }
   out.rows = static_cast<int64_t>(samples.size());
+  out.feature_min.assign(static_cast<size_t>(x.cols), std::nan(""));
+  out.feature_max.assign(static_cast<size_t>(x.cols), std::nan(""));
+  for (int64_t r = 0; r < x.rows; ++r) {
+    for (int64_t c = 0; c < x.cols; ++c) {
+      const double v = x.at(r, c);
+      if (std::isnan(v)) continue;
+      double& lo = out.feature_min[static_cast<size_t>(c)];
+      double& hi = out.feature_max[static_cast<size_t>(c)];
+      lo = std::isnan(lo) ? v : std::min(lo, v);
+      hi = std::isnan(hi) ? v : std::max(hi, v);
+    }
+  }
   out.groups = static_cast<int64_t>(ids.size());
   if (out.rows < options.min_rows || out.groups < options.min_groups) {
     out.skipped_reason = std::to_string(out.rows) + " step-time samples in " + std::to_string(out.groups) +

@@ -5,6 +5,7 @@
 //   throughput -> measured step times for the step-time correction (DIR/vtrain/correction.json,
 //                 the model `--kind vtrain` trains), over the installed efficiency constants.
 // vTrain CSV files given among FILE... (recognised by their header) add their step times.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -73,7 +74,20 @@ Result<std::string> EfficiencyWithCorrection(const std::string& base_dir, const 
   if (!text.ok()) return text.status();
   nlohmann::json e = nlohmann::json::parse(*text, nullptr, false);
   if (!e.is_object()) return Status::ParseError(base_dir + "/efficiency.json: not a JSON object");
-  e["correction"] = {{"file", "correction.json"}, {"clamp_log", clamp}};
+  // The correction's domain (the training range of the features the installed one restricts, when
+  // it does) is re-measured on the new rows.
+  nlohmann::json corr = {{"file", "correction.json"}, {"clamp_log", clamp}};
+  if (e.contains("correction") && e["correction"].is_object() && e["correction"].contains("domain") &&
+      e["correction"]["domain"].is_object()) {
+    nlohmann::json domain = nlohmann::json::object();
+    const std::vector<std::string>& names = StepTimeFeatureNames();
+    for (const auto& [name, range] : e["correction"]["domain"].items()) {
+      const size_t k = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+      if (k < o.feature_min.size() && !std::isnan(o.feature_min[k])) domain[name] = {o.feature_min[k], o.feature_max[k]};
+    }
+    corr["domain"] = domain;
+  }
+  e["correction"] = corr;
   e["heldout_log_residuals"] = o.heldout_log_residuals;
   return e.dump(1) + "\n";
 }
