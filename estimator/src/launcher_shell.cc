@@ -4,7 +4,7 @@
 // ${VAR}, ${VAR:-default}, ${ARR[@]} expansion, command separators, redirections, heredocs and
 // comments. It never executes anything; $(...), `...`, $1 and unknown variables are "unresolved".
 // Bounded: kMaxScriptBytes of input, kMaxLineBytes per logical line, kMaxTokensPerCommand words,
-// kMaxShellVars variables.
+// kMaxShellVars variables, kMaxExpandedBytes of variable expansion over the whole script.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -225,10 +225,28 @@ class Tokenizer {
     return i;
   }
 
+  // Variables can multiply the input (a 60 kB value expanded ten thousand times, X=$X$X doubling),
+  // so all expansions of one script together produce at most kMaxExpandedBytes; past that an
+  // expansion is left unresolved (one warning). Each expansion costs its bytes plus one.
+  bool Charge(size_t bytes) {
+    if (bytes <= kMaxExpandedBytes - expanded_bytes_) {
+      expanded_bytes_ += bytes;
+      return true;
+    }
+    if (!expand_capped_) {
+      expand_capped_ = true;
+      Warn("variable expansions beyond " + std::to_string(kMaxExpandedBytes) + " bytes in total are not expanded");
+    }
+    started_ = true;
+    unresolved_ = true;
+    return false;
+  }
+
   // Appends the expansion of a scalar `value`: in split mode it splits on whitespace into words (the
   // first piece joins the current word); otherwise it is appended whole. No allocation beyond the
   // words themselves (this runs for every $VAR of a launch line).
   void AppendScalar(std::string_view value, bool split) {
+    if (!Charge(value.size() + 1)) return;
     started_ = true;
     if (!split) {
       word_ += value;
@@ -251,6 +269,10 @@ class Tokenizer {
 
   // Appends ${ARR[@]}: each element becomes a word (the first joins the current word).
   void AppendArray(const Var& var, bool split) {
+    if (expand_capped_ && !Charge(1)) return;  // O(1) once the budget is spent
+    size_t bytes = var.items.size() + 1;
+    for (const std::string& item : var.items) bytes += item.size();
+    if (!Charge(bytes)) return;
     started_ = true;
     for (size_t n = 0; n < var.items.size(); ++n) {
       if (n > 0) { EndWord(); started_ = true; }
@@ -333,6 +355,8 @@ class Tokenizer {
   bool skip_next_ = false;
   bool capped_ = false;
   bool vars_capped_ = false;
+  bool expand_capped_ = false;
+  size_t expanded_bytes_ = 0;  // <= kMaxExpandedBytes
   bool assignments_ = true;
   int line_ = 0;
 };

@@ -223,6 +223,38 @@ TEST(HostileInputTest, UnterminatedQuotesAndExpansions) {
   EXPECT_NE(Warnings(Parse("torchrun train.py --model_name_or_path \"a/b\n")).find("unterminated"), std::string::npos);
 }
 
+// Variables multiply input: a 60 kB value expanded thousands of times, an array of 30k words
+// expanded thousands of times, X=$X$X doubling. All expansions of a script together stop at
+// kMaxExpandedBytes (before the cap these took minutes and gigabytes); the launch line still reads.
+TEST(HostileInputTest, VariableExpansionIsBounded) {
+  std::string scalar = "X=\"" + std::string(60000, 'v') + "\"\n";
+  for (int l = 0; l < 16; ++l) {
+    std::string line = "echo";
+    while (line.size() < 60000) line += " $X$X";
+    scalar += line + "\n";
+  }
+  std::string array = "A=(";
+  while (array.size() < 60000) array += "x ";
+  array += ")\n";
+  for (int l = 0; l < 16; ++l) {
+    std::string line = "echo";
+    while (line.size() < 60000) line += " ${A[@]}";
+    array += line + "\n";
+  }
+  std::string doubling = "X=ab\n";
+  for (int i = 0; i < 40; ++i) doubling += "X=$X$X\n";
+  for (const std::string& hostile : {scalar, array, doubling}) {
+    const JobRequest r = Parse(hostile + "torchrun train.py --model_name_or_path a/b --bf16\n");
+    EXPECT_EQ(r.job.model, "a/b");
+    EXPECT_NE(Warnings(r).find("expansions beyond"), std::string::npos) << Warnings(r).substr(0, 300);
+  }
+  internal::ScanOutput out = internal::ScanScript(doubling + "cmd $X\n");
+  size_t bytes = 0;
+  for (const internal::Command& c : out.commands)
+    for (const std::string& w : c.words) bytes += w.size();
+  EXPECT_LE(bytes, kMaxExpandedBytes + 1000);
+}
+
 TEST(HostileInputTest, ManyVariablesAreCapped) {
   std::string script;
   for (int i = 0; i < 1000; ++i) script += "V" + std::to_string(i) + "=x\n";

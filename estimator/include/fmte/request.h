@@ -36,6 +36,7 @@ inline constexpr size_t kMaxScriptBytes = size_t{1} << 20;  // 1 MiB of script a
 inline constexpr size_t kMaxLineBytes = 64 * 1024;          // a (joined) logical line
 inline constexpr size_t kMaxTokensPerCommand = 4096;        // words of one launch command
 inline constexpr size_t kMaxShellVars = 256;                // VAR=value assignments remembered
+inline constexpr size_t kMaxExpandedBytes = size_t{1} << 20;  // $VAR/${ARR[@]} output, whole script
 inline constexpr size_t kMaxValueBytes = 1024;              // one option value
 inline constexpr size_t kMaxArchJsonBytes = 64 * 1024;      // forwarded architecture JSON
 inline constexpr size_t kMaxWarnings = 32;                  // further warnings are counted only
