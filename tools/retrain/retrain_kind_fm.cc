@@ -154,7 +154,7 @@ int TrainFmCsvKind(const ReadFlags& flags) {
       nlohmann::json entry = {
           {"features", learn::SacctFeatureNames()},
           {"target", "log(per-GPU peak bytes / core prediction), FM Training Estimator data.csv rows"},
-          {"apply", "prediction x exp(model(features)); features: fmte::learn::SacctFeatures(record)"},
+          {"apply", "prediction x exp(model(features)); features: fmte::SiteFeatures(job, pred_time_s, pred_mem_bytes, cap_bytes) (site_correction.h)"},
           {"rows", mt.rows}, {"groups", mt.groups}, {"censored_rows", 0},
           {"cv_mean_abs_rel_error", mt.cv.mean_abs_rel_error}, {"cv_p90_abs_rel_error", mt.cv.p90_abs_rel_error},
           {"plugin_mean_abs_rel_error", mt.comparison.plugin},

@@ -37,7 +37,7 @@ std::string EntryJson(const learn::TargetOutcome& t, const learn::TrainingSets& 
   e["features"] = learn::SacctFeatureNames();
   e["target"] = t.what == "time" ? "log(elapsed_s / record.pred_time_s), completed runs"
                                  : "log(per-GPU peak bytes / record.pred_mem), runs with a measured peak";
-  e["apply"] = "prediction x exp(model(features)); features: fmte::learn::SacctFeatures(record)";
+  e["apply"] = "prediction x exp(model(features)); features: fmte::SiteFeatures(job, pred_time_s, pred_mem_bytes, cap_bytes) (site_correction.h)";
   e["rows"] = t.rows;
   e["groups"] = t.groups;
   e["censored_rows"] = t.censored;
