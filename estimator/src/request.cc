@@ -185,7 +185,10 @@ Result<JobRequest> ParseJobRequest(std::string_view script,
     }
     r.sources.push_back(FieldSource{"gpus", Source::kSlurm, std::to_string(r.slurm_gpus),
                                     std::string(ToString(r.gpu_field))});
-    if (launch.procs_per_node > 0 && r.is_llm_job && launcher_gpus != r.slurm_gpus)
+    // A launcher whose node count is not written out (--nnodes=$SLURM_NNODES) on a multi-node
+    // allocation starts an unknown number of processes: nothing to compare.
+    const bool launcher_count_known = launch.nodes > 0 || r.nodes <= 1;
+    if (launch.procs_per_node > 0 && launcher_count_known && r.is_llm_job && launcher_gpus != r.slurm_gpus)
       AddWarning(&r, "gpus: the launcher starts " + std::to_string(launcher_gpus) + " processes but Slurm was asked for " +
                          std::to_string(r.slurm_gpus) + " GPUs");
   } else if (launcher_gpus > 0) {
