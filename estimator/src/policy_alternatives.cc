@@ -55,8 +55,9 @@ bool WithGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t no
   return true;
 }
 
-// Alternatives are judged and shown by memory alone, so only the memory model runs here (the time
-// estimate would double the cost of the reject path inside slurmctld).
+// Alternatives are judged and shown by memory alone, so only the memory model (and the site's
+// memory correction) runs here: the time estimate would double the cost of the reject path inside
+// slurmctld.
 bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p, const TrainingJob& job,
           JobEstimate* estimate) {
   if (!ValidateJob(job).ok()) return false;
@@ -64,6 +65,9 @@ bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p
   if (!m.ok()) return false;
   *estimate = JobEstimate{};
   estimate->memory = std::move(m).value();
+  // The site's memory correction, as the decision's own estimate gets it (the row has no time:
+  // time features are missing, which the trees route by their default branch).
+  ApplySiteCorrections(ctx.estimator->catalogs().corrections, job, gpu, estimate);
   return estimate->memory.per_gpu_bytes <= UsableBytes(gpu, p);
 }
 

@@ -254,5 +254,29 @@ TEST(SiteCorrectionsTest, FacadePolicyAndRecord) {
   }
 }
 
+// With a site memory correction installed, the GPU-count search judges layouts by the corrected
+// memory, as the decision does: the raised job's own (corrected) estimate must fit the GPU.
+TEST(SiteCorrectionsTest, GpuSearchUsesTheCorrectedMemory) {
+  Dir d;
+  d.Install("sacct_memory_correction", SplitModel(std::log(2.0), std::log(2.0)), 0.05);  // x2 everywhere
+  auto config = ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB RaiseGpus=yes MaxTime=2-00:00:00\n");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  SlurmFacts facts;
+  facts.partition = "gpu";
+  facts.tres_per_node = "gres:gpu:a100:2";
+  auto request = ParseJobRequest(
+      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B method=full sharding=fsdp-full micro-batch=1 "
+      "seq-len=2048 activation-checkpointing=full precision=mixed-bf16\n",
+      {}, facts);
+  ASSERT_TRUE(request.ok());
+  const Estimator plain(Load(""));
+  const Estimator site(Load(d.str()));
+  const Decision p = Decide(*request, *config, plain);
+  const Decision s = Decide(*request, *config, site);
+  ASSERT_EQ(s.kind, DecisionKind::kRewrite) << s.user_message;
+  EXPECT_LE(s.estimate.memory.per_gpu_bytes, s.usable_bytes) << s.user_message;
+  EXPECT_GT(s.job.gpus, p.kind == DecisionKind::kRewrite ? p.job.gpus : request->job.gpus);
+}
+
 }  // namespace
 }  // namespace fmte
