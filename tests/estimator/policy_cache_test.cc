@@ -16,22 +16,11 @@
 
 #include "fmte/policy.h"
 #include "fmte/record.h"
+#include "shipped_estimator.h"
 #include "../../estimator/src/policy_internal.h"  // white-box: the cache switches
 
 namespace fmte {
 namespace {
-
-const Estimator& Est() {
-  static const Estimator* est = [] {
-    auto e = Estimator::Load(std::string(FMTE_SOURCE_DIR) + "/etc");
-    if (!e.ok()) {
-      ADD_FAILURE() << e.status().ToString();
-      return new Estimator(Catalogs{});
-    }
-    return new Estimator(std::move(e).value());
-  }();
-  return *est;
-}
 
 Config Conf() {
   auto c = ParseConfig("PartitionName=gpu Default=YES Gpu=H100-SXM5-80GB RaiseGpus=yes\n");
@@ -89,12 +78,12 @@ TEST_F(PolicyCacheTest, SameDecisionsWithAndWithoutTheCache) {
     const JobRequest r = Request(ReadScript(c.script), c.tres, c.nodes);
     ASSERT_FALSE(r.arch_json.empty()) << c.script;  // a derived architecture: the cached path
     internal::EnableArchCache(false);
-    const std::string uncached = Fingerprint(r, Decide(r, conf, Est()));
+    const std::string uncached = Fingerprint(r, Decide(r, conf, ShippedEstimator()));
     EXPECT_EQ(internal::ArchCacheSize(), 0u);
     internal::EnableArchCache(true);
-    const std::string cold = Fingerprint(r, Decide(r, conf, Est()));  // parses and stores
+    const std::string cold = Fingerprint(r, Decide(r, conf, ShippedEstimator()));  // parses and stores
     EXPECT_EQ(internal::ArchCacheSize(), 1u) << c.script;
-    const std::string warm = Fingerprint(r, Decide(r, conf, Est()));  // from the cache
+    const std::string warm = Fingerprint(r, Decide(r, conf, ShippedEstimator()));  // from the cache
     EXPECT_EQ(cold, uncached) << c.script;
     EXPECT_EQ(warm, uncached) << c.script;
     ClearPolicyCaches();
@@ -107,15 +96,15 @@ TEST_F(PolicyCacheTest, ForwardedArchitecturesAreKeyedByTheirText) {
   const JobRequest big = Request(script, "gres:gpu:1", 1, {{"model", "site/custom"}, {"arch", TinyLlama(40)}});
   const JobRequest small = Request(script, "gres:gpu:1", 1, {{"model", "site/custom"}, {"arch", TinyLlama(20)}});
   const Config conf = Conf();
-  const Decision d_big = Decide(big, conf, Est());
-  const Decision d_small = Decide(small, conf, Est());
+  const Decision d_big = Decide(big, conf, ShippedEstimator());
+  const Decision d_small = Decide(small, conf, ShippedEstimator());
   ASSERT_TRUE(d_big.estimated) << d_big.user_message;
   ASSERT_TRUE(d_small.estimated) << d_small.user_message;
   EXPECT_EQ(internal::ArchCacheSize(), 2u);
   // Full fine-tuning keeps 16 B of model state per parameter (reference.md §2): twice the layers,
   // clearly more memory; a shared entry would give equal numbers.
   EXPECT_GT(d_big.estimate.memory.per_gpu_bytes, d_small.estimate.memory.per_gpu_bytes * 3 / 2);
-  EXPECT_EQ(Fingerprint(big, Decide(big, conf, Est())), Fingerprint(big, d_big));
+  EXPECT_EQ(Fingerprint(big, Decide(big, conf, ShippedEstimator())), Fingerprint(big, d_big));
 }
 
 TEST_F(PolicyCacheTest, BoundedAndFailuresAreNotKept) {
@@ -136,7 +125,7 @@ TEST_F(PolicyCacheTest, ConcurrentDecisionsAgree) {
   const JobRequest r = Request(ReadScript("megatron_llama_flat.sh"), "gres:gpu:8", 1);
   const Config conf = Conf();
   internal::EnableArchCache(false);
-  const std::string want = Fingerprint(r, Decide(r, conf, Est()));
+  const std::string want = Fingerprint(r, Decide(r, conf, ShippedEstimator()));
   internal::EnableArchCache(true);
   std::vector<std::string> got(4);
   std::vector<std::thread> threads;
@@ -144,7 +133,7 @@ TEST_F(PolicyCacheTest, ConcurrentDecisionsAgree) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i) {
         if (t == 0 && i % 5 == 0) ClearPolicyCaches();  // a reload racing with decisions
-        got[t] = Fingerprint(r, Decide(r, conf, Est()));
+        got[t] = Fingerprint(r, Decide(r, conf, ShippedEstimator()));
       }
     });
   }

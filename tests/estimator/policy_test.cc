@@ -15,21 +15,10 @@
 #include <cmath>
 
 #include "fmte/record.h"
+#include "shipped_estimator.h"
 
 namespace fmte {
 namespace {
-
-const Estimator& Est() {
-  static const Estimator* est = [] {
-    auto e = Estimator::Load(std::string(FMTE_SOURCE_DIR) + "/etc");
-    if (!e.ok()) {
-      ADD_FAILURE() << e.status().ToString();
-      return new Estimator(Catalogs{});
-    }
-    return new Estimator(std::move(e).value());
-  }();
-  return *est;
-}
 
 Config Conf(const std::string& text) {
   auto c = ParseConfig(text);
@@ -59,7 +48,7 @@ const char kFull70bFsdp[] =
 const char kBaseConf[] = "PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB MaxTime=2-00:00:00\n";
 
 TEST(PolicyTest, FitsIsAccepted) {
-  const Decision d = Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), Est());
+  const Decision d = Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), ShippedEstimator());
   EXPECT_TRUE(d.touched);
   EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
   ASSERT_TRUE(d.estimated) << d.user_message;
@@ -72,7 +61,7 @@ TEST(PolicyTest, FitsIsAccepted) {
 
 TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
   const Config conf = Conf(kBaseConf);
-  const Decision d = Decide(Request(kFull70bDdp, "gres:gpu:a100:4"), conf, Est());
+  const Decision d = Decide(Request(kFull70bDdp, "gres:gpu:a100:4"), conf, ShippedEstimator());
   EXPECT_EQ(d.kind, DecisionKind::kReject) << d.user_message;
   EXPECT_GT(d.estimate.memory.per_gpu_bytes, int64_t{1130} * 1000 * 1000 * 1000);  // >= 16 B x 70.6e9
   EXPECT_TRUE(d.user_message.starts_with("fmte: rejected:")) << d.user_message;
@@ -83,11 +72,11 @@ TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
   for (const Alternative& a : d.alternatives) {
     SCOPED_TRACE(a.change);
     EXPECT_NE(d.user_message.find(a.change), std::string::npos);  // each is explained
-    auto gpu = Est().catalogs().gpus.Find(a.gpu);
+    auto gpu = ShippedEstimator().catalogs().gpus.Find(a.gpu);
     ASSERT_TRUE(gpu.ok());
-    auto arch = Est().catalogs().models.Find(a.job.model);
+    auto arch = ShippedEstimator().catalogs().models.Find(a.job.model);
     ASSERT_TRUE(arch.ok());
-    auto e = Est().Estimate(**arch, a.job, **gpu);  // the estimator confirms the number and the verdict
+    auto e = ShippedEstimator().Estimate(**arch, a.job, **gpu);  // the estimator confirms the number and the verdict
     ASSERT_TRUE(e.ok()) << e.status().message();
     EXPECT_EQ(e->memory.per_gpu_bytes, a.per_gpu_bytes);
     EXPECT_EQ(a.fits, e->memory.per_gpu_bytes <= a.usable_bytes);
@@ -96,7 +85,7 @@ TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
   EXPECT_GE(fitting, 1) << d.user_message;
   // A partition with bigger GPUs is suggested when the config has one.
   const Config two = Conf(std::string(kBaseConf) + "PartitionName=h200 Gpu=H200-SXM-141GB\n");
-  const Decision d2 = Decide(Request(kFull70bDdp, "gres:gpu:4"), two, Est());
+  const Decision d2 = Decide(Request(kFull70bDdp, "gres:gpu:4"), two, ShippedEstimator());
   bool suggested = false;
   for (const Alternative& a : d2.alternatives) suggested = suggested || a.partition == "h200";
   EXPECT_TRUE(suggested) << d2.user_message;
@@ -104,10 +93,10 @@ TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
 
 TEST(PolicyTest, ShardedJobGetsMoreGpusWhenAllowed) {
   const JobRequest r = Request(kFull70bFsdp, "gres:gpu:a100:4", 1);
-  const Decision no = Decide(r, Conf(kBaseConf), Est());
+  const Decision no = Decide(r, Conf(kBaseConf), ShippedEstimator());
   EXPECT_EQ(no.kind, DecisionKind::kReject) << no.user_message;
 
-  const Decision d = Decide(r, Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64\n"), Est());
+  const Decision d = Decide(r, Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64\n"), ShippedEstimator());
   ASSERT_EQ(d.kind, DecisionKind::kRewrite) << d.user_message;
   EXPECT_GT(d.new_gpus, 4);
   EXPECT_LE(d.new_gpus, 64);
@@ -122,9 +111,9 @@ TEST(PolicyTest, ShardedJobGetsMoreGpusWhenAllowed) {
   smaller.gpus = d.new_gpus - 8;
   smaller.gpus_per_node = 8;
   if (smaller.gpus > 8) {
-    auto arch = Est().catalogs().models.Find(smaller.model);
-    auto gpu = Est().catalogs().gpus.Find("A100-SXM4-80GB");
-    auto e = Est().Estimate(**arch, smaller, **gpu);
+    auto arch = ShippedEstimator().catalogs().models.Find(smaller.model);
+    auto gpu = ShippedEstimator().catalogs().gpus.Find("A100-SXM4-80GB");
+    auto e = ShippedEstimator().Estimate(**arch, smaller, **gpu);
     ASSERT_TRUE(e.ok());
     EXPECT_GT(e->memory.per_gpu_bytes, d.usable_bytes);
   }
@@ -133,7 +122,7 @@ TEST(PolicyTest, ShardedJobGetsMoreGpusWhenAllowed) {
   f.partition = "gpu";
   f.tres_per_job = "gres:gpu:4";
   const Decision j = Decide(*ParseJobRequest(kFull70bFsdp, {}, f),
-                            Conf(std::string(kBaseConf) + "RaiseGpus=yes\n"), Est());
+                            Conf(std::string(kBaseConf) + "RaiseGpus=yes\n"), ShippedEstimator());
   ASSERT_EQ(j.kind, DecisionKind::kRewrite) << j.user_message;
   EXPECT_EQ(j.gpu_field, GpuTresField::kPerJob);
   EXPECT_EQ(j.new_gpu_tres, "gres:gpu:" + std::to_string(j.new_gpus));
@@ -141,7 +130,7 @@ TEST(PolicyTest, ShardedJobGetsMoreGpusWhenAllowed) {
 
 TEST(PolicyTest, ModesAndNonLlmJobs) {
   const JobRequest big = Request(kFull70bDdp, "gres:gpu:a100:4");
-  const Decision advise = Decide(big, Conf(std::string(kBaseConf) + "Mode=advise\n"), Est());
+  const Decision advise = Decide(big, Conf(std::string(kBaseConf) + "Mode=advise\n"), ShippedEstimator());
   EXPECT_EQ(advise.kind, DecisionKind::kAccept);
   EXPECT_TRUE(advise.advise_only);
   EXPECT_TRUE(advise.touched);
@@ -149,40 +138,40 @@ TEST(PolicyTest, ModesAndNonLlmJobs) {
   EXPECT_NE(advise.user_message.find("advice only"), std::string::npos) << advise.user_message;
   EXPECT_NE(advise.user_message.find("GiB per GPU"), std::string::npos);
 
-  const Decision off = Decide(big, Conf("PartitionName=gpu Mode=off\n"), Est());
+  const Decision off = Decide(big, Conf("PartitionName=gpu Mode=off\n"), ShippedEstimator());
   EXPECT_FALSE(off.touched);
   EXPECT_EQ(off.kind, DecisionKind::kAccept);
   EXPECT_TRUE(off.user_message.empty());
 
-  const Decision plain = Decide(Request("#!/bin/bash\nsrun hostname\n", "gres:gpu:1"), Conf(kBaseConf), Est());
+  const Decision plain = Decide(Request("#!/bin/bash\nsrun hostname\n", "gres:gpu:1"), Conf(kBaseConf), ShippedEstimator());
   EXPECT_FALSE(plain.touched);
   EXPECT_EQ(plain.kind, DecisionKind::kAccept);
 }
 
 TEST(PolicyTest, ErrorsFollowOnError) {
   const JobRequest unknown = Request("#FMTE model=nobody/NoSuchModel-7B\n", "gres:gpu:a100:1");
-  const Decision open = Decide(unknown, Conf(kBaseConf), Est());
+  const Decision open = Decide(unknown, Conf(kBaseConf), ShippedEstimator());
   EXPECT_EQ(open.kind, DecisionKind::kAccept);
   EXPECT_TRUE(open.error);
   EXPECT_NE(open.user_message.find("NoSuchModel"), std::string::npos) << open.user_message;
-  const Decision closed = Decide(unknown, Conf(std::string(kBaseConf) + "OnError=reject\n"), Est());
+  const Decision closed = Decide(unknown, Conf(std::string(kBaseConf) + "OnError=reject\n"), ShippedEstimator());
   EXPECT_EQ(closed.kind, DecisionKind::kReject);
   // No GPU type anywhere: untyped gres, no Gpu= for the partition.
-  const Decision nogpu = Decide(Request(kLora8b, "gres:gpu:1", 0, 0, "other"), Conf(""), Est());
+  const Decision nogpu = Decide(Request(kLora8b, "gres:gpu:1", 0, 0, "other"), Conf(""), ShippedEstimator());
   EXPECT_TRUE(nogpu.error);
   EXPECT_NE(nogpu.user_message.find("GPU model is unknown"), std::string::npos) << nogpu.user_message;
   // No fmte.conf at all: gres types named after GPUs work.
-  const Decision noconf = Decide(Request(kLora8b, "gres:gpu:h100:1"), Conf(""), Est());
+  const Decision noconf = Decide(Request(kLora8b, "gres:gpu:h100:1"), Conf(""), ShippedEstimator());
   EXPECT_FALSE(noconf.error) << noconf.user_message;
   EXPECT_EQ(noconf.gpu.rfind("H100", 0), 0u) << noconf.gpu;
   // An impossible layout is an error naming it.
-  const Decision layout = Decide(Request(std::string(kLora8b) + "#FMTE tp=3\n", "gres:gpu:a100:4"), Conf(kBaseConf), Est());
+  const Decision layout = Decide(Request(std::string(kLora8b) + "#FMTE tp=3\n", "gres:gpu:a100:4"), Conf(kBaseConf), ShippedEstimator());
   EXPECT_TRUE(layout.error);
 }
 
 TEST(PolicyTest, TimeLimitFromTheTimeEstimate) {
   const std::string script = std::string(kLora8b) + "#FMTE steps=1000 grad-accum=4\n";
-  const Decision d = Decide(Request(script, "gres:gpu:a100:1"), Conf(kBaseConf + std::string("MinTime=1\n")), Est());
+  const Decision d = Decide(Request(script, "gres:gpu:a100:1"), Conf(kBaseConf + std::string("MinTime=1\n")), ShippedEstimator());
   if (!d.estimate.has_time) GTEST_SKIP() << "no time model loaded: the policy sets no limit";
   ASSERT_EQ(d.kind, DecisionKind::kRewrite) << d.user_message;
   const double want_s = std::max(d.estimate.wall_time_bound_s, d.estimate.wall_time_s * 1.5);
@@ -190,16 +179,16 @@ TEST(PolicyTest, TimeLimitFromTheTimeEstimate) {
   EXPECT_NE(d.user_message.find("no time limit given"), std::string::npos) << d.user_message;
   // Capped by the partition's MaxTime.
   const Decision capped =
-      Decide(Request(script, "gres:gpu:a100:1"), Conf("PartitionName=gpu Gpu=A100 MaxTime=1 MinTime=1\n"), Est());
+      Decide(Request(script, "gres:gpu:a100:1"), Conf("PartitionName=gpu Gpu=A100 MaxTime=1 MinTime=1\n"), ShippedEstimator());
   EXPECT_EQ(capped.new_time_limit_min, 1);
   // A user limit shorter than the prediction: warn (accept) or reject.
   const int64_t too_short = 1;
   if (d.estimate.wall_time_s > 60) {
-    const Decision warn = Decide(Request(script, "gres:gpu:a100:1", 0, too_short), Conf(kBaseConf), Est());
+    const Decision warn = Decide(Request(script, "gres:gpu:a100:1", 0, too_short), Conf(kBaseConf), ShippedEstimator());
     EXPECT_EQ(warn.kind, DecisionKind::kAccept);
     EXPECT_NE(warn.user_message.find("shorter than the predicted"), std::string::npos);
     const Decision rej = Decide(Request(script, "gres:gpu:a100:1", 0, too_short),
-                                Conf(std::string(kBaseConf) + "ShortLimit=reject\n"), Est());
+                                Conf(std::string(kBaseConf) + "ShortLimit=reject\n"), ShippedEstimator());
     EXPECT_EQ(rej.kind, DecisionKind::kReject);
   }
 }
@@ -209,17 +198,17 @@ TEST(PolicyTest, RaisedJobStillGetsItsTimeLimit) {
   // so that a job without a limit gets one (the raise and the limit are independent rewrites).
   const std::string script = std::string(kFull70bFsdp) + "#FMTE steps=100\n";
   const Decision d = Decide(Request(script, "gres:gpu:a100:4", 1),
-                            Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64 MinTime=1\n"), Est());
+                            Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64 MinTime=1\n"), ShippedEstimator());
   ASSERT_EQ(d.kind, DecisionKind::kRewrite) << d.user_message;
   EXPECT_GT(d.new_gpus, 4);
-  if (!Est().catalogs().has_time_model) GTEST_SKIP() << "no time model loaded: the policy sets no limit";
+  if (!ShippedEstimator().catalogs().has_time_model) GTEST_SKIP() << "no time model loaded: the policy sets no limit";
   EXPECT_TRUE(d.estimate.has_time);
   EXPECT_GT(d.new_time_limit_min, 0) << d.user_message;
 }
 
 TEST(PolicyTest, NoTimeEstimateMeansNoTimeRewrite) {
   // Without any amount of work there is no wall time to predict.
-  const Decision d = Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), Est());
+  const Decision d = Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), ShippedEstimator());
   EXPECT_FALSE(d.estimate.has_time);
   EXPECT_EQ(d.new_time_limit_min, 0);
   EXPECT_EQ(d.kind, DecisionKind::kAccept);
@@ -227,7 +216,7 @@ TEST(PolicyTest, NoTimeEstimateMeansNoTimeRewrite) {
 
 TEST(PolicyTest, RecordOfADecision) {
   const JobRequest r = Request(kLora8b, "gres:gpu:a100:1");
-  const Decision d = Decide(r, Conf(kBaseConf), Est());
+  const Decision d = Decide(r, Conf(kBaseConf), ShippedEstimator());
   const std::string text = EncodeRecord(MakeRecord(r, d));
   auto back = DecodeRecord(text);
   ASSERT_TRUE(back.ok()) << text;
