@@ -10,6 +10,7 @@
 #include "fmte/learn/gemm_fit.h"
 #include "fmte/learn/vtrain.h"
 #include "fmte/learn/xgb.h"
+#include "vtrain_internal.h"
 
 namespace fmte::learn {
 namespace {
@@ -218,8 +219,6 @@ Result<TimeEfficiency> FitEfficiency(const std::vector<VtrainRow>& rows, const G
 
 namespace vtrain_internal {
 
-// Fits constants + correction on `train`, returns log(corrected predictions) for `test`
-// (and log(analytic) in *analytic_log). `model_json` receives the correction when non-null.
 Result<std::vector<double>> FitPredict(const std::vector<VtrainRow>& rows, const GpuSpec& gpu,
                                        const VtrainTrainOptions& opt,
                                        const std::vector<int64_t>& train,

@@ -2,42 +2,17 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
 #include "fmte/learn/gemm_fit.h"
+#include "fmte/learn/install.h"
 #include "fmte/learn/vtrain.h"
+#include "vtrain_internal.h"
 
 namespace fmte::learn {
-namespace vtrain_internal {
-Result<std::vector<double>> FitPredict(const std::vector<VtrainRow>& rows, const GpuSpec& gpu,
-                                       const VtrainTrainOptions& opt,
-                                       const std::vector<int64_t>& train,
-                                       const std::vector<int64_t>& test,
-                                       std::vector<double>* analytic_log, TimeEfficiency* fitted,
-                                       std::string* model_json,
-                                       std::vector<FeatureRange>* domain_out);
-Result<std::vector<GemmCurveEntry>> ResolveGemmCurves(const VtrainTrainOptions& opt,
-                                                      const std::string& out_dir);
-}  // namespace vtrain_internal
 
 namespace {
-
-Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Status::IoError(tmp + ": cannot write");
-    out << text;
-    out.flush();
-    if (!out) return Status::IoError(tmp + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return Status::IoError(path + ": rename failed: " + ec.message());
-  return Status::Ok();
-}
 
 nlohmann::json CvJson(const VtrainCvReport& r, const char* grouping) {
   return {{"grouping", grouping},
@@ -159,9 +134,9 @@ Status TrainVtrainModel(const std::vector<VtrainRow>& rows, const GpuSpec& gpu,
     nlohmann::json dom = nlohmann::json::object();
     for (const FeatureRange& r : domain) dom[StepTimeFeatureNames()[r.index]] = {r.min, r.max};
     eff["correction"] = {{"file", "correction.json"}, {"clamp_log", 0.4}, {"domain", dom}};
-    FMTE_RETURN_IF_ERROR(WriteAtomically(out_dir + "/correction.json", model_json));
+    FMTE_RETURN_IF_ERROR(WriteFileAtomic(out_dir + "/correction.json", model_json));
   }
-  FMTE_RETURN_IF_ERROR(WriteAtomically(out_dir + "/efficiency.json", eff.dump(1) + "\n"));
+  FMTE_RETURN_IF_ERROR(WriteFileAtomic(out_dir + "/efficiency.json", eff.dump(1) + "\n"));
 
   nlohmann::json manifest = {
       {"what", "fmte step-time model: analytic efficiency constants + boosted-tree correction"},
@@ -194,7 +169,7 @@ Status TrainVtrainModel(const std::vector<VtrainRow>& rows, const GpuSpec& gpu,
       {"published_comparison",
        "vTrain (MICRO 2024) reports 8.37% mean absolute error on its single-node "
        "validation set (its own simulator, not held-out fitting)"}};
-  return WriteAtomically(out_dir + "/manifest.json", manifest.dump(1) + "\n");
+  return WriteFileAtomic(out_dir + "/manifest.json", manifest.dump(1) + "\n");
 }
 
 }  // namespace fmte::learn
