@@ -8,6 +8,8 @@
 // the timed run stderr goes to a scratch file, so that cost is a file write whether the bench runs on
 // a terminal, into a pipe or to /dev/null. The load average before and after is printed: on a shared
 // machine take the lowest-load runs (docs/slurm.md, Performance).
+// FMTE_BENCH_ONLY=substring keeps the scripts whose file name contains it; FMTE_BENCH_ITERS=N sets the
+// number of calls (default 20,000): bench/instructions_per_call.sh uses both under callgrind.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -160,10 +162,11 @@ void FreeDesc(job_desc_msg_t* desc) {
 
 SubmitFn LoadPlugin() {
   static SubmitFn submit = [] {
-    // fmte.conf beside a slurm.conf, as on the demo cluster (RaiseGpus=yes, a100 = A100-80GB).
+    // The shipped example etc/fmte.conf beside a slurm.conf: partition gpu (the default) has
+    // A100-SXM4-80GB behind untyped GPU requests and RaiseGpus=yes, so every LLM script is estimated.
     fs::path dir = fs::temp_directory_path() / ("fmte_bench_" + std::to_string(getpid()));
     fs::create_directories(dir);
-    fs::copy_file(fs::path(FMTE_SOURCE_DIR) / "scripts/demo/fmte.conf", dir / "fmte.conf",
+    fs::copy_file(fs::path(FMTE_SOURCE_DIR) / "etc/fmte.conf", dir / "fmte.conf",
                   fs::copy_options::overwrite_existing);
     setenv("SLURM_CONF", (dir / "slurm.conf").c_str(), 1);
     void* h = dlopen(FMTE_PLUGIN_DIR "/job_submit_fmte.so", RTLD_NOW | RTLD_LOCAL);
@@ -198,7 +201,14 @@ std::vector<Description> Descriptions() {
 // and freed outside the timed region. Reports p50/p99 (us) over all calls.
 void BM_JobSubmit(benchmark::State& state) {
   SubmitFn submit = LoadPlugin();
-  const std::vector<Description> descs = Descriptions();
+  std::vector<Description> descs = Descriptions();
+  if (const char* only = std::getenv("FMTE_BENCH_ONLY"); only != nullptr && *only != '\0') {
+    std::erase_if(descs, [&](const Description& d) { return d.name.find(only) == std::string::npos; });
+  }
+  if (descs.empty()) {
+    state.SkipWithError("no script matches FMTE_BENCH_ONLY");
+    return;
+  }
   std::vector<double> latencies_us, cpu_us;
   std::vector<std::vector<double>> per_script(descs.size());
   size_t i = 0, rejected = 0;
@@ -241,8 +251,8 @@ void BM_JobSubmit(benchmark::State& state) {
     std::vector<double>& v = per_script[k];
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());
-    std::printf("  %-40s p50 %7.1f us  p99 %7.1f us\n", descs[k].name.c_str(), v[v.size() / 2],
-                v[static_cast<size_t>(0.99 * (v.size() - 1))]);
+    std::printf("  %-40s p50 %7.1f us  p90 %7.1f us  p99 %7.1f us\n", descs[k].name.c_str(), v[v.size() / 2],
+                v[static_cast<size_t>(0.90 * (v.size() - 1))], v[static_cast<size_t>(0.99 * (v.size() - 1))]);
   }
   std::printf("job_submit/fmte over %zu scripts, %zu calls: p50 %.1f us, p99 %.1f us (target < 50 us)\n",
               descs.size(), latencies_us.size(), pct(0.50), pct(0.99));
@@ -253,7 +263,12 @@ void BM_JobSubmit(benchmark::State& state) {
               latencies_us.empty() ? 0.0 : latencies_us.front(), latencies_us.empty() ? 0.0 : latencies_us.back(),
               load_before.c_str(), load_after.c_str());
 }
-BENCHMARK(BM_JobSubmit)->UseManualTime()->Iterations(20000)->Unit(benchmark::kMicrosecond);
+int64_t BenchIterations() {
+  const char* n = std::getenv("FMTE_BENCH_ITERS");
+  const long v = n != nullptr ? std::strtol(n, nullptr, 10) : 0;
+  return v > 0 ? v : 20000;
+}
+BENCHMARK(BM_JobSubmit)->UseManualTime()->Iterations(BenchIterations())->Unit(benchmark::kMicrosecond);
 
 // Where a call's time goes: the same steps as the plugin, one stage per benchmark (mean per call
 // over all scripts): 0 = parse (ParseJobRequest), 1 = + Decide, 2 = + the fmte: record.
