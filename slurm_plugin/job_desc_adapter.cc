@@ -87,8 +87,8 @@ int ApplyDecision(const Decision& decision, const std::string& record, job_desc_
     }
   }
   if (!record.empty()) {
-    const char* sep = desc->admin_comment != nullptr && desc->admin_comment[0] != '\0' ? " " : "";
-    slurm_xstrfmtcat(&desc->admin_comment, "%s%s", sep, record.c_str());
+    if (desc->admin_comment != nullptr && desc->admin_comment[0] != '\0') slurm_xstrcat(&desc->admin_comment, " ");
+    slurm_xstrcat(&desc->admin_comment, record.c_str());
   }
   return SLURM_SUCCESS;
 }

@@ -7,6 +7,7 @@
 // files change), per call work is parsing the script and one estimate. One mutex serialises the
 // entry points; no exception crosses the C boundary; any internal error fails open
 // (OnError=accept, the default) and is logged with the "job_submit/fmte: " prefix.
+#include <charconv>
 #include <cinttypes>
 #include <ctime>
 #include <exception>
@@ -79,19 +80,37 @@ int FailureCode(char** err_msg, const char* what) {
 
 void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRequest& request,
                  const fmte::Decision& d, int rc) {
-  std::string line = "job_submit/fmte: " + std::string(hook) + " uid=" +
-                     std::to_string(desc->user_id) + " name=" + (desc->name ? desc->name : "") +
-                     " model=" + request.job.model + " decision=" +
-                     std::string(fmte::ToString(d.kind));
+  std::string line;
+  line.reserve(256 + request.job.model.size());
+  const auto num = [&line](int64_t v) {
+    char buf[24];
+    line.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
+  };
+  line.append("job_submit/fmte: ").append(hook).append(" uid=");
+  num(desc->user_id);
+  line.append(" name=").append(desc->name ? desc->name : "").append(" model=").append(request.job.model);
+  line.append(" decision=").append(fmte::ToString(d.kind));
   if (d.advise_only) line += "(advise)";
   if (d.error) line += "(error)";
   if (d.estimated) {
-    line += " per_gpu_bytes=" + std::to_string(d.estimate.memory.per_gpu_bytes) +
-            " usable_bytes=" + std::to_string(d.usable_bytes) + " gpu=" + d.gpu;
+    line += " per_gpu_bytes=";
+    num(d.estimate.memory.per_gpu_bytes);
+    line += " usable_bytes=";
+    num(d.usable_bytes);
+    line.append(" gpu=").append(d.gpu);
   }
-  if (d.new_gpus > 0) line += " gpus=" + std::to_string(request.slurm_gpus) + "->" + std::to_string(d.new_gpus);
-  if (d.new_time_limit_min > 0) line += " time_limit_min=" + std::to_string(d.new_time_limit_min);
-  line += " rc=" + std::to_string(rc);
+  if (d.new_gpus > 0) {
+    line += " gpus=";
+    num(request.slurm_gpus);
+    line += "->";
+    num(d.new_gpus);
+  }
+  if (d.new_time_limit_min > 0) {
+    line += " time_limit_min=";
+    num(d.new_time_limit_min);
+  }
+  line += " rc=";
+  num(rc);
   slurm_info("%s", line.c_str());
 }
 
@@ -153,10 +172,12 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     int rc = fmte::slurm::ApplyDecision(decision, record, job_desc, err_msg);
     LogDecision("submit", job_desc, *request, decision, rc);
     if (rc == SLURM_SUCCESS && decision.touched) {
-      uint32_t id = JobTracker::PredictJobId(job_desc->job_id);
-      fmte::slurm::TrackedJob tracked{std::string(in.script), std::move(in.spank_values),
-                                      fmte::slurm::ReadJobDesc(*job_desc).facts};
-      g.tracker.Remember(id, std::move(tracked));
+      if (uint32_t id = JobTracker::PredictJobId(job_desc->job_id); id != 0) {
+        fmte::SlurmFacts facts = std::move(in.facts);
+        fmte::slurm::OverlayModify(*job_desc, &facts);  // the facts as rewritten
+        g.tracker.Remember(id, fmte::slurm::TrackedJob{std::string(in.script), std::move(in.spank_values),
+                                                       std::move(facts)});
+      }
     }
     return rc;
   } catch (const std::exception& e) {

@@ -2,7 +2,9 @@
 #include "fmte/record.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -11,26 +13,33 @@
 namespace fmte {
 namespace {
 
-bool Plain(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '/' || c == ':' ||
-         c == '+' || c == '@' || c == '-';
-}
+// Bytes written as they are: ASCII letters and digits and . _ / : + @ - (everything else is %XX).
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) t[c] = true;
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = t[c - 'a' + 'A'] = true;
+  for (char c : std::string_view("._/:+@-")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}();
 
-std::string Encode(std::string_view v, size_t max) {
+// Appends `v` percent-encoded to `out`, at most `max` bytes of it (an escape is never cut).
+void AppendEncoded(std::string_view v, size_t max, std::string* out) {
   static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char c : v) {
-    if (out.size() + 3 > max) break;
-    if (Plain(c)) {
-      out += c;
-    } else {
-      const unsigned char u = static_cast<unsigned char>(c);
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
+  size_t written = 0;
+  size_t i = 0;
+  while (i < v.size() && written + 3 <= max) {
+    // A run of plain bytes at once (at most as many as keep written + 3 <= max before each).
+    size_t end = i;
+    while (end < v.size() && kPlain[static_cast<unsigned char>(v[end])] && written + (end - i) + 3 <= max) ++end;
+    out->append(v.data() + i, end - i);
+    written += end - i;
+    i = end;
+    if (i >= v.size() || written + 3 > max || kPlain[static_cast<unsigned char>(v[i])]) continue;
+    const unsigned char u = static_cast<unsigned char>(v[i++]);
+    const char escape[3] = {'%', kHex[u >> 4], kHex[u & 15]};
+    out->append(escape, 3);
+    written += 3;
   }
-  return out;
 }
 
 int HexValue(char c) {
@@ -52,11 +61,18 @@ Result<std::string> Decode(std::string_view v, std::string_view key) {
   return out;
 }
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", v);
-  return buf;
-}
+// Numbers as text without allocating: integers exactly, doubles as printf's "%.6g" (std::to_chars
+// with chars_format::general and a precision is specified to print exactly that).
+class Number {
+ public:
+  explicit Number(int64_t v) : end_(std::to_chars(buf_, buf_ + sizeof(buf_), v).ptr) {}
+  explicit Number(double v) : end_(std::to_chars(buf_, buf_ + sizeof(buf_), v, std::chars_format::general, 6).ptr) {}
+  operator std::string_view() const { return std::string_view(buf_, static_cast<size_t>(end_ - buf_)); }
+
+ private:
+  char buf_[32];
+  char* end_;
+};
 
 // The record's end: whitespace, ',' or '|' (sacct delimiters), or the end of the text.
 size_t RecordEnd(std::string_view text, size_t start) {
@@ -74,31 +90,38 @@ size_t RecordEnd(std::string_view text, size_t start) {
 std::string EncodeRecord(const AccountingRecord& r) {
   const TrainingJob& j = r.job;
   const TrainingJob d;  // defaults are omitted
-  std::string out = std::string(kRecordPrefix) + "v" + std::to_string(r.version);
+  std::string out;
+  out.reserve(kMaxRecordBytes);
+  out.append(kRecordPrefix).append("v").append(Number(int64_t{r.version}));
+  // One ";key=value" piece, dropped whole when it would make the record longer than the cap.
   const auto put = [&](std::string_view key, std::string_view value) {
-    const std::string piece = ";" + std::string(key) + "=" + Encode(value, 256);
-    if (out.size() + piece.size() <= kMaxRecordBytes) out += piece;
+    const size_t mark = out.size();
+    out.append(";").append(key).append("=");
+    AppendEncoded(value, 256, &out);
+    if (out.size() > kMaxRecordBytes) out.resize(mark);
   };
+  const auto put_int = [&](std::string_view key, int64_t v) { put(key, Number(v)); };
+  const auto put_num = [&](std::string_view key, double v) { put(key, Number(v)); };
   // The prediction and decision first, so a length cap never drops them.
   if (!r.decision.empty()) put("decision", r.decision);
-  if (r.pred_mem_bytes > 0) put("pred_mem", std::to_string(r.pred_mem_bytes));
-  if (r.cap_bytes > 0) put("cap", std::to_string(r.cap_bytes));
-  if (r.pred_time_s > 0) put("pred_time_s", Num(r.pred_time_s));
-  if (r.limit_s > 0) put("limit_s", std::to_string(r.limit_s));
-  if (r.corr_mem_bytes > 0) put("corr_mem", std::to_string(r.corr_mem_bytes));
-  if (r.corr_time_s > 0) put("corr_time_s", Num(r.corr_time_s));
+  if (r.pred_mem_bytes > 0) put_int("pred_mem", r.pred_mem_bytes);
+  if (r.cap_bytes > 0) put_int("cap", r.cap_bytes);
+  if (r.pred_time_s > 0) put_num("pred_time_s", r.pred_time_s);
+  if (r.limit_s > 0) put_int("limit_s", r.limit_s);
+  if (r.corr_mem_bytes > 0) put_int("corr_mem", r.corr_mem_bytes);
+  if (r.corr_time_s > 0) put_num("corr_time_s", r.corr_time_s);
   put("method", ToString(j.method));
-  put("gpus", std::to_string(j.gpus));
-  if (j.gpus_per_node > 0) put("gpn", std::to_string(j.gpus_per_node));
+  put_int("gpus", j.gpus);
+  if (j.gpus_per_node > 0) put_int("gpn", j.gpus_per_node);
   if (!j.gpu.empty()) put("gpu", j.gpu);
-  put("tp", std::to_string(j.tp));
-  put("pp", std::to_string(j.pp));
-  if (j.vpp != d.vpp) put("vpp", std::to_string(j.vpp));
+  put_int("tp", j.tp);
+  put_int("pp", j.pp);
+  if (j.vpp != d.vpp) put_int("vpp", j.vpp);
   if (j.sequence_parallel) put("sp", "1");
-  put("mb", std::to_string(j.micro_batch));
-  put("seq", std::to_string(j.seq_len));
-  put("ga", std::to_string(j.grad_accum));
-  if (j.global_batch > 0) put("gb", std::to_string(j.global_batch));
+  put_int("mb", j.micro_batch);
+  put_int("seq", j.seq_len);
+  put_int("ga", j.grad_accum);
+  if (j.global_batch > 0) put_int("gb", j.global_batch);
   put("prec", ToString(j.precision));
   put("opt", ToString(j.optimizer));
   put("shard", ToString(j.sharding));
@@ -106,20 +129,23 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.offload_params) put("off_par", "1");
   put("ac", ToString(j.activation_checkpointing));
   if (j.attention != d.attention) put("attn", ToString(j.attention));
-  if (j.method == Method::kLora || j.method == Method::kQlora) put("lora_r", std::to_string(j.lora_r));
+  if (j.method == Method::kLora || j.method == Method::kQlora) put_int("lora_r", j.lora_r);
   if (j.quant != Quant::kNone) put("quant", ToString(j.quant));
   put("fw", ToString(j.framework));
-  if (j.tokens > 0) put("tokens", std::to_string(j.tokens));
-  if (j.samples > 0) put("samples", std::to_string(j.samples));
-  if (j.epochs > 0) put("epochs", Num(j.epochs));
-  if (j.steps > 0) put("steps", std::to_string(j.steps));
+  if (j.tokens > 0) put_int("tokens", j.tokens);
+  if (j.samples > 0) put_int("samples", j.samples);
+  if (j.epochs > 0) put_num("epochs", j.epochs);
+  if (j.steps > 0) put_int("steps", j.steps);
   if (!r.partition.empty()) put("part", r.partition);
   if (!r.sources.empty()) put("src", r.sources);
   for (const auto& [k, v] : r.extra) put(k, v);
   // The model last: a long path is shortened to what still fits.
   if (!j.model.empty()) {
     const size_t room = kMaxRecordBytes > out.size() + 7 ? kMaxRecordBytes - out.size() - 7 : 0;
-    if (room > 0) out += ";model=" + Encode(j.model, std::min<size_t>(room, 256));
+    if (room > 0) {
+      out += ";model=";
+      AppendEncoded(j.model, std::min<size_t>(room, 256), &out);
+    }
   }
   return out;
 }
