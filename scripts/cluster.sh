@@ -248,6 +248,26 @@ cmd_up() {
   log "clients need: export SLURM_CONF=$SLURM_CONF"
 }
 
+# Pids of PID's descendants, deepest last.
+descendants() {
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+
+# slurmstepd processes outlive slurmd (a job still running when the cluster stops). Ours carry this
+# lab's SLURM_CONF in their environment (inherited from slurmd): SIGKILL them and their job processes.
+stop_stepds() {
+  local pid
+  for pid in $(pgrep -x slurmstepd 2>/dev/null || true); do
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$SLURM_CONF" || continue
+    kill -KILL $(descendants "$pid") "$pid" 2>/dev/null || true
+    log "killed leftover slurmstepd $pid and its job processes"
+  done
+}
+
 cmd_down() {
   [ -d "$LAB/run" ] || return 0
   local quiet=${1:-}
@@ -255,6 +275,7 @@ cmd_down() {
   stop_daemon slurmd slurmd &
   stop_daemon slurmctld slurmctld &
   wait
+  stop_stepds
   stop_daemon slurmdbd slurmdbd
   stop_daemon mariadbd mariadbd
   stop_daemon munged munged
