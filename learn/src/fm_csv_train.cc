@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "fmte/learn/correction_domain.h"
 #include "fmte/learn/fm_csv.h"
 #include "fmte/memory.h"
 
@@ -102,28 +103,21 @@ Result<StepCorrectionOutcome> TrainStepTimeCorrection(const std::vector<StepTime
   std::vector<int64_t> groups;
   std::vector<double> analytic, measured;
   std::map<std::string, int64_t> ids;
+  std::vector<std::vector<float>> features;
   for (const StepTimeSample& s : samples) {
     Result<TimeEstimate> est = EstimateStepTimeAnalytic(s.arch, s.job, *s.gpu, s.cluster, base.For(*s.gpu));
     if (!est.ok()) return est.status().WithContext(s.origin);
     x.AddRow(est->features);
+    features.push_back(est->features);
     y.push_back(static_cast<float>(std::log(s.measured_s / est->step_time_s)));
     groups.push_back(GroupId(&ids, s.group));
     analytic.push_back(est->step_time_s);
     measured.push_back(s.measured_s);
   }
   out.rows = static_cast<int64_t>(samples.size());
-  out.feature_min.assign(static_cast<size_t>(x.cols), std::nan(""));
-  out.feature_max.assign(static_cast<size_t>(x.cols), std::nan(""));
-  for (int64_t r = 0; r < x.rows; ++r) {
-    for (int64_t c = 0; c < x.cols; ++c) {
-      const double v = x.at(r, c);
-      if (std::isnan(v)) continue;
-      double& lo = out.feature_min[static_cast<size_t>(c)];
-      double& hi = out.feature_max[static_cast<size_t>(c)];
-      lo = std::isnan(lo) ? v : std::min(lo, v);
-      hi = std::isnan(hi) ? v : std::max(hi, v);
-    }
-  }
+  std::vector<const std::vector<float>*> feature_rows;
+  for (const std::vector<float>& f : features) feature_rows.push_back(&f);
+  out.domain = MeasureCorrectionDomain(feature_rows);
   out.groups = static_cast<int64_t>(ids.size());
   if (out.rows < options.min_rows || out.groups < options.min_groups) {
     out.skipped_reason = std::to_string(out.rows) + " step-time samples in " + std::to_string(out.groups) +

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "fmte/learn/correction_domain.h"
 #include "fmte/learn/gemm_fit.h"
 #include "fmte/learn/vtrain.h"
 #include "fmte/learn/xgb.h"
@@ -246,17 +247,9 @@ Result<std::vector<double>> FitPredict(const std::vector<VtrainRow>& rows, const
   out = *analytic_log;
   if (!opt.correction) return out;
   // The training range of the size features: the correction fades out beyond it (time.h).
-  std::vector<FeatureRange> domain;
-  const std::vector<std::string>& names = StepTimeFeatureNames();
-  for (const std::string& f : CorrectionDomainFeatures()) {
-    const size_t k = static_cast<size_t>(std::find(names.begin(), names.end(), f) - names.begin());
-    FeatureRange r{k, 1e300, -1e300};
-    for (int64_t i : train) {
-      r.min = std::min(r.min, static_cast<double>(est[i].features[k]));
-      r.max = std::max(r.max, static_cast<double>(est[i].features[k]));
-    }
-    domain.push_back(r);
-  }
+  std::vector<const std::vector<float>*> train_features;
+  for (int64_t i : train) train_features.push_back(&est[i].features);
+  const std::vector<FeatureRange> domain = MeasureCorrectionDomain(train_features);
   if (domain_out != nullptr) *domain_out = domain;
   DenseMatrix x;
   std::vector<float> y;

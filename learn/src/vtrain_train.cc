@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "fmte/learn/correction_domain.h"
 #include "fmte/learn/gemm_fit.h"
 #include "fmte/learn/install.h"
 #include "fmte/learn/vtrain.h"
@@ -131,9 +132,7 @@ Status TrainVtrainModel(const std::vector<VtrainRow>& rows, const GpuSpec& gpu,
                         {"efficiencies", entries},
                         {"heldout_log_residuals", cv->heldout_log_residuals}};
   if (options.correction) {
-    nlohmann::json dom = nlohmann::json::object();
-    for (const FeatureRange& r : domain) dom[StepTimeFeatureNames()[r.index]] = {r.min, r.max};
-    eff["correction"] = {{"file", "correction.json"}, {"clamp_log", 0.4}, {"domain", dom}};
+    eff["correction"] = CorrectionBlockJson(&domain, 0.4);
     FMTE_RETURN_IF_ERROR(WriteFileAtomic(out_dir + "/correction.json", model_json));
   }
   FMTE_RETURN_IF_ERROR(WriteFileAtomic(out_dir + "/efficiency.json", eff.dump(1) + "\n"));

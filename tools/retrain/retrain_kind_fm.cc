@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "fmte/estimator.h"
+#include "fmte/learn/correction_domain.h"
 #include "fmte/learn/fm_csv.h"
 #include "fmte/learn/install.h"
 #include "fmte/learn/sacct_train.h"
@@ -74,20 +75,10 @@ Result<std::string> EfficiencyWithCorrection(const std::string& base_dir, const 
   if (!text.ok()) return text.status();
   nlohmann::json e = nlohmann::json::parse(*text, nullptr, false);
   if (!e.is_object()) return Status::ParseError(base_dir + "/efficiency.json: not a JSON object");
-  // The correction's domain (the training range of the features the installed one restricts, when
-  // it does) is re-measured on the new rows.
-  nlohmann::json corr = {{"file", "correction.json"}, {"clamp_log", clamp}};
-  if (e.contains("correction") && e["correction"].is_object() && e["correction"].contains("domain") &&
-      e["correction"]["domain"].is_object()) {
-    nlohmann::json domain = nlohmann::json::object();
-    const std::vector<std::string>& names = StepTimeFeatureNames();
-    for (const auto& [name, range] : e["correction"]["domain"].items()) {
-      const size_t k = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
-      if (k < o.feature_min.size() && !std::isnan(o.feature_min[k])) domain[name] = {o.feature_min[k], o.feature_max[k]};
-    }
-    corr["domain"] = domain;
-  }
-  e["correction"] = corr;
+  // The correction's domain, re-measured on the new rows, when the installed one restricts it.
+  const bool restricts = e.contains("correction") && e["correction"].is_object() &&
+                         e["correction"].contains("domain") && e["correction"]["domain"].is_object();
+  e["correction"] = learn::CorrectionBlockJson(restricts ? &o.domain : nullptr, clamp);
   e["heldout_log_residuals"] = o.heldout_log_residuals;
   return e.dump(1) + "\n";
 }

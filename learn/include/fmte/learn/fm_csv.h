@@ -169,7 +169,7 @@ struct StepCorrectionOutcome {
   double new_p90_ape = 0;
   double installed_mape = -1; // installed model (its constants + correction); -1 when none
   std::vector<double> heldout_log_residuals;  // log(measured / new out-of-fold prediction)
-  std::vector<double> feature_min, feature_max;  // per StepTimeFeatures column over the rows (NaN: none)
+  std::vector<FeatureRange> domain;  // the rows' range of the correction's domain features
   XgbParams params;
   std::string model_json;     // final correction (XGBoost JSON), all rows
 };
