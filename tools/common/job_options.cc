@@ -102,9 +102,9 @@ Status ParseFlags(const po::options_description& desc, const std::vector<std::st
 }
 
 std::string HelpText(std::string_view command, std::string_view summary,
-                     const po::options_description& desc) {
+                     const po::options_description& desc, std::string_view tool) {
   std::ostringstream os;
-  os << "usage: fmte-advise " << command << " [options]\n\n" << summary << "\n\n" << desc;
+  os << "usage: " << tool << " " << command << " [options]\n\n" << summary << "\n\n" << desc;
   return os.str();
 }
 

@@ -27,9 +27,9 @@ namespace po = boost::program_options;
 Status ParseFlags(const po::options_description& desc, const std::vector<std::string>& args,
                   po::variables_map* vm);
 
-// "usage: fmte-advise <command> [options]" + summary + the options table, for --help.
-std::string HelpText(std::string_view command, std::string_view summary,
-                     const po::options_description& desc);
+// "usage: <tool> <command> [options]" + summary + the options table, for --help.
+std::string HelpText(std::string_view command, std::string_view summary, const po::options_description& desc,
+                     std::string_view tool = "fmte-advise");
 
 // Strict number parsing: the whole text must be the number, within [min, max].
 Result<int64_t> ParseInt(std::string_view text, std::string_view flag, int64_t min, int64_t max);

@@ -24,7 +24,8 @@ int RunVtrain(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return cli::ReportError("fmte-retrain", s);
   if (tools::FlagSet(vm, "help")) {
-    std::cout << tools::HelpText("vtrain", "learn the step-time model from measured iteration times", desc);
+    std::cout << tools::HelpText("vtrain", "learn the step-time model from measured iteration times", desc,
+                                "fmte-retrain");
     return 0;
   }
   ReadFlags f;
