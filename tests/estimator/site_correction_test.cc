@@ -196,6 +196,14 @@ Catalogs Load(const std::string& regressors) {
   return c.ok() ? std::move(c).value() : Catalogs{};
 }
 
+// A batch script with one #FMTE line, submitted to partition gpu with --gres=gpu:a100:N.
+Result<JobRequest> A100Request(int gpus, const std::string& fmte_line) {
+  SlurmFacts facts;
+  facts.partition = "gpu";
+  facts.tres_per_node = "gres:gpu:a100:" + std::to_string(gpus);
+  return ParseJobRequest("#!/bin/bash\n#FMTE " + fmte_line + "\n", {}, facts);
+}
+
 // The facade applies the factors (1 GPU: memory x1.25, time x0.5; 8 GPUs: x1 / x1), keeps the
 // models' own predictions, and the policy's record keeps those as pred_* with the corrected ones
 // as corr_*; the training row from the decoded record equals the applying row.
@@ -229,13 +237,8 @@ TEST(SiteCorrectionsTest, FacadePolicyAndRecord) {
   const Estimator est(Load(d.str()));
   auto config = ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB MaxTime=2-00:00:00\n");
   ASSERT_TRUE(config.ok());
-  SlurmFacts facts;
-  facts.partition = "gpu";
-  facts.tres_per_node = "gres:gpu:a100:1";
-  auto request = ParseJobRequest(
-      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B method=lora micro-batch=2 seq-len=2048 "
-      "grad-accum=8 activation-checkpointing=full steps=1000\n",
-      {}, facts);
+  auto request = A100Request(1, "model=meta-llama/Llama-3.1-8B method=lora micro-batch=2 seq-len=2048 "
+                                "grad-accum=8 activation-checkpointing=full steps=1000");
   ASSERT_TRUE(request.ok());
   const Decision dec = Decide(*request, *config, est);
   ASSERT_TRUE(dec.estimated && dec.estimate.correction.time.applied);
@@ -261,13 +264,8 @@ TEST(SiteCorrectionsTest, GpuSearchUsesTheCorrectedMemory) {
   d.Install("sacct_memory_correction", SplitModel(std::log(2.0), std::log(2.0)), 0.05);  // x2 everywhere
   auto config = ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB RaiseGpus=yes MaxTime=2-00:00:00\n");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  SlurmFacts facts;
-  facts.partition = "gpu";
-  facts.tres_per_node = "gres:gpu:a100:2";
-  auto request = ParseJobRequest(
-      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B method=full sharding=fsdp-full micro-batch=1 "
-      "seq-len=2048 activation-checkpointing=full precision=mixed-bf16\n",
-      {}, facts);
+  auto request = A100Request(2, "model=meta-llama/Llama-3.1-8B method=full sharding=fsdp-full micro-batch=1 "
+                                "seq-len=2048 activation-checkpointing=full precision=mixed-bf16");
   ASSERT_TRUE(request.ok());
   const Estimator plain(Load(""));
   const Estimator site(Load(d.str()));
