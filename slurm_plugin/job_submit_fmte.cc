@@ -158,9 +158,13 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     std::lock_guard<std::mutex> lock(g.mu);
     const fmte::slurm::Loaded* loaded = CurrentState();
     if (loaded == nullptr) return SLURM_SUCCESS;  // nothing loaded: untouched (logged at init)
+    // The id the job will get: an admitted job is remembered under it for job_modify, any other
+    // submission clears what an earlier, failed submission may have left under the same id.
+    const uint32_t id = JobTracker::PredictJobId(job_desc->job_id);
     fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*job_desc);
     fmte::Result<fmte::JobRequest> request =
         fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
+    if (!request.ok() || !request->is_llm_job) g.tracker.Forget(id);
     if (!request.ok()) return FailureCode(err_msg, request.status().ToString().c_str());
     if (!request->is_llm_job) return SLURM_SUCCESS;  // not an LLM training job: untouched
 
@@ -171,13 +175,13 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     }
     int rc = fmte::slurm::ApplyDecision(decision, record, job_desc, err_msg);
     LogDecision("submit", job_desc, *request, decision, rc);
-    if (rc == SLURM_SUCCESS && decision.touched) {
-      if (uint32_t id = JobTracker::PredictJobId(job_desc->job_id); id != 0) {
-        fmte::SlurmFacts facts = std::move(in.facts);
-        fmte::slurm::OverlayModify(*job_desc, &facts);  // the facts as rewritten
-        g.tracker.Remember(id, fmte::slurm::TrackedJob{std::string(in.script), std::move(in.spank_values),
-                                                       std::move(facts)});
-      }
+    if (rc == SLURM_SUCCESS && decision.touched && id != 0) {
+      fmte::SlurmFacts facts = std::move(in.facts);
+      fmte::slurm::OverlayModify(*job_desc, &facts);  // the facts as rewritten
+      g.tracker.Remember(id, fmte::slurm::TrackedJob{std::string(in.script), std::move(in.spank_values),
+                                                     std::move(facts)});
+    } else {
+      g.tracker.Forget(id);
     }
     return rc;
   } catch (const std::exception& e) {

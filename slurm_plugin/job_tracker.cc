@@ -50,6 +50,13 @@ void JobTracker::Remember(uint32_t job_id, TrackedJob job) {
   bytes_ += n;
 }
 
+void JobTracker::Forget(uint32_t job_id) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  bytes_ -= SizeOf(it->second);
+  jobs_.erase(it);  // its id stays in order_ until evicted: eviction skips ids no longer kept
+}
+
 TrackedJob* JobTracker::Find(uint32_t job_id) {
   auto it = jobs_.find(job_id);
   return it == jobs_.end() ? nullptr : &it->second;

@@ -37,6 +37,9 @@ class JobTracker {
   static uint32_t PredictJobId(uint32_t requested_id);
 
   void Remember(uint32_t job_id, TrackedJob job);
+  // Drops what is kept under `job_id`: a submission predicted the id, then failed after job_submit,
+  // and the job now getting that id was not admitted by fmte (its updates must stay untouched).
+  void Forget(uint32_t job_id);
   TrackedJob* Find(uint32_t job_id);
   size_t size() const { return jobs_.size(); }
 

@@ -127,6 +127,15 @@ TEST(JobTrackerTest, BoundedAndKeyedByJobId) {
   ASSERT_NE(tracker.Find(JobTracker::kMaxJobs + 10), nullptr);
   tracker.Remember(0, TrackedJob{});  // unknown id: ignored
   EXPECT_EQ(tracker.Find(0), nullptr);
+  // A forgotten id (its submission failed; the job now getting the id is not ours) is gone, the
+  // others stay, and the id can be remembered again.
+  tracker.Forget(JobTracker::kMaxJobs + 10);
+  EXPECT_EQ(tracker.Find(JobTracker::kMaxJobs + 10), nullptr);
+  EXPECT_NE(tracker.Find(JobTracker::kMaxJobs + 9), nullptr);
+  EXPECT_EQ(tracker.size(), JobTracker::kMaxJobs - 1);
+  tracker.Remember(JobTracker::kMaxJobs + 10, TrackedJob{"#FMTE model=y\n", {}, SlurmFacts{}});
+  ASSERT_NE(tracker.Find(JobTracker::kMaxJobs + 10), nullptr);
+  EXPECT_EQ(tracker.Find(JobTracker::kMaxJobs + 10)->script, "#FMTE model=y\n");
   // Outside slurmctld there is no get_next_job_id: only an explicit --jobid is known.
   EXPECT_EQ(JobTracker::PredictJobId(NO_VAL), 0u);
   EXPECT_EQ(JobTracker::PredictJobId(77), 77u);
