@@ -45,18 +45,19 @@ std::vector<int> PipelineStageLayers(int64_t num_layers, int64_t pp) {
 }
 
 Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
-  const std::string name = model.id.empty() ? "the model" : model.id;
+  // Built only for an error message (a valid layout allocates nothing here).
+  const auto name = [&model] { return model.id.empty() ? std::string("the model") : model.id; };
   if (model.num_layers <= 0 || model.hidden_size <= 0 || model.num_heads <= 0 ||
       model.vocab_size <= 0 || model.block_kinds.empty() ||
       static_cast<int64_t>(model.block_kind_of_layer.size()) != model.num_layers) {
     return Status::InvalidArgument(
-        "--model: " + name +
+        "--model: " + name() +
         " has no usable architecture (layers, hidden size, heads, vocabulary "
         "and per-layer blocks are required)");
   }
   for (int k : model.block_kind_of_layer) {
     if (k < 0 || static_cast<size_t>(k) >= model.block_kinds.size())
-      return Status::InvalidArgument("--model: " + name +
+      return Status::InvalidArgument("--model: " + name() +
                                      " has a layer with an unknown block kind");
   }
   const int64_t tp = job.tp, pp = job.pp, gpus = job.gpus;
@@ -91,13 +92,13 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
         model.num_heads % tp != 0
             ? "does not divide the " + std::to_string(model.num_heads) + " attention heads"
             : "does not fit the " + std::to_string(model.num_kv_heads) + " key/value heads";
-    return Status::InvalidArgument("--tp " + std::to_string(tp) + " " + what + " of " + name +
+    return Status::InvalidArgument("--tp " + std::to_string(tp) + " " + what + " of " + name() +
                                    "; use --tp " + OrList(ok));
   }
   if (pp > model.num_layers) {
     return Status::InvalidArgument(
         "--pp " + std::to_string(pp) + " exceeds the " + std::to_string(model.num_layers) +
-        " layers of " + name + "; use --pp at most " + std::to_string(model.num_layers) +
+        " layers of " + name() + "; use --pp at most " + std::to_string(model.num_layers) +
         " (even splits: " + OrList(Divisors(model.num_layers, 64)) + ")");
   }
   if (job.framework == Framework::kMegatron && model.num_layers % pp != 0) {
@@ -105,7 +106,7 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
     for (int64_t d : Divisors(model.num_layers, gpus / tp))
       if ((gpus / tp) % d == 0) ok.push_back(d);
     return Status::InvalidArgument("--pp " + std::to_string(pp) + " does not divide the " +
-                                   std::to_string(model.num_layers) + " layers of " + name +
+                                   std::to_string(model.num_layers) + " layers of " + name() +
                                    " (Megatron needs equal stages); use --pp " + OrList(ok));
   }
   if (job.vpp > 1) {
@@ -135,19 +136,17 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
         std::to_string(pp) + ", or --pp 1");
   }
   if (job.method == Method::kLora || job.method == Method::kQlora) {
-    memory_internal::LoraTargets t = memory_internal::ResolveLoraTargets(model, job);
+    const memory_internal::LoraTargets t = memory_internal::ResolveLoraTargets(model, job);
     bool any = false;
-    std::set<std::string> names;
-    for (const BlockSpec& b : model.block_kinds) {
-      for (const LinearShape& l : b.linears) {
-        any = any || t.Matches(l);
-        names.insert(l.name);
-      }
-    }
+    for (const BlockSpec& b : model.block_kinds)
+      for (const LinearShape& l : b.linears) any = any || t.Matches(l);
     if (!any) {
+      std::set<std::string> names;
+      for (const BlockSpec& b : model.block_kinds)
+        for (const LinearShape& l : b.linears) names.insert(l.name);
       std::string list;
       for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
-      return Status::InvalidArgument("--lora-targets: no linear of " + name +
+      return Status::InvalidArgument("--lora-targets: no linear of " + name() +
                                      " matches; its linears are " + list +
                                      " (or roles q,k,v,o,gate,up,down, or all-linear)");
     }

@@ -18,6 +18,7 @@ namespace fmte {
 
 using memory_internal::Buffers;
 using memory_internal::Dtypes;
+using memory_internal::KindUses;
 using memory_internal::Layout;
 using memory_internal::LoraTargets;
 using memory_internal::ModelStates;
@@ -35,13 +36,11 @@ struct StagePeak {
 };
 
 StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& lay,
-                        const Dtypes& dt, const LoraTargets& targets, int stage, int first_layer,
-                        int num_layers) {
-  const StageParams sp =
-      memory_internal::CountStageParams(m, j, lay, targets, stage, first_layer, num_layers);
+                        const Dtypes& dt, const LoraTargets& targets, const KindUses& uses,
+                        const StageParams& sp, int stage) {
   const ModelStates ms = memory_internal::ComputeModelStates(m, j, lay, dt, sp);
-  const StageActivations act = memory_internal::ComputeStageActivations(
-      m, j, lay, dt, targets, stage, first_layer, num_layers);
+  const StageActivations act =
+      memory_internal::ComputeStageActivations(m, j, lay, dt, targets, uses, stage);
   const Buffers buf = memory_internal::ComputeBuffers(m, j, lay, dt, sp);
   const double logits = stage == lay.p - 1 ? memory_internal::LogitsBytes(m, j, lay, dt, sp) : 0;
 
@@ -85,19 +84,27 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   return best;
 }
 
+// Trainable parameters of a PEFT method over the whole model on one GPU (no tensor or pipeline
+// splitting); `all_layers` holds every layer of the model.
+double PeftTrainable(const ModelArch& model, const TrainingJob& job, const LoraTargets& targets,
+                     const KindUses& all_layers, int num_layers) {
+  return memory_internal::CountStageParams(model, job, memory_internal::MakeLayout(job, 1, 1, 1),
+                                           targets, all_layers, 0, num_layers)
+      .trainable;
+}
+
+int LayerCount(const ModelArch& model) {
+  return static_cast<int>(std::min<int64_t>(model.num_layers, 1 << 30));
+}
+
 }  // namespace
 
 int64_t TrainableParams(const ModelArch& model, const TrainingJob& job) {
   if (model.num_layers <= 0) return 0;
-  TrainingJob one = job;
-  one.tp = one.pp = one.vpp = 1;
-  const Layout lay = memory_internal::MakeLayout(one);
-  const LoraTargets targets = memory_internal::ResolveLoraTargets(model, job);
-  const StageParams sp = memory_internal::CountStageParams(
-      model, one, lay, targets, 0, 0,
-      static_cast<int>(std::min<int64_t>(model.num_layers, 1 << 30)));
   if (job.method == Method::kFull) return model.Counts().total;
-  return Saturate(sp.trainable);
+  const int layers = LayerCount(model);
+  return Saturate(PeftTrainable(model, job, memory_internal::ResolveLoraTargets(model, job),
+                                KindUses(model, 0, layers), layers));
 }
 
 int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer) {
@@ -121,20 +128,31 @@ Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob&
 
   MemoryEstimate est;
   est.params = model.Counts();
-  est.trainable_params = TrainableParams(model, job);
   est.layers_per_stage = PipelineStageLayers(model.num_layers, lay.p);
 
   StagePeak heaviest;
   int first_layer = 0;
   for (size_t st = 0; st < est.layers_per_stage.size(); ++st) {
     const int n = est.layers_per_stage[st];
-    StagePeak peak =
-        EstimateStage(model, job, lay, dt, targets, static_cast<int>(st), first_layer, n);
+    const KindUses uses(model, first_layer, n);
+    const StageParams sp = memory_internal::CountStageParams(model, job, lay, targets, uses,
+                                                             static_cast<int>(st), n);
+    // Without tensor and pipeline splitting the one stage's count is TrainableParams' own.
+    if (lay.t == 1 && lay.p == 1) est.trainable_params = Saturate(sp.trainable);
+    StagePeak peak = EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st));
     first_layer += n;
     if (st == 0 || peak.allocated > heaviest.allocated) {
       heaviest = peak;
       est.heaviest_stage = static_cast<int>(st);
     }
+  }
+  // TrainableParams(model, job), from what is already at hand.
+  if (job.method == Method::kFull) {
+    est.trainable_params = est.params.total;
+  } else if (lay.t != 1 || lay.p != 1) {
+    const int layers = LayerCount(model);
+    est.trainable_params =
+        Saturate(PeftTrainable(model, job, targets, KindUses(model, 0, layers), layers));
   }
 
   const double frag = memory_internal::FragmentationBytes(heaviest.allocated);

@@ -222,17 +222,10 @@ double InFlightLayerFactor(const Layout& lay, int stage) {
 
 StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& j,
                                          const Layout& lay, const Dtypes& dt,
-                                         const LoraTargets& targets, int stage, int first_layer,
-                                         int num_layers) {
+                                         const LoraTargets& targets, const KindUses& uses,
+                                         int stage) {
   StageActivations out;
   const bool full_ckpt = j.activation_checkpointing == Checkpointing::kFull;
-  std::vector<int> uses(m.block_kinds.size(), 0);
-  for (int i = first_layer; i < first_layer + num_layers; ++i) {
-    if (i >= 0 && static_cast<size_t>(i) < m.block_kind_of_layer.size()) {
-      int k = m.block_kind_of_layer[i];
-      if (k >= 0 && static_cast<size_t>(k) < uses.size()) ++uses[k];
-    }
-  }
   double saved = 0, widest_layer = 0;
   for (size_t k = 0; k < m.block_kinds.size(); ++k) {
     if (uses[k] == 0) continue;

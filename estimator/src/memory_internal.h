@@ -5,6 +5,8 @@
 #ifndef FMTE_SRC_MEMORY_INTERNAL_H_
 #define FMTE_SRC_MEMORY_INTERNAL_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -49,6 +51,26 @@ struct Layout {
   int64_t micro_batches = 1;  // per optimizer step per pipeline (grad_accum)
 };
 Layout MakeLayout(const TrainingJob& j);
+// The same with the given tensor/pipeline/virtual degrees instead of the job's (TrainableParams
+// counts the whole model on one GPU: MakeLayout(j, 1, 1, 1)).
+Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp);
+
+// How many layers of each block kind (index into ModelArch::block_kinds) the layers
+// [first_layer, first_layer + num_layers) hold; layers outside the model or with an unknown kind
+// are not counted. Counted once per pipeline stage and shared by the parameter and activation
+// counts. No heap allocation up to kInlineKinds kinds (the catalog's models have one or two).
+class KindUses {
+ public:
+  KindUses(const ModelArch& m, int first_layer, int num_layers);
+  size_t size() const { return size_; }
+  int operator[](size_t kind) const { return heap_.empty() ? inline_[kind] : heap_[kind]; }
+
+ private:
+  static constexpr size_t kInlineKinds = 4;
+  size_t size_ = 0;
+  std::array<int, kInlineKinds> inline_{};
+  std::vector<int> heap_;  // only for models with more than kInlineKinds kinds
+};
 
 // Parameters held by one pipeline stage on one GPU (after tensor parallel splitting).
 struct StageParams {
@@ -66,8 +88,9 @@ struct StageParams {
   double root = 0;            // embedding + head + final norm (FSDP root unit)
   double first_grads = 0;     // trainable params whose gradients appear first in backward
 };
+// `uses`: the stage's layers per block kind; `num_layers`: how many layers the stage holds.
 StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Layout& lay,
-                             const LoraTargets& targets, int stage, int first_layer,
+                             const LoraTargets& targets, const KindUses& uses, int stage,
                              int num_layers);
 
 // Model-state bytes of one stage on one GPU (memory_states.cc).
@@ -97,8 +120,8 @@ struct StageActivations {
 };
 StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& j,
                                          const Layout& lay, const Dtypes& dt,
-                                         const LoraTargets& targets, int stage, int first_layer,
-                                         int num_layers);
+                                         const LoraTargets& targets, const KindUses& uses,
+                                         int stage);
 
 // Logits and loss at their peak on the last stage (memory_logits.cc).
 double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,

@@ -74,11 +74,13 @@ Dtypes ChooseDtypes(const TrainingJob& j) {
   return d;
 }
 
-Layout MakeLayout(const TrainingJob& j) {
+Layout MakeLayout(const TrainingJob& j) { return MakeLayout(j, j.tp, j.pp, j.vpp); }
+
+Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp) {
   Layout l;
-  l.t = std::max<int64_t>(1, j.tp);
-  l.p = std::max<int64_t>(1, j.pp);
-  l.v = std::max<int64_t>(1, j.vpp);
+  l.t = std::max<int64_t>(1, tp);
+  l.p = std::max<int64_t>(1, pp);
+  l.v = std::max<int64_t>(1, vpp);
   l.d = std::max<int64_t>(1, j.gpus / std::max<int64_t>(1, l.t * l.p));
   l.gpus_per_node = std::max<int64_t>(1, j.EffectiveGpusPerNode());
   l.nodes = std::max<int64_t>(1, j.Nodes());
@@ -91,6 +93,20 @@ Layout MakeLayout(const TrainingJob& j) {
     l.shard = l.d;
   }
   return l;
+}
+
+KindUses::KindUses(const ModelArch& m, int first_layer, int num_layers)
+    : size_(m.block_kinds.size()) {
+  if (size_ > kInlineKinds) heap_.assign(size_, 0);
+  int* counts = heap_.empty() ? inline_.data() : heap_.data();
+  const int begin = std::max(first_layer, 0);
+  const int end = static_cast<int>(std::min<int64_t>(
+      static_cast<int64_t>(first_layer) + num_layers,
+      static_cast<int64_t>(m.block_kind_of_layer.size())));
+  for (int i = begin; i < end; ++i) {
+    const int k = m.block_kind_of_layer[static_cast<size_t>(i)];
+    if (k >= 0 && static_cast<size_t>(k) < size_) ++counts[k];
+  }
 }
 
 namespace {
@@ -111,7 +127,7 @@ void AddTrainable(StageParams& s, double n, double rows, double cols, double cou
 }  // namespace
 
 StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Layout& lay,
-                             const LoraTargets& targets, int stage, int first_layer,
+                             const LoraTargets& targets, const KindUses& uses, int stage,
                              int num_layers) {
   StageParams s;
   const double t = static_cast<double>(lay.t);
@@ -120,14 +136,6 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
   const bool qlora = j.method == Method::kQlora;
   const double r = static_cast<double>(j.lora_r);
   const double kv_heads = static_cast<double>(m.num_kv_heads);
-  // Count layers of each block kind on this stage.
-  std::vector<int> uses(m.block_kinds.size(), 0);
-  for (int i = first_layer; i < first_layer + num_layers; ++i) {
-    if (i >= 0 && static_cast<size_t>(i) < m.block_kind_of_layer.size()) {
-      int k = m.block_kind_of_layer[i];
-      if (k >= 0 && static_cast<size_t>(k) < uses.size()) ++uses[k];
-    }
-  }
   for (size_t k = 0; k < m.block_kinds.size(); ++k) {
     const BlockSpec& b = m.block_kinds[k];
     const double n = uses[k];

@@ -37,17 +37,16 @@ ParamCounts ModelArch::Counts() const {
   c.embedding = embedding_params + position_embedding_params;
   c.lm_head = lm_head_params;
   c.final_norm = final_norm_params;
-  // Count each block kind once and multiply by how many layers use it.
-  std::vector<int64_t> uses(block_kinds.size(), 0);
-  for (int kind : block_kind_of_layer) {
-    if (kind >= 0 && static_cast<size_t>(kind) < uses.size()) ++uses[kind];
-  }
+  // Count each block kind once and multiply by how many layers use it (one pass over the layers
+  // per kind: models have one or two kinds, and nothing is allocated).
   int64_t active_blocks = 0;
   c.largest_module = std::max({embedding_params, position_embedding_params, lm_head_params});
   for (size_t k = 0; k < block_kinds.size(); ++k) {
-    if (uses[k] == 0) continue;
-    c.blocks += uses[k] * block_kinds[k].Params();
-    active_blocks += uses[k] * block_kinds[k].ActiveParams();
+    const int64_t uses =
+        std::count(block_kind_of_layer.begin(), block_kind_of_layer.end(), static_cast<int>(k));
+    if (uses == 0) continue;
+    c.blocks += uses * block_kinds[k].Params();
+    active_blocks += uses * block_kinds[k].ActiveParams();
     for (const LinearShape& l : block_kinds[k].linears) {
       c.largest_module = std::max(c.largest_module, l.ModuleParams());
     }
