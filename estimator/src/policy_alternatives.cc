@@ -13,7 +13,9 @@ namespace {
 constexpr size_t kMaxAlternatives = 10;
 
 std::string Flag(std::string_view key, std::string_view value) {
-  return "--fmte-" + std::string(key) + "=" + std::string(value);
+  std::string out = "--fmte-";
+  out.append(key).append("=").append(value);
+  return out;
 }
 
 // Node-aligned GPU counts above job.gpus, ascending, at most `max`.
@@ -36,23 +38,30 @@ std::vector<int64_t> LargerCounts(const TrainingJob& job, GpuTresField field, in
   return out;
 }
 
-// Applies a GPU count: layout per node and, for a Megatron global batch, the accumulation.
-bool WithGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t node, TrainingJob* out) {
-  *out = base;
+// Whether `n` GPUs suit the layout of `base`: tp * pp divides n and, with a Megatron global batch,
+// micro-batch x data-parallel ranks divides the global batch.
+bool SuitsLayout(const TrainingJob& base, int64_t n) {
   const int64_t mp = base.tp * base.pp;
   if (mp <= 0 || n % mp != 0) return false;
+  if (base.global_batch > 0) {
+    const int64_t per_step = base.micro_batch * (n / mp);
+    if (per_step <= 0 || base.global_batch % per_step != 0) return false;
+  }
+  return true;
+}
+
+// `base` with `n` GPUs (REQUIRES SuitsLayout(base, n)): the layout per node and, for a Megatron
+// global batch, the accumulation. Assigning into a reused `out` keeps its string buffers.
+void WithGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t node, TrainingJob* out) {
+  *out = base;
+  const int64_t mp = base.tp * base.pp;
   out->gpus = n;
   if (field == GpuTresField::kPerNode && n > base.EffectiveGpusPerNode() * base.Nodes() &&
       n % base.Nodes() == 0 && n / base.Nodes() <= node)
     out->gpus_per_node = n / base.Nodes();
   else
     out->gpus_per_node = std::min(n, node);
-  if (base.global_batch > 0) {
-    const int64_t per_step = base.micro_batch * (n / mp);
-    if (per_step <= 0 || base.global_batch % per_step != 0) return false;
-    out->grad_accum = base.global_batch / per_step;
-  }
-  return true;
+  if (base.global_batch > 0) out->grad_accum = base.global_batch / (base.micro_batch * (n / mp));
 }
 
 // Alternatives are judged and shown by memory alone, so only the memory model (and the site's
@@ -103,40 +112,44 @@ Sharding StateSharding(const TrainingJob& job) {
 
 bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob* out, JobEstimate* estimate) {
   const int64_t node = ctx.partition->gpus_per_node;
-  std::vector<TrainingJob> candidates;  // valid layouts, ascending GPU count
-  for (int64_t n : LargerCounts(job, ctx.request->gpu_field, node, ctx.partition->max_gpus_per_job)) {
-    TrainingJob candidate;
-    if (WithGpus(job, n, ctx.request->gpu_field, node, &candidate)) candidates.push_back(std::move(candidate));
-  }
+  const GpuTresField field = ctx.request->gpu_field;
+  // GPU counts of valid layouts, ascending.
+  std::vector<int64_t> counts = LargerCounts(job, field, node, ctx.partition->max_gpus_per_job);
+  std::erase_if(counts, [&](int64_t n) { return !SuitsLayout(job, n); });
+  if (counts.empty()) return false;
   // Per-GPU memory of a sharded job does not grow with the GPU count (memory_combos_test checks the
   // monotonicity over the catalog), so the smallest count that fits is found by bisection: about
   // log2(64) estimates instead of up to 64 on the reject path, which runs inside slurmctld.
-  if (candidates.empty() || !Fits(ctx, *ctx.gpu, *ctx.partition, candidates.back(), estimate)) return false;
-  size_t lo = 0, hi = candidates.size() - 1;  // invariant: candidates[hi] fits
-  JobEstimate best = *estimate;
+  // One candidate job is reused for every count tried.
+  TrainingJob candidate;
+  WithGpus(job, counts.back(), field, node, &candidate);
+  if (!Fits(ctx, *ctx.gpu, *ctx.partition, candidate, estimate)) return false;
+  size_t lo = 0, hi = counts.size() - 1;  // invariant: counts[hi] fits; *estimate is its estimate
+  JobEstimate e;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    JobEstimate e;
-    if (Fits(ctx, *ctx.gpu, *ctx.partition, candidates[mid], &e)) {
+    WithGpus(job, counts[mid], field, node, &candidate);
+    if (Fits(ctx, *ctx.gpu, *ctx.partition, candidate, &e)) {
       hi = mid;
-      best = std::move(e);
+      std::swap(*estimate, e);
     } else {
       lo = mid + 1;
     }
   }
-  *out = std::move(candidates[hi]);
-  *estimate = std::move(best);
+  WithGpus(job, counts[hi], field, node, out);
   return true;
 }
 
 std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const TrainingJob& job) {
   std::vector<Alternative> out;
-  const auto add = [&](std::string change, const TrainingJob& j, const GpuSpec& gpu, const PartitionConfig& p,
+  out.reserve(16);  // at most 8 + one per other partition before the cut to kMaxAlternatives
+  // Estimates `j` (moved into the alternative) on `gpu` under partition `p`.
+  const auto add = [&](std::string change, TrainingJob j, const GpuSpec& gpu, const PartitionConfig& p,
                        const std::string& partition) {
     JobEstimate e;
     const bool fits = Fits(ctx, gpu, p, j, &e);
     if (e.memory.per_gpu_bytes == 0) return;  // the estimate failed: not a valid alternative
-    out.push_back(Alternative{std::move(change), j, partition, gpu.name, e.memory.per_gpu_bytes,
+    out.push_back(Alternative{std::move(change), std::move(j), partition, gpu.name, e.memory.per_gpu_bytes,
                               UsableBytes(gpu, p), fits});
   };
   const GpuSpec& gpu = *ctx.gpu;
@@ -146,8 +159,9 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   if (!ShardsWeights(job.sharding) && job.gpus > 1 && job.framework != Framework::kMegatron) {
     TrainingJob j = job;
     j.sharding = StateSharding(job);
-    add(Flag("sharding", ToString(j.sharding)) + " (same " + std::to_string(job.gpus) + " GPUs)", j, gpu, part,
-        ctx.partition_name);
+    std::string change = Flag("sharding", ToString(j.sharding));
+    change.append(" (same ").append(std::to_string(job.gpus)).append(" GPUs)");
+    add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   {
     TrainingJob sharded = job;
@@ -165,21 +179,22 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
     }
     if (found) {
       std::string change = "--gpus=" + std::to_string(more.gpus);
-      if (sharded.sharding != job.sharding) change += " with " + Flag("sharding", ToString(sharded.sharding));
-      if (add_ac) change += " " + Flag("activation-checkpointing", "full");
-      out.push_back(Alternative{change, more, ctx.partition_name, gpu.name, e.memory.per_gpu_bytes,
-                                UsableBytes(gpu, part), true});
+      if (sharded.sharding != job.sharding) change.append(" with ").append(Flag("sharding", ToString(sharded.sharding)));
+      if (add_ac) change.append(" ").append(Flag("activation-checkpointing", "full"));
+      out.push_back(Alternative{std::move(change), std::move(more), ctx.partition_name, gpu.name,
+                                e.memory.per_gpu_bytes, UsableBytes(gpu, part), true});
     }
   }
   // 2. More tensor parallelism on the same GPUs (Megatron and others that support it).
   if (job.framework == Framework::kMegatron) {
     for (int64_t tp = job.tp * 2; tp <= std::min<int64_t>(job.gpus, part.gpus_per_node); tp *= 2) {
+      if (job.gpus % (tp * job.pp) != 0) continue;
+      const int64_t per_step = job.micro_batch * (job.gpus / (tp * job.pp));
+      if (job.global_batch > 0 && job.global_batch % per_step != 0) continue;
       TrainingJob j = job;
       j.tp = tp;
-      if (job.gpus % (tp * job.pp) != 0) continue;
-      if (j.global_batch > 0 && j.global_batch % (j.micro_batch * (j.gpus / (tp * j.pp))) != 0) continue;
-      if (j.global_batch > 0) j.grad_accum = j.global_batch / (j.micro_batch * (j.gpus / (tp * j.pp)));
-      add(Flag("tp", std::to_string(tp)), j, gpu, part, ctx.partition_name);
+      if (j.global_batch > 0) j.grad_accum = j.global_batch / per_step;
+      add(Flag("tp", std::to_string(tp)), std::move(j), gpu, part, ctx.partition_name);
       break;
     }
   }
@@ -187,14 +202,15 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   if (job.activation_checkpointing != Checkpointing::kFull) {
     TrainingJob j = job;
     j.activation_checkpointing = Checkpointing::kFull;
-    add(Flag("activation-checkpointing", "full"), j, gpu, part, ctx.partition_name);
+    add(Flag("activation-checkpointing", "full"), std::move(j), gpu, part, ctx.partition_name);
   }
   if (job.micro_batch > 1) {
     TrainingJob j = job;
     j.micro_batch = 1;
     if (j.global_batch == 0) j.grad_accum = job.grad_accum * job.micro_batch;  // same sequences per step
-    add(Flag("micro-batch", "1") + " " + Flag("grad-accum", std::to_string(j.grad_accum)), j, gpu, part,
-        ctx.partition_name);
+    std::string change = Flag("micro-batch", "1");
+    change.append(" ").append(Flag("grad-accum", std::to_string(j.grad_accum)));
+    add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   // 4. Parameter-efficient methods (alone, and with checkpointing).
   for (Method m : {Method::kLora, Method::kQlora}) {
@@ -203,12 +219,15 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
     TrainingJob j = job;
     j.method = m;
     if (m == Method::kQlora) j.quant = Quant::kNf4;
-    add(Flag("method", ToString(m)), j, gpu, part, ctx.partition_name);
-    if (job.activation_checkpointing != Checkpointing::kFull) {
-      j.activation_checkpointing = Checkpointing::kFull;
-      add(Flag("method", ToString(m)) + " " + Flag("activation-checkpointing", "full"), j, gpu, part,
-          ctx.partition_name);
+    if (job.activation_checkpointing == Checkpointing::kFull) {
+      add(Flag("method", ToString(m)), std::move(j), gpu, part, ctx.partition_name);
+      continue;
     }
+    add(Flag("method", ToString(m)), j, gpu, part, ctx.partition_name);
+    j.activation_checkpointing = Checkpointing::kFull;
+    std::string change = Flag("method", ToString(m));
+    change.append(" ").append(Flag("activation-checkpointing", "full"));
+    add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   // 5. Partitions with bigger GPUs.
   if (ctx.config->suggest_partitions) {
@@ -221,12 +240,16 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       TrainingJob j = job;
       j.gpu = (*other)->name;
       j.gpus_per_node = std::min(j.gpus, p.gpus_per_node);
-      add("--partition=" + p.name + " (" + (*other)->name + ")", j, **other, p, p.name);
+      add("--partition=" + p.name + " (" + (*other)->name + ")", std::move(j), **other, p, p.name);
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const Alternative& a, const Alternative& b) { return a.fits > b.fits; });
-  if (out.size() > kMaxAlternatives) out.resize(kMaxAlternatives);
-  return out;
+  // Fitting ones first, each group in the order found (a stable partition), then the cut.
+  std::vector<Alternative> ranked;
+  ranked.reserve(std::min(out.size(), kMaxAlternatives));
+  for (const bool fits : {true, false})
+    for (Alternative& a : out)
+      if (a.fits == fits && ranked.size() < kMaxAlternatives) ranked.push_back(std::move(a));
+  return ranked;
 }
 
 }  // namespace fmte::internal
