@@ -144,13 +144,19 @@ class Tokenizer {
 
  private:
   void Warn(const std::string& w) { warnings_->push_back("line " + std::to_string(line_) + ": " + w); }
-  void StartCommand() { cmd_ = Command{}; cmd_.line = line_; Discard(); }
+  // Clears rather than replaces the command, so an assignment line keeps the vectors' capacity.
+  void StartCommand() {
+    cmd_.words.clear();
+    cmd_.unresolved.clear();
+    cmd_.line = line_;
+    Discard();
+  }
   void Discard() { word_.clear(); started_ = false; unresolved_ = false; }
   void EndWord() {
     if (!started_) return;
     if (skip_next_) { skip_next_ = false; Discard(); return; }
     if (cmd_.words.size() < kMaxTokensPerCommand) {
-      cmd_.words.push_back(std::move(word_));
+      cmd_.words.push_back(word_);  // a copy: word_ keeps its buffer for the next word
       cmd_.unresolved.push_back(unresolved_);
     } else if (!capped_) {
       capped_ = true;
@@ -471,11 +477,17 @@ ScanOutput ScanScript(std::string_view script) {
       if (bs % 2 == 1) { phys.remove_suffix(1); cont = true; }
     }
     open_quote = OpenQuoteAfter(phys, open_quote);
-    logical += phys;
     if (open_array && Trim(phys).find(')') != std::string_view::npos && open_quote == 0) open_array = false;
     if ((cont || open_quote != 0 || open_array) && pos < script.size() && ++joined < kMaxJoinedLines) {
+      logical += phys;
       logical += (open_quote != 0 || open_array) ? '\n' : ' ';
       continue;
+    }
+    // The logical line: the joined lines, or this physical line itself (most lines: no copy).
+    std::string_view text = phys;
+    if (!logical.empty()) {
+      logical += phys;
+      text = logical;
     }
     if (open_quote != 0)
       out.warnings.push_back("line " + std::to_string(start_line) + ": unterminated quote");
@@ -484,7 +496,7 @@ ScanOutput ScanScript(std::string_view script) {
 
     std::string name;
     std::string_view inner;
-    if (ArrayAssignment(logical, &name, &inner)) {
+    if (ArrayAssignment(text, &name, &inner)) {
       std::vector<Command> cmds;
       tok.Run(inner, start_line, &cmds, /*assignments=*/false);
       Var v;
@@ -497,12 +509,9 @@ ScanOutput ScanScript(std::string_view script) {
       logical.clear();
       continue;
     }
-    heredoc = HeredocDelimiter(logical);
-    std::vector<Command> cmds;
-    tok.Run(logical, start_line, &cmds);
+    heredoc = HeredocDelimiter(text);
+    tok.Run(text, start_line, &out.commands);  // keeps at most kMaxCommands
     logical.clear();
-    for (Command& c : cmds)
-      if (out.commands.size() < kMaxCommands) out.commands.push_back(std::move(c));
   }
   if (!logical.empty()) {  // continuation at EOF
     std::vector<Command> cmds;

@@ -20,9 +20,14 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+namespace {
+// std::isspace in the "C" locale (fmte never sets another), without the library call per byte.
+bool IsCSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+}  // namespace
+
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && IsCSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsCSpace(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -46,56 +51,79 @@ Status Expected(std::string_view shown, std::string_view what, std::string_view 
 
 Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max, std::string_view shown,
                                 bool suffixes) {
+  // The error text is built only on failure (this runs for every numeric flag of every script).
+  const auto fail = [&] {
+    return Expected(shown,
+                    "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]" +
+                        (suffixes ? " (K/M/B/T suffixes allowed)" : ""),
+                    text);
+  };
   const std::string_view t = Trim(text);
-  const std::string what = "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]" +
-                           (suffixes ? " (K/M/B/T suffixes allowed)" : "");
-  if (t.empty()) return Expected(shown, what, text);
+  if (t.empty()) return fail();
   size_t i = 0;
   int64_t v = 0;
   bool any = false;
   for (; i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])); ++i) {
     any = true;
     const int d = t[i] - '0';
-    if (v > (max - d) / 10) return Expected(shown, what, text);  // also stops overflow
+    if (v > (max - d) / 10) return fail();  // also stops overflow
     v = v * 10 + d;
   }
-  if (!any) return Expected(shown, what, text);
+  if (!any) return fail();
   if (i < t.size()) {
-    if (!suffixes || i + 1 != t.size()) return Expected(shown, what, text);
+    if (!suffixes || i + 1 != t.size()) return fail();
     int64_t mult = 1;
     switch (std::toupper(static_cast<unsigned char>(t[i]))) {
       case 'K': mult = 1000; break;
       case 'M': mult = 1000 * 1000; break;
       case 'B': case 'G': mult = 1000LL * 1000 * 1000; break;
       case 'T': mult = 1000LL * 1000 * 1000 * 1000; break;
-      default: return Expected(shown, what, text);
+      default: return fail();
     }
-    if (v > max / mult) return Expected(shown, what, text);
+    if (v > max / mult) return fail();
     v *= mult;
   }
-  if (v < min || v > max) return Expected(shown, what, text);
+  if (v < min || v > max) return fail();
   return v;
 }
 
 Result<double> ParseBoundedDouble(std::string_view text, double min, double max, std::string_view shown) {
-  const std::string t(Trim(text).substr(0, 64));
-  const std::string what = "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (t.empty()) return Expected(shown, what, text);
+  const auto fail = [&] {
+    return Expected(shown, "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]", text);
+  };
+  const std::string_view t = Trim(text).substr(0, 64);
+  if (t.empty()) return fail();
   for (char c : t)
     if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '-' ||
           c == '+'))
-      return Expected(shown, what, text);
+      return fail();
+  // strtod needs a terminated copy; at most 64 bytes, on the stack.
+  char buf[65];
+  t.copy(buf, t.size());
+  buf[t.size()] = '\0';
   char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (end != t.c_str() + t.size() || !std::isfinite(v) || v < min || v > max)
-    return Expected(shown, what, text);
+  const double v = std::strtod(buf, &end);
+  if (end != buf + t.size() || !std::isfinite(v) || v < min || v > max) return fail();
   return v;
 }
 
+namespace {
+// ASCII case-insensitive equality with a lower-case literal (no copy of the text).
+bool EqualsLower(std::string_view text, std::string_view lower) {
+  if (text.size() != lower.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+}  // namespace
+
 Result<bool> ParseBool(std::string_view text, std::string_view shown) {
-  const std::string t = Lower(Trim(text));
-  if (t.empty() || t == "true" || t == "yes" || t == "1" || t == "on") return true;
-  if (t == "false" || t == "no" || t == "0" || t == "off") return false;
+  const std::string_view t = Trim(text);
+  if (t.empty() || EqualsLower(t, "true") || EqualsLower(t, "yes") || t == "1" || EqualsLower(t, "on")) return true;
+  if (EqualsLower(t, "false") || EqualsLower(t, "no") || t == "0" || EqualsLower(t, "off")) return false;
   return Expected(shown, "true|false", text);
 }
 
