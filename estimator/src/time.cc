@@ -5,132 +5,15 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "time_parts.h"
 
 namespace fmte {
 namespace {
 
-using time_parts::BlockFlops;
-
-// Per-token FLOPs (whole, before TP) and bytes of one pipeline stage.
-struct StageWork {
-  int64_t layers = 0;
-  double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  // executed, per token
-  // The same weighted by each product's shape efficiency (GemmCurve): time = these / gemm rate.
-  double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
-  double model_flops = 0;          // Megatron convention, per token
-  double act_bytes_per_token = 0;  // per GPU, memory-bound traffic of one forward pass
-  double weight_elems = 0;         // all weights of the stage (whole, before TP)
-  double trainable_elems = 0;      // parameters that get gradients and optimizer state
-  double layer_passes = 0;         // layers x passes (fwd 1, bwd 2, recompute 1)
-  double tp_allreduces = 0;        // per micro-batch
-};
-
-double ActivationBytesPerToken(const ModelArch& model, const TrainingJob& job, double context) {
-  // Korthikanti et al. 2022, Table 2, per token: h*(10 + 24/t) with TP, h*34/t with TP+SP, plus the
-  // s x s scores 5*a*s/t when attention is not fused. Used as the memory-bound traffic of a pass.
-  const double h = static_cast<double>(model.hidden_size);
-  const double t = static_cast<double>(job.tp);
-  double bytes = job.sequence_parallel ? h * 34.0 / t : h * (10.0 + 24.0 / t);
-  if (job.attention == Attention::kEager)
-    bytes += 5.0 * static_cast<double>(model.num_heads) * context / t;
-  return bytes;
-}
-
-StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, int64_t first_layer,
-                      int64_t layers, bool first_stage, bool last_stage, double context,
-                      double tokens_mb, const TimeEfficiency& eff) {
-  StageWork w;
-  w.layers = layers;
-  const bool full_method = job.method == Method::kFull;
-  const LoraTargets lora = ResolveLoraTargets(model, job);
-  // Layers of one block kind share their FLOPs: compute each kind once (this runs per estimate in
-  // the admission path and thousands of times in a layout search).
-  std::vector<time_parts::BlockFlops> kind_flops(model.block_kinds.size());
-  std::vector<char> kind_done(model.block_kinds.size(), 0);
-  for (int64_t l = first_layer; l < first_layer + layers; ++l) {
-    const BlockSpec& block = model.Block(l);
-    const size_t kind = static_cast<size_t>(model.block_kind_of_layer[l]);
-    if (!kind_done[kind]) {
-      kind_flops[kind] =
-          time_parts::BlockFlopsPerToken(model, block, job, lora, context, tokens_mb, eff);
-      kind_done[kind] = 1;
-    }
-    const BlockFlops& f = kind_flops[kind];
-    const double fwd = f.linear + f.adapter + f.attention_executed;
-    // Backward: the input gradient of every linear (also frozen ones: gradients flow to the
-    // adapters/prompts below), weight gradients only for trainable weights, attention twice.
-    const double dgrad = f.linear + f.adapter + 2 * f.attention_executed;
-    const double wgrad = (f.linear - f.frozen_linear) + f.adapter;
-    w.fwd_flops += fwd;
-    w.bwd_flops += dgrad + wgrad;
-    // Adapters and attention scores run at the large-matrix efficiency (no curve for their shapes).
-    const double fwd_weighted = f.linear_fwd_weighted + f.adapter + f.attention_executed;
-    w.fwd_weighted += fwd_weighted;
-    w.bwd_weighted += (f.linear_bwd_weighted + f.adapter + 2 * f.attention_executed) +
-                      (f.linear_bwd_weighted - f.frozen_bwd_weighted) + f.adapter;
-    if (job.activation_checkpointing == Checkpointing::kFull) {
-      w.recompute_flops += fwd;
-      w.recompute_weighted += fwd_weighted;
-    }
-    if (job.activation_checkpointing == Checkpointing::kSelective) {
-      w.recompute_flops += f.attention_executed;
-      w.recompute_weighted += f.attention_executed;
-    }
-    const double model_fwd = f.linear + f.adapter + f.attention_full;
-    w.model_flops += model_fwd + (f.linear + f.adapter + 2 * f.attention_full) + wgrad;
-    w.weight_elems +=
-        f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
-    if (full_method) {
-      w.trainable_elems +=
-          f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
-    } else if (job.method == Method::kLora || job.method == Method::kQlora) {
-      for (const LinearShape& lin : block.linears)
-        if (lora.Matches(lin))
-          w.trainable_elems +=
-              static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies);
-    } else if (job.method == Method::kPrefixTuning) {
-      // PEFT prefix tuning: virtual key and value vectors per layer.
-      w.trainable_elems += 2.0 * static_cast<double>(job.virtual_tokens * model.hidden_size);
-    }
-    const double passes = 3.0 + (job.activation_checkpointing == Checkpointing::kFull ? 1.0 : 0.0);
-    w.layer_passes += passes;
-    // Megatron TP: 2 all-reduces in the forward, 2 in the backward (Shoeybi et al. 2019), and 2
-    // more when the full recomputation reruns the forward.
-    w.tp_allreduces += 4.0 + (job.activation_checkpointing == Checkpointing::kFull ? 2.0 : 0.0);
-  }
-  w.act_bytes_per_token =
-      static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
-  const double h = static_cast<double>(model.hidden_size);
-  const double v = static_cast<double>(model.vocab_size);
-  if (first_stage) {
-    w.weight_elems += static_cast<double>(model.embedding_params + model.position_embedding_params);
-    if (full_method)
-      w.trainable_elems +=
-          static_cast<double>(model.embedding_params + model.position_embedding_params);
-    if (job.method == Method::kPromptTuning)
-      w.trainable_elems += static_cast<double>(job.virtual_tokens) * h;
-  }
-  if (last_stage) {
-    // LM head: 2*h*V per token forward, its input gradient always, its weight gradient when trained
-    // (Megatron's V/(12*L*h) term). Logits and the fp32 loss are memory-bound traffic.
-    w.fwd_flops += 2 * h * v;
-    w.bwd_flops += 2 * h * v + (full_method ? 2 * h * v : 0);
-    // Megatron's vocabulary-parallel head: an (tokens, h, V/t) product (column-parallel).
-    const time_parts::GemmShape head_shape{tokens_mb, h,
-                                           v / static_cast<double>(std::max<int64_t>(job.tp, 1))};
-    w.fwd_weighted += time_parts::FwdWeighted(eff, 2 * h * v, head_shape);
-    w.bwd_weighted +=
-        time_parts::BwdWeighted(eff, 2 * h * v + (full_method ? 2 * h * v : 0), head_shape);
-    w.model_flops += 6 * h * v - (full_method ? 0 : 2 * h * v);
-    const double head = static_cast<double>(model.lm_head_params > 0 ? model.lm_head_params : 0);
-    w.weight_elems += head + static_cast<double>(model.final_norm_params);
-    if (full_method) w.trainable_elems += head + static_cast<double>(model.final_norm_params);
-    w.act_bytes_per_token += (job.chunked_loss ? 2.0 : 6.0) * v / static_cast<double>(job.tp);
-  }
-  return w;
-}
+using time_parts::KindWork;
+using time_parts::StageWork;
 
 // max(a, b) smoothed with a 4-norm: within 19% of the sum when a == b, the larger one otherwise.
 double SmoothMax(double a, double b) {
@@ -230,10 +113,13 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   StageTime worst;
   double dp_exposed = 0, optimizer = 0, offload = 0, act_offload = 0;
   int64_t first = 0;
+  const LoraTargets lora = ResolveLoraTargets(model, job);
+  KindWork kind_work(model.block_kinds.size());
+  out.stages.reserve(static_cast<size_t>(p));
   for (int64_t i = 0; i < p; ++i) {
     const int64_t layers = L / p + (i < L % p ? 1 : 0);
-    const StageWork w =
-        StageWorkOf(model, job, first, layers, i == 0, i == p - 1, context, tokens_mb, eff);
+    const StageWork w = time_parts::StageWorkOf(model, job, lora, kind_work, first, layers, i == 0, i == p - 1,
+                                    context, tokens_mb, eff);
     first += layers;
     model_flops_token += w.model_flops;
     hw_flops_token += w.fwd_flops + w.bwd_flops + w.recompute_flops;

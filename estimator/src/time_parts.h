@@ -5,6 +5,8 @@
 #define FMTE_ESTIMATOR_SRC_TIME_PARTS_H_
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "fmte/job.h"
 #include "fmte/lora.h"
@@ -49,6 +51,39 @@ double BwdWeighted(const TimeEfficiency& eff, double flops, const GemmShape& s);
 BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
                               const TrainingJob& job, const LoraTargets& lora, double context,
                               double tokens_mb, const TimeEfficiency& eff);
+
+// What one layer of a block kind adds to its stage (time_stage.cc).
+struct LayerWork {
+  double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;
+  double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
+  double model_flops = 0;
+  double weight_elems = 0;
+  double trainable_elems = 0;  // full fine-tuning and prefix tuning (LoRA adds per linear)
+};
+
+// Layers of one block kind share their work: each kind's LayerWork is computed on first use
+// (this runs per estimate in the admission path and thousands of times in a layout search).
+using KindWork = std::vector<std::optional<LayerWork>>;
+
+// Per-token FLOPs (whole, before TP) and bytes of one pipeline stage.
+struct StageWork {
+  int64_t layers = 0;
+  double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  // executed, per token
+  // The same weighted by each product's shape efficiency (GemmCurve): time = these / gemm rate.
+  double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
+  double model_flops = 0;          // Megatron convention, per token
+  double act_bytes_per_token = 0;  // per GPU, memory-bound traffic of one forward pass
+  double weight_elems = 0;         // all weights of the stage (whole, before TP)
+  double trainable_elems = 0;      // parameters that get gradients and optimizer state
+  double layer_passes = 0;         // layers x passes (fwd 1, bwd 2, recompute 1)
+  double tp_allreduces = 0;        // per micro-batch
+};
+
+// One stage's work: layers [first_layer, first_layer + layers), with the embedding on the first
+// stage and the LM head on the last; `kind_work` (size block_kinds) fills as kinds are met.
+StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const LoraTargets& lora,
+                      KindWork& kind_work, int64_t first_layer, int64_t layers, bool first_stage,
+                      bool last_stage, double context, double tokens_mb, const TimeEfficiency& eff);
 
 // Links a collective group sees: `ranks` in all, `ranks_per_node` of them on each node.
 struct Links {
