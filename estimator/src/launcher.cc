@@ -20,13 +20,13 @@ bool IsPython(std::string_view b) {
 }
 
 // Launcher name of a word, empty when it is none.
-std::string LauncherName(std::string_view word) {
+std::string_view LauncherName(std::string_view word) {
   const std::string_view b = Basename(word);
-  if (b == "torchrun" || b == "accelerate" || b == "deepspeed" || b == "tune" || b == "trl") return std::string(b);
+  if (b == "torchrun" || b == "accelerate" || b == "deepspeed" || b == "tune" || b == "trl") return b;
   if (b == "llamafactory-cli") return "llamafactory";
   if (IsPython(b)) return "python";
   if (b.ends_with(".py")) return "script";
-  return "";
+  return {};
 }
 
 // Words that may stand before the launcher on the same command.
@@ -63,22 +63,38 @@ bool IsListFlag(std::string_view n) {
   return n == "lora_target_modules" || n == "target_modules" || n == "lora_target";
 }
 
-bool IsBoolLiteral(std::string_view v) {
-  const std::string l = Lower(v);
-  return l == "true" || l == "false" || l == "1" || l == "0" || l == "yes" || l == "no";
+// ASCII lower case of one byte (no locale).
+char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool EqualsIgnoreCase(std::string_view v, std::string_view lower) {
+  if (v.size() != lower.size()) return false;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (LowerAscii(v[i]) != lower[i]) return false;
+  return true;
 }
 
-std::string NormalizeFlag(std::string_view n) {
-  std::string out = Lower(n);
-  std::replace(out.begin(), out.end(), '-', '_');
-  return out;
+bool IsBoolLiteral(std::string_view v) {
+  return EqualsIgnoreCase(v, "true") || EqualsIgnoreCase(v, "false") || v == "1" || v == "0" ||
+         EqualsIgnoreCase(v, "yes") || EqualsIgnoreCase(v, "no");
+}
+
+// The flag name of `--Name-X=...` lower-cased with '-' as '_', kept in `text`.
+std::string_view NormalizeFlag(std::string_view n, std::string* text) {
+  const size_t at = text->size();
+  for (char c : n) text->push_back(c == '-' ? '_' : LowerAscii(c));
+  return std::string_view(*text).substr(at);
+}
+
+// The order of LaunchLine::by_name_: by length, then bytes (most comparisons end at the length).
+bool ByName(std::string_view a, std::string_view b) {
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
 }
 
 // Splits the words after the launcher. Returns false when the command is no launch.
 bool Split(const Command& c, LaunchLine* l) {
   size_t i = 0;
   const size_t n = c.words.size();
-  std::string name;
+  std::string_view name;
   // Skip prefixes and VAR=value words; stop at the first launcher word.
   for (; i < n; ++i) {
     const std::string& w = c.words[i];
@@ -95,23 +111,30 @@ bool Split(const Command& c, LaunchLine* l) {
     l->positionals.push_back(c.words[i]);
   }
   ++i;
+  // Names and list values are at most the words themselves plus one separator each.
+  size_t text_bytes = 0;
+  for (size_t k = i; k < n; ++k) text_bytes += c.words[k].size() + 1;
+  l->text_.reserve(text_bytes);
   for (; i < n; ++i) {
     const std::string& w = c.words[i];
     if (w.size() > 2 && w[0] == '-' && w[1] == '-') {
       Flag f;
       f.index = static_cast<int>(i);
       const size_t eq = w.find('=');
-      f.name = NormalizeFlag(std::string_view(w).substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
+      f.name = NormalizeFlag(std::string_view(w).substr(2, eq == std::string::npos ? std::string::npos : eq - 2),
+                             &l->text_);
       f.unresolved = c.unresolved[i];
       if (eq != std::string::npos) {
-        f.value = w.substr(eq + 1);
+        f.value = std::string_view(w).substr(eq + 1);
       } else if (IsListFlag(f.name)) {
         // nargs='+' (PEFT/TRL lora_target_modules q_proj k_proj ...): the following plain words.
-        while (i + 1 < n && !c.words[i + 1].starts_with("-") && f.value.size() < kMaxValueBytes) {
-          f.value += (f.value.empty() ? "" : ",") + c.words[++i];
+        const size_t at = l->text_.size();
+        while (i + 1 < n && !c.words[i + 1].starts_with("-") && l->text_.size() - at < kMaxValueBytes) {
+          if (l->text_.size() > at) l->text_ += ',';
+          l->text_ += c.words[++i];
           f.unresolved = f.unresolved || c.unresolved[i];
         }
-        if (f.value.empty()) f.value = "true";
+        f.value = l->text_.size() > at ? std::string_view(l->text_).substr(at) : std::string_view("true");
       } else if (i + 1 < n && !(c.words[i + 1].starts_with("--")) &&
                  (!IsBooleanFlag(f.name) || IsBoolLiteral(c.words[i + 1]))) {
         ++i;
@@ -120,14 +143,13 @@ bool Split(const Command& c, LaunchLine* l) {
       } else {
         f.value = "true";
       }
-      l->flags.push_back(std::move(f));
+      l->flags.push_back(f);
     } else if (w == "-m" && i + 1 < n && l->module.empty() && l->positionals.empty()) {
       l->module = c.words[++i];
     } else if (w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1]))) {
       // short options (python -u, tune -c cfg)
       if (w == "-c" && i + 1 < n) {
-        Flag f{"config", c.words[i + 1], static_cast<bool>(c.unresolved[i + 1]), static_cast<int>(i)};
-        l->flags.push_back(std::move(f));
+        l->flags.push_back(Flag{"config", c.words[i + 1], static_cast<bool>(c.unresolved[i + 1]), static_cast<int>(i)});
         ++i;
       }
     } else if (!c.unresolved[i]) {
@@ -142,11 +164,17 @@ bool Split(const Command& c, LaunchLine* l) {
     else if (l->module.starts_with("torchtune")) l->launcher = "tune";
     else if (l->module.starts_with("trl")) l->launcher = "trl";
   }
+  // The readers look up some 60 names: index the flags once (see ByName).
+  l->by_name_.reserve(l->flags.size());
+  for (const Flag& f : l->flags) l->by_name_.push_back(&f);
+  std::sort(l->by_name_.begin(), l->by_name_.end(), [](const Flag* a, const Flag* b) {
+    return ByName(a->name, b->name) || (a->name == b->name && a->index < b->index);
+  });
   return true;
 }
 
 bool IsMegatronScript(const LaunchLine& l) {
-  for (const std::string& p : l.positionals) {
+  for (std::string_view p : l.positionals) {
     const std::string_view b = Basename(p);
     if (b.starts_with("pretrain_") && b.ends_with(".py")) return true;
   }
@@ -157,7 +185,7 @@ bool IsMegatronScript(const LaunchLine& l) {
 
 }  // namespace
 
-void Sink::Set(std::string_view key, std::string value, std::string_view flag) {
+void Sink::Set(std::string_view key, std::string_view value, std::string_view flag) {
   // "line N: --flag", built in one allocation (this runs for every recognised flag).
   char line[32] = "line ";
   char* end = std::to_chars(line + 5, line + sizeof(line) - 2, line_).ptr;
@@ -166,18 +194,19 @@ void Sink::Set(std::string_view key, std::string value, std::string_view flag) {
   std::string origin;
   origin.reserve(static_cast<size_t>(end - line) + flag.size());
   origin.append(line, end).append(flag);
-  out_->values.push_back(Assignment{std::string(key), std::move(value), std::move(origin)});
+  out_->values.push_back(Assignment{std::string(key), std::string(value), std::move(origin)});
 }
 
 void Sink::Warn(std::string_view flag, std::string_view what) {
   out_->warnings.push_back("line " + std::to_string(line_) + ": " + std::string(flag) + ": " + std::string(what));
 }
 
-const Flag* Sink::Find(const LaunchLine& l, std::string_view name) const {
-  const Flag* found = nullptr;
-  for (const Flag& f : l.flags)
-    if (f.name == name) found = &f;  // the last occurrence wins, as in argparse
-  return found;
+const Flag* LaunchLine::Find(std::string_view name) const {
+  // Equal names are in command order: the last of the equal range is the last occurrence.
+  const auto end = std::upper_bound(by_name_.begin(), by_name_.end(), name,
+                                    [](std::string_view n, const Flag* f) { return ByName(n, f->name); });
+  if (end == by_name_.begin() || (*(end - 1))->name != name) return nullptr;
+  return *(end - 1);
 }
 
 bool FlagTrue(const Flag* f) {
@@ -202,6 +231,7 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands) {
     LaunchLine l;
     if (!Split(c, &l)) continue;
     LauncherFindings f;
+    f.values.reserve(32);  // a launch line gives up to some 30 values
     Sink sink(&f, l.line);
     if (l.launcher == "tune") {
       ReadTorchtune(l, &sink);

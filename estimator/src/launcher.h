@@ -13,29 +13,43 @@
 namespace fmte::internal {
 
 // One `--flag [value]` of a launch command. `name` is lower-case with '-' turned into '_'
-// (torchrun, HF and Megatron spell flags differently).
+// (torchrun, HF and Megatron spell flags differently). Both views point into the command's words,
+// the LaunchLine's own text or string literals: valid while the Command and the LaunchLine live.
 struct Flag {
-  std::string name;
-  std::string value;  // "true" for a bare boolean flag
+  std::string_view name;
+  std::string_view value;  // "true" for a bare boolean flag
   bool unresolved = false;
   int index = 0;      // word index in the command
 };
 
+// One split launch command. It refers to the Command it was split from (which must outlive it)
+// and to its own `text_`, so it is neither copied nor moved.
 struct LaunchLine {
+  LaunchLine() = default;
+  LaunchLine(const LaunchLine&) = delete;
+  LaunchLine& operator=(const LaunchLine&) = delete;
+
+  // The last flag called `name` (as in argparse, the last occurrence wins), or nullptr.
+  const Flag* Find(std::string_view name) const;
+
   int line = 0;
-  std::string launcher;  // torchrun|accelerate|deepspeed|python|tune|trl|llamafactory
+  std::string_view launcher;  // torchrun|accelerate|deepspeed|python|tune|trl|llamafactory
   std::vector<Flag> flags;
-  std::vector<std::string> positionals;  // non-flag words after the launcher (script, overrides)
-  std::string module;                    // python -m <module>
+  std::vector<std::string_view> positionals;  // non-flag words after the launcher (script, overrides)
+  std::string_view module;                    // python -m <module>
+  // Normalised flag names and joined list values; reserved once by Split so the views stay valid.
+  std::string text_;
+  // `flags` ordered by name, the same names in command order (built by Split for Find).
+  std::vector<const Flag*> by_name_;
 };
 
 // Collects values in a LauncherFindings, with the origin text "line N: --flag".
 class Sink {
  public:
   Sink(LauncherFindings* out, int line) : out_(out), line_(line) {}
-  void Set(std::string_view key, std::string value, std::string_view flag);
+  void Set(std::string_view key, std::string_view value, std::string_view flag);
   void Warn(std::string_view flag, std::string_view what);
-  const Flag* Find(const LaunchLine& l, std::string_view name) const;
+  const Flag* Find(const LaunchLine& l, std::string_view name) const { return l.Find(name); }
   int line() const { return line_; }
   LauncherFindings* out() { return out_; }
 

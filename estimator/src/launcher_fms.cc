@@ -75,7 +75,7 @@ void SetCheckpointing(const LaunchLine& l, Sink* sink) {
   if (const Flag* s = sink->Find(l, "selective_checkpointing"); s != nullptr && !s->unresolved) {
     double num = 0, den = 1;
     char slash = 0;
-    const int n = std::sscanf(s->value.c_str(), "%lf%c%lf", &num, &slash, &den);
+    const int n = std::sscanf(std::string(s->value).c_str(), "%lf%c%lf", &num, &slash, &den);
     if (n == 1 || (n == 3 && slash == '/' && den > 0)) {
       p = n == 1 ? num : num / den;
     } else {
@@ -95,9 +95,9 @@ void SetCheckpointing(const LaunchLine& l, Sink* sink) {
 }  // namespace
 
 bool IsFmsFsdpScript(const LaunchLine& l) {
-  for (const std::string& p : l.positionals) {
+  for (std::string_view p : l.positionals) {
     const size_t slash = p.rfind('/');
-    const std::string_view b = std::string_view(p).substr(slash == std::string::npos ? 0 : slash + 1);
+    const std::string_view b = p.substr(slash == std::string_view::npos ? 0 : slash + 1);
     if (b == "main_training.py" || b == "main_training_llama.py") return true;
   }
   return false;
@@ -118,7 +118,7 @@ void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink) {
       sink->Warn(shown, "value depends on the environment; ignored");
       continue;
     }
-    sink->Set(m.key, f != nullptr ? f->value : std::string(m.fallback),
+    sink->Set(m.key, f != nullptr ? f->value : m.fallback,
               f != nullptr ? shown : "main_training.py (default " + shown + ")");
   }
   const Flag* s = sink->Find(l, "sharding_strategy");

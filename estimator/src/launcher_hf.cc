@@ -134,7 +134,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   if (FlagTrue(sink->Find(l, "use_deepspeed"))) {
     deepspeed = true;
     if (const Flag* z = sink->Find(l, "zero_stage"); z != nullptr && !z->unresolved)
-      sink->Set("sharding", z->value == "0" ? "ddp" : "zero" + z->value, "--zero_stage");
+      sink->Set("sharding", z->value == "0" ? "ddp" : "zero" + std::string(z->value), "--zero_stage");
     if (const Flag* o = sink->Find(l, "offload_optimizer_device"); o != nullptr && Lower(o->value) != "none")
       sink->Set("offload-optimizer", "true", "--offload_optimizer_device");
     if (const Flag* o = sink->Find(l, "offload_param_device"); o != nullptr && Lower(o->value) != "none")

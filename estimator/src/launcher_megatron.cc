@@ -12,9 +12,11 @@ namespace {
 int64_t IntFlag(const LaunchLine& l, Sink* sink, std::string_view name) {
   const Flag* f = sink->Find(l, name);
   if (f == nullptr || f->unresolved) return 0;
-  auto r = ParseBoundedInt(f->value, 1, int64_t{1} << 40, "--" + std::string(name));
+  auto r = ParseBoundedInt(f->value, 1, int64_t{1} << 40, "");
   if (!r.ok()) {
-    sink->Warn("--" + std::string(name), r.status().message());
+    // Parsed again with the flag's name for the message (the name is built on this path only).
+    const std::string shown = "--" + std::string(name);
+    sink->Warn(shown, ParseBoundedInt(f->value, 1, int64_t{1} << 40, shown).status().message());
     return 0;
   }
   return *r;

@@ -156,6 +156,10 @@ class Tokenizer {
     if (!started_) return;
     if (skip_next_) { skip_next_ = false; Discard(); return; }
     if (cmd_.words.size() < kMaxTokensPerCommand) {
+      if (cmd_.words.empty()) {  // one allocation for most commands instead of one per doubling
+        cmd_.words.reserve(16);
+        cmd_.unresolved.reserve(16);
+      }
       cmd_.words.push_back(word_);  // a copy: word_ keeps its buffer for the next word
       cmd_.unresolved.push_back(unresolved_);
     } else if (!capped_) {

@@ -82,11 +82,11 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   int64_t steps_per_epoch = 0;
   double epochs = 0;
   for (; k < l.positionals.size(); ++k) {
-    const std::string& o = l.positionals[k];
+    const std::string_view o = l.positionals[k];
     const size_t eq = o.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = Lower(std::string_view(o).substr(0, eq));
-    const std::string value = o.substr(eq + 1);
+    if (eq == std::string_view::npos) continue;
+    const std::string key = Lower(o.substr(0, eq));
+    const std::string_view value = o.substr(eq + 1);
     const std::string shown = "override " + Shown(key);
     for (const auto& m : kOverrideKeys)
       if (key == m[0]) sink->Set(m[1], value, shown);
