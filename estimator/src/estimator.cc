@@ -106,13 +106,14 @@ Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, c
     auto step = EstimateStepTime(model, job, gpu, *cluster, catalogs.time_model);
     if (step.ok()) {
       out.has_step_time = true;
-      out.time.step = *step;
       auto wall = WallTimeFromStep(model, job, *cluster, catalogs.time_model, *step);
       if (wall.ok()) {
-        out.time = std::move(wall).value();
+        out.time = std::move(wall).value();  // holds the step estimate too
         out.has_time = true;
         out.wall_time_s = out.time.wall_time_s;
         out.wall_time_bound_s = out.time.time_limit_s;
+      } else {
+        out.time.step = std::move(step).value();
       }
     }
   }

@@ -10,14 +10,20 @@
 namespace fmte {
 namespace {
 
+using internal::Cat;
 using internal::Gib;
 using internal::PolicyContext;
 
+constexpr std::string_view kPrefix = "fmte: ";
+
 std::string Join(const std::vector<std::string>& lines) {
+  size_t size = 0;
+  for (const std::string& l : lines) size += 1 + kPrefix.size() + l.size();
   std::string out;
+  out.reserve(size);
   for (const std::string& l : lines) {
     if (!out.empty()) out += '\n';
-    out += "fmte: " + l;
+    out.append(kPrefix).append(l);
   }
   return out;
 }
@@ -29,7 +35,7 @@ void Finish(const JobRequest& r, Decision* d) {
   d->user_message = Join(d->reasons);
 }
 
-std::string MethodText(const TrainingJob& j) {
+std::string_view MethodText(const TrainingJob& j) {
   switch (j.method) {
     case Method::kFull: return "full fine-tuning";
     case Method::kLora: return "LoRA";
@@ -86,13 +92,13 @@ void DecideTime(const JobRequest& r, const PartitionConfig& p, Decision* d) {
     limit = std::max(limit, p.min_time_min);
     if (p.max_time_min > 0 && limit > p.max_time_min) {
       limit = p.max_time_min;
-      d->reasons.push_back("predicted wall time " + FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))) +
-                           " (x" + std::to_string(p.default_time_factor).substr(0, 4) +
-                           ") exceeds the partition limit; time limit set to the limit " + FormatSlurmTime(limit) +
-                           ": checkpoint and resubmit");
+      d->reasons.push_back(Cat({"predicted wall time ", FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))),
+                                " (x", std::to_string(p.default_time_factor).substr(0, 4),
+                                ") exceeds the partition limit; time limit set to the limit ", FormatSlurmTime(limit),
+                                ": checkpoint and resubmit"}));
     } else {
-      d->reasons.push_back("no time limit given: set to " + FormatSlurmTime(limit) + " (predicted " +
-                           FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))) + ")");
+      d->reasons.push_back(Cat({"no time limit given: set to ", FormatSlurmTime(limit), " (predicted ",
+                                FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))), ")"}));
     }
     d->new_time_limit_min = limit;
     d->time_limit_min = limit;
@@ -100,14 +106,14 @@ void DecideTime(const JobRequest& r, const PartitionConfig& p, Decision* d) {
     return;
   }
   if (static_cast<double>(r.time_limit_min) * 60.0 < predicted_s) {
-    const std::string why = "the time limit " + FormatSlurmTime(r.time_limit_min) + " is shorter than the predicted " +
-                            FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60)));
+    const std::string why = Cat({"the time limit ", FormatSlurmTime(r.time_limit_min), " is shorter than the predicted ",
+                                 FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60)))});
     if (p.short_limit == ShortLimit::kReject) {
       d->kind = DecisionKind::kReject;
-      d->reasons.push_back(why + "; rejected (ShortLimit=reject): ask for at least " +
-                           FormatSlurmTime(static_cast<int64_t>(std::ceil(bound_s / 60))));
+      d->reasons.push_back(Cat({why, "; rejected (ShortLimit=reject): ask for at least ",
+                                FormatSlurmTime(static_cast<int64_t>(std::ceil(bound_s / 60)))}));
     } else {
-      d->reasons.push_back(why + "; the job may be killed before it finishes");
+      d->reasons.push_back(Cat({why, "; the job may be killed before it finishes"}));
     }
   }
 }
@@ -176,13 +182,13 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   d.capacity_bytes = (*gpu)->memory_bytes;
   d.usable_bytes = ctx.usable_bytes;
   const int64_t need = d.estimate.memory.per_gpu_bytes;
-  const std::string what = job.model + " " + MethodText(job) + " on " + std::to_string(job.gpus) + "x " + job.gpu;
-  const std::string against = Gib(need) + " per GPU; " + job.gpu + " has " + Gib(d.capacity_bytes) + " (" +
-                              Gib(d.usable_bytes) + " usable at " +
-                              std::to_string(static_cast<int>(std::lround(p.usable_memory_fraction * 100))) + "%)";
+  const std::string what = Cat({job.model, " ", MethodText(job), " on ", std::to_string(job.gpus), "x ", job.gpu});
+  const std::string against =
+      Cat({Gib(need), " per GPU; ", job.gpu, " has ", Gib(d.capacity_bytes), " (", Gib(d.usable_bytes),
+           " usable at ", std::to_string(static_cast<int>(std::lround(p.usable_memory_fraction * 100))), "%)"});
 
   if (need <= d.usable_bytes) {
-    d.reasons.push_back(what + " fits: predicted " + against);
+    d.reasons.push_back(Cat({what, " fits: predicted ", against}));
   } else {
     // Too big. Sharded jobs may get more GPUs (RaiseGpus=yes); otherwise reject with alternatives.
     TrainingJob more;
@@ -195,31 +201,33 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
       if (auto full = estimator.Estimate(**arch, more, **gpu); full.ok()) more_est = std::move(full).value();
       d.kind = DecisionKind::kRewrite;
       SetGpuRewrite(r, more, &d);
-      d.reasons.push_back(what + " needs " + Gib(need) + " per GPU (" + Gib(d.usable_bytes) + " usable); with " +
-                          std::string(ToString(job.sharding)) + " sharding over " + std::to_string(more.gpus) +
-                          " GPUs it needs " + Gib(more_est.memory.per_gpu_bytes) + ": GPU count raised to " +
-                          std::to_string(more.gpus) + " (" + std::string(ToString(d.gpu_field)) + "=" + d.new_gpu_tres +
-                          (d.new_min_nodes > 0 ? ", nodes=" + std::to_string(d.new_min_nodes) : "") + ")");
+      const std::string more_gpus = std::to_string(more.gpus);
+      d.reasons.push_back(Cat({what, " needs ", Gib(need), " per GPU (", Gib(d.usable_bytes), " usable); with ",
+                               ToString(job.sharding), " sharding over ", more_gpus, " GPUs it needs ",
+                               Gib(more_est.memory.per_gpu_bytes), ": GPU count raised to ", more_gpus, " (",
+                               ToString(d.gpu_field), "=", d.new_gpu_tres,
+                               d.new_min_nodes > 0 ? ", nodes=" + std::to_string(d.new_min_nodes) : "", ")"}));
       if (job.global_batch == 0 && more.gpus > job.gpus)
-        d.reasons.push_back("the global batch grows from " + std::to_string(job.micro_batch * job.grad_accum * job.DataParallel()) +
-                            " to " + std::to_string(more.micro_batch * more.grad_accum * more.DataParallel()) +
-                            " sequences per step; lower the gradient accumulation to keep it");
+        d.reasons.push_back(Cat({"the global batch grows from ",
+                                 std::to_string(job.micro_batch * job.grad_accum * job.DataParallel()), " to ",
+                                 std::to_string(more.micro_batch * more.grad_accum * more.DataParallel()),
+                                 " sequences per step; lower the gradient accumulation to keep it"}));
       d.job = more;
       d.estimate = std::move(more_est);
     } else {
       d.kind = DecisionKind::kReject;
-      d.reasons.push_back("rejected: " + what + " needs " + against);
+      d.reasons.push_back(Cat({"rejected: ", what, " needs ", against}));
       d.alternatives = internal::FindAlternatives(ctx, job);
       bool any = false;
       for (const Alternative& a : d.alternatives) {
         if (!a.fits) continue;
         any = true;
-        d.reasons.push_back("would fit: " + a.change + ": " + Gib(a.per_gpu_bytes) + " per GPU of " +
-                            Gib(a.usable_bytes) + " usable");
+        d.reasons.push_back(
+            Cat({"would fit: ", a.change, ": ", Gib(a.per_gpu_bytes), " per GPU of ", Gib(a.usable_bytes), " usable"}));
       }
       for (const Alternative& a : d.alternatives)
         if (!a.fits)
-          d.reasons.push_back("not enough alone: " + a.change + ": " + Gib(a.per_gpu_bytes) + " per GPU");
+          d.reasons.push_back(Cat({"not enough alone: ", a.change, ": ", Gib(a.per_gpu_bytes), " per GPU"}));
       if (!any) d.reasons.push_back("no single change found that fits; combine them or use a smaller model");
     }
   }

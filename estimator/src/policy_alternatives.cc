@@ -95,11 +95,24 @@ std::string Gib(int64_t bytes) {
     int64_t tenths = scaled / kGib;
     const int64_t rest = scaled % kGib;
     if (rest > kGib / 2 || (rest == kGib / 2 && tenths % 2 == 1)) ++tenths;
-    return std::to_string(tenths / 10) + "." + static_cast<char>('0' + tenths % 10) + " GiB";
+    std::string out = std::to_string(tenths / 10);  // short: no allocation up to 15 characters
+    out += '.';
+    out += static_cast<char>('0' + tenths % 10);
+    out += " GiB";
+    return out;
   }
   char buf[48];
   std::snprintf(buf, sizeof(buf), "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(kGib));
   return buf;
+}
+
+std::string Cat(std::initializer_list<std::string_view> parts) {
+  size_t size = 0;
+  for (std::string_view part : parts) size += part.size();
+  std::string out;
+  out.reserve(size);
+  for (std::string_view part : parts) out.append(part);
+  return out;
 }
 
 Sharding StateSharding(const TrainingJob& job) {

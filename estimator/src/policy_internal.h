@@ -4,6 +4,7 @@
 #define FMTE_SRC_POLICY_INTERNAL_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,6 +34,9 @@ int64_t UsableBytes(const GpuSpec& gpu, const PartitionConfig& p);
 
 // "61.2 GiB"
 std::string Gib(int64_t bytes);
+
+// The parts joined, built in one allocation (messages are concatenations of many pieces).
+std::string Cat(std::initializer_list<std::string_view> parts);
 
 // The smallest GPU count above the current one (node-aligned, tp*pp-divisible, keeping a Megatron
 // global batch integral, at most MaxGpusPerJob) whose estimate fits. False when none does.

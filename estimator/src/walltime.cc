@@ -16,8 +16,8 @@ int64_t CeilDiv(double a, double b) { return static_cast<int64_t>(std::ceil(a / 
 
 // Bytes of one checkpoint: the 16-bit weights, plus for trained parameters their fp32 master copy
 // and optimizer state (what DeepSpeed/FSDP/HF Trainer save to resume; reference section 2).
-double CheckpointBytes(const ModelArch& model, const TrainingJob& job) {
-  const double total = static_cast<double>(model.Counts().total);
+double CheckpointBytes(const ModelArch& model, const TrainingJob& job, int64_t total_params) {
+  const double total = static_cast<double>(total_params);
   const double trainable = static_cast<double>(TrainableParams(model, job));
   double state = 0;
   switch (job.optimizer) {
@@ -69,7 +69,8 @@ Result<WallTimeEstimate> WallTimeFromStep(const ModelArch& model, const Training
   const double storage = std::max(cluster.storage_gbps, 1e-3) * 1e9;
   w.startup_s = cluster.startup_s;
   // Loading: the published checkpoint (16-bit weights) read once from storage.
-  w.load_s = static_cast<double>(model.Counts().total) * 2.0 / storage;
+  const int64_t total_params = model.Counts().total;
+  w.load_s = static_cast<double>(total_params) * 2.0 / storage;
   w.train_s = static_cast<double>(w.steps) * step.step_time_s;
   if (options.eval_every_steps > 0 && options.eval_batches > 0) {
     w.evaluations = w.steps / options.eval_every_steps;
@@ -81,7 +82,7 @@ Result<WallTimeEstimate> WallTimeFromStep(const ModelArch& model, const Training
   w.checkpoints = options.checkpoint_every_steps > 0
                       ? std::max<int64_t>(1, w.steps / options.checkpoint_every_steps)
                       : 1;
-  const double ckpt_bytes = CheckpointBytes(model, job);
+  const double ckpt_bytes = CheckpointBytes(model, job, total_params);
   w.checkpoint_bytes = static_cast<int64_t>(std::min(ckpt_bytes, 9e18));
   w.checkpoint_s =
       static_cast<double>(w.checkpoints) * (ckpt_bytes / storage + cluster.checkpoint_fixed_s);
