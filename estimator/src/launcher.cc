@@ -41,22 +41,24 @@ bool IsPrefix(std::string_view b) {
 }
 
 // Flags whose value is optional (a bare flag means true): only an explicit boolean literal after
-// them is consumed as their value.
+// them is consumed as their value. Sorted, for a binary search per flag.
+constexpr std::string_view kBooleanFlags[] = {
+    "add_qkv_bias", "bf16", "bnb_4bit_use_double_quant", "ddp_find_unused_parameters",
+    "disable_bias_linear", "do_eval", "do_train", "fp16", "fp32",
+    "fsdp_activation_checkpointing", "fsdp_offload_params", "gradient_checkpointing",
+    "gradient_checkpointing_kwargs_use_reentrant", "group_query_attention", "load_in_4bit",
+    "load_in_8bit", "multi_gpu", "no_gradient_accumulation_fusion", "no_masked_softmax_fusion",
+    "no_python", "overlap_grad_reduce", "overlap_param_gather", "overwrite_output_dir",
+    "packing", "recompute_activations", "remove_unused_columns", "report_to_none",
+    "sequence_parallel", "standalone", "swiglu", "tf32", "torch_compile", "trust_remote_code",
+    "untie_embeddings_and_output_weights", "use_bnb_nested_quant", "use_cpu", "use_deepspeed",
+    "use_distributed_optimizer", "use_flash_attention_2", "use_flash_attn", "use_fsdp",
+    "use_liger", "use_liger_kernel", "use_mcore_models", "use_peft", "use_reentrant",
+    "use_rotary_position_embeddings"};
+static_assert(std::is_sorted(std::begin(kBooleanFlags), std::end(kBooleanFlags)));
+
 bool IsBooleanFlag(std::string_view n) {
-  static constexpr std::string_view kBool[] = {
-      "standalone", "bf16", "fp16", "fp32", "tf32", "gradient_checkpointing", "use_peft", "load_in_4bit",
-      "load_in_8bit", "sequence_parallel", "use_distributed_optimizer", "use_fsdp", "use_deepspeed",
-      "torch_compile", "swiglu", "untie_embeddings_and_output_weights", "group_query_attention",
-      "recompute_activations", "use_flash_attn", "do_train", "do_eval", "packing", "overwrite_output_dir",
-      "multi_gpu", "bnb_4bit_use_double_quant", "use_bnb_nested_quant", "no_python", "use_liger_kernel",
-      "use_liger", "disable_bias_linear", "add_qkv_bias", "use_mcore_models", "no_masked_softmax_fusion",
-      "use_rotary_position_embeddings", "use_cpu", "report_to_none", "remove_unused_columns",
-      "gradient_checkpointing_kwargs_use_reentrant", "ddp_find_unused_parameters", "use_reentrant",
-      "fsdp_offload_params", "fsdp_activation_checkpointing", "no_gradient_accumulation_fusion",
-      "overlap_grad_reduce", "overlap_param_gather", "use_flash_attention_2", "trust_remote_code"};
-  for (std::string_view b : kBool)
-    if (n == b) return true;
-  return false;
+  return std::binary_search(std::begin(kBooleanFlags), std::end(kBooleanFlags), n);
 }
 
 bool IsListFlag(std::string_view n) {
@@ -81,7 +83,8 @@ bool IsBoolLiteral(std::string_view v) {
 // The flag name of `--Name-X=...` lower-cased with '-' as '_', kept in `text`.
 std::string_view NormalizeFlag(std::string_view n, std::string* text) {
   const size_t at = text->size();
-  for (char c : n) text->push_back(c == '-' ? '_' : LowerAscii(c));
+  text->append(n);
+  for (size_t k = at; k < text->size(); ++k) (*text)[k] = (*text)[k] == '-' ? '_' : LowerAscii((*text)[k]);
   return std::string_view(*text).substr(at);
 }
 

@@ -190,13 +190,15 @@ class Tokenizer {
       if (!IsAssignmentWord(w[k], &n, &v)) return false;
     for (size_t k = first; k < w.size(); ++k) {
       IsAssignmentWord(w[k], &n, &v);
-      std::string key(n);
-      if (vars_->size() >= kMaxShellVars && !vars_->count(key)) {
+      const auto it = vars_->find(n);
+      if (it == vars_->end() && vars_->size() >= kMaxShellVars) {
         if (!vars_capped_) Warn("more than " + std::to_string(kMaxShellVars) + " variables; later ones ignored");
         vars_capped_ = true;
         continue;
       }
-      (*vars_)[key] = Var{{std::string(v)}, {}, static_cast<bool>(cmd_.unresolved[k])};
+      Var value{{std::string(v)}, {}, static_cast<bool>(cmd_.unresolved[k])};
+      if (it == vars_->end()) vars_->emplace(std::string(n), std::move(value));
+      else it->second = std::move(value);
     }
     return true;
   }
@@ -372,10 +374,13 @@ class Tokenizer {
 };
 
 
+// Words that may stand before an array assignment, with their blank.
+constexpr std::string_view kDeclarations[] = {"export ", "local ", "readonly ", "declare -a ", "declare "};
+
 // "NAME=( ... )" (optionally after export/declare -a/local/readonly): the array's inner text.
 bool ArrayAssignment(std::string_view line, std::string* name, std::string_view* inner) {
   std::string_view s = Trim(line);
-  for (std::string_view kw : {"export ", "local ", "readonly ", "declare -a ", "declare "})
+  for (std::string_view kw : kDeclarations)
     if (s.starts_with(kw)) { s.remove_prefix(kw.size()); s = Trim(s); }
   size_t k = 0;
   if (s.empty() || !IsIdentStart(s[0])) return false;
@@ -390,7 +395,7 @@ bool ArrayAssignment(std::string_view line, std::string* name, std::string_view*
 
 // "NAME=(" with no closing parenthesis on the line: the array continues on the next lines.
 bool StartsOpenArray(std::string_view s) {
-  for (std::string_view kw : {"export ", "local ", "readonly ", "declare -a ", "declare "})
+  for (std::string_view kw : kDeclarations)
     if (s.starts_with(kw)) { s.remove_prefix(kw.size()); s = Trim(s); }
   size_t k = 0;
   if (s.empty() || !IsIdentStart(s[0])) return false;
