@@ -45,6 +45,12 @@ std::vector<int> PipelineStageLayers(int64_t num_layers, int64_t pp) {
 }
 
 Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
+  return memory_internal::ValidateLayout(
+      model, job, memory_internal::KindUses(model, 0, memory_internal::LayerCount(model)));
+}
+
+Status memory_internal::ValidateLayout(const ModelArch& model, const TrainingJob& job,
+                                       const KindUses& all_layers) {
   // Built only for an error message (a valid layout allocates nothing here).
   const auto name = [&model] { return model.id.empty() ? std::string("the model") : model.id; };
   if (model.num_layers <= 0 || model.hidden_size <= 0 || model.num_heads <= 0 ||
@@ -55,11 +61,8 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
         " has no usable architecture (layers, hidden size, heads, vocabulary "
         "and per-layer blocks are required)");
   }
-  for (int k : model.block_kind_of_layer) {
-    if (k < 0 || static_cast<size_t>(k) >= model.block_kinds.size())
-      return Status::InvalidArgument("--model: " + name() +
-                                     " has a layer with an unknown block kind");
-  }
+  if (all_layers.counted() != model.num_layers)
+    return Status::InvalidArgument("--model: " + name() + " has a layer with an unknown block kind");
   const int64_t tp = job.tp, pp = job.pp, gpus = job.gpus;
   if (tp <= 0 || pp <= 0 || gpus <= 0 || job.vpp <= 0)
     return Status::InvalidArgument("--tp, --pp, --vpp and --gpus must be positive");

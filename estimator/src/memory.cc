@@ -19,6 +19,7 @@ namespace fmte {
 using memory_internal::Buffers;
 using memory_internal::Dtypes;
 using memory_internal::KindUses;
+using memory_internal::LayerCount;
 using memory_internal::Layout;
 using memory_internal::LoraTargets;
 using memory_internal::ModelStates;
@@ -93,10 +94,6 @@ double PeftTrainable(const ModelArch& model, const TrainingJob& job, const LoraT
       .trainable;
 }
 
-int LayerCount(const ModelArch& model) {
-  return static_cast<int>(std::min<int64_t>(model.num_layers, 1 << 30));
-}
-
 }  // namespace
 
 int64_t TrainableParams(const ModelArch& model, const TrainingJob& job) {
@@ -121,20 +118,24 @@ int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int
 
 Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job,
                                       const GpuSpec& gpu) {
-  FMTE_RETURN_IF_ERROR(ValidateLayout(model, job));
+  // The block kind of every layer, counted once: the validation, the parameter counts, the trainable
+  // parameters and (one pipeline stage) the stage's counts all read it.
+  const int layers = LayerCount(model);
+  const KindUses all_layers(model, 0, layers);
+  FMTE_RETURN_IF_ERROR(memory_internal::ValidateLayout(model, job, all_layers));
   const Layout lay = memory_internal::MakeLayout(job);
   const Dtypes dt = memory_internal::ChooseDtypes(job);
   const LoraTargets targets = memory_internal::ResolveLoraTargets(model, job);
 
   MemoryEstimate est;
-  est.params = model.Counts();
+  est.params = model.CountsWithLayers(all_layers.counts());
   est.layers_per_stage = PipelineStageLayers(model.num_layers, lay.p);
 
   StagePeak heaviest;
   int first_layer = 0;
   for (size_t st = 0; st < est.layers_per_stage.size(); ++st) {
     const int n = est.layers_per_stage[st];
-    const KindUses uses(model, first_layer, n);
+    const KindUses uses = lay.p == 1 ? all_layers : KindUses(model, first_layer, n);
     const StageParams sp = memory_internal::CountStageParams(model, job, lay, targets, uses,
                                                              static_cast<int>(st), n);
     // Without tensor and pipeline splitting the one stage's count is TrainableParams' own.
@@ -150,9 +151,7 @@ Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob&
   if (job.method == Method::kFull) {
     est.trainable_params = est.params.total;
   } else if (lay.t != 1 || lay.p != 1) {
-    const int layers = LayerCount(model);
-    est.trainable_params =
-        Saturate(PeftTrainable(model, job, targets, KindUses(model, 0, layers), layers));
+    est.trainable_params = Saturate(PeftTrainable(model, job, targets, all_layers, layers));
   }
 
   const double frag = memory_internal::FragmentationBytes(heaviest.allocated);

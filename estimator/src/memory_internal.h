@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "fmte/lora.h"
 #include "fmte/memory.h"
 #include "fmte/model.h"
+#include "fmte/status.h"
 
 namespace fmte::memory_internal {
 
@@ -63,14 +65,25 @@ class KindUses {
  public:
   KindUses(const ModelArch& m, int first_layer, int num_layers);
   size_t size() const { return size_; }
-  int operator[](size_t kind) const { return heap_.empty() ? inline_[kind] : heap_[kind]; }
+  int operator[](size_t kind) const { return data()[kind]; }
+  std::span<const int> counts() const { return {data(), size_}; }
+  int64_t counted() const { return counted_; }  // layers of a known kind in the range
 
  private:
+  const int* data() const { return heap_.empty() ? inline_.data() : heap_.data(); }
   static constexpr size_t kInlineKinds = 4;
   size_t size_ = 0;
+  int64_t counted_ = 0;
   std::array<int, kInlineKinds> inline_{};
   std::vector<int> heap_;  // only for models with more than kInlineKinds kinds
 };
+
+// All layers of the model, for KindUses (the count is an int; no model has 2^30 layers).
+int LayerCount(const ModelArch& m);
+
+// ValidateLayout (fmte/memory.h) with the model's layers already counted (`all_layers`:
+// KindUses(m, 0, LayerCount(m))), so that a layer of an unknown kind is found without another pass.
+Status ValidateLayout(const ModelArch& model, const TrainingJob& job, const KindUses& all_layers);
 
 // Parameters held by one pipeline stage on one GPU (after tensor parallel splitting).
 struct StageParams {

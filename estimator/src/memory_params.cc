@@ -107,6 +107,11 @@ KindUses::KindUses(const ModelArch& m, int first_layer, int num_layers)
     const int k = m.block_kind_of_layer[static_cast<size_t>(i)];
     if (k >= 0 && static_cast<size_t>(k) < size_) ++counts[k];
   }
+  for (size_t k = 0; k < size_; ++k) counted_ += counts[k];
+}
+
+int LayerCount(const ModelArch& m) {
+  return static_cast<int>(std::clamp<int64_t>(m.num_layers, 0, 1 << 30));
 }
 
 namespace {

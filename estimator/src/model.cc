@@ -32,28 +32,45 @@ int64_t BlockSpec::ActiveParams() const {
   return n;
 }
 
-ParamCounts ModelArch::Counts() const {
+namespace {
+
+// Counts() with `layers_of_kind(k)`: how many layers use block_kinds[k]. Each block kind is counted
+// once and multiplied by its layers.
+template <typename LayersOfKind>
+ParamCounts CountParams(const ModelArch& a, LayersOfKind layers_of_kind) {
   ParamCounts c;
-  c.embedding = embedding_params + position_embedding_params;
-  c.lm_head = lm_head_params;
-  c.final_norm = final_norm_params;
-  // Count each block kind once and multiply by how many layers use it (one pass over the layers
-  // per kind: models have one or two kinds, and nothing is allocated).
+  c.embedding = a.embedding_params + a.position_embedding_params;
+  c.lm_head = a.lm_head_params;
+  c.final_norm = a.final_norm_params;
   int64_t active_blocks = 0;
-  c.largest_module = std::max({embedding_params, position_embedding_params, lm_head_params});
-  for (size_t k = 0; k < block_kinds.size(); ++k) {
-    const int64_t uses =
-        std::count(block_kind_of_layer.begin(), block_kind_of_layer.end(), static_cast<int>(k));
+  c.largest_module = std::max({a.embedding_params, a.position_embedding_params, a.lm_head_params});
+  for (size_t k = 0; k < a.block_kinds.size(); ++k) {
+    const int64_t uses = layers_of_kind(k);
     if (uses == 0) continue;
-    c.blocks += uses * block_kinds[k].Params();
-    active_blocks += uses * block_kinds[k].ActiveParams();
-    for (const LinearShape& l : block_kinds[k].linears) {
+    c.blocks += uses * a.block_kinds[k].Params();
+    active_blocks += uses * a.block_kinds[k].ActiveParams();
+    for (const LinearShape& l : a.block_kinds[k].linears) {
       c.largest_module = std::max(c.largest_module, l.ModuleParams());
     }
   }
   c.total = c.embedding + c.lm_head + c.blocks + c.final_norm;
   c.active = c.embedding + c.lm_head + active_blocks + c.final_norm;
   return c;
+}
+
+}  // namespace
+
+ParamCounts ModelArch::Counts() const {
+  // One pass over the layers per kind (models have one or two kinds); nothing is allocated.
+  return CountParams(*this, [this](size_t k) -> int64_t {
+    return std::count(block_kind_of_layer.begin(), block_kind_of_layer.end(), static_cast<int>(k));
+  });
+}
+
+ParamCounts ModelArch::CountsWithLayers(std::span<const int> layers_of_kind) const {
+  return CountParams(*this, [layers_of_kind](size_t k) -> int64_t {
+    return k < layers_of_kind.size() ? layers_of_kind[k] : 0;
+  });
 }
 
 namespace {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -106,6 +107,9 @@ struct ModelArch {
 
   const BlockSpec& Block(int64_t layer) const { return block_kinds[block_kind_of_layer[layer]]; }
   ParamCounts Counts() const;
+  // Counts() with the layers of each block kind already counted: layers_of_kind[k] layers use
+  // block_kinds[k] (the memory model counts them once per estimate).
+  ParamCounts CountsWithLayers(std::span<const int> layers_of_kind) const;
 };
 
 // Parses a config.json text. `id` is recorded as ModelArch::id. Errors name the missing or
