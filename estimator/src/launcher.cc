@@ -40,25 +40,30 @@ bool IsPrefix(std::string_view b) {
   return false;
 }
 
+// Length first, then bytes: most comparisons of two flag names end at the length.
+constexpr bool LengthThenBytes(std::string_view a, std::string_view b) {
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
 // Flags whose value is optional (a bare flag means true): only an explicit boolean literal after
-// them is consumed as their value. Sorted, for a binary search per flag.
+// them is consumed as their value. Sorted by LengthThenBytes, for a binary search per flag.
 constexpr std::string_view kBooleanFlags[] = {
-    "add_qkv_bias", "bf16", "bnb_4bit_use_double_quant", "ddp_find_unused_parameters",
-    "disable_bias_linear", "do_eval", "do_train", "fp16", "fp32",
-    "fsdp_activation_checkpointing", "fsdp_offload_params", "gradient_checkpointing",
-    "gradient_checkpointing_kwargs_use_reentrant", "group_query_attention", "load_in_4bit",
-    "load_in_8bit", "multi_gpu", "no_gradient_accumulation_fusion", "no_masked_softmax_fusion",
-    "no_python", "overlap_grad_reduce", "overlap_param_gather", "overwrite_output_dir",
-    "packing", "recompute_activations", "remove_unused_columns", "report_to_none",
-    "sequence_parallel", "standalone", "swiglu", "tf32", "torch_compile", "trust_remote_code",
-    "untie_embeddings_and_output_weights", "use_bnb_nested_quant", "use_cpu", "use_deepspeed",
-    "use_distributed_optimizer", "use_flash_attention_2", "use_flash_attn", "use_fsdp",
-    "use_liger", "use_liger_kernel", "use_mcore_models", "use_peft", "use_reentrant",
-    "use_rotary_position_embeddings"};
-static_assert(std::is_sorted(std::begin(kBooleanFlags), std::end(kBooleanFlags)));
+    "bf16", "fp16", "fp32", "tf32", "swiglu", "do_eval", "packing", "use_cpu", "do_train",
+    "use_fsdp", "use_peft", "multi_gpu", "no_python", "use_liger", "standalone", "add_qkv_bias",
+    "load_in_4bit", "load_in_8bit", "torch_compile", "use_deepspeed", "use_reentrant",
+    "report_to_none", "use_flash_attn", "use_liger_kernel", "use_mcore_models",
+    "sequence_parallel", "trust_remote_code", "disable_bias_linear", "fsdp_offload_params",
+    "overlap_grad_reduce", "overlap_param_gather", "overwrite_output_dir", "use_bnb_nested_quant",
+    "group_query_attention", "recompute_activations", "remove_unused_columns",
+    "use_flash_attention_2", "gradient_checkpointing", "no_masked_softmax_fusion",
+    "bnb_4bit_use_double_quant", "use_distributed_optimizer", "ddp_find_unused_parameters",
+    "fsdp_activation_checkpointing", "use_rotary_position_embeddings",
+    "no_gradient_accumulation_fusion", "untie_embeddings_and_output_weights",
+    "gradient_checkpointing_kwargs_use_reentrant"};
+static_assert(std::is_sorted(std::begin(kBooleanFlags), std::end(kBooleanFlags), LengthThenBytes));
 
 bool IsBooleanFlag(std::string_view n) {
-  return std::binary_search(std::begin(kBooleanFlags), std::end(kBooleanFlags), n);
+  return std::binary_search(std::begin(kBooleanFlags), std::end(kBooleanFlags), n, LengthThenBytes);
 }
 
 bool IsListFlag(std::string_view n) {
@@ -88,10 +93,9 @@ std::string_view NormalizeFlag(std::string_view n, std::string* text) {
   return std::string_view(*text).substr(at);
 }
 
-// The order of LaunchLine::by_name_: by length, then bytes (most comparisons end at the length).
-bool ByName(std::string_view a, std::string_view b) {
-  return a.size() != b.size() ? a.size() < b.size() : a < b;
-}
+// The key of LaunchLine::by_length_ (for equal_range over flags, with a length as the needle).
+size_t Length(const Flag* f) { return f->name.size(); }
+size_t Length(size_t n) { return n; }
 
 // Splits the words after the launcher. Returns false when the command is no launch.
 bool Split(const Command& c, LaunchLine* l) {
@@ -118,6 +122,7 @@ bool Split(const Command& c, LaunchLine* l) {
   size_t text_bytes = 0;
   for (size_t k = i; k < n; ++k) text_bytes += c.words[k].size() + 1;
   l->text_.reserve(text_bytes);
+  l->flags.reserve(n - i);
   for (; i < n; ++i) {
     const std::string& w = c.words[i];
     if (w.size() > 2 && w[0] == '-' && w[1] == '-') {
@@ -167,11 +172,12 @@ bool Split(const Command& c, LaunchLine* l) {
     else if (l->module.starts_with("torchtune")) l->launcher = "tune";
     else if (l->module.starts_with("trl")) l->launcher = "trl";
   }
-  // The readers look up some 60 names: index the flags once (see ByName).
-  l->by_name_.reserve(l->flags.size());
-  for (const Flag& f : l->flags) l->by_name_.push_back(&f);
-  std::sort(l->by_name_.begin(), l->by_name_.end(), [](const Flag* a, const Flag* b) {
-    return ByName(a->name, b->name) || (a->name == b->name && a->index < b->index);
+  // The readers look up some 60 names: index the flags once by name length (integers, cheap to
+  // sort), flags of one length in command order.
+  l->by_length_.reserve(l->flags.size());
+  for (const Flag& f : l->flags) l->by_length_.push_back(&f);
+  std::sort(l->by_length_.begin(), l->by_length_.end(), [](const Flag* a, const Flag* b) {
+    return a->name.size() != b->name.size() ? a->name.size() < b->name.size() : a->index < b->index;
   });
   return true;
 }
@@ -205,11 +211,13 @@ void Sink::Warn(std::string_view flag, std::string_view what) {
 }
 
 const Flag* LaunchLine::Find(std::string_view name) const {
-  // Equal names are in command order: the last of the equal range is the last occurrence.
-  const auto end = std::upper_bound(by_name_.begin(), by_name_.end(), name,
-                                    [](std::string_view n, const Flag* f) { return ByName(n, f->name); });
-  if (end == by_name_.begin() || (*(end - 1))->name != name) return nullptr;
-  return *(end - 1);
+  // The flags of this length, searched from the last (the last occurrence wins).
+  const auto [first, last] = std::equal_range(
+      by_length_.begin(), by_length_.end(), name.size(),
+      [](const auto& a, const auto& b) { return Length(a) < Length(b); });
+  for (auto it = last; it != first; --it)
+    if ((*(it - 1))->name == name) return *(it - 1);
+  return nullptr;
 }
 
 bool FlagTrue(const Flag* f) {

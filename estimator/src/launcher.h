@@ -39,8 +39,8 @@ struct LaunchLine {
   std::string_view module;                    // python -m <module>
   // Normalised flag names and joined list values; reserved once by Split so the views stay valid.
   std::string text_;
-  // `flags` ordered by name, the same names in command order (built by Split for Find).
-  std::vector<const Flag*> by_name_;
+  // `flags` ordered by name length, flags of one length in command order (built by Split for Find).
+  std::vector<const Flag*> by_length_;
 };
 
 // Collects values in a LauncherFindings, with the origin text "line N: --flag".

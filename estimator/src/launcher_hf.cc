@@ -74,14 +74,19 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   bool deepspeed = l.launcher == "deepspeed";
   bool qlora = false, lora = false;
   // Model: the first of these names present.
+  bool has_model = false;
   for (std::string_view name : {"model_name_or_path", "model_name", "model_id", "pretrained_model_name_or_path",
                                 "base_model", "model"}) {
     const Flag* f = sink->Find(l, name);
     if (f == nullptr) continue;
     if (f->unresolved) { sink->Warn("--" + std::string(name), "value depends on the environment; ignored"); continue; }
     sink->Set("model", f->value, "--" + std::string(name));
+    has_model = true;
     break;
   }
+  // DetectLauncher drops a launch that names no model (with its values and warnings): the rest
+  // would be read for nothing (python preprocessing steps, evaluation scripts).
+  if (!has_model) return;
   struct Map { std::string_view flag; std::string_view key; };
   static constexpr Map kDirect[] = {
       {"per_device_train_batch_size", "micro-batch"}, {"per_gpu_train_batch_size", "micro-batch"},

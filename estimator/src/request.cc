@@ -162,6 +162,7 @@ Result<JobRequest> ParseJobRequest(std::string_view script,
     spank.push_back(Assignment{key, value, "spank"});
   }
 
+  r.sources.reserve(launch.values.size() + fmte_values.size() + spank.size() + 1);  // + the GPUs
   Apply(&launch.values, Source::kLauncher, &r);
   Apply(&fmte_values, Source::kFmteLine, &r);
   Apply(&spank, Source::kSpank, &r);
