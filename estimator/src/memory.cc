@@ -118,17 +118,26 @@ int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int
 
 Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job,
                                       const GpuSpec& gpu) {
-  // The block kind of every layer, counted once: the validation, the parameter counts, the trainable
-  // parameters and (one pipeline stage) the stage's counts all read it.
+  return memory_internal::EstimateMemory(memory_internal::PreparedModel(model), job, gpu);
+}
+
+memory_internal::PreparedModel::PreparedModel(const ModelArch& m)
+    : arch(m), all_layers(m, 0, LayerCount(m)), counts(m.CountsWithLayers(all_layers.counts())) {}
+
+Result<MemoryEstimate> memory_internal::EstimateMemory(const PreparedModel& prepared,
+                                                       const TrainingJob& job, const GpuSpec& gpu) {
+  // The block kind of every layer, counted once: the validation, the parameter counts, the
+  // trainable parameters and (one pipeline stage) the stage's counts all read it.
+  const ModelArch& model = prepared.arch;
+  const KindUses& all_layers = prepared.all_layers;
   const int layers = LayerCount(model);
-  const KindUses all_layers(model, 0, layers);
-  FMTE_RETURN_IF_ERROR(memory_internal::ValidateLayout(model, job, all_layers));
-  const Layout lay = memory_internal::MakeLayout(job);
-  const Dtypes dt = memory_internal::ChooseDtypes(job);
-  const LoraTargets targets = memory_internal::ResolveLoraTargets(model, job);
+  FMTE_RETURN_IF_ERROR(ValidateLayout(model, job, all_layers));
+  const Layout lay = MakeLayout(job);
+  const Dtypes dt = ChooseDtypes(job);
+  const LoraTargets targets = ResolveLoraTargets(model, job);
 
   MemoryEstimate est;
-  est.params = model.CountsWithLayers(all_layers.counts());
+  est.params = prepared.counts;
   est.layers_per_stage = PipelineStageLayers(model.num_layers, lay.p);
 
   StagePeak heaviest;

@@ -81,6 +81,21 @@ class KindUses {
 // All layers of the model, for KindUses (the count is an int; no model has 2^30 layers).
 int LayerCount(const ModelArch& m);
 
+// What a memory estimate needs of the model alone: its layers counted by block kind and its
+// parameter counts. EstimateMemory prepares it for each call; a caller that estimates many jobs of
+// one model (the policy's alternatives and GPU-count search) prepares it once. Holds a reference:
+// `arch` must outlive it, unchanged (a catalog entry or a parsed const architecture).
+struct PreparedModel {
+  explicit PreparedModel(const ModelArch& m);
+  const ModelArch& arch;
+  KindUses all_layers;  // KindUses(arch, 0, LayerCount(arch))
+  ParamCounts counts;   // arch.CountsWithLayers(all_layers.counts()): arch.Counts() once valid
+};
+
+// EstimateMemory (fmte/memory.h) of a prepared model.
+Result<MemoryEstimate> EstimateMemory(const PreparedModel& model, const TrainingJob& job,
+                                      const GpuSpec& gpu);
+
 // ValidateLayout (fmte/memory.h) with the model's layers already counted (`all_layers`:
 // KindUses(m, 0, LayerCount(m))), so that a layer of an unknown kind is found without another pass.
 Status ValidateLayout(const ModelArch& model, const TrainingJob& job, const KindUses& all_layers);

@@ -191,6 +191,9 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     d.reasons.push_back(Cat({what, " fits: predicted ", against}));
   } else {
     // Too big. Sharded jobs may get more GPUs (RaiseGpus=yes); otherwise reject with alternatives.
+    // Both searches estimate this model again and again: its layers are counted once for all.
+    const memory_internal::PreparedModel prepared(**arch);
+    ctx.prepared = &prepared;
     TrainingJob more;
     JobEstimate more_est;
     const bool can_raise = p.raise_gpus && ShardsOptimizer(job.sharding) &&

@@ -12,11 +12,7 @@ namespace {
 
 constexpr size_t kMaxAlternatives = 10;
 
-std::string Flag(std::string_view key, std::string_view value) {
-  std::string out = "--fmte-";
-  out.append(key).append("=").append(value);
-  return out;
-}
+std::string Flag(std::string_view key, std::string_view value) { return Cat({"--fmte-", key, "=", value}); }
 
 // Node-aligned GPU counts above job.gpus, ascending, at most `max`.
 std::vector<int64_t> LargerCounts(const TrainingJob& job, GpuTresField field, int64_t node, int64_t max) {
@@ -70,7 +66,7 @@ void WithGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t no
 bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p, const TrainingJob& job,
           JobEstimate* estimate) {
   if (!ValidateJob(job).ok()) return false;
-  auto m = EstimateMemory(*ctx.model, job, gpu);
+  auto m = memory_internal::EstimateMemory(*ctx.prepared, job, gpu);
   if (!m.ok()) return false;
   *estimate = JobEstimate{};
   estimate->memory = std::move(m).value();
@@ -172,8 +168,7 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   if (!ShardsWeights(job.sharding) && job.gpus > 1 && job.framework != Framework::kMegatron) {
     TrainingJob j = job;
     j.sharding = StateSharding(job);
-    std::string change = Flag("sharding", ToString(j.sharding));
-    change.append(" (same ").append(std::to_string(job.gpus)).append(" GPUs)");
+    std::string change = Cat({Flag("sharding", ToString(j.sharding)), " (same ", std::to_string(job.gpus), " GPUs)"});
     add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   {
@@ -191,9 +186,9 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       found = FindMoreGpus(ctx, sharded, &more, &e);
     }
     if (found) {
-      std::string change = "--gpus=" + std::to_string(more.gpus);
-      if (sharded.sharding != job.sharding) change.append(" with ").append(Flag("sharding", ToString(sharded.sharding)));
-      if (add_ac) change.append(" ").append(Flag("activation-checkpointing", "full"));
+      std::string change = Cat({"--gpus=", std::to_string(more.gpus),
+                                sharded.sharding != job.sharding ? " with " + Flag("sharding", ToString(sharded.sharding)) : "",
+                                add_ac ? " " + Flag("activation-checkpointing", "full") : ""});
       out.push_back(Alternative{std::move(change), std::move(more), ctx.partition_name, gpu.name,
                                 e.memory.per_gpu_bytes, UsableBytes(gpu, part), true});
     }
@@ -221,8 +216,7 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
     TrainingJob j = job;
     j.micro_batch = 1;
     if (j.global_batch == 0) j.grad_accum = job.grad_accum * job.micro_batch;  // same sequences per step
-    std::string change = Flag("micro-batch", "1");
-    change.append(" ").append(Flag("grad-accum", std::to_string(j.grad_accum)));
+    std::string change = Cat({Flag("micro-batch", "1"), " ", Flag("grad-accum", std::to_string(j.grad_accum))});
     add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   // 4. Parameter-efficient methods (alone, and with checkpointing).
@@ -238,9 +232,8 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
     }
     add(Flag("method", ToString(m)), j, gpu, part, ctx.partition_name);
     j.activation_checkpointing = Checkpointing::kFull;
-    std::string change = Flag("method", ToString(m));
-    change.append(" ").append(Flag("activation-checkpointing", "full"));
-    add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
+    add(Cat({Flag("method", ToString(m)), " ", Flag("activation-checkpointing", "full")}), std::move(j), gpu, part,
+        ctx.partition_name);
   }
   // 5. Partitions with bigger GPUs.
   if (ctx.config->suggest_partitions) {

@@ -14,6 +14,7 @@
 #include "fmte/estimator.h"
 #include "fmte/policy.h"
 #include "fmte/request.h"
+#include "memory_internal.h"
 
 namespace fmte::internal {
 
@@ -27,6 +28,8 @@ struct PolicyContext {
   const GpuSpec* gpu = nullptr;
   std::string partition_name;
   int64_t usable_bytes = 0;
+  // `model` prepared once for the many memory estimates of the GPU-count search and alternatives.
+  const memory_internal::PreparedModel* prepared = nullptr;
 };
 
 // Usable bytes of a GPU under a partition's UsableMemoryFraction.
