@@ -58,7 +58,10 @@ struct LayerWork {
   double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
   double model_flops = 0;
   double weight_elems = 0;
-  double trainable_elems = 0;  // full fine-tuning and prefix tuning (LoRA adds per linear)
+  double trainable_elems = 0;  // full fine-tuning and prefix tuning
+  // LoRA: each adapted linear's adapter elements, in the block's order (added one by one, as the
+  // trainable elements always were).
+  std::vector<double> lora_adapters;
 };
 
 // Layers of one block kind share their work: each kind's LayerWork is computed on first use

@@ -50,7 +50,12 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, const Bloc
   lw.model_flops = model_fwd + (f.linear + f.adapter + 2 * f.attention_full) + wgrad;
   lw.weight_elems =
       f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
-  if (job.method == Method::kFull) {
+  if (job.method == Method::kLora || job.method == Method::kQlora) {
+    for (const LinearShape& lin : block.linears)
+      if (lora.Matches(lin))
+        lw.lora_adapters.push_back(
+            static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies));
+  } else if (job.method == Method::kFull) {
     lw.trainable_elems = lw.weight_elems;
   } else if (job.method == Method::kPrefixTuning) {
     // PEFT prefix tuning: virtual key and value vectors per layer.
@@ -72,9 +77,8 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   const bool recompute = full_ckpt || job.activation_checkpointing == Checkpointing::kSelective;
   // Each layer's work is added in layer order, so the sums are those of adding every layer's own.
   for (int64_t l = first_layer; l < first_layer + layers; ++l) {
-    const BlockSpec& block = model.Block(l);
     std::optional<LayerWork>& cached = kind_work[static_cast<size_t>(model.block_kind_of_layer[l])];
-    if (!cached) cached = LayerWorkOf(model, job, block, lora, context, tokens_mb, eff);
+    if (!cached) cached = LayerWorkOf(model, job, model.Block(l), lora, context, tokens_mb, eff);
     const LayerWork& lw = *cached;
     w.fwd_flops += lw.fwd_flops;
     w.bwd_flops += lw.bwd_flops;
@@ -87,10 +91,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     w.model_flops += lw.model_flops;
     w.weight_elems += lw.weight_elems;
     if (lora_method) {
-      for (const LinearShape& lin : block.linears)
-        if (lora.Matches(lin))
-          w.trainable_elems +=
-              static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies);
+      for (const double adapter : lw.lora_adapters) w.trainable_elems += adapter;
     } else if (full_method || job.method == Method::kPrefixTuning) {
       w.trainable_elems += lw.trainable_elems;
     }
