@@ -17,6 +17,7 @@ std::string Flag(std::string_view key, std::string_view value) { return Cat({"--
 // Node-aligned GPU counts above job.gpus, ascending, at most `max`.
 std::vector<int64_t> LargerCounts(const TrainingJob& job, GpuTresField field, int64_t node, int64_t max) {
   std::vector<int64_t> out;
+  out.reserve(64);
   const int64_t cur = job.gpus;
   node = std::max<int64_t>(1, node);
   if (field == GpuTresField::kPerNode) {
@@ -133,18 +134,22 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
   TrainingJob candidate;
   WithGpus(job, counts.back(), field, node, &candidate);
   if (!Fits(ctx, *ctx.gpu, *ctx.partition, candidate, estimate)) return false;
-  size_t lo = 0, hi = counts.size() - 1;  // invariant: counts[hi] fits; *estimate is its estimate
-  JobEstimate e;
+  // Two estimates take turns as the best so far and the one being tried (nothing is copied).
+  JobEstimate other;
+  JobEstimate* best = estimate;  // invariant: counts[hi] fits and *best is its estimate
+  JobEstimate* trial = &other;
+  size_t lo = 0, hi = counts.size() - 1;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
     WithGpus(job, counts[mid], field, node, &candidate);
-    if (Fits(ctx, *ctx.gpu, *ctx.partition, candidate, &e)) {
+    if (Fits(ctx, *ctx.gpu, *ctx.partition, candidate, trial)) {
       hi = mid;
-      std::swap(*estimate, e);
+      std::swap(best, trial);
     } else {
       lo = mid + 1;
     }
   }
+  if (best != estimate) *estimate = std::move(*best);
   WithGpus(job, counts[hi], field, node, out);
   return true;
 }
