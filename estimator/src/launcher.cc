@@ -3,6 +3,7 @@
 // framework reader. The launch with the most recognised settings wins (setup and conversion steps
 // before or after training name fewer).
 #include <algorithm>
+#include <array>
 #include <charconv>
 
 #include "launcher.h"
@@ -40,11 +41,6 @@ bool IsPrefix(std::string_view b) {
   return false;
 }
 
-// Length first, then bytes: most comparisons of two flag names end at the length.
-constexpr bool LengthThenBytes(std::string_view a, std::string_view b) {
-  return a.size() != b.size() ? a.size() < b.size() : a < b;
-}
-
 // Flags whose value is optional (a bare flag means true): only an explicit boolean literal after
 // them is consumed as their value. Sorted by LengthThenBytes, for a binary search per flag.
 constexpr std::string_view kBooleanFlags[] = {
@@ -71,7 +67,14 @@ bool IsListFlag(std::string_view n) {
 }
 
 // ASCII lower case of one byte (no locale).
-char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// A byte of a flag name as NormalizeFlag writes it: lower case, '-' as '_'.
+constexpr std::array<char, 256> kFlagNameByte = [] {
+  std::array<char, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = c == '-' ? '_' : LowerAscii(static_cast<char>(c));
+  return t;
+}();
 
 bool EqualsIgnoreCase(std::string_view v, std::string_view lower) {
   if (v.size() != lower.size()) return false;
@@ -89,7 +92,7 @@ bool IsBoolLiteral(std::string_view v) {
 std::string_view NormalizeFlag(std::string_view n, std::string* text) {
   const size_t at = text->size();
   text->append(n);
-  for (size_t k = at; k < text->size(); ++k) (*text)[k] = (*text)[k] == '-' ? '_' : LowerAscii((*text)[k]);
+  for (size_t k = at; k < text->size(); ++k) (*text)[k] = kFlagNameByte[static_cast<unsigned char>((*text)[k])];
   return std::string_view(*text).substr(at);
 }
 

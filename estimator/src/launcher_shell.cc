@@ -196,7 +196,9 @@ class Tokenizer {
         vars_capped_ = true;
         continue;
       }
-      Var value{{std::string(v)}, {}, static_cast<bool>(cmd_.unresolved[k])};
+      Var value;
+      value.items.emplace_back(v);
+      value.unresolved = cmd_.unresolved[k];
       if (it == vars_->end()) vars_->emplace(std::string(n), std::move(value));
       else it->second = std::move(value);
     }
@@ -379,6 +381,7 @@ constexpr std::string_view kDeclarations[] = {"export ", "local ", "readonly ", 
 
 // "NAME=( ... )" (optionally after export/declare -a/local/readonly): the array's inner text.
 bool ArrayAssignment(std::string_view line, std::string* name, std::string_view* inner) {
+  if (line.find('(') == std::string_view::npos) return false;  // most lines
   std::string_view s = Trim(line);
   for (std::string_view kw : kDeclarations)
     if (s.starts_with(kw)) { s.remove_prefix(kw.size()); s = Trim(s); }
@@ -395,6 +398,7 @@ bool ArrayAssignment(std::string_view line, std::string* name, std::string_view*
 
 // "NAME=(" with no closing parenthesis on the line: the array continues on the next lines.
 bool StartsOpenArray(std::string_view s) {
+  if (s.find('(') == std::string_view::npos) return false;  // most lines
   for (std::string_view kw : kDeclarations)
     if (s.starts_with(kw)) { s.remove_prefix(kw.size()); s = Trim(s); }
   size_t k = 0;

@@ -36,6 +36,12 @@ Result<double> ParseBoundedDouble(std::string_view text, double min, double max,
 // true/false, yes/no, 1/0, on/off (any case). Empty text means true (a bare flag).
 Result<bool> ParseBool(std::string_view text, std::string_view shown);
 
+// Orders names by length first, then bytes: most comparisons of two names end at the length (for
+// sorted lookup tables of flag and key names).
+constexpr bool LengthThenBytes(std::string_view a, std::string_view b) {
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
 std::string Lower(std::string_view s);
 std::string_view Trim(std::string_view s);
 // Printable, bounded copy of user text for messages (control bytes as '?', at most `max` bytes).

@@ -2,6 +2,7 @@
 // validates and applies a value to a TrainingJob. ValidateOption (the SPANK plugin's client-side
 // check) and ParseJobRequest (the controller) go through the same setters, so a value the client
 // accepts is one the controller understands.
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
@@ -265,9 +266,18 @@ const std::array<KeySpec, 33> kKeys{{
 #undef FMTE_SETTER
 
 const KeySpec* FindKey(std::string_view key) {
-  for (const KeySpec& k : kKeys)
-    if (k.spec.key == key) return &k;
-  return nullptr;
+  // The table in LengthThenBytes order, built once, for a binary search per value.
+  static const std::array<const KeySpec*, kKeys.size()> kSorted = [] {
+    std::array<const KeySpec*, kKeys.size()> out{};
+    for (size_t i = 0; i < kKeys.size(); ++i) out[i] = &kKeys[i];
+    std::sort(out.begin(), out.end(),
+              [](const KeySpec* a, const KeySpec* b) { return LengthThenBytes(a->spec.key, b->spec.key); });
+    return out;
+  }();
+  const auto it = std::lower_bound(kSorted.begin(), kSorted.end(), key, [](const KeySpec* k, std::string_view n) {
+    return LengthThenBytes(k->spec.key, n);
+  });
+  return it != kSorted.end() && (*it)->spec.key == key ? *it : nullptr;
 }
 
 std::array<OptionSpec, 17> MakeOptionSpecs() {
