@@ -197,15 +197,21 @@ bool IsMegatronScript(const LaunchLine& l) {
 
 }  // namespace
 
-void Sink::Set(std::string_view key, std::string_view value, std::string_view flag) {
+void Sink::Set(std::string_view key, std::string_view value, std::string_view flag) { Add(key, value, "", flag); }
+
+void Sink::SetFromFlag(std::string_view key, std::string_view value, std::string_view flag_name) {
+  Add(key, value, "--", flag_name);
+}
+
+void Sink::Add(std::string_view key, std::string_view value, std::string_view prefix, std::string_view flag) {
   // "line N: --flag", built in one allocation (this runs for every recognised flag).
   char line[32] = "line ";
   char* end = std::to_chars(line + 5, line + sizeof(line) - 2, line_).ptr;
   *end++ = ':';
   *end++ = ' ';
   std::string origin;
-  origin.reserve(static_cast<size_t>(end - line) + flag.size());
-  origin.append(line, end).append(flag);
+  origin.reserve(static_cast<size_t>(end - line) + prefix.size() + flag.size());
+  origin.append(line, end).append(prefix).append(flag);
   out_->values.push_back(Assignment{std::string(key), std::string(value), std::move(origin)});
 }
 

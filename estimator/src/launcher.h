@@ -48,12 +48,16 @@ class Sink {
  public:
   Sink(LauncherFindings* out, int line) : out_(out), line_(line) {}
   void Set(std::string_view key, std::string_view value, std::string_view flag);
+  // Set with the origin "line N: --<flag_name>" (no "--name" string built by the caller).
+  void SetFromFlag(std::string_view key, std::string_view value, std::string_view flag_name);
   void Warn(std::string_view flag, std::string_view what);
   const Flag* Find(const LaunchLine& l, std::string_view name) const { return l.Find(name); }
   int line() const { return line_; }
   LauncherFindings* out() { return out_; }
 
  private:
+  void Add(std::string_view key, std::string_view value, std::string_view prefix, std::string_view flag);
+
   LauncherFindings* out_;
   int line_;
 };

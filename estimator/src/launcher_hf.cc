@@ -80,7 +80,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     const Flag* f = sink->Find(l, name);
     if (f == nullptr) continue;
     if (f->unresolved) { sink->Warn("--" + std::string(name), "value depends on the environment; ignored"); continue; }
-    sink->Set("model", f->value, "--" + std::string(name));
+    sink->SetFromFlag("model", f->value, name);
     has_model = true;
     break;
   }
@@ -101,9 +101,8 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   for (const Map& m : kDirect) {
     const Flag* f = sink->Find(l, m.flag);
     if (f == nullptr) continue;
-    const std::string shown = "--" + std::string(m.flag);
-    if (f->unresolved) { sink->Warn(shown, "value depends on the environment; ignored"); continue; }
-    sink->Set(m.key, f->value, shown);
+    if (f->unresolved) { sink->Warn("--" + std::string(m.flag), "value depends on the environment; ignored"); continue; }
+    sink->SetFromFlag(m.key, f->value, m.flag);
   }
   if (const Flag* f = sink->Find(l, "max_steps"); f != nullptr && !f->unresolved && f->value != "-1")
     sink->Set("steps", f->value, "--max_steps");

@@ -181,9 +181,12 @@ class Tokenizer {
   bool StoreAssignments() {
     const std::vector<std::string>& w = cmd_.words;
     size_t first = 0;
-    while (first < w.size() && (w[first] == "export" || w[first] == "local" || w[first] == "readonly" ||
-                                w[first] == "declare" || (first > 0 && w[first].starts_with("-"))))
-      ++first;
+    for (; first < w.size(); ++first) {  // runs for every command: compares without strlen
+      const std::string_view word = w[first];
+      if (!(word == "export" || word == "local" || word == "readonly" || word == "declare" ||
+            (first > 0 && word.starts_with("-"))))
+        break;
+    }
     if (first >= w.size()) return false;
     std::string_view n, v;
     for (size_t k = first; k < w.size(); ++k)
@@ -513,6 +516,10 @@ ScanOutput ScanScript(std::string_view script) {
       std::vector<Command> cmds;
       tok.Run(inner, start_line, &cmds, /*assignments=*/false);
       Var v;
+      size_t items = 0;
+      for (const Command& c : cmds) items += c.words.size();
+      v.items.reserve(items);
+      v.item_unresolved.reserve(items);
       for (Command& c : cmds)
         for (size_t k = 0; k < c.words.size(); ++k) {
           v.items.push_back(std::move(c.words[k]));
