@@ -1,7 +1,6 @@
 // Megatron-LM pretrain_gpt.py flags (megatron/training/arguments.py): layout, batch, precision,
 // recompute, distributed optimizer, work, and the architecture flags, which become a config.json-style
 // JSON for ParseModelConfig when the script names no Hugging Face model.
-#include <algorithm>
 #include <cstdio>
 
 #include "launcher.h"
@@ -76,19 +75,21 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
 void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
   sink->Set("framework", "megatron", "pretrain_gpt.py");
   BuildArch(l, sink);
-  struct Map { std::string_view flag; std::string_view key; };
+  // The flag as Megatron spells it (shown in origins and warnings), as Split normalises it, the key.
+  struct Map { std::string_view shown; std::string_view flag; std::string_view key; };
   static constexpr Map kDirect[] = {
-      {"tensor_model_parallel_size", "tp"}, {"pipeline_model_parallel_size", "pp"},
-      {"micro_batch_size", "micro-batch"}, {"global_batch_size", "global-batch"},
-      {"seq_length", "seq-len"},           {"train_iters", "steps"},
-      {"train_samples", "samples"}};
+      {"--tensor-model-parallel-size", "tensor_model_parallel_size", "tp"},
+      {"--pipeline-model-parallel-size", "pipeline_model_parallel_size", "pp"},
+      {"--micro-batch-size", "micro_batch_size", "micro-batch"},
+      {"--global-batch-size", "global_batch_size", "global-batch"},
+      {"--seq-length", "seq_length", "seq-len"},
+      {"--train-iters", "train_iters", "steps"},
+      {"--train-samples", "train_samples", "samples"}};
   for (const Map& m : kDirect) {
     const Flag* f = sink->Find(l, m.flag);
     if (f == nullptr) continue;
-    std::string shown = "--" + std::string(m.flag);
-    std::replace(shown.begin() + 2, shown.end(), '_', '-');
-    if (f->unresolved) { sink->Warn(shown, "value depends on the environment; ignored"); continue; }
-    sink->Set(m.key, f->value, shown);
+    if (f->unresolved) { sink->Warn(m.shown, "value depends on the environment; ignored"); continue; }
+    sink->Set(m.key, f->value, m.shown);
   }
   // --num-layers-per-virtual-pipeline-stage K: vpp = layers / (pp * K).
   const int64_t per_stage = IntFlag(l, sink, "num_layers_per_virtual_pipeline_stage");
