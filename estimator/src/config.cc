@@ -4,6 +4,7 @@
 #include "fmte/config.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
@@ -314,12 +315,23 @@ Result<int64_t> ParseSlurmTimeMinutes(std::string_view text, std::string_view fi
 
 std::string FormatSlurmTime(int64_t minutes) {
   if (minutes <= 0) return "UNLIMITED";
+  // "[D-]HH:MM:00" (printf "%lld-%02lld:%02lld:00"), without printf: the policy formats two or three
+  // of these per decision inside slurmctld.
   const int64_t d = minutes / (24 * 60), h = minutes / 60 % 24, m = minutes % 60;
-  char buf[48];
-  if (d > 0) std::snprintf(buf, sizeof(buf), "%lld-%02lld:%02lld:00", static_cast<long long>(d),
-                           static_cast<long long>(h), static_cast<long long>(m));
-  else std::snprintf(buf, sizeof(buf), "%02lld:%02lld:00", static_cast<long long>(h), static_cast<long long>(m));
-  return buf;
+  char buf[40];
+  char* p = buf;
+  if (d > 0) {
+    p = std::to_chars(p, buf + 24, d).ptr;
+    *p++ = '-';
+  }
+  for (int64_t two : {h, m}) {
+    *p++ = static_cast<char>('0' + two / 10);
+    *p++ = static_cast<char>('0' + two % 10);
+    *p++ = ':';
+  }
+  *p++ = '0';
+  *p++ = '0';
+  return std::string(buf, p);
 }
 
 }  // namespace fmte
