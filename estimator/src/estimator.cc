@@ -90,8 +90,11 @@ void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob&
   }
 }
 
-Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
-                             const GpuSpec& gpu) {
+namespace {
+
+// Estimate, with an optional dataset (null: the job's own --steps/--tokens/--samples).
+Result<JobEstimate> EstimateJob(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
+                                const GpuSpec& gpu, const DatasetTokens* dataset) {
   FMTE_RETURN_IF_ERROR(ValidateJob(job));
   auto memory = EstimateMemory(model, job, gpu);
   if (!memory.ok()) return memory.status();
@@ -103,8 +106,15 @@ Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, c
   if (catalogs.has_time_model) {
     auto cluster = ResolveCluster(catalogs.clusters, job, gpu);
     if (!cluster.ok()) return cluster.status();
-    auto step = EstimateStepTime(model, job, gpu, *cluster, catalogs.time_model);
-    if (step.ok()) {
+    if (dataset != nullptr) {
+      // The dataset was asked for explicitly: its errors are the user's.
+      auto wall = EstimateWallTimeForDataset(model, job, gpu, *cluster, catalogs.time_model, *dataset);
+      if (!wall.ok()) return wall.status();
+      out.time = std::move(wall).value();
+      out.has_step_time = out.has_time = true;
+      out.wall_time_s = out.time.wall_time_s;
+      out.wall_time_bound_s = out.time.time_limit_s;
+    } else if (auto step = EstimateStepTime(model, job, gpu, *cluster, catalogs.time_model); step.ok()) {
       out.has_step_time = true;
       auto wall = WallTimeFromStep(model, job, *cluster, catalogs.time_model, *step);
       if (wall.ok()) {
@@ -119,6 +129,18 @@ Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, c
   }
   ApplySiteCorrections(catalogs.corrections, job, gpu, &out);
   return out;
+}
+
+}  // namespace
+
+Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
+                             const GpuSpec& gpu) {
+  return EstimateJob(catalogs, model, job, gpu, nullptr);
+}
+
+Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
+                             const GpuSpec& gpu, const DatasetTokens& dataset) {
+  return EstimateJob(catalogs, model, job, gpu, &dataset);
 }
 
 Result<Estimator> Estimator::Load(const std::string& etc_dir, const std::string& regressors_dir) {

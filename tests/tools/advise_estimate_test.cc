@@ -133,6 +133,34 @@ TEST(AdviseEstimate, ErrorsGoToStderrWithTheRightExitCode) {
   }
 }
 
+// Wall time over a dataset, from the FM Training Estimator's own TE2 contract of te_test1.jsonl
+// (tests/data/tokens/test1.contract.json, SOURCES.txt): 9 samples, 533 tokens, and a width of 115.5
+// tokens for batches of 4 (its "bs4": the mean of the longest int(9/4) = 2 samples).
+TEST(AdviseEstimate, WallTimeOverADatasetContract) {
+  std::vector<std::string> args = {"estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora",
+                                   "--gpus", "1", "--micro-batch", "4", "--seq-len", "512", "--epochs", "3",
+                                   "--contract", std::string(FMTE_SOURCE_DIR) + "/tests/data/tokens/test1.contract.json",
+                                   "--json"};
+  json doc = ParseJson(RunAdvise(args));
+  ASSERT_TRUE(doc.contains("time") && doc["time"].contains("dataset")) << doc.dump();
+  // Padded: each step runs at the batch's padded width, ceil(115.5) = 116 tokens per row (not 512);
+  // 9 samples x 3 epochs / 4 per step = 6.75 -> 7 steps; 533 x 3 real tokens.
+  EXPECT_EQ(doc["time"]["dataset"]["sequence_tokens"], 116);
+  EXPECT_EQ(doc["time"]["steps"], 7);
+  EXPECT_DOUBLE_EQ(doc["time"]["dataset"]["tokens"].get<double>(), 533.0 * 3);
+  // Packed, 900 samples: 533 tokens per 9 samples -> 53,300 per epoch -> ceil(53300 / 512) = 105
+  // rows; 105 x 3 epochs / 4 = 78.75 -> 79 steps, each at the full 512 tokens.
+  args.insert(args.end() - 1, {"--packing", "--samples", "900"});
+  doc = ParseJson(RunAdvise(args));
+  EXPECT_EQ(doc["time"]["dataset"]["sequence_tokens"], 512);
+  EXPECT_EQ(doc["time"]["steps"], 79);
+  EXPECT_DOUBLE_EQ(doc["time"]["dataset"]["tokens"].get<double>(), 53300.0 * 3);
+  // --packing alone is a usage error naming what it needs.
+  auto run = RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--packing"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--contract"), std::string::npos) << run.err;
+}
+
 TEST(AdviseEstimate, HelpListsEveryContractFlag) {
   auto run = RunAdvise({"estimate", "--help"});
   ASSERT_EQ(run.exit_code, 0);
@@ -143,7 +171,8 @@ TEST(AdviseEstimate, HelpListsEveryContractFlag) {
         "--attention", "--lora-r", "--lora-targets", "--quant", "--double-quant",
         "--virtual-tokens", "--framework", "--chunked-loss", "--compile", "--activation-offload",
         "--optimizer-in-backward", "--json", "--tokens", "--samples", "--epochs", "--steps",
-        "--global-batch", "--cluster", "--inter-node-gbps", "--timeline", "--regressors"})
+        "--global-batch", "--cluster", "--inter-node-gbps", "--timeline", "--regressors", "--contract",
+        "--packing", "--template", "--counter"})
     EXPECT_NE(run.out.find(std::string(flag) + " "), std::string::npos) << flag;
 }
 

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "fmte/estimator.h"
 #include "job_options.h"
+#include "token_options.h"
 #include "output.h"
 #include "time_output.h"
 
@@ -16,7 +17,10 @@ constexpr std::string_view kSummary =
     "optimizer state, activations, logits, framework overhead), whether it fits the GPU, and the\n"
     "host memory CPU offload needs. Example:\n"
     "  fmte-advise estimate --model meta-llama/Llama-3.1-8B --method lora --gpus 1 \\\n"
-    "      --micro-batch 4 --seq-len 4096 --gpu H100-SXM";
+    "      --micro-batch 4 --seq-len 4096 --gpu H100-SXM\n"
+    "With --contract (a TE2 dataset contract, fmte-advise tokens --write-contract) the wall time is\n"
+    "over that dataset: --samples (default: the contract's) x --epochs, each micro-batch padded to\n"
+    "its longest sample (or --packing: rows of --seq-len).";
 
 int Fail(const Status& s) { return cli::ReportError("fmte-advise", s); }
 
@@ -27,6 +31,12 @@ int RunEstimate(const std::vector<std::string>& args) {
   po::options_description desc("options");
   tools::AddJobOptions(&desc);
   tools::AddWorkOptions(&desc);
+  po::options_description dataset("dataset (wall time over a TE2 contract)");
+  dataset.add_options()
+      ("contract", po::value<std::string>()->value_name("IN"), "TE2 contract of the training data")
+      ("packing", po::bool_switch(), "with --contract: samples packed into rows of --seq-len");
+  tools::AddTokenCountingOptions(&dataset);
+  desc.add(dataset);
   tools::AddCommonOptions(&desc);
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return Fail(s);
@@ -48,7 +58,20 @@ int RunEstimate(const std::vector<std::string>& args) {
   auto gpu = catalogs->gpus.Find(job->gpu);
   if (!gpu.ok()) return Fail(gpu.status().WithContext("--gpu"));
 
-  auto estimate = Estimate(*catalogs, *model, *job, **gpu);
+  Result<JobEstimate> estimate = Status::Internal("unset");
+  if (const std::string contract = tools::FlagString(vm, "contract"); !contract.empty()) {
+    auto counting = tools::TokenCountingFromFlags(vm);
+    if (!counting.ok()) return Fail(counting.status());
+    auto loaded = LoadContractFile(contract);
+    if (!loaded.ok()) return Fail(loaded.status().WithContext("--contract"));
+    DatasetTokens data{std::move(loaded).value(), counting->text_template, counting->counter,
+                       tools::FlagSet(vm, "packing")};
+    estimate = Estimate(*catalogs, *model, *job, **gpu, data);
+  } else if (tools::FlagSet(vm, "packing")) {
+    return Fail(Status::InvalidArgument("--packing: needs --contract (the dataset to pack)"));
+  } else {
+    estimate = Estimate(*catalogs, *model, *job, **gpu);
+  }
   if (!estimate.ok()) return Fail(estimate.status());
 
   // Issue 4 (time): tools::WorkOutputsFromFlags(vm) gives --timeline / --regressors; the time

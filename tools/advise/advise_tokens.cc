@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "fmte/tokens.h"
 #include "job_options.h"
+#include "token_options.h"
 #include "output.h"
 
 namespace fmte::advise {
@@ -25,23 +26,6 @@ constexpr std::string_view kSummary =
     "{{output}}' \\\n      --batch-size 8 --seq-len 4096";
 
 int Fail(const Status& s) { return cli::ReportError("fmte-advise", s); }
-
-// The shell passes "\n" as two characters; templates mean a newline.
-std::string Unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size()) {
-      const char c = s[i + 1];
-      if (c == 'n' || c == 't' || c == '\\') {
-        out += c == 'n' ? '\n' : c == 't' ? '\t' : '\\';
-        ++i;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
-}
 
 std::string Fixed(double v, int decimals) {
   char buf[64];
@@ -83,17 +67,14 @@ int RunTokens(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()
       ("data", po::value<std::string>()->value_name("FILE"), "dataset: JSONL or a JSON array of objects")
-      ("template", po::value<std::string>()->value_name("T"),
-       "text of a sample with {{field}} placeholders (default: all string fields joined by newlines)")
       ("batch-size", po::value<std::string>()->default_value("1"), "samples (rows) per batch")
       ("seq-len", po::value<std::string>()->value_name("S"), "truncate samples to S tokens; with --packing the row length")
       ("packing", po::bool_switch(), "pack samples into rows of --seq-len instead of padding")
       ("epochs", po::value<std::string>()->default_value("1"), "epochs (for totals and steps)")
       ("seed", po::value<std::string>()->default_value("42"), "shuffle seed")
-      ("counter", po::value<std::string>()->default_value("chars"),
-       "token count rule: chars (chars/3.6), words (whitespace words), bytes (UTF-8 bytes)")
       ("write-contract", po::value<std::string>()->value_name("OUT"), "write the TE2 contract of --data to OUT")
       ("contract", po::value<std::string>()->value_name("IN"), "estimate from a TE2 contract instead of --data");
+  tools::AddTokenCountingOptions(&desc);
   tools::AddCommonOptions(&desc);
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return Fail(s);
@@ -127,15 +108,9 @@ int RunTokens(const std::vector<std::string>& args) {
   auto seed = tools::ParseInt(vm["seed"].as<std::string>(), "--seed", 0, INT64_MAX);
   if (!seed.ok()) return Fail(seed.status());
   o.seed = static_cast<uint64_t>(*seed);
-  auto counter = ParseTokenCounter(vm["counter"].as<std::string>(), "--counter");
-  if (!counter.ok()) return Fail(counter.status());
-
-  TextTemplate text_template = TextTemplate::AllStringFields();
-  if (vm.count("template")) {
-    auto t = TextTemplate::Parse(Unescape(vm["template"].as<std::string>()));
-    if (!t.ok()) return Fail(t.status());
-    text_template = *t;
-  }
+  auto counting = tools::TokenCountingFromFlags(vm);
+  if (!counting.ok()) return Fail(counting.status());
+  const TextTemplate& text_template = counting->text_template;
 
   Result<BatchingResult> result = Status::Internal("unset");
   int64_t exact_samples = 0;
@@ -143,7 +118,7 @@ int RunTokens(const std::vector<std::string>& args) {
   if (!data_path.empty()) {
     TokenizeOptions to;
     to.text_template = text_template;
-    to.counter = *counter;
+    to.counter = counting->counter;
     to.per_field = !contract_out.empty();
     auto data = TokenizeFile(data_path, to);
     if (!data.ok()) return Fail(data.status());
@@ -161,7 +136,7 @@ int RunTokens(const std::vector<std::string>& args) {
     auto contract = LoadContractFile(contract_in);
     if (!contract.ok()) return Fail(contract.status());
     source = "contract " + contract_in;
-    result = EstimateFromContract(*contract, text_template, *counter, o);
+    result = EstimateFromContract(*contract, text_template, counting->counter, o);
     if (!result.ok()) return Fail(result.status());
   }
   const BatchingResult& r = *result;
@@ -169,7 +144,7 @@ int RunTokens(const std::vector<std::string>& args) {
     nlohmann::json j;
     j["source"] = data_path.empty() ? "contract" : "data";
     j["path"] = data_path.empty() ? contract_in : data_path;
-    j["counter"] = ToString(*counter);
+    j["counter"] = ToString(counting->counter);
     j["samples"] = r.samples;
     j["exact_samples"] = exact_samples;
     j["total_tokens"] = r.total_tokens;
@@ -188,7 +163,7 @@ int RunTokens(const std::vector<std::string>& args) {
     if (!contract_out.empty()) j["contract_written"] = contract_out;
     std::cout << j.dump(2) << "\n";
   } else {
-    PrintHuman(r, o, source, exact_samples, *counter, contract_out);
+    PrintHuman(r, o, source, exact_samples, counting->counter, contract_out);
   }
   return cli::kExitOk;
 }

@@ -45,6 +45,11 @@ void AddTimeJson(nlohmann::json& doc, const TrainingJob& /*job*/, const JobEstim
     t["time_limit_quantile"] = w.quantile;
     t["wall_breakdown"] = {{"startup", w.startup_s}, {"load", w.load_s},     {"train", w.train_s},
                            {"eval", w.eval_s},       {"checkpoint", w.checkpoint_s}};
+    if (w.sequence_tokens > 0) {  // over a dataset (--contract)
+      t["dataset"] = {{"sequence_tokens", w.sequence_tokens},
+                      {"padding_fraction", w.padding_fraction},
+                      {"tokens", w.dataset_tokens}};
+    }
   }
 }
 
@@ -76,6 +81,11 @@ void PrintTime(std::ostream& os, const TrainingJob& /*job*/, const JobEstimate& 
                   Duration(w.startup_s).c_str(), Duration(w.load_s).c_str(), Duration(w.train_s).c_str(),
                   Duration(w.eval_s).c_str(), Duration(w.checkpoint_s).c_str());
     os << buf;
+    if (w.sequence_tokens > 0) {
+      std::snprintf(buf, sizeof buf, "  dataset: %.0f tokens over all epochs, steps at %lld tokens per row (%.1f%% padding)\n",
+                    w.dataset_tokens, static_cast<long long>(w.sequence_tokens), 100 * w.padding_fraction);
+      os << buf;
+    }
   } else {
     os << "wall time       give --tokens, --samples (with --epochs) or --steps\n";
   }

@@ -71,6 +71,11 @@ void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob&
 // One job on one GPU model. REQUIRES nothing: runs ValidateJob itself and returns its error.
 Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
                              const GpuSpec& gpu);
+// The same over a dataset (a TE2 contract, walltime.h DatasetTokens): the wall time comes from
+// EstimateWallTimeForDataset (steps at the padded micro-batch width, or packed rows); memory is
+// still sized for seq_len, the widest micro-batch. A contract that cannot be used is an error.
+Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
+                             const GpuSpec& gpu, const DatasetTokens& dataset);
 
 // Owner of the loaded catalogs and regressors: what the plugin keeps between calls.
 class Estimator {
