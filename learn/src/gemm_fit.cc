@@ -1,6 +1,7 @@
 // GEMM efficiency curves from measured operator times (gemm_fit.h): parsing, Levenberg-Marquardt
 // fit of GemmCurve on log time ratios, grouped (by width) cross-validation.
 #include "fmte/learn/gemm_fit.h"
+#include "linear_solve.h"
 
 #include <algorithm>
 #include <array>
@@ -60,28 +61,6 @@ double Residual(const GemmCurve& c, const GemmSample& s, bool bwd, double peak) 
   return std::log(predicted / Seconds(s, bwd));
 }
 
-bool Solve(std::array<double, kP * kP> a, std::array<double, kP> b, Theta* x) {
-  for (int c = 0; c < kP; ++c) {
-    int piv = c;
-    for (int r = c + 1; r < kP; ++r)
-      if (std::fabs(a[r * kP + c]) > std::fabs(a[piv * kP + c])) piv = r;
-    if (std::fabs(a[piv * kP + c]) < 1e-300) return false;
-    for (int k = 0; k < kP; ++k) std::swap(a[c * kP + k], a[piv * kP + k]);
-    std::swap(b[c], b[piv]);
-    for (int r = c + 1; r < kP; ++r) {
-      const double f = a[r * kP + c] / a[c * kP + c];
-      for (int k = c; k < kP; ++k) a[r * kP + k] -= f * a[c * kP + k];
-      b[r] -= f * b[c];
-    }
-  }
-  for (int c = kP - 1; c >= 0; --c) {
-    double s = b[c];
-    for (int k = c + 1; k < kP; ++k) s -= a[c * kP + k] * (*x)[k];
-    (*x)[c] = s / a[c * kP + c];
-  }
-  return true;
-}
-
 GemmCurve Fit(const std::vector<const GemmSample*>& rows, bool bwd, double peak) {
   // Start: 70% of peak, each dimension halving efficiency at 64 (a tile edge); a weak ridge keeps a
   // dimension the data cannot resolve (m is always >= 2048 here) near that start.
@@ -127,7 +106,7 @@ GemmCurve Fit(const std::vector<const GemmSample*>& rows, bool bwd, double peak)
         b[k] = -jtr[k];
       }
       Theta delta{};
-      if (!Solve(a, b, &delta)) break;
+      if (!SolveLinear(a, b, &delta)) break;
       Theta next = theta;
       for (int k = 0; k < kP; ++k) next[k] += std::clamp(delta[k], -2.0, 2.0);
       const double cn = cost_of(next);

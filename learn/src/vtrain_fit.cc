@@ -11,6 +11,7 @@
 #include "fmte/learn/gemm_fit.h"
 #include "fmte/learn/vtrain.h"
 #include "fmte/learn/xgb.h"
+#include "linear_solve.h"
 #include "vtrain_internal.h"
 
 namespace fmte::learn {
@@ -71,29 +72,6 @@ Result<std::vector<double>> LogResiduals(const Prepared& p, const std::vector<Vt
   return out;
 }
 
-// Solves A x = b (n x n, row-major) by Gaussian elimination with partial pivoting.
-bool Solve(std::array<double, kParams * kParams> a, std::array<double, kParams> b, Theta* x) {
-  for (int c = 0; c < kParams; ++c) {
-    int piv = c;
-    for (int r = c + 1; r < kParams; ++r)
-      if (std::fabs(a[r * kParams + c]) > std::fabs(a[piv * kParams + c])) piv = r;
-    if (std::fabs(a[piv * kParams + c]) < 1e-300) return false;
-    for (int k = 0; k < kParams; ++k) std::swap(a[c * kParams + k], a[piv * kParams + k]);
-    std::swap(b[c], b[piv]);
-    for (int r = c + 1; r < kParams; ++r) {
-      const double f = a[r * kParams + c] / a[c * kParams + c];
-      for (int k = c; k < kParams; ++k) a[r * kParams + k] -= f * a[c * kParams + k];
-      b[r] -= f * b[c];
-    }
-  }
-  for (int c = kParams - 1; c >= 0; --c) {
-    double s = b[c];
-    for (int k = c + 1; k < kParams; ++k) s -= a[c * kParams + k] * (*x)[k];
-    (*x)[c] = s / a[c * kParams + c];
-  }
-  return true;
-}
-
 Result<TimeEfficiency> FitOn(const Prepared& p, const std::vector<VtrainRow>& rows,
                              const std::vector<int64_t>& index, const GpuSpec& gpu,
                              const TimeEfficiency& init, bool fit_gemm = true) {
@@ -149,7 +127,7 @@ Result<TimeEfficiency> FitOn(const Prepared& p, const std::vector<VtrainRow>& ro
         b[k] = -jtr[k];
       }
       Theta delta{};
-      if (!Solve(a, b, &delta)) break;
+      if (!SolveLinear(a, b, &delta)) break;
       Theta next = theta;
       for (int k = 0; k < kParams; ++k) next[k] += std::clamp(delta[k], -2.0, 2.0);
       std::vector<double> rn;
