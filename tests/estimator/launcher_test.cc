@@ -26,6 +26,17 @@ std::string Warnings(const JobRequest& r) {
   return all;
 }
 
+// The scanned commands of a script: words joined by '|', commands by ';'.
+std::string ScannedWords(std::string_view script) {
+  const internal::ScanOutput out = internal::ScanScript(script);
+  std::string got;
+  for (size_t i = 0; i < out.commands.size(); ++i) {
+    if (i > 0) got += ";";
+    for (size_t k = 0; k < out.commands[i].words.size(); ++k) got += (k ? "|" : "") + out.commands[i].words[k];
+  }
+  return got;
+}
+
 TEST(ScanTest, ShellConstructs) {
   struct Case { const char* script; const char* want_words; };
   const Case kCases[] = {
@@ -41,14 +52,7 @@ TEST(ScanTest, ShellConstructs) {
       {"export Y=7 && cmd $Y", "cmd|7"},
   };
   for (const Case& c : kCases) {
-    internal::ScanOutput out = internal::ScanScript(c.script);
-    std::string got;
-    for (size_t i = 0; i < out.commands.size(); ++i) {
-      if (i > 0) got += ";";
-      for (size_t k = 0; k < out.commands[i].words.size(); ++k) got += (k ? "|" : "") + out.commands[i].words[k];
-    }
-    std::string want = c.want_words;
-    EXPECT_EQ(got, want) << c.script;
+    EXPECT_EQ(ScannedWords(c.script), c.want_words) << c.script;
   }
 }
 
@@ -63,13 +67,7 @@ TEST(ScanTest, OrdinaryRunsKeepEveryByte) {
       {"cmd pre\"mid\"post'q'end;next", "cmd|premidpostqend;next"},
   };
   for (const Case& c : kCases) {
-    internal::ScanOutput out = internal::ScanScript(c.script);
-    std::string got;
-    for (size_t i = 0; i < out.commands.size(); ++i) {
-      if (i > 0) got += ";";
-      for (size_t k = 0; k < out.commands[i].words.size(); ++k) got += (k ? "|" : "") + out.commands[i].words[k];
-    }
-    EXPECT_EQ(got, c.want_words) << c.script;
+    EXPECT_EQ(ScannedWords(c.script), c.want_words) << c.script;
   }
 }
 
