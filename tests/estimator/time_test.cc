@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "../test_gpus.h"
+
 namespace fmte {
 namespace {
 
@@ -32,16 +34,6 @@ ModelArch Gpt(int64_t h, int64_t layers, int64_t heads, int64_t vocab) {
   m.block_kinds = {b};
   m.block_kind_of_layer.assign(static_cast<size_t>(layers), 0);
   return m;
-}
-
-GpuSpec A100() {
-  GpuSpec g;
-  g.name = "A100-SXM4-80GB";
-  g.peak_bf16_tflops = 312;
-  g.peak_fp16_tflops = 312;
-  g.hbm_gbps = 2039;
-  g.interconnect_gbps = 300;
-  return g;
 }
 
 TimeEfficiency Ideal() {  // no overheads: formulas are exact
@@ -85,7 +77,7 @@ TEST(StepTime, ModelFlopsEqualMegatronFormula) {
   for (const Case& c : cases) {
     const ModelArch m = Gpt(c.h, c.L, c.heads, c.V);
     TrainingJob j = Job(c.gpus, c.tp, c.pp, 1, c.B, c.s);
-    auto est = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+    auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
     ASSERT_TRUE(est.ok()) << est.status().ToString();
     const double megatron = 72.0 * c.B * c.s * c.L * double(c.h) * c.h *
                             (1.0 + double(c.s) / (6.0 * c.h) + double(c.V) / (12.0 * c.L * c.h));
@@ -93,7 +85,7 @@ TEST(StepTime, ModelFlopsEqualMegatronFormula) {
     EXPECT_NEAR(MegatronGptFlops(c.B, c.s, c.L, c.h, c.V) / megatron, 1.0, 1e-12);
     EXPECT_NEAR(est->hardware_flops_per_step / megatron, 1.0, 1e-12);  // no recompute: same work
     j.activation_checkpointing = Checkpointing::kFull;
-    auto rc = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+    auto rc = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
     ASSERT_TRUE(rc.ok());
     const double with_recompute =
         96.0 * c.B * c.s * c.L * double(c.h) * c.h *
@@ -107,7 +99,7 @@ TEST(StepTime, ComputeIsFlopsOverPeakWithIdealEfficiency) {
   // One GPU, no parallelism: step = hardware FLOPs / peak when nothing else costs time.
   const ModelArch m = Gpt(2048, 4, 16, 32000);
   TrainingJob j = Job(1, 1, 1, 2, 8, 1024);
-  auto est = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_TRUE(est.ok());
   EXPECT_NEAR(est->breakdown.compute_s, est->hardware_flops_per_step / 312e12, 1e-9);
   // Everything else is the optimizer step, memory-bound: per parameter AdamW with mixed bf16 reads
@@ -130,8 +122,8 @@ TEST(StepTime, GemmCurveSlowsEachLinearByItsShapeFactor) {
   TimeEfficiency curved = Ideal();
   curved.gemm_fwd = GemmCurve{1.0, static_cast<double>(b * s), 0, 0};
   curved.gemm_bwd = curved.gemm_fwd;
-  auto flat = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
-  auto slow = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), curved);
+  auto flat = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  auto slow = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), curved);
   ASSERT_TRUE(flat.ok() && slow.ok());
   const double linear_flops = static_cast<double>(B * s) * (72.0 * h * h * L + 6.0 * h * V);
   EXPECT_NEAR(slow->breakdown.compute_s - flat->breakdown.compute_s, linear_flops / 312e12, 1e-9);
@@ -152,11 +144,11 @@ TEST(StepTime, WideModelsReachPublishedMegatronUtilisation) {
   TrainingJob j = Job(64, 8, 8, 1, 64, 2048);
   j.activation_checkpointing = Checkpointing::kSelective;
   j.sequence_parallel = true;
-  ClusterSpec c = DefaultCluster(A100());
+  ClusterSpec c = DefaultCluster(testing::A100Sxm80());
   c.inter_node_gbps = 1600;  // DGX A100: 8 x 200 Gb/s HDR InfiniBand compute NICs per node
   auto tm = TimeModel::LoadDir(std::string(FMTE_SOURCE_DIR) + "/regressors/vtrain");
   ASSERT_TRUE(tm.ok()) << tm.status().ToString();
-  auto est = EstimateStepTime(m, j, A100(), c, *tm);
+  auto est = EstimateStepTime(m, j, testing::A100Sxm80(), c, *tm);
   ASSERT_TRUE(est.ok()) << est.status().ToString();
   EXPECT_GT(est->mfu, 0.40);
   EXPECT_LT(est->mfu, 0.65);
@@ -167,9 +159,9 @@ TEST(StepTime, WideModelsReachPublishedMegatronUtilisation) {
 TEST(StepTime, FusedCausalAttentionRunsHalfTheScores) {
   const ModelArch m = Gpt(1024, 2, 16, 1000);
   TrainingJob j = Job(1, 1, 1, 1, 1, 4096);
-  auto eager = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  auto eager = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
   j.attention = Attention::kFused;
-  auto fused = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  auto fused = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_TRUE(eager.ok() && fused.ok());
   // Scores fwd+bwd = 3 x 4*s*h per token per layer (reference section 5: 12*L*s*h); fused causal:
   // half.
@@ -183,16 +175,16 @@ TEST(StepTime, TensorParallelAllReducesFollowTheRingFormula) {
   const int64_t h = 4096, L = 8, s = 2048, b = 2, B = 8;
   const ModelArch m = Gpt(h, L, 32, 1024);
   TrainingJob j = Job(8, 8, 1, b, B, s);
-  ClusterSpec c = DefaultCluster(A100());
+  ClusterSpec c = DefaultCluster(testing::A100Sxm80());
   c.intra_node_gbps = 200;
-  auto est = EstimateStepTimeAnalytic(m, j, A100(), c, Ideal());
+  auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), c, Ideal());
   ASSERT_TRUE(est.ok());
   const double bytes = double(b) * s * h * 2;
   const double per_ar = 2.0 * 7 / 8 * bytes / 200e9;
   const double m_batches = double(B) / b;
   EXPECT_NEAR(est->breakdown.communication_s, m_batches * L * 4 * per_ar, 1e-12);
   j.activation_checkpointing = Checkpointing::kFull;  // the recomputed forward all-reduces again
-  auto rc = EstimateStepTimeAnalytic(m, j, A100(), c, Ideal());
+  auto rc = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), c, Ideal());
   ASSERT_TRUE(rc.ok());
   EXPECT_NEAR(rc->breakdown.communication_s, m_batches * L * 6 * per_ar, 1e-12);
 }
@@ -203,10 +195,10 @@ TEST(StepTime, DataParallelAllReduceIsHierarchicalAcrossNodes) {
   const ModelArch m = Gpt(1024, 4, 16, 1024);
   TrainingJob j = Job(16, 1, 1, 1, 16, 512);
   j.gpus_per_node = 8;
-  ClusterSpec c = DefaultCluster(A100());
+  ClusterSpec c = DefaultCluster(testing::A100Sxm80());
   c.intra_node_gbps = 300;
   c.inter_node_gbps = 800;  // Gb/s per node
-  auto est = EstimateStepTimeAnalytic(m, j, A100(), c, Ideal());
+  auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), c, Ideal());
   ASSERT_TRUE(est.ok());
   const double params = 4.0 * 12 * 1024 * 1024 + 1024.0 * 1024;  // blocks + tied embedding
   const double g = params * 2;                                   // 16-bit gradients
@@ -220,7 +212,7 @@ TEST(StepTime, PipelineBubbleIsPMinusOneOverM) {
   for (int64_t v : {1, 2}) {
     TrainingJob j = Job(4, 1, 4, 1, 16, 1024);
     j.vpp = v;
-    auto est = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+    auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
     ASSERT_TRUE(est.ok());
     const double useful =
         est->breakdown.compute_s + est->breakdown.communication_s - est->dp_comm_s;
@@ -235,17 +227,17 @@ TEST(StepTime, LoraSkipsFrozenWeightGradients) {
   const int64_t h = 2048, L = 2, V = 1000, s = 512;
   const ModelArch m = Gpt(h, L, 16, V);
   TrainingJob j = Job(1, 1, 1, 1, 1, s);
-  auto full = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  auto full = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
   j.method = Method::kLora;
   j.lora_r = 8;  // default targets: the fused qkv projection
-  auto lora = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  auto lora = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_TRUE(full.ok() && lora.ok());
   const double linear_per_token = 2.0 * 12 * h * h * L;
   const double adapters = 3 * 2.0 * 8 * (h + 3 * h) * L;
   const double expected = (linear_per_token + 2.0 * h * V - adapters) * s;
   EXPECT_NEAR(full->hardware_flops_per_step - lora->hardware_flops_per_step, expected, 1.0);
   j.method = Method::kQlora;  // same FLOPs plus dequantisation traffic: slower
-  auto qlora = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  auto qlora = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_TRUE(qlora.ok());
   EXPECT_GT(qlora->step_time_s, lora->step_time_s);
 }
@@ -253,15 +245,15 @@ TEST(StepTime, LoraSkipsFrozenWeightGradients) {
 TEST(StepTime, ErrorsNameTheField) {
   const ModelArch m = Gpt(1024, 4, 16, 1000);
   TrainingJob j = Job(8, 1, 1, 3, 16, 512);  // 16 is not a multiple of 3 x 8
-  auto r = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  auto r = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--global-batch"), std::string::npos);
   j = Job(6, 6, 1, 1, 1, 512);  // 6 does not divide 16 heads
-  r = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  r = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--tp"), std::string::npos);
   j = Job(8, 1, 8, 1, 8, 512);  // 8 stages for 4 layers
-  r = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), Ideal());
+  r = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--pp"), std::string::npos);
 }
@@ -272,7 +264,7 @@ TEST(StepTime, BreakdownSumsToStepTimeAndTimelineDrawsEveryStage) {
   TimeEfficiency e = Ideal();
   e.gemm_efficiency = 0.5;
   e.step_overhead_s = 0.01;
-  auto est = EstimateStepTimeAnalytic(m, j, A100(), DefaultCluster(A100()), e);
+  auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), e);
   ASSERT_TRUE(est.ok());
   EXPECT_NEAR(est->breakdown.Total(), est->step_time_s, 1e-12);
   const std::string svg = StepTimelineSvg(*est, "test");

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "../test_gpus.h"
+
 namespace fmte {
 namespace {
 
@@ -125,15 +127,6 @@ TrainingJob DatasetJob() {
   return j;
 }
 
-GpuSpec TestGpu() {
-  GpuSpec g;
-  g.name = "A100-SXM4-80GB";
-  g.peak_bf16_tflops = 312;
-  g.peak_fp16_tflops = 312;
-  g.hbm_gbps = 2039;
-  return g;
-}
-
 TEST(WallTimeDataset, PaddedStepsRunAtTheContractWidth) {
   const DatasetTokens data = Test1Contract();
   ASSERT_EQ(data.contract.size(), 1u);
@@ -141,7 +134,7 @@ TEST(WallTimeDataset, PaddedStepsRunAtTheContractWidth) {
   TrainingJob j = DatasetJob();
   ClusterSpec c;
   TimeModel tm;
-  auto w = EstimateWallTimeForDataset(m, j, TestGpu(), c, tm, data);
+  auto w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   // Micro-batches of 2 padded to their longest sample: the contract's bs2 width 88.5 -> 89
   // tokens per row, not --seq-len 2048. Steps: ceil(9 samples x 3 epochs / global batch 2) = 14.
@@ -150,13 +143,13 @@ TEST(WallTimeDataset, PaddedStepsRunAtTheContractWidth) {
   EXPECT_NEAR(w->dataset_tokens, 533.0 * 3, 1e-9);
   TrainingJob at_width = j;
   at_width.seq_len = 89;
-  auto step = EstimateStepTime(m, at_width, TestGpu(), c, tm);
+  auto step = EstimateStepTime(m, at_width, testing::A100Sxm80(), c, tm);
   ASSERT_TRUE(step.ok());
   EXPECT_DOUBLE_EQ(w->step.step_time_s, step->step_time_s);
   // Without the dataset the same samples x epochs would be estimated at 2048 tokens a row.
   TrainingJob plain = j;
   plain.samples = 9;
-  auto w_plain = EstimateWallTime(m, plain, TestGpu(), c, tm);
+  auto w_plain = EstimateWallTime(m, plain, testing::A100Sxm80(), c, tm);
   ASSERT_TRUE(w_plain.ok());
   EXPECT_EQ(w_plain->steps, 14);
   EXPECT_GT(w_plain->train_s, 5 * w->train_s);
@@ -170,7 +163,7 @@ TEST(WallTimeDataset, PackedStepsComeFromTheTokenCount) {
   j.seq_len = 256;
   ClusterSpec c;
   TimeModel tm;
-  auto w = EstimateWallTimeForDataset(m, j, TestGpu(), c, tm, data);
+  auto w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   // 533 tokens packed into rows of 256: 3 rows an epoch; ceil(3 x 3 epochs / global batch 2) = 5.
   EXPECT_EQ(w->sequence_tokens, 256);
@@ -178,12 +171,12 @@ TEST(WallTimeDataset, PackedStepsComeFromTheTokenCount) {
   // --samples scales the contract's statistics: 900 samples = 100x the tokens: 209 rows an epoch,
   // ceil(209 x 3 / 2) = 314 steps.
   j.samples = 900;
-  w = EstimateWallTimeForDataset(m, j, TestGpu(), c, tm, data);
+  w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data);
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->steps, 314);
   // A template naming a field the contract lacks is an error naming it.
   data.text_template = *TextTemplate::Parse("{{question}}");
-  auto bad = EstimateWallTimeForDataset(m, j, TestGpu(), c, tm, data);
+  auto bad = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'question'"), std::string::npos);
 }

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "../test_gpus.h"
+
 namespace fmte::learn {
 namespace {
 
@@ -15,15 +17,6 @@ std::string ReadData() {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-GpuSpec A100() {
-  GpuSpec g;
-  g.name = "A100-SXM4-80GB";
-  g.peak_bf16_tflops = g.peak_fp16_tflops = 312;
-  g.hbm_gbps = 2039;
-  g.interconnect_gbps = 300;
-  return g;
 }
 
 TEST(Vtrain, ParsesThePublishedCsv) {
@@ -71,7 +64,7 @@ TEST(Vtrain, HeldOutConfigurationErrorsBeatThePublishedSimulator) {
   VtrainTrainOptions opt;
   opt.folds = 4;
   opt.xgb_rounds = 120;
-  auto cv = CrossValidateVtrain(*rows, A100(), opt);
+  auto cv = CrossValidateVtrain(*rows, testing::A100Sxm80(), opt);
   ASSERT_TRUE(cv.ok()) << cv.status().ToString();
   EXPECT_EQ(cv->groups, 72);
   EXPECT_LT(cv->analytic_mape, 0.10);
@@ -90,7 +83,7 @@ TEST(Vtrain, ShippedModelMatchesTheCode) {
   ASSERT_TRUE(rows.ok());
   double sum = 0;
   for (const VtrainRow& r : *rows) {
-    auto est = EstimateStepTime(VtrainGptArch(r), VtrainJob(r, "A100-SXM4-80GB"), A100(), VtrainCluster(), *tm);
+    auto est = EstimateStepTime(VtrainGptArch(r), VtrainJob(r, "A100-SXM4-80GB"), testing::A100Sxm80(), VtrainCluster(), *tm);
     ASSERT_TRUE(est.ok());
     sum += std::fabs(est->step_time_s - r.iteration_s) / r.iteration_s;
   }
