@@ -201,12 +201,10 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   // 2. More tensor parallelism on the same GPUs (Megatron and others that support it).
   if (job.framework == Framework::kMegatron) {
     for (int64_t tp = job.tp * 2; tp <= std::min<int64_t>(job.gpus, part.gpus_per_node); tp *= 2) {
-      if (job.gpus % (tp * job.pp) != 0) continue;
-      const int64_t per_step = job.micro_batch * (job.gpus / (tp * job.pp));
-      if (job.global_batch > 0 && job.global_batch % per_step != 0) continue;
       TrainingJob j = job;
       j.tp = tp;
-      if (j.global_batch > 0) j.grad_accum = j.global_batch / per_step;
+      if (!SuitsLayout(j, j.gpus)) continue;
+      if (j.global_batch > 0) j.grad_accum = j.global_batch / (j.micro_batch * j.DataParallel());
       add(Flag("tp", std::to_string(tp)), std::move(j), gpu, part, ctx.partition_name);
       break;
     }
