@@ -66,22 +66,12 @@ bool IsListFlag(std::string_view n) {
   return n == "lora_target_modules" || n == "target_modules" || n == "lora_target";
 }
 
-// ASCII lower case of one byte (no locale).
-constexpr char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
 // A byte of a flag name as NormalizeFlag writes it: lower case, '-' as '_'.
 constexpr std::array<char, 256> kFlagNameByte = [] {
   std::array<char, 256> t{};
   for (int c = 0; c < 256; ++c) t[c] = c == '-' ? '_' : LowerAscii(static_cast<char>(c));
   return t;
 }();
-
-bool EqualsIgnoreCase(std::string_view v, std::string_view lower) {
-  if (v.size() != lower.size()) return false;
-  for (size_t i = 0; i < v.size(); ++i)
-    if (LowerAscii(v[i]) != lower[i]) return false;
-  return true;
-}
 
 bool IsBoolLiteral(std::string_view v) {
   return EqualsIgnoreCase(v, "true") || EqualsIgnoreCase(v, "false") || v == "1" || v == "0" ||

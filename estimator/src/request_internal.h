@@ -42,6 +42,10 @@ constexpr bool LengthThenBytes(std::string_view a, std::string_view b) {
   return a.size() != b.size() ? a.size() < b.size() : a < b;
 }
 
+// ASCII lower case (no locale calls).
+constexpr char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+// Whether `text` equals the lower-case `lower` ignoring ASCII case, without copying the text.
+bool EqualsIgnoreCase(std::string_view text, std::string_view lower);
 std::string Lower(std::string_view s);
 std::string_view Trim(std::string_view s);
 // Printable, bounded copy of user text for messages (control bytes as '?', at most `max` bytes).

@@ -16,9 +16,15 @@ namespace internal {
 
 std::string Lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');  // ASCII, no locale
+  for (char& c : out) c = LowerAscii(c);
   return out;
+}
+
+bool EqualsIgnoreCase(std::string_view text, std::string_view lower) {
+  if (text.size() != lower.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i)
+    if (LowerAscii(text[i]) != lower[i]) return false;
+  return true;
 }
 
 namespace {
@@ -108,23 +114,12 @@ Result<double> ParseBoundedDouble(std::string_view text, double min, double max,
   return v;
 }
 
-namespace {
-// ASCII case-insensitive equality with a lower-case literal (no copy of the text).
-bool EqualsLower(std::string_view text, std::string_view lower) {
-  if (text.size() != lower.size()) return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != lower[i]) return false;
-  }
-  return true;
-}
-}  // namespace
-
 Result<bool> ParseBool(std::string_view text, std::string_view shown) {
   const std::string_view t = Trim(text);
-  if (t.empty() || EqualsLower(t, "true") || EqualsLower(t, "yes") || t == "1" || EqualsLower(t, "on")) return true;
-  if (EqualsLower(t, "false") || EqualsLower(t, "no") || t == "0" || EqualsLower(t, "off")) return false;
+  if (t.empty() || EqualsIgnoreCase(t, "true") || EqualsIgnoreCase(t, "yes") || t == "1" ||
+      EqualsIgnoreCase(t, "on"))
+    return true;
+  if (EqualsIgnoreCase(t, "false") || EqualsIgnoreCase(t, "no") || t == "0" || EqualsIgnoreCase(t, "off")) return false;
   return Expected(shown, "true|false", text);
 }
 
