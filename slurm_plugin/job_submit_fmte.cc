@@ -19,6 +19,7 @@
 #include "fmte/request.h"
 #include "job_desc_adapter.h"
 #include "job_tracker.h"
+#include "log_queue.h"
 #include "plugin_state.h"
 #include "slurm_xapi.h"
 
@@ -31,12 +32,19 @@ extern "C" FMTE_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 namespace {
 
 using fmte::slurm::JobTracker;
+using fmte::slurm::LogLevel;
 using fmte::slurm::PluginState;
+
+void WriteLogLine(LogLevel level, const std::string& line) {
+  if (level == LogLevel::kInfo) slurm_info("%s", line.c_str());
+  else slurm_verbose("%s", line.c_str());
+}
 
 struct Globals {
   std::mutex mu;
   PluginState state;
   JobTracker tracker;
+  fmte::slurm::LogQueue log{&WriteLogLine};  // the decision lines (started by init, drained by fini)
   fmte::OnError on_error = fmte::OnError::kAccept;
   time_t last_init_attempt = 0;
 };
@@ -113,10 +121,11 @@ void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRe
   num(rc);
   // What accounting does not keep is logged at info: rejections, failed estimates, and what
   // Mode=advise would have done. Accepted and rewritten jobs carry the decision in their
-  // AdminComment record, so their line is at verbose (SlurmctldDebug=verbose shows it): Slurm's log
-  // path costs three system calls per line (poll, fstat, write), about a third of a decision.
-  if (d.kind == fmte::DecisionKind::kReject || d.error || d.advise_only) slurm_info("%s", line.c_str());
-  else slurm_verbose("%s", line.c_str());
+  // AdminComment record, so their line is at verbose (SlurmctldDebug=verbose shows it). The line is
+  // written by the log queue's thread: Slurm's log path costs three system calls per line (poll,
+  // fstat, write), which would otherwise run with slurmctld's job lock held.
+  const bool info = d.kind == fmte::DecisionKind::kReject || d.error || d.advise_only;
+  G().log.Push(info ? LogLevel::kInfo : LogLevel::kVerbose, std::move(line));
 }
 
 }  // namespace
@@ -124,6 +133,7 @@ void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRe
 extern "C" FMTE_EXPORT int init(void) {
   try {
     Globals& g = G();
+    g.log.Start();  // if no thread can be started, the lines are written directly
     std::lock_guard<std::mutex> lock(g.mu);
     g.last_init_attempt = time(nullptr);
     fmte::Status st = g.state.Init();
@@ -148,8 +158,11 @@ extern "C" FMTE_EXPORT int init(void) {
 
 extern "C" FMTE_EXPORT int fini(void) {
   try {
-    std::lock_guard<std::mutex> lock(G().mu);
-    G().state.Reset();
+    {
+      std::lock_guard<std::mutex> lock(G().mu);
+      G().state.Reset();
+    }
+    G().log.Stop();  // writes the queued lines: no thread of ours runs once the plugin is unloaded
   } catch (...) {
   }
   return SLURM_SUCCESS;
