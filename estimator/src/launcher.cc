@@ -97,7 +97,7 @@ bool Split(const Command& c, LaunchLine* l) {
   std::string_view name;
   // Skip prefixes and VAR=value words; stop at the first launcher word.
   for (; i < n; ++i) {
-    const std::string& w = c.words[i];
+    const std::string_view w = c.words[i];
     name = LauncherName(w);
     if (!name.empty()) break;
     const std::string_view b = Basename(w);
@@ -117,7 +117,7 @@ bool Split(const Command& c, LaunchLine* l) {
   l->text_.reserve(text_bytes);
   l->flags.reserve(n - i);
   for (; i < n; ++i) {
-    const std::string& w = c.words[i];
+    const std::string_view w = c.words[i];
     if (w.size() > 2 && w[0] == '-' && w[1] == '-') {
       Flag f;
       f.index = static_cast<int>(i);

@@ -6,6 +6,7 @@
 #define FMTE_SRC_REQUEST_INTERNAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,15 +54,30 @@ std::string Shown(std::string_view s, size_t max = 64);
 
 // ---- Script scanning (launcher_shell.cc) ----------------------------------------------------
 
+// Bytes that stay where they are: the views Store returns are valid while the arena lives, also
+// after it is moved (each block is allocated once and never grows). Words of a script go here, so a
+// word costs a copy into a block instead of an allocation of its own.
+class TextArena {
+ public:
+  std::string_view Store(std::string_view text);
+
+ private:
+  static constexpr size_t kBlockBytes = 4096;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  char* next_ = nullptr;  // free space of the last block
+  size_t left_ = 0;
+};
+
 // One simple command of the script after joining continuations, expanding variables and
 // splitting at ; && || | &. `line` is the 1-based physical line where it starts.
 struct Command {
   int line = 0;
-  std::vector<std::string> words;
-  std::vector<bool> unresolved;  // per word: held a $(...), `...` or an unknown variable
+  std::vector<std::string_view> words;  // views into the ScanOutput's `text`
+  std::vector<bool> unresolved;         // per word: held a $(...), `...` or an unknown variable
 };
 
 struct ScanOutput {
+  TextArena text;                                // the bytes of every command's words
   std::vector<Command> commands;                 // commands in order (assignments excluded)
   std::vector<std::pair<int, std::string>> fmte_lines;  // (#FMTE line number, text after "#FMTE")
   std::vector<std::string> warnings;

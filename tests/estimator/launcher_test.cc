@@ -32,7 +32,7 @@ std::string ScannedWords(std::string_view script) {
   std::string got;
   for (size_t i = 0; i < out.commands.size(); ++i) {
     if (i > 0) got += ";";
-    for (size_t k = 0; k < out.commands[i].words.size(); ++k) got += (k ? "|" : "") + out.commands[i].words[k];
+    for (size_t k = 0; k < out.commands[i].words.size(); ++k) got.append(k ? "|" : "").append(out.commands[i].words[k]);
   }
   return got;
 }
@@ -249,7 +249,7 @@ TEST(HostileInputTest, VariableExpansionIsBounded) {
   internal::ScanOutput out = internal::ScanScript(doubling + "cmd $X\n");
   size_t bytes = 0;
   for (const internal::Command& c : out.commands)
-    for (const std::string& w : c.words) bytes += w.size();
+    for (std::string_view w : c.words) bytes += w.size();
   EXPECT_LE(bytes, kMaxExpandedBytes + 1000);
 }
 
