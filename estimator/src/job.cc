@@ -75,8 +75,9 @@ Result<E> ParseName(const NameTable<E, N>& t, std::string_view s, std::string_vi
                                  shown + "'");
 }
 
-Status Positive(int64_t v, const char* field) {
-  if (v > 0) return Status::Ok();
+// The error for a size that must be positive. Callers test `v <= 0` first: a valid job (the policy
+// validates a dozen candidate jobs per rejection) then builds and destroys no Status per field.
+Status NotPositive(int64_t v, const char* field) {
   return Status::InvalidArgument(std::string(field) + ": expected a positive integer, got " +
                                  std::to_string(v));
 }
@@ -134,13 +135,13 @@ int64_t TrainingJob::DataParallel() const { return gpus / std::max<int64_t>(1, t
 
 Status ValidateJob(const TrainingJob& job) {
   if (job.model.empty()) return Status::InvalidArgument("--model: required (a catalog id or a config.json path)");
-  FMTE_RETURN_IF_ERROR(Positive(job.micro_batch, "--micro-batch"));
-  FMTE_RETURN_IF_ERROR(Positive(job.seq_len, "--seq-len"));
-  FMTE_RETURN_IF_ERROR(Positive(job.grad_accum, "--grad-accum"));
-  FMTE_RETURN_IF_ERROR(Positive(job.gpus, "--gpus"));
-  FMTE_RETURN_IF_ERROR(Positive(job.tp, "--tp"));
-  FMTE_RETURN_IF_ERROR(Positive(job.pp, "--pp"));
-  FMTE_RETURN_IF_ERROR(Positive(job.vpp, "--vpp"));
+  if (job.micro_batch <= 0) return NotPositive(job.micro_batch, "--micro-batch");
+  if (job.seq_len <= 0) return NotPositive(job.seq_len, "--seq-len");
+  if (job.grad_accum <= 0) return NotPositive(job.grad_accum, "--grad-accum");
+  if (job.gpus <= 0) return NotPositive(job.gpus, "--gpus");
+  if (job.tp <= 0) return NotPositive(job.tp, "--tp");
+  if (job.pp <= 0) return NotPositive(job.pp, "--pp");
+  if (job.vpp <= 0) return NotPositive(job.vpp, "--vpp");
   if (job.gpus_per_node < 0)
     return Status::InvalidArgument("--gpus-per-node: expected a positive integer, got " +
                                    std::to_string(job.gpus_per_node));
@@ -161,9 +162,10 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument("--vpp: interleaved pipeline stages need --pp > 1");
   if (job.sequence_parallel && job.tp == 1)
     return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
-  if (job.method == Method::kLora || job.method == Method::kQlora) FMTE_RETURN_IF_ERROR(Positive(job.lora_r, "--lora-r"));
-  if ((job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning))
-    FMTE_RETURN_IF_ERROR(Positive(job.virtual_tokens, "--virtual-tokens"));
+  if ((job.method == Method::kLora || job.method == Method::kQlora) && job.lora_r <= 0)
+    return NotPositive(job.lora_r, "--lora-r");
+  if ((job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning) && job.virtual_tokens <= 0)
+    return NotPositive(job.virtual_tokens, "--virtual-tokens");
   if (job.quant != Quant::kNone && job.method != Method::kQlora)
     return Status::InvalidArgument("--quant: quantised base weights need --method qlora");
   if (job.double_quant && job.method != Method::kQlora)

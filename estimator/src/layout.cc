@@ -33,15 +33,20 @@ bool KvCompatible(int64_t kv, int64_t tp) { return kv <= 0 || kv % tp == 0 || tp
 }  // namespace
 
 std::vector<int> PipelineStageLayers(int64_t num_layers, int64_t pp) {
+  std::vector<int> out;
+  memory_internal::PipelineStageLayers(num_layers, pp, &out);
+  return out;
+}
+
+void memory_internal::PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out) {
   // DeepSpeed runtime/utils.py partition_uniform: chunk = L // p and the first L % p stages take
   // one more; Megatron requires L % p == 0 (then both are the even split).
   pp = std::max<int64_t>(1, pp);
   num_layers = std::max<int64_t>(0, num_layers);
-  std::vector<int> out(static_cast<size_t>(std::min<int64_t>(pp, 1 << 20)), 0);
+  out->resize(static_cast<size_t>(std::min<int64_t>(pp, 1 << 20)));
   const int64_t chunk = num_layers / pp, extra = num_layers % pp;
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = static_cast<int>(chunk + (static_cast<int64_t>(i) < extra ? 1 : 0));
-  return out;
+  for (size_t i = 0; i < out->size(); ++i)
+    (*out)[i] = static_cast<int>(chunk + (static_cast<int64_t>(i) < extra ? 1 : 0));
 }
 
 Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {

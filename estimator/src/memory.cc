@@ -118,14 +118,17 @@ int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int
 
 Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job,
                                       const GpuSpec& gpu) {
-  return memory_internal::EstimateMemory(memory_internal::PreparedModel(model), job, gpu);
+  MemoryEstimate est;
+  FMTE_RETURN_IF_ERROR(
+      memory_internal::EstimateMemory(memory_internal::PreparedModel(model), job, gpu, &est));
+  return est;
 }
 
 memory_internal::PreparedModel::PreparedModel(const ModelArch& m)
     : arch(m), all_layers(m, 0, LayerCount(m)), counts(m.CountsWithLayers(all_layers.counts())) {}
 
-Result<MemoryEstimate> memory_internal::EstimateMemory(const PreparedModel& prepared,
-                                                       const TrainingJob& job, const GpuSpec& gpu) {
+Status memory_internal::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job,
+                                       const GpuSpec& gpu, MemoryEstimate* out) {
   // The block kind of every layer, counted once: the validation, the parameter counts, the
   // trainable parameters and (one pipeline stage) the stage's counts all read it.
   const ModelArch& model = prepared.arch;
@@ -136,9 +139,11 @@ Result<MemoryEstimate> memory_internal::EstimateMemory(const PreparedModel& prep
   const Dtypes dt = ChooseDtypes(job);
   const LoraTargets targets = ResolveLoraTargets(model, job);
 
-  MemoryEstimate est;
+  // Every field of *out is written below; its vector and string keep their buffers.
+  MemoryEstimate& est = *out;
   est.params = prepared.counts;
-  est.layers_per_stage = PipelineStageLayers(model.num_layers, lay.p);
+  est.trainable_params = 0;
+  memory_internal::PipelineStageLayers(model.num_layers, lay.p, &est.layers_per_stage);
 
   StagePeak heaviest;
   int first_layer = 0;
@@ -186,7 +191,7 @@ Result<MemoryEstimate> memory_internal::EstimateMemory(const PreparedModel& prep
   est.cpu_bytes_per_node =
       Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
   est.peak_phase = heaviest.phase;
-  return est;
+  return Status::Ok();
 }
 
 }  // namespace fmte

@@ -92,9 +92,14 @@ struct PreparedModel {
   ParamCounts counts;   // arch.CountsWithLayers(all_layers.counts()): arch.Counts() once valid
 };
 
-// EstimateMemory (fmte/memory.h) of a prepared model.
-Result<MemoryEstimate> EstimateMemory(const PreparedModel& model, const TrainingJob& job,
-                                      const GpuSpec& gpu);
+// EstimateMemory (fmte/memory.h) of a prepared model, written into `out`. Every field is written
+// (on success) and the vector and string reuse their buffers, so a caller estimating many jobs in a
+// row with one MemoryEstimate (the policy's searches) allocates nothing per estimate.
+Status EstimateMemory(const PreparedModel& model, const TrainingJob& job, const GpuSpec& gpu,
+                      MemoryEstimate* out);
+
+// PipelineStageLayers (fmte/memory.h) into `out`, reusing its buffer.
+void PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out);
 
 // ValidateLayout (fmte/memory.h) with the model's layers already counted (`all_layers`:
 // KindUses(m, 0, LayerCount(m))), so that a layer of an unknown kind is found without another pass.

@@ -14,6 +14,8 @@ constexpr size_t kMaxAlternatives = 10;
 
 std::string Flag(std::string_view key, std::string_view value) { return Cat({"--fmte-", key, "=", value}); }
 
+constexpr std::string_view kFullCheckpointingFlag = "--fmte-activation-checkpointing=full";
+
 // Node-aligned GPU counts above job.gpus, ascending, at most `max`.
 std::vector<int64_t> LargerCounts(const TrainingJob& job, GpuTresField field, int64_t node, int64_t max) {
   std::vector<int64_t> out;
@@ -47,10 +49,10 @@ bool SuitsLayout(const TrainingJob& base, int64_t n) {
   return true;
 }
 
-// `base` with `n` GPUs (REQUIRES SuitsLayout(base, n)): the layout per node and, for a Megatron
-// global batch, the accumulation. Assigning into a reused `out` keeps its string buffers.
-void WithGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t node, TrainingJob* out) {
-  *out = base;
+// Gives `out`, a copy of `base`, `n` GPUs (REQUIRES SuitsLayout(base, n)): the layout per node and,
+// for a Megatron global batch, the accumulation. Only these fields differ between the GPU counts
+// tried, so a search copies the job (and its strings) once.
+void SetGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t node, TrainingJob* out) {
   const int64_t mp = base.tp * base.pp;
   out->gpus = n;
   if (field == GpuTresField::kPerNode && n > base.EffectiveGpusPerNode() * base.Nodes() &&
@@ -64,15 +66,18 @@ void WithGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t no
 // Alternatives are judged and shown by memory alone, so only the memory model (and the site's
 // memory correction) runs here: the time estimate would double the cost of the reject path inside
 // slurmctld.
+// `estimate` is default-constructed or was last written here: only its memory estimate (whose
+// buffers are reused) and site correction are ever set, so only those are written. When the memory
+// model refuses the job, its per-GPU bytes are 0.
 bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p, const TrainingJob& job,
           JobEstimate* estimate) {
-  if (!ValidateJob(job).ok()) return false;
-  auto m = memory_internal::EstimateMemory(*ctx.prepared, job, gpu);
-  if (!m.ok()) return false;
-  *estimate = JobEstimate{};
-  estimate->memory = std::move(m).value();
+  if (!ValidateJob(job).ok() || !memory_internal::EstimateMemory(*ctx.prepared, job, gpu, &estimate->memory).ok()) {
+    estimate->memory.per_gpu_bytes = 0;
+    return false;
+  }
   // The site's memory correction, as the decision's own estimate gets it (the row has no time:
   // time features are missing, which the trees route by their default branch).
+  estimate->correction = SiteCorrectionInfo{};
   ApplySiteCorrections(ctx.estimator->catalogs().corrections, job, gpu, estimate);
   return estimate->memory.per_gpu_bytes <= UsableBytes(gpu, p);
 }
@@ -130,9 +135,9 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
   // Per-GPU memory of a sharded job does not grow with the GPU count (memory_combos_test checks the
   // monotonicity over the catalog), so the smallest count that fits is found by bisection: about
   // log2(64) estimates instead of up to 64 on the reject path, which runs inside slurmctld.
-  // One candidate job is reused for every count tried.
-  TrainingJob candidate;
-  WithGpus(job, counts.back(), field, node, &candidate);
+  // One candidate job serves every count tried.
+  TrainingJob candidate = job;
+  SetGpus(job, counts.back(), field, node, &candidate);
   if (!Fits(ctx, *ctx.gpu, *ctx.partition, candidate, estimate)) return false;
   // Two estimates take turns as the best so far and the one being tried (nothing is copied).
   JobEstimate other;
@@ -141,7 +146,7 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
   size_t lo = 0, hi = counts.size() - 1;
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    WithGpus(job, counts[mid], field, node, &candidate);
+    SetGpus(job, counts[mid], field, node, &candidate);
     if (Fits(ctx, *ctx.gpu, *ctx.partition, candidate, trial)) {
       hi = mid;
       std::swap(best, trial);
@@ -150,21 +155,23 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
     }
   }
   if (best != estimate) *estimate = std::move(*best);
-  WithGpus(job, counts[hi], field, node, out);
+  SetGpus(job, counts[hi], field, node, &candidate);
+  *out = std::move(candidate);
   return true;
 }
 
 std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const TrainingJob& job) {
   std::vector<Alternative> out;
   out.reserve(16);  // at most 8 + one per other partition before the cut to kMaxAlternatives
-  // Estimates `j` (moved into the alternative) on `gpu` under partition `p`.
-  const auto add = [&](std::string change, TrainingJob j, const GpuSpec& gpu, const PartitionConfig& p,
+  // Estimates `j` (moved into the alternative) on `gpu` under partition `p`. One estimate serves
+  // them all: only its per-GPU bytes are read.
+  JobEstimate e;
+  const auto add = [&](std::string change, TrainingJob&& j, const GpuSpec& gpu, const PartitionConfig& p,
                        const std::string& partition) {
-    JobEstimate e;
     const bool fits = Fits(ctx, gpu, p, j, &e);
     if (e.memory.per_gpu_bytes == 0) return;  // the estimate failed: not a valid alternative
-    out.push_back(Alternative{std::move(change), std::move(j), partition, gpu.name, e.memory.per_gpu_bytes,
-                              UsableBytes(gpu, p), fits});
+    out.emplace_back(std::move(change), std::move(j), partition, gpu.name, e.memory.per_gpu_bytes,
+                     UsableBytes(gpu, p), fits);
   };
   const GpuSpec& gpu = *ctx.gpu;
   const PartitionConfig& part = *ctx.partition;
@@ -173,7 +180,7 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   if (!ShardsWeights(job.sharding) && job.gpus > 1 && job.framework != Framework::kMegatron) {
     TrainingJob j = job;
     j.sharding = StateSharding(job);
-    std::string change = Cat({Flag("sharding", ToString(j.sharding)), " (same ", std::to_string(job.gpus), " GPUs)"});
+    std::string change = Cat({"--fmte-sharding=", ToString(j.sharding), " (same ", std::to_string(job.gpus), " GPUs)"});
     add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   {
@@ -183,7 +190,6 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
     if (sharded.framework == Framework::kMegatron && sharded.sharding != Sharding::kZero1)
       sharded.sharding = Sharding::kZero1;
     TrainingJob more;
-    JobEstimate e;
     bool found = FindMoreGpus(ctx, sharded, &more, &e);
     const bool add_ac = !found && sharded.activation_checkpointing != Checkpointing::kFull;
     if (add_ac) {  // sharding alone cannot hold the activations: checkpoint them too
@@ -191,11 +197,12 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       found = FindMoreGpus(ctx, sharded, &more, &e);
     }
     if (found) {
-      std::string change = Cat({"--gpus=", std::to_string(more.gpus),
-                                sharded.sharding != job.sharding ? " with " + Flag("sharding", ToString(sharded.sharding)) : "",
-                                add_ac ? " " + Flag("activation-checkpointing", "full") : ""});
-      out.push_back(Alternative{std::move(change), std::move(more), ctx.partition_name, gpu.name,
-                                e.memory.per_gpu_bytes, UsableBytes(gpu, part), true});
+      const bool reshard = sharded.sharding != job.sharding;
+      std::string change = Cat({"--gpus=", std::to_string(more.gpus), reshard ? " with --fmte-sharding=" : "",
+                                reshard ? ToString(sharded.sharding) : "", add_ac ? " " : "",
+                                add_ac ? kFullCheckpointingFlag : ""});
+      out.emplace_back(std::move(change), std::move(more), ctx.partition_name, gpu.name, e.memory.per_gpu_bytes,
+                       UsableBytes(gpu, part), true);
     }
   }
   // 2. More tensor parallelism on the same GPUs (Megatron and others that support it).
@@ -213,13 +220,13 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   if (job.activation_checkpointing != Checkpointing::kFull) {
     TrainingJob j = job;
     j.activation_checkpointing = Checkpointing::kFull;
-    add(Flag("activation-checkpointing", "full"), std::move(j), gpu, part, ctx.partition_name);
+    add(std::string(kFullCheckpointingFlag), std::move(j), gpu, part, ctx.partition_name);
   }
   if (job.micro_batch > 1) {
     TrainingJob j = job;
     j.micro_batch = 1;
     if (j.global_batch == 0) j.grad_accum = job.grad_accum * job.micro_batch;  // same sequences per step
-    std::string change = Cat({Flag("micro-batch", "1"), " ", Flag("grad-accum", std::to_string(j.grad_accum))});
+    std::string change = Cat({"--fmte-micro-batch=1 --fmte-grad-accum=", std::to_string(j.grad_accum)});
     add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   // 4. Parameter-efficient methods (alone, and with checkpointing).
@@ -233,9 +240,9 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       add(Flag("method", ToString(m)), std::move(j), gpu, part, ctx.partition_name);
       continue;
     }
-    add(Flag("method", ToString(m)), j, gpu, part, ctx.partition_name);
+    add(Flag("method", ToString(m)), TrainingJob(j), gpu, part, ctx.partition_name);
     j.activation_checkpointing = Checkpointing::kFull;
-    add(Cat({Flag("method", ToString(m)), " ", Flag("activation-checkpointing", "full")}), std::move(j), gpu, part,
+    add(Cat({"--fmte-method=", ToString(m), " ", kFullCheckpointingFlag}), std::move(j), gpu, part,
         ctx.partition_name);
   }
   // 5. Partitions with bigger GPUs.
@@ -249,7 +256,7 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       TrainingJob j = job;
       j.gpu = (*other)->name;
       j.gpus_per_node = std::min(j.gpus, p.gpus_per_node);
-      add("--partition=" + p.name + " (" + (*other)->name + ")", std::move(j), **other, p, p.name);
+      add(Cat({"--partition=", p.name, " (", (*other)->name, ")"}), std::move(j), **other, p, p.name);
     }
   }
   // Fitting ones first, each group in the order found (a stable partition), then the cut.
