@@ -127,8 +127,30 @@ Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob&
 memory_internal::PreparedModel::PreparedModel(const ModelArch& m)
     : arch(m), all_layers(m, 0, LayerCount(m)), counts(m.CountsWithLayers(all_layers.counts())) {}
 
+std::vector<StageParams> memory_internal::CountPipelineParams(const PreparedModel& prepared,
+                                                              const TrainingJob& job) {
+  const ModelArch& model = prepared.arch;
+  const Layout lay = MakeLayout(job);
+  const LoraTargets targets = ResolveLoraTargets(model, job);
+  std::vector<StageParams> out;
+  int first_layer = 0;
+  for (const int n : fmte::PipelineStageLayers(model.num_layers, lay.p)) {
+    const KindUses uses = lay.p == 1 ? prepared.all_layers : KindUses(model, first_layer, n);
+    out.push_back(CountStageParams(model, job, lay, targets, uses, static_cast<int>(out.size()), n));
+    first_layer += n;
+  }
+  return out;
+}
+
+bool memory_internal::SameParamCounts(const TrainingJob& a, const TrainingJob& b) {
+  return a.method == b.method && a.lora_r == b.lora_r && a.virtual_tokens == b.virtual_tokens &&
+         a.framework == b.framework && a.tp == b.tp && a.pp == b.pp &&
+         a.lora_targets == b.lora_targets;
+}
+
 Status memory_internal::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job,
-                                       const GpuSpec& gpu, MemoryEstimate* out) {
+                                       const GpuSpec& gpu, MemoryEstimate* out,
+                                       const std::vector<StageParams>* stage_params) {
   // The block kind of every layer, counted once: the validation, the parameter counts, the
   // trainable parameters and (one pipeline stage) the stage's counts all read it.
   const ModelArch& model = prepared.arch;
@@ -144,14 +166,18 @@ Status memory_internal::EstimateMemory(const PreparedModel& prepared, const Trai
   est.params = prepared.counts;
   est.trainable_params = 0;
   memory_internal::PipelineStageLayers(model.num_layers, lay.p, &est.layers_per_stage);
+  if (stage_params != nullptr && stage_params->size() != est.layers_per_stage.size())
+    stage_params = nullptr;  // counted for another pipeline split: count afresh
 
   StagePeak heaviest;
   int first_layer = 0;
   for (size_t st = 0; st < est.layers_per_stage.size(); ++st) {
     const int n = est.layers_per_stage[st];
     const KindUses uses = lay.p == 1 ? all_layers : KindUses(model, first_layer, n);
-    const StageParams sp = memory_internal::CountStageParams(model, job, lay, targets, uses,
-                                                             static_cast<int>(st), n);
+    const StageParams sp = stage_params != nullptr
+                               ? (*stage_params)[st]
+                               : memory_internal::CountStageParams(model, job, lay, targets, uses,
+                                                                   static_cast<int>(st), n);
     // Without tensor and pipeline splitting the one stage's count is TrainableParams' own.
     if (lay.t == 1 && lay.p == 1) est.trainable_params = Saturate(sp.trainable);
     StagePeak peak = EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st));

@@ -95,8 +95,11 @@ struct PreparedModel {
 // EstimateMemory (fmte/memory.h) of a prepared model, written into `out`. Every field is written
 // (on success) and the vector and string reuse their buffers, so a caller estimating many jobs in a
 // row with one MemoryEstimate (the policy's searches) allocates nothing per estimate.
+// `stage_params`, when given, are CountPipelineParams of a job that differs from `job` at most in
+// what the parameter counts do not read (see there); they are then not counted again.
+struct StageParams;
 Status EstimateMemory(const PreparedModel& model, const TrainingJob& job, const GpuSpec& gpu,
-                      MemoryEstimate* out);
+                      MemoryEstimate* out, const std::vector<StageParams>* stage_params = nullptr);
 
 // PipelineStageLayers (fmte/memory.h) into `out`, reusing its buffer.
 void PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out);
@@ -125,6 +128,16 @@ struct StageParams {
 StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                              const LoraTargets& targets, const KindUses& uses, int stage,
                              int num_layers);
+
+// CountStageParams of every pipeline stage of `job`. They read the model, the job's method,
+// LoRA rank and targets, virtual tokens, framework, tp and pp; not its GPU count or GPU model,
+// sharding, offload, batch, sequence or checkpointing. A search over those (the policy's
+// alternatives and GPU-count search) counts them once. REQUIRES: job valid (ValidateJob and
+// ValidateLayout ok).
+std::vector<StageParams> CountPipelineParams(const PreparedModel& model, const TrainingJob& job);
+// Whether CountPipelineParams gives the same for `a` and `b` (of one model): they agree in every
+// field it reads.
+bool SameParamCounts(const TrainingJob& a, const TrainingJob& b);
 
 // Model-state bytes of one stage on one GPU (memory_states.cc).
 struct ModelStates {

@@ -194,6 +194,12 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     // Both searches estimate this model again and again: its layers are counted once for all.
     const memory_internal::PreparedModel prepared(**arch);
     ctx.prepared = &prepared;
+    // Most candidates change only the GPU count, sharding, batch or checkpointing: the job's
+    // parameters per pipeline stage are counted once for them (the estimate above validated it).
+    const std::vector<memory_internal::StageParams> stage_params =
+        memory_internal::CountPipelineParams(prepared, job);
+    ctx.job = &job;
+    ctx.stage_params = &stage_params;
     TrainingJob more;
     JobEstimate more_est;
     const bool can_raise = p.raise_gpus && ShardsOptimizer(job.sharding) &&

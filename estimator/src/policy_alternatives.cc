@@ -71,7 +71,11 @@ void SetGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t nod
 // model refuses the job, its per-GPU bytes are 0.
 bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p, const TrainingJob& job,
           JobEstimate* estimate) {
-  if (!ValidateJob(job).ok() || !memory_internal::EstimateMemory(*ctx.prepared, job, gpu, &estimate->memory).ok()) {
+  // A candidate that counts its parameters as the decision's job does reuses that count.
+  const std::vector<memory_internal::StageParams>* stage_params =
+      ctx.stage_params != nullptr && memory_internal::SameParamCounts(job, *ctx.job) ? ctx.stage_params : nullptr;
+  if (!ValidateJob(job).ok() ||
+      !memory_internal::EstimateMemory(*ctx.prepared, job, gpu, &estimate->memory, stage_params).ok()) {
     estimate->memory.per_gpu_bytes = 0;
     return false;
   }

@@ -30,6 +30,10 @@ struct PolicyContext {
   int64_t usable_bytes = 0;
   // `model` prepared once for the many memory estimates of the GPU-count search and alternatives.
   const memory_internal::PreparedModel* prepared = nullptr;
+  // The job as decided and its stage parameters (memory_internal::CountPipelineParams), counted
+  // once: the candidates that differ only in GPUs, sharding, batch or checkpointing reuse them.
+  const TrainingJob* job = nullptr;
+  const std::vector<memory_internal::StageParams>* stage_params = nullptr;
 };
 
 // Usable bytes of a GPU under a partition's UsableMemoryFraction.

@@ -1,0 +1,95 @@
+// The policy's searches estimate many variants of one job with the stage parameters counted once
+// (memory_internal::CountPipelineParams) and one reused MemoryEstimate. Reusing must change
+// nothing: every variant that SameParamCounts accepts gets, field for field, the estimate the
+// public EstimateMemory computes from scratch.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "../../estimator/src/memory_internal.h"  // white-box: the reuse entry points
+#include "fmte/memory.h"
+#include "memory_test_util.h"
+
+namespace fmte {
+namespace {
+
+using testing::BaseJob;
+using testing::Gpu80;
+using testing::LlamaArch;
+
+void ExpectSame(const MemoryEstimate& a, const MemoryEstimate& b) {
+  EXPECT_EQ(a.per_gpu_bytes, b.per_gpu_bytes);
+  EXPECT_EQ(a.allocator_peak_bytes, b.allocator_peak_bytes);
+  EXPECT_EQ(a.cuda_context_bytes, b.cuda_context_bytes);
+  EXPECT_EQ(a.cpu_bytes_per_node, b.cpu_bytes_per_node);
+  EXPECT_EQ(a.trainable_params, b.trainable_params);
+  EXPECT_EQ(a.params.total, b.params.total);
+  EXPECT_EQ(a.breakdown.weights, b.breakdown.weights);
+  EXPECT_EQ(a.breakdown.gradients, b.breakdown.gradients);
+  EXPECT_EQ(a.breakdown.optimizer, b.breakdown.optimizer);
+  EXPECT_EQ(a.breakdown.activations, b.breakdown.activations);
+  EXPECT_EQ(a.breakdown.logits, b.breakdown.logits);
+  EXPECT_EQ(a.breakdown.other, b.breakdown.other);
+  EXPECT_EQ(a.layers_per_stage, b.layers_per_stage);
+  EXPECT_EQ(a.heaviest_stage, b.heaviest_stage);
+  EXPECT_EQ(a.peak_phase, b.peak_phase);
+  EXPECT_EQ(a.fits, b.fits);
+}
+
+struct Base {
+  const char* name;
+  Method method;
+  int64_t tp, pp;
+};
+
+TEST(MemoryReuseTest, VariantsOfOneShapeMatchAFreshEstimate) {
+  const ModelArch m = LlamaArch(4096, 32, 8, 14336, 32, 128256);  // Llama-3-8B shaped
+  const memory_internal::PreparedModel prepared(m);
+  const Base bases[] = {{"full", Method::kFull, 1, 1},
+                        {"lora tp2 pp2", Method::kLora, 2, 2},
+                        {"qlora", Method::kQlora, 1, 1},
+                        {"full pp4", Method::kFull, 1, 4}};
+  for (const Base& base : bases) {
+    TrainingJob job = BaseJob();
+    job.method = base.method;
+    job.tp = base.tp;
+    job.pp = base.pp;
+    job.gpus = base.tp * base.pp;
+    const std::vector<memory_internal::StageParams> params = memory_internal::CountPipelineParams(prepared, job);
+    // What the policy's candidates change: GPU count, sharding, batch, checkpointing.
+    std::vector<TrainingJob> variants(5, job);
+    variants[1].gpus = job.gpus * 8;
+    variants[1].sharding = Sharding::kZero1;
+    variants[2].gpus = job.gpus * 4;
+    variants[2].gpus_per_node = 2;
+    variants[2].grad_accum = 8;
+    variants[3].activation_checkpointing = Checkpointing::kFull;
+    variants[4].micro_batch = 4;
+    variants[4].seq_len = 8192;
+    MemoryEstimate reused;  // one estimate written again and again, as the searches do
+    for (const TrainingJob& v : variants) {
+      SCOPED_TRACE(base.name);
+      ASSERT_TRUE(memory_internal::SameParamCounts(v, job));
+      ASSERT_TRUE(memory_internal::EstimateMemory(prepared, v, Gpu80(), &reused, &params).ok());
+      const auto fresh = EstimateMemory(m, v, Gpu80());
+      ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+      ExpectSame(reused, *fresh);
+    }
+  }
+}
+
+TEST(MemoryReuseTest, OtherShapesAreNotTheSame) {
+  const TrainingJob job = BaseJob();
+  std::vector<TrainingJob> others(6, job);
+  others[0].method = Method::kLora;
+  others[1].tp = 2;
+  others[2].pp = 2;
+  others[3].framework = Framework::kMegatron;
+  others[4].lora_r = 64;
+  others[5].lora_targets = {"all-linear"};
+  for (const TrainingJob& o : others) EXPECT_FALSE(memory_internal::SameParamCounts(o, job));
+}
+
+}  // namespace
+}  // namespace fmte
