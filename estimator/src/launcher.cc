@@ -97,7 +97,7 @@ bool Split(const Command& c, LaunchLine* l) {
   std::string_view name;
   // Skip prefixes and VAR=value words; stop at the first launcher word.
   for (; i < n; ++i) {
-    const std::string_view w = c.words[i];
+    const std::string_view w = c.words[i].text;
     name = LauncherName(w);
     if (!name.empty()) break;
     const std::string_view b = Basename(w);
@@ -108,52 +108,52 @@ bool Split(const Command& c, LaunchLine* l) {
   l->launcher = name;
   if (name == "script") {  // ./train.py or pretrain_gpt.py run directly
     l->launcher = "python";
-    l->positionals.push_back(c.words[i]);
+    l->positionals.push_back(c.words[i].text);
   }
   ++i;
   // Names and list values are at most the words themselves plus one separator each.
   size_t text_bytes = 0;
-  for (size_t k = i; k < n; ++k) text_bytes += c.words[k].size() + 1;
+  for (size_t k = i; k < n; ++k) text_bytes += c.words[k].text.size() + 1;
   l->text_.reserve(text_bytes);
   l->flags.reserve(n - i);
   for (; i < n; ++i) {
-    const std::string_view w = c.words[i];
+    const std::string_view w = c.words[i].text;
     if (w.size() > 2 && w[0] == '-' && w[1] == '-') {
       Flag f;
       f.index = static_cast<int>(i);
       const size_t eq = w.find('=');
       f.name = NormalizeFlag(std::string_view(w).substr(2, eq == std::string::npos ? std::string::npos : eq - 2),
                              &l->text_);
-      f.unresolved = c.unresolved[i];
+      f.unresolved = c.words[i].unresolved;
       if (eq != std::string::npos) {
         f.value = std::string_view(w).substr(eq + 1);
       } else if (IsListFlag(f.name)) {
         // nargs='+' (PEFT/TRL lora_target_modules q_proj k_proj ...): the following plain words.
         const size_t at = l->text_.size();
-        while (i + 1 < n && !c.words[i + 1].starts_with("-") && l->text_.size() - at < kMaxValueBytes) {
+        while (i + 1 < n && !c.words[i + 1].text.starts_with("-") && l->text_.size() - at < kMaxValueBytes) {
           if (l->text_.size() > at) l->text_ += ',';
-          l->text_ += c.words[++i];
-          f.unresolved = f.unresolved || c.unresolved[i];
+          l->text_ += c.words[++i].text;
+          f.unresolved = f.unresolved || c.words[i].unresolved;
         }
         f.value = l->text_.size() > at ? std::string_view(l->text_).substr(at) : std::string_view("true");
-      } else if (i + 1 < n && !(c.words[i + 1].starts_with("--")) &&
-                 (!IsBooleanFlag(f.name) || IsBoolLiteral(c.words[i + 1]))) {
+      } else if (i + 1 < n && !(c.words[i + 1].text.starts_with("--")) &&
+                 (!IsBooleanFlag(f.name) || IsBoolLiteral(c.words[i + 1].text))) {
         ++i;
-        f.value = c.words[i];
-        f.unresolved = f.unresolved || c.unresolved[i];
+        f.value = c.words[i].text;
+        f.unresolved = f.unresolved || c.words[i].unresolved;
       } else {
         f.value = "true";
       }
       l->flags.push_back(f);
     } else if (w == "-m" && i + 1 < n && l->module.empty() && l->positionals.empty()) {
-      l->module = c.words[++i];
+      l->module = c.words[++i].text;
     } else if (w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1]))) {
       // short options (python -u, tune -c cfg)
       if (w == "-c" && i + 1 < n) {
-        l->flags.push_back(Flag{"config", c.words[i + 1], static_cast<bool>(c.unresolved[i + 1]), static_cast<int>(i)});
+        l->flags.push_back(Flag{"config", c.words[i + 1].text, c.words[i + 1].unresolved, static_cast<int>(i)});
         ++i;
       }
-    } else if (!c.unresolved[i]) {
+    } else if (!c.words[i].unresolved) {
       l->positionals.push_back(w);
     }
   }

@@ -4,6 +4,8 @@
 #ifndef FMTE_SRC_LAUNCHER_H_
 #define FMTE_SRC_LAUNCHER_H_
 
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +75,24 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink);       // tune run <recipe> 
 
 void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);    // fms-fsdp main_training.py
 bool IsFmsFsdpScript(const LaunchLine& l);                  // runs fms-fsdp's main_training.py
+
+// One "key":value of a JSON object; `raw_value` is JSON text as is (a number, true, "quoted").
+struct JsonField {
+  std::string_view key;
+  std::string_view raw_value;
+};
+// `{"key":value,...}` without spaces, in one allocation (config.json texts for ParseModelConfig).
+std::string JsonObject(std::initializer_list<JsonField> fields);
+// An integer's JSON text, without allocating; a temporary used as a JsonField's raw_value.
+class JsonInt {
+ public:
+  explicit JsonInt(int64_t v);
+  operator std::string_view() const { return std::string_view(buf_, static_cast<size_t>(end_ - buf_)); }
+
+ private:
+  char buf_[24];
+  char* end_;
+};
 
 // A config.json-style LLaMA architecture (RMSNorm, SwiGLU, no biases) for ParseModelConfig, for
 // launchers that describe the model by its dimensions (Megatron flags, fms-fsdp variants).

@@ -1,7 +1,6 @@
 // Megatron-LM pretrain_gpt.py flags (megatron/training/arguments.py): layout, batch, precision,
 // recompute, distributed optimizer, work, and the architecture flags, which become a config.json-style
 // JSON for ParseModelConfig when the script names no Hugging Face model.
-#include <cstdio>
 
 #include "launcher.h"
 
@@ -54,15 +53,16 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
     if (!rms) sink->Warn("--normalization", "SwiGLU model without RMSNorm; RMSNorm assumed");
   } else {
     if (ffn == 0) ffn = 4 * hidden;
-    char buf[640];
-    std::snprintf(buf, sizeof(buf),
-                  "{\"model_type\":\"gpt2\",\"architectures\":[\"GPT2LMHeadModel\"],\"n_embd\":%lld,"
-                  "\"n_layer\":%lld,\"n_head\":%lld,\"n_inner\":%lld,\"vocab_size\":%lld,\"n_positions\":%lld,"
-                  "\"tie_word_embeddings\":%s,\"torch_dtype\":\"bfloat16\"}",
-                  static_cast<long long>(hidden), static_cast<long long>(layers), static_cast<long long>(heads),
-                  static_cast<long long>(ffn), static_cast<long long>(vocab), static_cast<long long>(positions),
-                  untie ? "false" : "true");
-    sink->out()->arch_json = buf;
+    sink->out()->arch_json = JsonObject({{"model_type", "\"gpt2\""},
+                                         {"architectures", "[\"GPT2LMHeadModel\"]"},
+                                         {"n_embd", JsonInt(hidden)},
+                                         {"n_layer", JsonInt(layers)},
+                                         {"n_head", JsonInt(heads)},
+                                         {"n_inner", JsonInt(ffn)},
+                                         {"vocab_size", JsonInt(vocab)},
+                                         {"n_positions", JsonInt(positions)},
+                                         {"tie_word_embeddings", untie ? "false" : "true"},
+                                         {"torch_dtype", "\"bfloat16\""}});
   }
   sink->Set("model",
             "megatron-" + std::string(swiglu ? "llama" : "gpt") + "-" + std::to_string(layers) + "l-" +

@@ -43,9 +43,8 @@ size_t RunEnd(std::string_view s, size_t i, const std::array<bool, 256>& special
 }
 
 struct Var {
-  std::vector<std::string_view> items;  // views into the ScanOutput's text arena
-  std::vector<bool> item_unresolved;  // per item (an array may mix known and unknown words)
-  bool unresolved = false;            // a scalar holding $(...) or an unknown variable
+  std::vector<Word> items;  // an array may mix known and unresolved words
+  bool unresolved = false;  // a scalar holding $(...) or an unknown variable
 };
 
 constexpr std::array<bool, 256> kQuoteStateSpecial = MakeSpecial("'\"\\#", false);  // outside quotes
@@ -165,7 +164,6 @@ class Tokenizer {
   // Clears rather than replaces the command, so an assignment line keeps the vectors' capacity.
   void StartCommand() {
     cmd_.words.clear();
-    cmd_.unresolved.clear();
     cmd_.line = line_;
     Discard();
   }
@@ -174,12 +172,8 @@ class Tokenizer {
     if (!started_) return;
     if (skip_next_) { skip_next_ = false; Discard(); return; }
     if (cmd_.words.size() < kMaxTokensPerCommand) {
-      if (cmd_.words.empty()) {  // one allocation for most commands instead of one per doubling
-        cmd_.words.reserve(16);
-        cmd_.unresolved.reserve(16);
-      }
-      cmd_.words.push_back(arena_->Store(word_));  // word_ keeps its buffer for the next word
-      cmd_.unresolved.push_back(unresolved_);
+      if (cmd_.words.empty()) cmd_.words.reserve(16);  // one allocation instead of one per doubling
+      cmd_.words.push_back(Word{arena_->Store(word_), unresolved_});  // word_ keeps its buffer
     } else if (!capped_) {
       capped_ = true;
       Warn("more than " + std::to_string(kMaxTokensPerCommand) + " words in one command; rest ignored");
@@ -197,10 +191,10 @@ class Tokenizer {
 
   // `[export|local|readonly|declare [-x]] NAME=value...`: remembers the variables.
   bool StoreAssignments() {
-    const std::vector<std::string_view>& w = cmd_.words;
+    const std::vector<Word>& w = cmd_.words;
     size_t first = 0;
     for (; first < w.size(); ++first) {  // runs for every command: compares without strlen
-      const std::string_view word = w[first];
+      const std::string_view word = w[first].text;
       if (!(word == "export" || word == "local" || word == "readonly" || word == "declare" ||
             (first > 0 && word.starts_with("-"))))
         break;
@@ -208,9 +202,9 @@ class Tokenizer {
     if (first >= w.size()) return false;
     std::string_view n, v;
     for (size_t k = first; k < w.size(); ++k)
-      if (!IsAssignmentWord(w[k], &n, &v)) return false;
+      if (!IsAssignmentWord(w[k].text, &n, &v)) return false;
     for (size_t k = first; k < w.size(); ++k) {
-      IsAssignmentWord(w[k], &n, &v);
+      IsAssignmentWord(w[k].text, &n, &v);
       const auto it = vars_->find(n);
       if (it == vars_->end() && vars_->size() >= kMaxShellVars) {
         if (!vars_capped_) Warn("more than " + std::to_string(kMaxShellVars) + " variables; later ones ignored");
@@ -218,8 +212,8 @@ class Tokenizer {
         continue;
       }
       Var value;
-      value.items.emplace_back(v);
-      value.unresolved = cmd_.unresolved[k];
+      value.items.push_back(Word{v, false});
+      value.unresolved = w[k].unresolved;
       if (it == vars_->end()) vars_->emplace(n, std::move(value));  // n: a view into the arena
       else it->second = std::move(value);
     }
@@ -306,13 +300,13 @@ class Tokenizer {
   void AppendArray(const Var& var, bool split) {
     if (expand_capped_ && !Charge(1)) return;  // O(1) once the budget is spent
     size_t bytes = var.items.size() + 1;
-    for (std::string_view item : var.items) bytes += item.size();
+    for (const Word& item : var.items) bytes += item.text.size();
     if (!Charge(bytes)) return;
     started_ = true;
     for (size_t n = 0; n < var.items.size(); ++n) {
       if (n > 0) { EndWord(); started_ = true; }
-      word_ += var.items[n];
-      unresolved_ = unresolved_ || (n < var.item_unresolved.size() && var.item_unresolved[n]);
+      word_ += var.items[n].text;
+      unresolved_ = unresolved_ || var.items[n].unresolved;
     }
     if (var.items.empty() && split && word_.empty()) started_ = false;  // ${EMPTY[@]} alone is no word
   }
@@ -365,13 +359,13 @@ class Tokenizer {
     if (op.empty() || array_all || op == "[0]") {
       if (var == nullptr || var->unresolved) { started_ = true; unresolved_ = true; return next; }
       if (array_all) AppendArray(*var, split);
-      else AppendScalar(var->items.empty() ? std::string_view() : var->items[0], split);
+      else AppendScalar(var->items.empty() ? std::string_view() : var->items[0].text, split);
       return next;
     }
     if (op.starts_with(":-") || op.starts_with("-") || op.starts_with(":=") || op.starts_with("=")) {
       const bool set = var != nullptr && !var->unresolved && !var->items.empty() &&
-                       (op[0] == '-' || op[0] == '=' || !var->items[0].empty());
-      if (set) AppendScalar(var->items[0], split);
+                       (op[0] == '-' || op[0] == '=' || !var->items[0].text.empty());
+      if (set) AppendScalar(var->items[0].text, split);
       else AppendScalar(op.substr(op[0] == ':' ? 2 : 1), split);
       return next;
     }
@@ -466,19 +460,11 @@ std::string HeredocDelimiter(std::string_view line) {
 
 }  // namespace
 
-std::string_view TextArena::Store(std::string_view text) {
-  if (text.empty()) return {};
-  if (text.size() > left_) {  // a new block; a word longer than a block gets one of its own
-    const size_t bytes = std::max(kBlockBytes, text.size());
-    blocks_.push_back(std::make_unique_for_overwrite<char[]>(bytes));
-    next_ = blocks_.back().get();
-    left_ = bytes;
-  }
-  std::copy(text.begin(), text.end(), next_);
-  const std::string_view stored(next_, text.size());
-  next_ += text.size();
-  left_ -= text.size();
-  return stored;
+void TextArena::NewBlock(size_t bytes) {
+  bytes = std::max(kBlockBytes, bytes);  // the rest of the current block is left unused
+  blocks_.push_back(std::make_unique_for_overwrite<char[]>(bytes));
+  next_ = blocks_.back().get();
+  left_ = bytes;
 }
 
 ScanOutput ScanScript(std::string_view script) {
@@ -564,12 +550,7 @@ ScanOutput ScanScript(std::string_view script) {
       size_t items = 0;
       for (const Command& c : cmds) items += c.words.size();
       v.items.reserve(items);
-      v.item_unresolved.reserve(items);
-      for (Command& c : cmds)
-        for (size_t k = 0; k < c.words.size(); ++k) {
-          v.items.push_back(std::move(c.words[k]));
-          v.item_unresolved.push_back(c.unresolved[k]);
-        }
+      for (const Command& c : cmds) v.items.insert(v.items.end(), c.words.begin(), c.words.end());
       if (const auto it = vars.find(name); it != vars.end()) it->second = std::move(v);
       else if (vars.size() < kMaxShellVars) vars.emplace(out.text.Store(name), std::move(v));
       logical.clear();

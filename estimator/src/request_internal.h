@@ -59,21 +59,36 @@ std::string Shown(std::string_view s, size_t max = 64);
 // word costs a copy into a block instead of an allocation of its own.
 class TextArena {
  public:
-  std::string_view Store(std::string_view text);
+  std::string_view Store(std::string_view text) {
+    if (text.empty()) return {};
+    if (text.size() > left_) NewBlock(text.size());
+    const std::string_view stored(next_, text.size());
+    text.copy(next_, text.size());
+    next_ += text.size();
+    left_ -= text.size();
+    return stored;
+  }
 
  private:
   static constexpr size_t kBlockBytes = 4096;
+  // Starts a block of kBlockBytes, or of `bytes` for a text longer than that.
+  void NewBlock(size_t bytes);
   std::vector<std::unique_ptr<char[]>> blocks_;
   char* next_ = nullptr;  // free space of the last block
   size_t left_ = 0;
+};
+
+// One word of a command after expansion.
+struct Word {
+  std::string_view text;    // a view into the ScanOutput's `text`
+  bool unresolved = false;  // held a $(...), `...` or an unknown variable
 };
 
 // One simple command of the script after joining continuations, expanding variables and
 // splitting at ; && || | &. `line` is the 1-based physical line where it starts.
 struct Command {
   int line = 0;
-  std::vector<std::string_view> words;  // views into the ScanOutput's `text`
-  std::vector<bool> unresolved;         // per word: held a $(...), `...` or an unknown variable
+  std::vector<Word> words;
 };
 
 struct ScanOutput {

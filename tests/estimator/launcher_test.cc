@@ -32,7 +32,7 @@ std::string ScannedWords(std::string_view script) {
   std::string got;
   for (size_t i = 0; i < out.commands.size(); ++i) {
     if (i > 0) got += ";";
-    for (size_t k = 0; k < out.commands[i].words.size(); ++k) got.append(k ? "|" : "").append(out.commands[i].words[k]);
+    for (size_t k = 0; k < out.commands[i].words.size(); ++k) got.append(k ? "|" : "").append(out.commands[i].words[k].text);
   }
   return got;
 }
@@ -74,11 +74,11 @@ TEST(ScanTest, OrdinaryRunsKeepEveryByte) {
 TEST(ScanTest, UnresolvedWordsAreMarked) {
   internal::ScanOutput out = internal::ScanScript("cmd $(hostname) `date` $1 $NOPE ok");
   ASSERT_EQ(out.commands.size(), 1u);
-  const auto& u = out.commands[0].unresolved;
-  ASSERT_EQ(u.size(), 6u);
-  EXPECT_FALSE(u[0]);
-  EXPECT_TRUE(u[1] && u[2] && u[3] && u[4]);
-  EXPECT_FALSE(u[5]);
+  const auto& w = out.commands[0].words;
+  ASSERT_EQ(w.size(), 6u);
+  EXPECT_FALSE(w[0].unresolved);
+  EXPECT_TRUE(w[1].unresolved && w[2].unresolved && w[3].unresolved && w[4].unresolved);
+  EXPECT_FALSE(w[5].unresolved);
 }
 
 TEST(LauncherTest, PrefixesAndEnvironment) {
@@ -249,7 +249,7 @@ TEST(HostileInputTest, VariableExpansionIsBounded) {
   internal::ScanOutput out = internal::ScanScript(doubling + "cmd $X\n");
   size_t bytes = 0;
   for (const internal::Command& c : out.commands)
-    for (std::string_view w : c.words) bytes += w.size();
+    for (const internal::Word& w : c.words) bytes += w.text.size();
   EXPECT_LE(bytes, kMaxExpandedBytes + 1000);
 }
 
