@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "fmte/text.h"
+#include "policy_internal.h"
 
 namespace fmte {
 
@@ -93,13 +94,12 @@ void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob&
 namespace {
 
 // Estimate, with an optional dataset (null: the job's own --steps/--tokens/--samples).
-Result<JobEstimate> EstimateJob(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
-                                const GpuSpec& gpu, const DatasetTokens* dataset) {
+Result<JobEstimate> EstimateJob(const Catalogs& catalogs, const memory_internal::PreparedModel& prepared,
+                                const TrainingJob& job, const GpuSpec& gpu, const DatasetTokens* dataset) {
   FMTE_RETURN_IF_ERROR(ValidateJob(job));
-  auto memory = EstimateMemory(model, job, gpu);
-  if (!memory.ok()) return memory.status();
+  const ModelArch& model = prepared.arch;
   JobEstimate out;
-  out.memory = std::move(memory).value();
+  FMTE_RETURN_IF_ERROR(memory_internal::EstimateMemory(prepared, job, gpu, &out.memory));
   // Time (issue 4): step time whenever the time model is loaded; wall time when the job says how
   // much work it does. An unknown --cluster is the user's error; other time failures leave the
   // estimate without time (the policy then sets no limit).
@@ -135,12 +135,17 @@ Result<JobEstimate> EstimateJob(const Catalogs& catalogs, const ModelArch& model
 
 Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
                              const GpuSpec& gpu) {
-  return EstimateJob(catalogs, model, job, gpu, nullptr);
+  return EstimateJob(catalogs, memory_internal::PreparedModel(model), job, gpu, nullptr);
 }
 
 Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
                              const GpuSpec& gpu, const DatasetTokens& dataset) {
-  return EstimateJob(catalogs, model, job, gpu, &dataset);
+  return EstimateJob(catalogs, memory_internal::PreparedModel(model), job, gpu, &dataset);
+}
+
+Result<JobEstimate> internal::EstimatePrepared(const Catalogs& catalogs, const memory_internal::PreparedModel& model,
+                                               const TrainingJob& job, const GpuSpec& gpu) {
+  return EstimateJob(catalogs, model, job, gpu, nullptr);
 }
 
 Result<Estimator> Estimator::Load(const std::string& etc_dir, const std::string& regressors_dir) {

@@ -172,7 +172,11 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   TrainingJob job = r.job;
   job.gpu = (*gpu)->name;
   if (job.gpus_per_node == 0) job.gpus_per_node = std::min(job.gpus, p.gpus_per_node);
-  auto est = estimator.Estimate(**arch, job, **gpu);
+  // The model's layers and parameters are counted once, for this estimate and, when the job does
+  // not fit, for the GPU-count search and every alternative.
+  const memory_internal::PreparedModel prepared(**arch);
+  ctx.prepared = &prepared;
+  auto est = internal::EstimatePrepared(estimator.catalogs(), prepared, job, **gpu);
   if (!est.ok()) return Fail(d, r, config, p, est.status().message());
 
   d.estimated = true;
@@ -191,9 +195,6 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     d.reasons.push_back(Cat({what, " fits: predicted ", against}));
   } else {
     // Too big. Sharded jobs may get more GPUs (RaiseGpus=yes); otherwise reject with alternatives.
-    // Both searches estimate this model again and again: its layers are counted once for all.
-    const memory_internal::PreparedModel prepared(**arch);
-    ctx.prepared = &prepared;
     // Most candidates change only the GPU count, sharding, batch or checkpointing: the job's
     // parameters per pipeline stage are counted once for them (the estimate above validated it).
     const std::vector<memory_internal::StageParams> stage_params =
@@ -207,7 +208,8 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     if (can_raise && internal::FindMoreGpus(ctx, job, &more, &more_est)) {
       // The search judges by memory only; the chosen layout gets the full estimate (time included),
       // so a raised job still gets its time limit.
-      if (auto full = estimator.Estimate(**arch, more, **gpu); full.ok()) more_est = std::move(full).value();
+      if (auto full = internal::EstimatePrepared(estimator.catalogs(), prepared, more, **gpu); full.ok())
+        more_est = std::move(full).value();
       d.kind = DecisionKind::kRewrite;
       SetGpuRewrite(r, more, &d);
       const std::string more_gpus = std::to_string(more.gpus);

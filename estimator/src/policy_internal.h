@@ -36,6 +36,11 @@ struct PolicyContext {
   const std::vector<memory_internal::StageParams>* stage_params = nullptr;
 };
 
+// Estimate (fmte/estimator.h) of a prepared model (estimator.cc): a decision prepares its model
+// once for its own estimate and for the GPU-count search and alternatives.
+Result<JobEstimate> EstimatePrepared(const Catalogs& catalogs, const memory_internal::PreparedModel& model,
+                                     const TrainingJob& job, const GpuSpec& gpu);
+
 // Usable bytes of a GPU under a partition's UsableMemoryFraction.
 int64_t UsableBytes(const GpuSpec& gpu, const PartitionConfig& p);
 
