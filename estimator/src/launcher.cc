@@ -86,9 +86,8 @@ std::string_view NormalizeFlag(std::string_view n, std::string* text) {
   return std::string_view(*text).substr(at);
 }
 
-// The key of LaunchLine::by_length_ (for equal_range over flags, with a length as the needle).
-size_t Length(const Flag* f) { return f->name.size(); }
-size_t Length(size_t n) { return n; }
+// The LaunchLine::by_length_ bucket of a flag name.
+size_t LengthBucket(std::string_view name) { return std::min(name.size(), LaunchLine::kLengthBuckets - 1); }
 
 // Splits the words after the launcher. Returns false when the command is no launch.
 bool Split(const Command& c, LaunchLine* l) {
@@ -165,13 +164,15 @@ bool Split(const Command& c, LaunchLine* l) {
     else if (l->module.starts_with("torchtune")) l->launcher = "tune";
     else if (l->module.starts_with("trl")) l->launcher = "trl";
   }
-  // The readers look up some 60 names: index the flags once by name length (integers, cheap to
-  // sort), flags of one length in command order.
-  l->by_length_.reserve(l->flags.size());
-  for (const Flag& f : l->flags) l->by_length_.push_back(&f);
-  std::sort(l->by_length_.begin(), l->by_length_.end(), [](const Flag* a, const Flag* b) {
-    return a->name.size() != b->name.size() ? a->name.size() < b->name.size() : a->index < b->index;
-  });
+  // The readers look up some 60 names: group the flags once by name length (a counting sort, which
+  // keeps command order within a length), so that a lookup compares only names of its length.
+  std::array<uint32_t, LaunchLine::kLengthBuckets + 1>& start = l->bucket_start_;
+  for (const Flag& f : l->flags) ++start[LengthBucket(f.name) + 1];
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  l->by_length_.resize(l->flags.size());
+  std::array<uint32_t, LaunchLine::kLengthBuckets> next;
+  std::copy(start.begin(), start.end() - 1, next.begin());
+  for (const Flag& f : l->flags) l->by_length_[next[LengthBucket(f.name)]++] = &f;
   return true;
 }
 
@@ -211,11 +212,9 @@ void Sink::Warn(std::string_view flag, std::string_view what) {
 
 const Flag* LaunchLine::Find(std::string_view name) const {
   // The flags of this length, searched from the last (the last occurrence wins).
-  const auto [first, last] = std::equal_range(
-      by_length_.begin(), by_length_.end(), name.size(),
-      [](const auto& a, const auto& b) { return Length(a) < Length(b); });
-  for (auto it = last; it != first; --it)
-    if ((*(it - 1))->name == name) return *(it - 1);
+  const size_t b = LengthBucket(name);
+  for (size_t k = bucket_start_[b + 1]; k > bucket_start_[b]; --k)
+    if (by_length_[k - 1]->name == name) return by_length_[k - 1];
   return nullptr;
 }
 

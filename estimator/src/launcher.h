@@ -4,6 +4,7 @@
 #ifndef FMTE_SRC_LAUNCHER_H_
 #define FMTE_SRC_LAUNCHER_H_
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -41,8 +42,12 @@ struct LaunchLine {
   std::string_view module;                    // python -m <module>
   // Normalised flag names and joined list values; reserved once by Split so the views stay valid.
   std::string text_;
-  // `flags` ordered by name length, flags of one length in command order (built by Split for Find).
+  // `flags` grouped by name length, each group in command order (built by Split for Find): the
+  // flags of bucket b are by_length_[bucket_start_[b] .. bucket_start_[b + 1]); names of
+  // kLengthBuckets - 1 bytes or more share the last bucket.
+  static constexpr size_t kLengthBuckets = 64;
   std::vector<const Flag*> by_length_;
+  std::array<uint32_t, kLengthBuckets + 1> bucket_start_{};
 };
 
 // Collects values in a LauncherFindings, with the origin text "line N: --flag".

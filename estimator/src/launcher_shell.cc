@@ -19,9 +19,16 @@ constexpr size_t kMaxCommands = 20000;
 constexpr size_t kMaxJoinedLines = 2000;  // physical lines in one logical line
 
 // ASCII only (no locale calls in the hot loop).
-bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsIdent(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
+constexpr bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+constexpr std::array<bool, 256> kIdent = [] {  // IsIdentStart or a digit: one lookup per byte
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = IsIdentStart(static_cast<char>(c)) || (c >= '0' && c <= '9');
+  return t;
+}();
+bool IsIdent(char c) { return kIdent[static_cast<unsigned char>(c)]; }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' || c == '\0'; }
+// What ends a word outside quotes: IsSpace, or any other control byte (all of \t\r\n\v\f\0 are).
+bool IsBlank(char c) { return c == ' ' || static_cast<unsigned char>(c) < 0x20; }
 
 // Characters the tokenizer treats specially outside quotes (control bytes, blanks, quotes, escapes,
 // expansions, separators, redirections), and inside double quotes. Every other byte is copied into
@@ -116,7 +123,7 @@ class Tokenizer {
     size_t i = 0;
     while (i < s.size()) {
       const char c = s[i];
-      if (IsSpace(c) || static_cast<unsigned char>(c) < 0x20) { EndWord(); ++i; continue; }
+      if (IsBlank(c)) { EndWord(); ++i; continue; }
       if (c == '#' && !started_) {  // comment, up to the end of this physical line
         const size_t e = s.find('\n', i);
         if (e == std::string_view::npos) break;
