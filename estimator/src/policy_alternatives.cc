@@ -2,6 +2,7 @@
 // estimator (more GPUs with sharding, sharding on the same GPUs, more tensor parallelism, activation
 // checkpointing, a smaller micro-batch, LoRA, QLoRA, a partition with bigger GPUs).
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 
@@ -9,8 +10,6 @@
 
 namespace fmte::internal {
 namespace {
-
-constexpr size_t kMaxAlternatives = 10;
 
 std::string Flag(std::string_view key, std::string_view value) { return Cat({"--fmte-", key, "=", value}); }
 
@@ -101,11 +100,13 @@ std::string Gib(int64_t bytes) {
     int64_t tenths = scaled / kGib;
     const int64_t rest = scaled % kGib;
     if (rest > kGib / 2 || (rest == kGib / 2 && tenths % 2 == 1)) ++tenths;
-    std::string out = std::to_string(tenths / 10);  // short: no allocation up to 15 characters
-    out += '.';
-    out += static_cast<char>('0' + tenths % 10);
-    out += " GiB";
-    return out;
+    // Written into a buffer and copied once: the text is short (no allocation up to 15 characters).
+    char buf[32];
+    char* end = std::to_chars(buf, buf + 20, tenths / 10).ptr;  // at most 10 digits; 6 more follow
+    *end++ = '.';
+    *end++ = static_cast<char>('0' + tenths % 10);
+    for (const char c : {' ', 'G', 'i', 'B'}) *end++ = c;
+    return std::string(buf, end);
   }
   char buf[48];
   std::snprintf(buf, sizeof(buf), "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(kGib));

@@ -55,7 +55,9 @@ std::string Cat(std::initializer_list<std::string_view> parts);
 // `job` is the base; on success `out` holds the job as estimated and `estimate` its estimate.
 bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob* out, JobEstimate* estimate);
 
-// Alternatives that would make `job` fit, each re-estimated (fitting ones first, at most 10).
+// Alternatives that would make `job` fit, each re-estimated (fitting ones first, at most
+// kMaxAlternatives).
+inline constexpr size_t kMaxAlternatives = 10;
 std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const TrainingJob& job);
 
 // The sharding that splits model state for the job's framework (zero3 for DeepSpeed, fsdp-full for
