@@ -42,7 +42,7 @@ bool IsPrefix(std::string_view b) {
 }
 
 // Flags whose value is optional (a bare flag means true): only an explicit boolean literal after
-// them is consumed as their value. Sorted by LengthThenBytes, for a binary search per flag.
+// them is consumed as their value. Sorted by LengthThenBytes: the names of one length are adjacent.
 constexpr std::string_view kBooleanFlags[] = {
     "bf16", "fp16", "fp32", "tf32", "swiglu", "do_eval", "packing", "use_cpu", "do_train",
     "use_fsdp", "use_peft", "multi_gpu", "no_python", "use_liger", "standalone", "add_qkv_bias",
@@ -58,8 +58,22 @@ constexpr std::string_view kBooleanFlags[] = {
     "gradient_checkpointing_kwargs_use_reentrant"};
 static_assert(std::is_sorted(std::begin(kBooleanFlags), std::end(kBooleanFlags), LengthThenBytes));
 
+// kBooleanFlags[kBooleanStart[len] .. kBooleanStart[len + 1]) are the names of `len` bytes.
+constexpr size_t kMaxBooleanFlagBytes = 48;
+constexpr std::array<uint8_t, kMaxBooleanFlagBytes + 2> kBooleanStart = [] {
+  std::array<uint8_t, kMaxBooleanFlagBytes + 2> start{};
+  for (std::string_view f : kBooleanFlags) ++start[f.size() + 1];
+  for (size_t len = 1; len < start.size(); ++len) start[len] += start[len - 1];
+  return start;
+}();
+static_assert(std::size(kBooleanFlags) < 256 && kBooleanStart.back() == std::size(kBooleanFlags),
+              "every boolean flag is at most kMaxBooleanFlagBytes long");
+
 bool IsBooleanFlag(std::string_view n) {
-  return std::binary_search(std::begin(kBooleanFlags), std::end(kBooleanFlags), n, LengthThenBytes);
+  if (n.size() > kMaxBooleanFlagBytes) return false;
+  for (size_t k = kBooleanStart[n.size()]; k < kBooleanStart[n.size() + 1]; ++k)
+    if (kBooleanFlags[k] == n) return true;
+  return false;
 }
 
 bool IsListFlag(std::string_view n) {
@@ -78,12 +92,16 @@ bool IsBoolLiteral(std::string_view v) {
          EqualsIgnoreCase(v, "yes") || EqualsIgnoreCase(v, "no");
 }
 
-// The flag name of `--Name-X=...` lower-cased with '-' as '_', kept in `text`.
+// The flag name of `--Name-X=...` lower-cased with '-' as '_', kept in `text` (REQUIRES: capacity
+// for it, so that earlier views into `text` stay valid).
 std::string_view NormalizeFlag(std::string_view n, std::string* text) {
   const size_t at = text->size();
-  text->append(n);
-  for (size_t k = at; k < text->size(); ++k) (*text)[k] = kFlagNameByte[static_cast<unsigned char>((*text)[k])];
-  return std::string_view(*text).substr(at);
+  text->resize(at + n.size());
+  // Local pointers: a char store may alias the string's own fields, which would be reloaded per byte.
+  char* out = text->data() + at;
+  const char* in = n.data();
+  for (size_t k = 0, len = n.size(); k < len; ++k) out[k] = kFlagNameByte[static_cast<unsigned char>(in[k])];
+  return std::string_view(out, n.size());
 }
 
 // The LaunchLine::by_length_ bucket of a flag name.
