@@ -75,32 +75,51 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   const bool lora_method = job.method == Method::kLora || job.method == Method::kQlora;
   const bool full_ckpt = job.activation_checkpointing == Checkpointing::kFull;
   const bool recompute = full_ckpt || job.activation_checkpointing == Checkpointing::kSelective;
-  // Each layer's work is added in layer order, so the sums are those of adding every layer's own.
+  // Each block kind's work first, so that the summing loop below calls nothing and can keep its
+  // sums in registers (stored into `w` once, not once per layer).
   for (int64_t l = first_layer; l < first_layer + layers; ++l) {
     std::optional<LayerWork>& cached = kind_work[static_cast<size_t>(model.block_kind_of_layer[l])];
     if (!cached) cached = LayerWorkOf(model, job, model.Block(l), lora, context, tokens_mb, eff);
-    const LayerWork& lw = *cached;
-    w.fwd_flops += lw.fwd_flops;
-    w.bwd_flops += lw.bwd_flops;
-    w.fwd_weighted += lw.fwd_weighted;
-    w.bwd_weighted += lw.bwd_weighted;
-    if (recompute) {
-      w.recompute_flops += lw.recompute_flops;
-      w.recompute_weighted += lw.recompute_weighted;
-    }
-    w.model_flops += lw.model_flops;
-    w.weight_elems += lw.weight_elems;
-    if (lora_method) {
-      for (const double adapter : lw.lora_adapters) w.trainable_elems += adapter;
-    } else if (full_method || job.method == Method::kPrefixTuning) {
-      w.trainable_elems += lw.trainable_elems;
-    }
-    const double passes = 3.0 + (full_ckpt ? 1.0 : 0.0);
-    w.layer_passes += passes;
-    // Megatron TP: 2 all-reduces in the forward, 2 in the backward (Shoeybi et al. 2019), and 2
-    // more when the full recomputation reruns the forward.
-    w.tp_allreduces += 4.0 + (full_ckpt ? 2.0 : 0.0);
   }
+  // Each layer's work is added in layer order, so the sums are those of adding every layer's own.
+  double fwd_flops = 0, bwd_flops = 0, fwd_weighted = 0, bwd_weighted = 0;
+  double recompute_flops = 0, recompute_weighted = 0, model_flops = 0, weight_elems = 0;
+  double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0;
+  const double passes = 3.0 + (full_ckpt ? 1.0 : 0.0);
+  // Megatron TP: 2 all-reduces in the forward, 2 in the backward (Shoeybi et al. 2019), and 2
+  // more when the full recomputation reruns the forward.
+  const double allreduces = 4.0 + (full_ckpt ? 2.0 : 0.0);
+  for (int64_t l = first_layer; l < first_layer + layers; ++l) {
+    const LayerWork& lw = *kind_work[static_cast<size_t>(model.block_kind_of_layer[l])];
+    fwd_flops += lw.fwd_flops;
+    bwd_flops += lw.bwd_flops;
+    fwd_weighted += lw.fwd_weighted;
+    bwd_weighted += lw.bwd_weighted;
+    if (recompute) {
+      recompute_flops += lw.recompute_flops;
+      recompute_weighted += lw.recompute_weighted;
+    }
+    model_flops += lw.model_flops;
+    weight_elems += lw.weight_elems;
+    if (lora_method) {
+      for (const double adapter : lw.lora_adapters) trainable_elems += adapter;
+    } else if (full_method || job.method == Method::kPrefixTuning) {
+      trainable_elems += lw.trainable_elems;
+    }
+    layer_passes += passes;
+    tp_allreduces += allreduces;
+  }
+  w.fwd_flops = fwd_flops;
+  w.bwd_flops = bwd_flops;
+  w.fwd_weighted = fwd_weighted;
+  w.bwd_weighted = bwd_weighted;
+  w.recompute_flops = recompute_flops;
+  w.recompute_weighted = recompute_weighted;
+  w.model_flops = model_flops;
+  w.weight_elems = weight_elems;
+  w.trainable_elems = trainable_elems;
+  w.layer_passes = layer_passes;
+  w.tp_allreduces = tp_allreduces;
   w.act_bytes_per_token =
       static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
   const double h = static_cast<double>(model.hidden_size);
