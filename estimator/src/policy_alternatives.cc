@@ -166,8 +166,11 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
 }
 
 std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const TrainingJob& job) {
+  // Fitting alternatives first, each group in the order found: a fitting one goes in after the
+  // fitting ones so far, the others at the end (cut to kMaxAlternatives at the end).
   std::vector<Alternative> out;
-  out.reserve(16);  // at most 8 + one per other partition before the cut to kMaxAlternatives
+  out.reserve(16);  // at most 8 + one per other partition before the cut
+  size_t fitting = 0;
   // Estimates `j` (moved into the alternative) on `gpu` under partition `p`. One estimate serves
   // them all: only its per-GPU bytes are read.
   JobEstimate e;
@@ -175,8 +178,8 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
                        const std::string& partition) {
     const bool fits = Fits(ctx, gpu, p, j, &e);
     if (e.memory.per_gpu_bytes == 0) return;  // the estimate failed: not a valid alternative
-    out.emplace_back(std::move(change), std::move(j), partition, gpu.name, e.memory.per_gpu_bytes,
-                     UsableBytes(gpu, p), fits);
+    out.emplace(fits ? out.begin() + static_cast<std::ptrdiff_t>(fitting++) : out.end(), std::move(change),
+                std::move(j), partition, gpu.name, e.memory.per_gpu_bytes, UsableBytes(gpu, p), fits);
   };
   const GpuSpec& gpu = *ctx.gpu;
   const PartitionConfig& part = *ctx.partition;
@@ -206,8 +209,8 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       std::string change = Cat({"--gpus=", std::to_string(more.gpus), reshard ? " with --fmte-sharding=" : "",
                                 reshard ? ToString(sharded.sharding) : "", add_ac ? " " : "",
                                 add_ac ? kFullCheckpointingFlag : ""});
-      out.emplace_back(std::move(change), std::move(more), ctx.partition_name, gpu.name, e.memory.per_gpu_bytes,
-                       UsableBytes(gpu, part), true);
+      out.emplace(out.begin() + static_cast<std::ptrdiff_t>(fitting++), std::move(change), std::move(more),
+                  ctx.partition_name, gpu.name, e.memory.per_gpu_bytes, UsableBytes(gpu, part), true);
     }
   }
   // 2. More tensor parallelism on the same GPUs (Megatron and others that support it).
@@ -264,13 +267,8 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       add(Cat({"--partition=", p.name, " (", (*other)->name, ")"}), std::move(j), **other, p, p.name);
     }
   }
-  // Fitting ones first, each group in the order found (a stable partition), then the cut.
-  std::vector<Alternative> ranked;
-  ranked.reserve(std::min(out.size(), kMaxAlternatives));
-  for (const bool fits : {true, false})
-    for (Alternative& a : out)
-      if (a.fits == fits && ranked.size() < kMaxAlternatives) ranked.push_back(std::move(a));
-  return ranked;
+  if (out.size() > kMaxAlternatives) out.erase(out.begin() + kMaxAlternatives, out.end());
+  return out;
 }
 
 }  // namespace fmte::internal
