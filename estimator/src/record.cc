@@ -24,6 +24,12 @@ constexpr std::array<bool, 256> kPlain = [] {
 
 // Appends `v` percent-encoded to `out`, at most `max` bytes of it (an escape is never cut).
 void AppendEncoded(std::string_view v, size_t max, std::string* out) {
+  // Most values need no escape and fit: one append.
+  if (v.size() + 3 <= max &&
+      std::all_of(v.begin(), v.end(), [](char c) { return kPlain[static_cast<unsigned char>(c)]; })) {
+    out->append(v);
+    return;
+  }
   static constexpr char kHex[] = "0123456789ABCDEF";
   size_t written = 0;
   size_t i = 0;

@@ -48,7 +48,14 @@ constexpr char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<ch
 // Whether `text` equals the lower-case `lower` ignoring ASCII case, without copying the text.
 bool EqualsIgnoreCase(std::string_view text, std::string_view lower);
 std::string Lower(std::string_view s);
-std::string_view Trim(std::string_view s);
+// std::isspace in the "C" locale (fmte never sets another), without the library call per byte.
+constexpr bool IsCSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+// `s` without leading and trailing C-locale white space (inline: the scanner calls it per line).
+constexpr std::string_view Trim(std::string_view s) {
+  while (!s.empty() && IsCSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsCSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
 // Printable, bounded copy of user text for messages (control bytes as '?', at most `max` bytes).
 std::string Shown(std::string_view s, size_t max = 64);
 

@@ -27,17 +27,6 @@ bool EqualsIgnoreCase(std::string_view text, std::string_view lower) {
   return true;
 }
 
-namespace {
-// std::isspace in the "C" locale (fmte never sets another), without the library call per byte.
-bool IsCSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-}  // namespace
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsCSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsCSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 std::string Shown(std::string_view s, size_t max) {
   std::string out;
   out.reserve(std::min(s.size(), max) + 3);
