@@ -106,7 +106,10 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   out.micro_batches = m;
   out.global_batch = b * d * m;
   out.peak_flops_per_gpu = peak;
-  out.efficiency_source = eff.source.empty() ? eff.gpu : eff.gpu + ": " + eff.source;
+  // "<gpu>: <source>", built in one allocation.
+  out.efficiency_source.reserve(eff.gpu.size() + 2 + eff.source.size());
+  out.efficiency_source.append(eff.gpu);
+  if (!eff.source.empty()) out.efficiency_source.append(": ").append(eff.source);
 
   // Megatron splits layers evenly over stages (the first stages take the remainder).
   double max_total = 0, model_flops_token = 0, hw_flops_token = 0;

@@ -14,9 +14,15 @@
 namespace fmte {
 namespace {
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+// Whether `s` starts with `prefix`, both lowered with std::tolower: compared in place, because
+// every estimate looks its GPU up here (lowered copies of the names cost two allocations).
+bool StartsWithLowered(std::string_view s, std::string_view prefix) {
+  if (prefix.size() > s.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
+      return false;
+  }
+  return true;
 }
 
 Result<std::string> ReadFile(const std::string& path) {
@@ -143,9 +149,8 @@ const TimeEfficiency& TimeModel::For(const GpuSpec& gpu, bool* exact) const {
     if (exact != nullptr) *exact = false;
     return kUnfitted;
   }
-  const std::string name = Lower(gpu.name);
   for (const TimeEfficiency& e : efficiencies_) {
-    if (!e.gpu.empty() && name.rfind(Lower(e.gpu), 0) == 0) {
+    if (!e.gpu.empty() && StartsWithLowered(gpu.name, e.gpu)) {
       if (exact != nullptr) *exact = true;
       return e;
     }
