@@ -133,7 +133,10 @@ void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRe
 extern "C" FMTE_EXPORT int init(void) {
   try {
     Globals& g = G();
-    g.log.Start();  // if no thread can be started, the lines are written directly
+    // slurmctld loads job_submit plugins after it has daemonized and blocked its signals
+    // (controller.c), so the log thread survives and inherits the blocked mask. If no thread can
+    // be started, the lines are written directly.
+    g.log.Start();
     std::lock_guard<std::mutex> lock(g.mu);
     g.last_init_attempt = time(nullptr);
     fmte::Status st = g.state.Init();
