@@ -51,11 +51,12 @@ void memory_internal::PipelineStageLayers(int64_t num_layers, int64_t pp, std::v
 
 Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
   return memory_internal::ValidateLayout(
-      model, job, memory_internal::KindUses(model, 0, memory_internal::LayerCount(model)));
+      model, job, memory_internal::KindUses(model, 0, memory_internal::LayerCount(model)),
+      memory_internal::ResolveLoraTargets(model, job));
 }
 
 Status memory_internal::ValidateLayout(const ModelArch& model, const TrainingJob& job,
-                                       const KindUses& all_layers) {
+                                       const KindUses& all_layers, const LoraTargets& targets) {
   // Built only for an error message (a valid layout allocates nothing here).
   const auto name = [&model] { return model.id.empty() ? std::string("the model") : model.id; };
   if (model.num_layers <= 0 || model.hidden_size <= 0 || model.num_heads <= 0 ||
@@ -144,10 +145,9 @@ Status memory_internal::ValidateLayout(const ModelArch& model, const TrainingJob
         std::to_string(pp) + ", or --pp 1");
   }
   if (job.method == Method::kLora || job.method == Method::kQlora) {
-    const memory_internal::LoraTargets t = memory_internal::ResolveLoraTargets(model, job);
     bool any = false;
     for (const BlockSpec& b : model.block_kinds)
-      for (const LinearShape& l : b.linears) any = any || t.Matches(l);
+      for (const LinearShape& l : b.linears) any = any || targets.Matches(l);
     if (!any) {
       std::set<std::string> names;
       for (const BlockSpec& b : model.block_kinds)

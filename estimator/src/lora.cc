@@ -45,6 +45,9 @@ bool LoraTargets::Matches(const LinearShape& l) const {
 LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
   LoraTargets t;
   if (!j.lora_targets.empty()) {
+    // Several targets are usually module names: one allocation for all (a single one, often
+    // all-linear or a role, may need none).
+    if (j.lora_targets.size() > 1) t.names.reserve(j.lora_targets.size());
     for (const std::string& s : j.lora_targets) {
       if (s == "all-linear") {
         t.all_linear = true;

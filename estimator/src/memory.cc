@@ -156,10 +156,10 @@ Status memory_internal::EstimateMemory(const PreparedModel& prepared, const Trai
   const ModelArch& model = prepared.arch;
   const KindUses& all_layers = prepared.all_layers;
   const int layers = LayerCount(model);
-  FMTE_RETURN_IF_ERROR(ValidateLayout(model, job, all_layers));
+  const LoraTargets targets = ResolveLoraTargets(model, job);
+  FMTE_RETURN_IF_ERROR(ValidateLayout(model, job, all_layers, targets));
   const Layout lay = MakeLayout(job);
   const Dtypes dt = ChooseDtypes(job);
-  const LoraTargets targets = ResolveLoraTargets(model, job);
 
   // Every field of *out is written below; its vector and string keep their buffers.
   MemoryEstimate& est = *out;

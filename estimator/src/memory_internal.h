@@ -105,8 +105,10 @@ Status EstimateMemory(const PreparedModel& model, const TrainingJob& job, const 
 void PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out);
 
 // ValidateLayout (fmte/memory.h) with the model's layers already counted (`all_layers`:
-// KindUses(m, 0, LayerCount(m))), so that a layer of an unknown kind is found without another pass.
-Status ValidateLayout(const ModelArch& model, const TrainingJob& job, const KindUses& all_layers);
+// KindUses(m, 0, LayerCount(m))), so that a layer of an unknown kind is found without another pass,
+// and the job's LoRA targets already resolved (ResolveLoraTargets(model, job)).
+Status ValidateLayout(const ModelArch& model, const TrainingJob& job, const KindUses& all_layers,
+                      const LoraTargets& targets);
 
 // Parameters held by one pipeline stage on one GPU (after tensor parallel splitting).
 struct StageParams {
