@@ -177,15 +177,27 @@ class Tokenizer {
   void Discard() { word_.clear(); started_ = false; unresolved_ = false; }
   void EndWord() {
     if (!started_) return;
-    if (skip_next_) { skip_next_ = false; Discard(); return; }
-    if (cmd_.words.size() < kMaxTokensPerCommand) {
-      if (cmd_.words.empty()) cmd_.words.reserve(16);  // one allocation instead of one per doubling
-      cmd_.words.push_back(Word{arena_->Store(word_), unresolved_});  // word_ keeps its buffer
-    } else if (!capped_) {
+    if (KeepNextWord()) AddWord(Word{arena_->Store(word_), unresolved_});  // word_ keeps its buffer
+    Discard();
+  }
+  // Whether the word being finished joins the command: not when it is a redirection's target, nor
+  // past kMaxTokensPerCommand words.
+  bool KeepNextWord() {
+    if (skip_next_) {
+      skip_next_ = false;
+      return false;
+    }
+    if (cmd_.words.size() < kMaxTokensPerCommand) return true;
+    if (!capped_) {
       capped_ = true;
       Warn("more than " + std::to_string(kMaxTokensPerCommand) + " words in one command; rest ignored");
     }
-    Discard();
+    return false;
+  }
+  // REQUIRES: w.text is in the arena.
+  void AddWord(Word w) {
+    if (cmd_.words.empty()) cmd_.words.reserve(16);  // one allocation instead of one per doubling
+    cmd_.words.push_back(w);
   }
   // A finished command: assignments take effect at once (so `X=1 && cmd $X` sees them); other
   // commands are kept.
@@ -311,9 +323,15 @@ class Tokenizer {
     if (!Charge(bytes)) return;
     started_ = true;
     for (size_t n = 0; n < var.items.size(); ++n) {
-      if (n > 0) { EndWord(); started_ = true; }
-      word_ += var.items[n].text;
-      unresolved_ = unresolved_ || var.items[n].unresolved;
+      const Word& item = var.items[n];
+      if (n > 0) EndWord();
+      if (n > 0 && n + 1 < var.items.size()) {  // a middle item is a word of its own, already stored
+        if (KeepNextWord()) AddWord(item);
+        continue;
+      }
+      started_ = true;  // the first item joins the text before it, the last the text after it
+      word_ += item.text;
+      unresolved_ = unresolved_ || item.unresolved;
     }
     if (var.items.empty() && split && word_.empty()) started_ = false;  // ${EMPTY[@]} alone is no word
   }

@@ -50,6 +50,11 @@ TEST(ScanTest, ShellConstructs) {
       {"cat <<EOF\ntorchrun --x\nEOF\ncmd", "cat;cmd"},
       {"cmd a # trailing comment", "cmd|a"},
       {"export Y=7 && cmd $Y", "cmd|7"},
+      // Arrays next to text: the first item joins what precedes, the last what follows (as bash
+      // prints them: printf '%s|' cmd pre${A[@]}post).
+      {"A=(x y z)\ncmd pre${A[@]}post", "cmd|prex|y|zpost"},
+      {"B=(one)\ncmd a${B[@]}b", "cmd|aoneb"},
+      {"C=(p \"q r\" s t)\ncmd \"<${C[@]}>\"", "cmd|<p|q r|s|t>"},
   };
   for (const Case& c : kCases) {
     EXPECT_EQ(ScannedWords(c.script), c.want_words) << c.script;
