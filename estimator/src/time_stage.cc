@@ -51,6 +51,7 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, const Bloc
   lw.weight_elems =
       f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
   if (job.method == Method::kLora || job.method == Method::kQlora) {
+    lw.lora_adapters.reserve(block.linears.size());  // at most one per linear: one allocation
     for (const LinearShape& lin : block.linears)
       if (lora.Matches(lin))
         lw.lora_adapters.push_back(
