@@ -46,19 +46,19 @@ std::string_view MethodText(const TrainingJob& j) {
   return "training";
 }
 
-// Failing to estimate: OnError decides (fail open by default).
-Decision Fail(Decision d, const JobRequest& r, const Config& config, const PartitionConfig& p,
-             const std::string& why) {
-  d.error = true;
-  d.reasons.push_back("could not estimate this job: " + why);
+// Failing to estimate: OnError decides (fail open by default). Decide returns `d` itself on every
+// path, so that it is built in place (no Decision moved on return).
+void Fail(const JobRequest& r, const Config& config, const PartitionConfig& p, const std::string& why,
+          Decision* d) {
+  d->error = true;
+  d->reasons.push_back("could not estimate this job: " + why);
   if (config.on_error == OnError::kReject && p.mode == Mode::kEnforce) {
-    d.kind = DecisionKind::kReject;
-    d.reasons.push_back("rejected because OnError=reject; fix the fmte settings or ask the administrators");
+    d->kind = DecisionKind::kReject;
+    d->reasons.push_back("rejected because OnError=reject; fix the fmte settings or ask the administrators");
   } else {
-    d.reasons.push_back("the job is accepted unchanged");
+    d->reasons.push_back("the job is accepted unchanged");
   }
-  Finish(r, &d);
-  return d;
+  Finish(r, d);
 }
 
 // The architecture: forwarded/derived JSON (parsed once per distinct text, kept alive by `owned`)
@@ -152,7 +152,10 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   // time-limit lines), the advise line and the parser's notes: one allocation for all of them.
   d.reasons.reserve(internal::kMaxAlternatives + 3 + r.warnings.size() + 1);
 
-  if (r.job.model.empty()) return Fail(d, r, config, p, "no model named (--fmte-model=ID or #FMTE model=ID)");
+  if (r.job.model.empty()) {
+    Fail(r, config, p, "no model named (--fmte-model=ID or #FMTE model=ID)", &d);
+    return d;
+  }
   if (r.slurm_gpus == 0) {
     d.reasons.push_back("this LLM training job requests no GPUs; ask for them with --gres=gpu:N or --gpus=N");
     Finish(r, &d);
@@ -160,15 +163,24 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   }
   std::shared_ptr<const ModelArch> owned_arch;
   auto arch = ResolveArch(r, estimator.catalogs(), &owned_arch);
-  if (!arch.ok()) return Fail(d, r, config, p, arch.status().message());
+  if (!arch.ok()) {
+    Fail(r, config, p, arch.status().message(), &d);
+    return d;
+  }
   std::string gpu_name = config.GpuNameFor(d.partition, r.gres_gpu_type);
   if (gpu_name.empty()) gpu_name = r.job.gpu;
-  if (gpu_name.empty())
-    return Fail(d, r, config, p,
-                "the GPU model is unknown: request a typed GPU (--gres=gpu:a100:N) or set Gpu= for partition '" +
-                    d.partition + "' in fmte.conf");
+  if (gpu_name.empty()) {
+    Fail(r, config, p,
+         "the GPU model is unknown: request a typed GPU (--gres=gpu:a100:N) or set Gpu= for partition '" +
+             d.partition + "' in fmte.conf",
+         &d);
+    return d;
+  }
   auto gpu = estimator.catalogs().gpus.Find(gpu_name);
-  if (!gpu.ok()) return Fail(d, r, config, p, gpu.status().message());
+  if (!gpu.ok()) {
+    Fail(r, config, p, gpu.status().message(), &d);
+    return d;
+  }
 
   PolicyContext ctx{&r, &config, &p, &estimator, *arch, *gpu, d.partition, 0};
   ctx.usable_bytes = internal::UsableBytes(**gpu, p);
@@ -180,7 +192,10 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   const memory_internal::PreparedModel prepared(**arch);
   ctx.prepared = &prepared;
   auto est = internal::EstimatePrepared(estimator.catalogs(), prepared, job, **gpu);
-  if (!est.ok()) return Fail(d, r, config, p, est.status().message());
+  if (!est.ok()) {
+    Fail(r, config, p, est.status().message(), &d);
+    return d;
+  }
 
   d.estimated = true;
   d.job = job;
