@@ -36,12 +36,15 @@ struct StagePeak {
   const char* phase = "forward-backward";
 };
 
+// `known_act`: the stage's activations when the caller has them (else computed here).
 StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                         const Dtypes& dt, const LoraTargets& targets, const KindUses& uses,
-                        const StageParams& sp, int stage) {
+                        const StageParams& sp, int stage, const StageActivations* known_act) {
   const ModelStates ms = memory_internal::ComputeModelStates(m, j, lay, dt, sp);
   const StageActivations act =
-      memory_internal::ComputeStageActivations(m, j, lay, dt, targets, uses, stage);
+      known_act != nullptr
+          ? *known_act
+          : memory_internal::ComputeStageActivations(m, j, lay, dt, targets, uses, stage);
   const Buffers buf = memory_internal::ComputeBuffers(m, j, lay, dt, sp);
   const double logits = stage == lay.p - 1 ? memory_internal::LogitsBytes(m, j, lay, dt, sp) : 0;
 
@@ -83,6 +86,21 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   }
   best.cpu = ms.cpu + act.cpu;
   return best;
+}
+
+// count(uses, stage, layers) of every pipeline stage of `lay`, in stage order.
+template <typename Count>
+auto PerStage(const memory_internal::PreparedModel& prepared, const Layout& lay, Count count) {
+  std::vector<decltype(count(prepared.all_layers, 0, 0))> out;
+  out.reserve(static_cast<size_t>(lay.p));
+  int first_layer = 0;
+  for (const int n : PipelineStageLayers(prepared.arch.num_layers, lay.p)) {
+    const KindUses uses =
+        lay.p == 1 ? prepared.all_layers : KindUses(prepared.arch, first_layer, n);
+    out.push_back(count(uses, static_cast<int>(out.size()), n));
+    first_layer += n;
+  }
+  return out;
 }
 
 // Trainable parameters of a PEFT method over the whole model on one GPU (no tensor or pipeline
@@ -129,17 +147,21 @@ memory_internal::PreparedModel::PreparedModel(const ModelArch& m)
 
 std::vector<StageParams> memory_internal::CountPipelineParams(const PreparedModel& prepared,
                                                               const TrainingJob& job) {
-  const ModelArch& model = prepared.arch;
   const Layout lay = MakeLayout(job);
-  const LoraTargets targets = ResolveLoraTargets(model, job);
-  std::vector<StageParams> out;
-  int first_layer = 0;
-  for (const int n : fmte::PipelineStageLayers(model.num_layers, lay.p)) {
-    const KindUses uses = lay.p == 1 ? prepared.all_layers : KindUses(model, first_layer, n);
-    out.push_back(CountStageParams(model, job, lay, targets, uses, static_cast<int>(out.size()), n));
-    first_layer += n;
-  }
-  return out;
+  const LoraTargets targets = ResolveLoraTargets(prepared.arch, job);
+  return PerStage(prepared, lay, [&](const KindUses& uses, int stage, int layers) {
+    return CountStageParams(prepared.arch, job, lay, targets, uses, stage, layers);
+  });
+}
+
+std::vector<StageActivations> memory_internal::CountPipelineActivations(
+    const PreparedModel& prepared, const TrainingJob& job) {
+  const Layout lay = MakeLayout(job);
+  const Dtypes dt = ChooseDtypes(job);
+  const LoraTargets targets = ResolveLoraTargets(prepared.arch, job);
+  return PerStage(prepared, lay, [&](const KindUses& uses, int stage, int) {
+    return ComputeStageActivations(prepared.arch, job, lay, dt, targets, uses, stage);
+  });
 }
 
 bool memory_internal::SameParamCounts(const TrainingJob& a, const TrainingJob& b) {
@@ -150,7 +172,8 @@ bool memory_internal::SameParamCounts(const TrainingJob& a, const TrainingJob& b
 
 Status memory_internal::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job,
                                        const GpuSpec& gpu, MemoryEstimate* out,
-                                       const std::vector<StageParams>* stage_params) {
+                                       const std::vector<StageParams>* stage_params,
+                                       const std::vector<StageActivations>* stage_activations) {
   // The block kind of every layer, counted once: the validation, the parameter counts, the
   // trainable parameters and (one pipeline stage) the stage's counts all read it.
   const ModelArch& model = prepared.arch;
@@ -166,8 +189,11 @@ Status memory_internal::EstimateMemory(const PreparedModel& prepared, const Trai
   est.params = prepared.counts;
   est.trainable_params = 0;
   memory_internal::PipelineStageLayers(model.num_layers, lay.p, &est.layers_per_stage);
+  // Counted for another pipeline split: count afresh.
   if (stage_params != nullptr && stage_params->size() != est.layers_per_stage.size())
-    stage_params = nullptr;  // counted for another pipeline split: count afresh
+    stage_params = nullptr;
+  if (stage_activations != nullptr && stage_activations->size() != est.layers_per_stage.size())
+    stage_activations = nullptr;
 
   StagePeak heaviest;
   int first_layer = 0;
@@ -180,7 +206,9 @@ Status memory_internal::EstimateMemory(const PreparedModel& prepared, const Trai
                                                                    static_cast<int>(st), n);
     // Without tensor and pipeline splitting the one stage's count is TrainableParams' own.
     if (lay.t == 1 && lay.p == 1) est.trainable_params = Saturate(sp.trainable);
-    StagePeak peak = EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st));
+    StagePeak peak =
+        EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st),
+                      stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);
     first_layer += n;
     if (st == 0 || peak.allocated > heaviest.allocated) {
       heaviest = peak;

@@ -96,10 +96,14 @@ struct PreparedModel {
 // (on success) and the vector and string reuse their buffers, so a caller estimating many jobs in a
 // row with one MemoryEstimate (the policy's searches) allocates nothing per estimate.
 // `stage_params`, when given, are CountPipelineParams of a job that differs from `job` at most in
-// what the parameter counts do not read (see there); they are then not counted again.
+// what the parameter counts do not read (see there); `stage_activations`, when given,
+// CountPipelineActivations of a job that differs at most in what the activations do not read.
+// They are then not computed again.
 struct StageParams;
+struct StageActivations;
 Status EstimateMemory(const PreparedModel& model, const TrainingJob& job, const GpuSpec& gpu,
-                      MemoryEstimate* out, const std::vector<StageParams>* stage_params = nullptr);
+                      MemoryEstimate* out, const std::vector<StageParams>* stage_params = nullptr,
+                      const std::vector<StageActivations>* stage_activations = nullptr);
 
 // PipelineStageLayers (fmte/memory.h) into `out`, reusing its buffer.
 void PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out);
@@ -170,6 +174,13 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
                                          const Layout& lay, const Dtypes& dt,
                                          const LoraTargets& targets, const KindUses& uses,
                                          int stage);
+
+// ComputeStageActivations of every pipeline stage of `job`. They read the model, the job's
+// micro-batch, sequence, method, adapters, precision, framework, attention, checkpointing,
+// compile, activation offload, tp/sp, pp, vpp and (with pp > 1) gradient accumulation; not its
+// GPU count or GPUs per node, sharding or model-state offload. REQUIRES: job valid.
+std::vector<StageActivations> CountPipelineActivations(const PreparedModel& model,
+                                                       const TrainingJob& job);
 
 // Logits and loss at their peak on the last stage (memory_logits.cc).
 double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,

@@ -67,14 +67,17 @@ void SetGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t nod
 // slurmctld.
 // `estimate` is default-constructed or was last written here: only its memory estimate (whose
 // buffers are reused) and site correction are ever set, so only those are written. When the memory
-// model refuses the job, its per-GPU bytes are 0.
+// model refuses the job, its per-GPU bytes are 0. `activations`: the job's stage activations when
+// the caller has them (memory_internal::CountPipelineActivations of a job they are the same for).
 bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p, const TrainingJob& job,
-          JobEstimate* estimate) {
+          JobEstimate* estimate,
+          const std::vector<memory_internal::StageActivations>* activations = nullptr) {
   // A candidate that counts its parameters as the decision's job does reuses that count.
   const std::vector<memory_internal::StageParams>* stage_params =
       ctx.stage_params != nullptr && memory_internal::SameParamCounts(job, *ctx.job) ? ctx.stage_params : nullptr;
   if (!ValidateJob(job).ok() ||
-      !memory_internal::EstimateMemory(*ctx.prepared, job, gpu, &estimate->memory, stage_params).ok()) {
+      !memory_internal::EstimateMemory(*ctx.prepared, job, gpu, &estimate->memory, stage_params, activations)
+           .ok()) {
     estimate->memory.per_gpu_bytes = 0;
     return false;
   }
@@ -144,6 +147,13 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
   TrainingJob candidate = job;
   SetGpus(job, counts.back(), field, node, &candidate);
   if (!Fits(ctx, *ctx.gpu, *ctx.partition, candidate, estimate)) return false;
+  // The counts differ only in GPUs, GPUs per node and, with a Megatron global batch, the
+  // accumulation, which the activations read only through the pipeline schedule: with one stage
+  // or no global batch they are the same for every count, computed once for the counts tried.
+  std::vector<memory_internal::StageActivations> activations;
+  if (counts.size() > 1 && (job.pp == 1 || job.global_batch == 0))
+    activations = memory_internal::CountPipelineActivations(*ctx.prepared, candidate);
+  const auto* same_activations = activations.empty() ? nullptr : &activations;
   // Two estimates take turns as the best so far and the one being tried (nothing is copied).
   JobEstimate other;
   JobEstimate* best = estimate;  // invariant: counts[hi] fits and *best is its estimate
@@ -152,7 +162,7 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
     SetGpus(job, counts[mid], field, node, &candidate);
-    if (Fits(ctx, *ctx.gpu, *ctx.partition, candidate, trial)) {
+    if (Fits(ctx, *ctx.gpu, *ctx.partition, candidate, trial, same_activations)) {
       hi = mid;
       std::swap(best, trial);
     } else {

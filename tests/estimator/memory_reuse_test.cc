@@ -1,5 +1,6 @@
-// The policy's searches estimate many variants of one job with the stage parameters counted once
-// (memory_internal::CountPipelineParams) and one reused MemoryEstimate. Reusing must change
+// The policy's searches estimate many variants of one job with the stage parameters (and in the
+// GPU-count search the activations) counted once (memory_internal::CountPipelineParams,
+// CountPipelineActivations) and one reused MemoryEstimate. Reusing must change
 // nothing: every variant that SameParamCounts accepts gets, field for field, the estimate the
 // public EstimateMemory computes from scratch.
 #include <gtest/gtest.h>
@@ -72,6 +73,40 @@ TEST(MemoryReuseTest, VariantsOfOneShapeMatchAFreshEstimate) {
       SCOPED_TRACE(base.name);
       ASSERT_TRUE(memory_internal::SameParamCounts(v, job));
       ASSERT_TRUE(memory_internal::EstimateMemory(prepared, v, Gpu80(), &reused, &params).ok());
+      const auto fresh = EstimateMemory(m, v, Gpu80());
+      ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+      ExpectSame(reused, *fresh);
+    }
+  }
+}
+
+// The GPU-count search also reuses the activations: its counts change the GPUs, the GPUs per node
+// and the sharding (the accumulation too, but only with one pipeline stage).
+TEST(MemoryReuseTest, GpuCountsShareTheActivations) {
+  const ModelArch m = LlamaArch(4096, 32, 8, 14336, 32, 128256);
+  const memory_internal::PreparedModel prepared(m);
+  const Base bases[] = {{"full", Method::kFull, 1, 1},
+                        {"lora tp2 pp2", Method::kLora, 2, 2},
+                        {"full pp4", Method::kFull, 1, 4}};
+  for (const Base& base : bases) {
+    TrainingJob job = BaseJob();
+    job.method = base.method;
+    job.tp = base.tp;
+    job.pp = base.pp;
+    job.gpus = base.tp * base.pp;
+    job.grad_accum = 4;  // with 4 stages the first holds 4 micro-batches' activations
+    const auto params = memory_internal::CountPipelineParams(prepared, job);
+    const auto activations = memory_internal::CountPipelineActivations(prepared, job);
+    std::vector<TrainingJob> variants(3, job);
+    variants[1].gpus = job.gpus * 8;
+    variants[1].sharding = Sharding::kFsdpFull;
+    variants[2].gpus = job.gpus * 16;
+    variants[2].gpus_per_node = 4;
+    if (job.pp == 1) variants[2].grad_accum = 1;
+    MemoryEstimate reused;
+    for (const TrainingJob& v : variants) {
+      SCOPED_TRACE(base.name);
+      ASSERT_TRUE(memory_internal::EstimateMemory(prepared, v, Gpu80(), &reused, &params, &activations).ok());
       const auto fresh = EstimateMemory(m, v, Gpu80());
       ASSERT_TRUE(fresh.ok()) << fresh.status().message();
       ExpectSame(reused, *fresh);
