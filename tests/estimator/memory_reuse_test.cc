@@ -44,6 +44,16 @@ struct Base {
   int64_t tp, pp;
 };
 
+// The base job of a row: tp x pp GPUs.
+TrainingJob JobOf(const Base& base) {
+  TrainingJob job = BaseJob();
+  job.method = base.method;
+  job.tp = base.tp;
+  job.pp = base.pp;
+  job.gpus = base.tp * base.pp;
+  return job;
+}
+
 TEST(MemoryReuseTest, VariantsOfOneShapeMatchAFreshEstimate) {
   const ModelArch m = LlamaArch(4096, 32, 8, 14336, 32, 128256);  // Llama-3-8B shaped
   const memory_internal::PreparedModel prepared(m);
@@ -52,11 +62,7 @@ TEST(MemoryReuseTest, VariantsOfOneShapeMatchAFreshEstimate) {
                         {"qlora", Method::kQlora, 1, 1},
                         {"full pp4", Method::kFull, 1, 4}};
   for (const Base& base : bases) {
-    TrainingJob job = BaseJob();
-    job.method = base.method;
-    job.tp = base.tp;
-    job.pp = base.pp;
-    job.gpus = base.tp * base.pp;
+    const TrainingJob job = JobOf(base);
     const std::vector<memory_internal::StageParams> params = memory_internal::CountPipelineParams(prepared, job);
     // What the policy's candidates change: GPU count, sharding, batch, checkpointing.
     std::vector<TrainingJob> variants(5, job);
@@ -89,11 +95,7 @@ TEST(MemoryReuseTest, GpuCountsShareTheActivations) {
                         {"lora tp2 pp2", Method::kLora, 2, 2},
                         {"full pp4", Method::kFull, 1, 4}};
   for (const Base& base : bases) {
-    TrainingJob job = BaseJob();
-    job.method = base.method;
-    job.tp = base.tp;
-    job.pp = base.pp;
-    job.gpus = base.tp * base.pp;
+    TrainingJob job = JobOf(base);
     job.grad_accum = 4;  // with 4 stages the first holds 4 micro-batches' activations
     const auto params = memory_internal::CountPipelineParams(prepared, job);
     const auto activations = memory_internal::CountPipelineActivations(prepared, job);
