@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "policy_internal.h"
 
@@ -119,9 +120,13 @@ std::string Gib(int64_t bytes) {
 std::string Cat(std::initializer_list<std::string_view> parts) {
   size_t size = 0;
   for (std::string_view part : parts) size += part.size();
-  std::string out;
-  out.reserve(size);
-  for (std::string_view part : parts) out.append(part);
+  // Sized once, then each part copied to its place (append checks the capacity per part).
+  std::string out(size, '\0');
+  char* at = out.data();
+  for (std::string_view part : parts) {
+    if (!part.empty()) std::memcpy(at, part.data(), part.size());
+    at += part.size();
+  }
   return out;
 }
 
