@@ -30,7 +30,7 @@ std::string Join(const std::vector<std::string>& lines) {
 
 // The parser's warnings go after the verdict, as notes.
 void Finish(const JobRequest& r, Decision* d) {
-  for (const std::string& w : r.warnings) d->reasons.push_back("note: " + w);
+  for (const std::string& w : r.warnings) d->reasons.push_back(Cat({"note: ", w}));
   if (r.dropped_warnings > 0) d->reasons.push_back("note: " + std::to_string(r.dropped_warnings) + " more warnings");
   d->user_message = Join(d->reasons);
 }
