@@ -93,13 +93,15 @@ void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob&
 
 namespace {
 
-// Estimate, with an optional dataset (null: the job's own --steps/--tokens/--samples).
+// Estimate, with an optional dataset (null: the job's own --steps/--tokens/--samples) and the
+// job's stage parameters when the caller counted them (null: counted here).
 Result<JobEstimate> EstimateJob(const Catalogs& catalogs, const memory_internal::PreparedModel& prepared,
-                                const TrainingJob& job, const GpuSpec& gpu, const DatasetTokens* dataset) {
+                                const TrainingJob& job, const GpuSpec& gpu, const DatasetTokens* dataset,
+                                const std::vector<memory_internal::StageParams>* stage_params = nullptr) {
   FMTE_RETURN_IF_ERROR(ValidateJob(job));
   const ModelArch& model = prepared.arch;
   JobEstimate out;
-  FMTE_RETURN_IF_ERROR(memory_internal::EstimateMemory(prepared, job, gpu, &out.memory));
+  FMTE_RETURN_IF_ERROR(memory_internal::EstimateMemory(prepared, job, gpu, &out.memory, stage_params));
   // Time (issue 4): step time whenever the time model is loaded; wall time when the job says how
   // much work it does. An unknown --cluster is the user's error; other time failures leave the
   // estimate without time (the policy then sets no limit).
@@ -144,8 +146,9 @@ Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, c
 }
 
 Result<JobEstimate> internal::EstimatePrepared(const Catalogs& catalogs, const memory_internal::PreparedModel& model,
-                                               const TrainingJob& job, const GpuSpec& gpu) {
-  return EstimateJob(catalogs, model, job, gpu, nullptr);
+                                               const TrainingJob& job, const GpuSpec& gpu,
+                                               const std::vector<memory_internal::StageParams>* stage_params) {
+  return EstimateJob(catalogs, model, job, gpu, nullptr, stage_params);
 }
 
 Result<Estimator> Estimator::Load(const std::string& etc_dir, const std::string& regressors_dir) {

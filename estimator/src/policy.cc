@@ -226,7 +226,11 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     if (can_raise && internal::FindMoreGpus(ctx, job, &more, &more_est)) {
       // The search judges by memory only; the chosen layout gets the full estimate (time included),
       // so a raised job still gets its time limit.
-      if (auto full = internal::EstimatePrepared(estimator.catalogs(), prepared, more, **gpu); full.ok())
+      // The raised job counts its parameters as the job does (only its GPU count changed).
+      const bool same_params = memory_internal::SameParamCounts(more, job);
+      if (auto full = internal::EstimatePrepared(estimator.catalogs(), prepared, more, **gpu,
+                                                 same_params ? &stage_params : nullptr);
+          full.ok())
         more_est = std::move(full).value();
       d.kind = DecisionKind::kRewrite;
       SetGpuRewrite(r, more, &d);
