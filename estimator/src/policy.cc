@@ -230,14 +230,17 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
       const bool same_params = memory_internal::SameParamCounts(more, job);
       if (auto full = internal::EstimatePrepared(estimator.catalogs(), prepared, more, **gpu,
                                                  same_params ? &stage_params : nullptr);
-          full.ok())
-        more_est = std::move(full).value();
+          full.ok()) {
+        d.estimate = std::move(full).value();
+      } else {
+        d.estimate = std::move(more_est);
+      }
       d.kind = DecisionKind::kRewrite;
       SetGpuRewrite(r, more, &d);
       const std::string more_gpus = std::to_string(more.gpus);
       d.reasons.push_back(Cat({what, " needs ", Gib(need), " per GPU (", Gib(d.usable_bytes), " usable); with ",
                                ToString(job.sharding), " sharding over ", more_gpus, " GPUs it needs ",
-                               Gib(more_est.memory.per_gpu_bytes), ": GPU count raised to ", more_gpus, " (",
+                               Gib(d.estimate.memory.per_gpu_bytes), ": GPU count raised to ", more_gpus, " (",
                                ToString(d.gpu_field), "=", d.new_gpu_tres,
                                d.new_min_nodes > 0 ? ", nodes=" + std::to_string(d.new_min_nodes) : "", ")"}));
       if (job.global_batch == 0 && more.gpus > job.gpus)
@@ -245,8 +248,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
                                  std::to_string(job.micro_batch * job.grad_accum * job.DataParallel()), " to ",
                                  std::to_string(more.micro_batch * more.grad_accum * more.DataParallel()),
                                  " sequences per step; lower the gradient accumulation to keep it"}));
-      d.job = more;
-      d.estimate = std::move(more_est);
+      d.job = std::move(more);
     } else {
       d.kind = DecisionKind::kReject;
       d.reasons.push_back(Cat({"rejected: ", what, " needs ", against}));
