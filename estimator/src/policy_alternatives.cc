@@ -148,8 +148,9 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
   // Per-GPU memory of a sharded job does not grow with the GPU count (memory_combos_test checks the
   // monotonicity over the catalog), so the smallest count that fits is found by bisection: about
   // log2(64) estimates instead of up to 64 on the reject path, which runs inside slurmctld.
-  // One candidate job serves every count tried.
-  TrainingJob candidate = job;
+  // `out` is the candidate for every count tried (a reused one keeps its string buffers).
+  TrainingJob& candidate = *out;
+  candidate = job;
   SetGpus(job, counts.back(), field, node, &candidate);
   if (!Fits(ctx, *ctx.gpu, *ctx.partition, candidate, estimate)) return false;
   // The counts differ only in GPUs, GPUs per node and, with a Megatron global batch, the
@@ -176,7 +177,6 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
   }
   if (best != estimate) *estimate = std::move(*best);
   SetGpus(job, counts[hi], field, node, &candidate);
-  *out = std::move(candidate);
   return true;
 }
 

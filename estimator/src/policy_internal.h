@@ -55,7 +55,7 @@ std::string Cat(std::initializer_list<std::string_view> parts);
 // The smallest GPU count above the current one (node-aligned, tp*pp-divisible, keeping a Megatron
 // global batch integral, at most MaxGpusPerJob) whose estimate fits. False when none does.
 // `job` is the base; on success `out` holds the job as estimated and `estimate` its (memory-only)
-// estimate. `estimate` is default-constructed or was last written by these searches, which reuse
+// estimate (when none fits, `out` holds some candidate). `estimate` is default-constructed or was last written by these searches, which reuse
 // its buffers and set only its memory estimate and site correction.
 bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob* out, JobEstimate* estimate);
 
