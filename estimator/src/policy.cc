@@ -184,7 +184,9 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
 
   PolicyContext ctx{&r, &config, &p, &estimator, *arch, *gpu, d.partition, 0};
   ctx.usable_bytes = internal::UsableBytes(**gpu, p);
-  TrainingJob job = r.job;
+  // The job as decided, resolved in place in the decision (its GPU and GPUs per node); a failed
+  // estimate leaves the decision with the request's job.
+  TrainingJob& job = d.job;
   job.gpu = (*gpu)->name;
   if (job.gpus_per_node == 0) job.gpus_per_node = std::min(job.gpus, p.gpus_per_node);
   // The model's layers and parameters are counted once, for this estimate and, when the job does
@@ -193,12 +195,12 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   ctx.prepared = &prepared;
   auto est = internal::EstimatePrepared(estimator.catalogs(), prepared, job, **gpu);
   if (!est.ok()) {
+    d.job = r.job;
     Fail(r, config, p, est.status().message(), &d);
     return d;
   }
 
   d.estimated = true;
-  d.job = job;
   d.gpu = job.gpu;
   d.estimate = std::move(est).value();
   d.capacity_bytes = (*gpu)->memory_bytes;
