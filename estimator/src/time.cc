@@ -302,7 +302,7 @@ Result<TimeEstimate> EstimateStepTime(const ModelArch& model, const TrainingJob&
   const TimeEfficiency& eff = time_model.For(gpu, &exact);
   Result<TimeEstimate> r = EstimateStepTimeAnalytic(model, job, gpu, cluster, eff);
   if (!r.ok()) return r;
-  TimeEstimate est = std::move(r).value();
+  TimeEstimate& est = r.value();  // corrected in place and returned without a move
   if (!exact) est.efficiency_source = eff.gpu + " constants (no entry for " + gpu.name + ")";
   if (const StepTimeCorrection* c = time_model.correction(); c != nullptr) {
     const double clamp = time_model.correction_clamp();
@@ -321,7 +321,7 @@ Result<TimeEstimate> EstimateStepTime(const ModelArch& model, const TrainingJob&
     est.tokens_per_s_per_gpu /= f;
     est.mfu /= f;
   }
-  return est;
+  return r;
 }
 
 }  // namespace fmte
