@@ -102,7 +102,9 @@ std::string EncodeRecord(const AccountingRecord& r) {
   // One ";key=value" piece, dropped whole when it would make the record longer than the cap.
   const auto put = [&](std::string_view key, std::string_view value) {
     const size_t mark = out.size();
-    out.append(";").append(key).append("=");
+    out += ';';
+    out.append(key);
+    out += '=';
     AppendEncoded(value, 256, &out);
     if (out.size() > kMaxRecordBytes) out.resize(mark);
   };
