@@ -137,4 +137,17 @@ Result<ClusterSpec> ResolveCluster(const ClusterCatalog& catalog, const Training
   return c;
 }
 
+Status ResolveClusterNumbers(const ClusterCatalog& catalog, const TrainingJob& job,
+                             ClusterSpec* out) {
+  if (job.cluster.empty()) {
+    *out = ClusterSpec();  // DefaultCluster's numbers: the defaults
+  } else {
+    Result<const ClusterSpec*> found = catalog.Find(job.cluster);
+    if (!found.ok()) return found.status();
+    *out = **found;
+  }
+  if (job.gpus_per_node > 0) out->gpus_per_node = job.gpus_per_node;
+  return Status::Ok();
+}
+
 }  // namespace fmte

@@ -106,26 +106,27 @@ Result<JobEstimate> EstimateJob(const Catalogs& catalogs, const memory_internal:
   // much work it does. An unknown --cluster is the user's error; other time failures leave the
   // estimate without time (the policy then sets no limit).
   if (catalogs.has_time_model) {
-    auto cluster = ResolveCluster(catalogs.clusters, job, gpu);
-    if (!cluster.ok()) return cluster.status();
+    ClusterSpec cluster;
+    FMTE_RETURN_IF_ERROR(ResolveClusterNumbers(catalogs.clusters, job, &cluster));
     if (dataset != nullptr) {
       // The dataset was asked for explicitly: its errors are the user's.
-      auto wall = EstimateWallTimeForDataset(model, job, gpu, *cluster, catalogs.time_model, *dataset);
+      auto wall = EstimateWallTimeForDataset(model, job, gpu, cluster, catalogs.time_model, *dataset);
       if (!wall.ok()) return wall.status();
       out.time = std::move(wall).value();
       out.has_step_time = out.has_time = true;
       out.wall_time_s = out.time.wall_time_s;
       out.wall_time_bound_s = out.time.time_limit_s;
-    } else if (auto step = EstimateStepTime(model, job, gpu, *cluster, catalogs.time_model); step.ok()) {
+    } else if (auto step = EstimateStepTime(model, job, gpu, cluster, catalogs.time_model); step.ok()) {
       out.has_step_time = true;
-      auto wall = WallTimeFromStep(model, job, *cluster, catalogs.time_model, *step);
-      if (wall.ok()) {
-        out.time = std::move(wall).value();  // holds the step estimate too
+      out.time.step = std::move(step).value();
+      // The wall time is built around the step estimate in place, with the parameters the memory
+      // estimate counted (a wall time without --steps/--tokens/--samples fails: step time only).
+      if (WallTimeFromOwnStep(job, cluster, catalogs.time_model, out.memory.params.total,
+                              out.memory.trainable_params, WallTimeOptions{}, &out.time)
+              .ok()) {
         out.has_time = true;
         out.wall_time_s = out.time.wall_time_s;
         out.wall_time_bound_s = out.time.time_limit_s;
-      } else {
-        out.time.step = std::move(step).value();
       }
     }
   }

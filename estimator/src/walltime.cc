@@ -16,9 +16,9 @@ int64_t CeilDiv(double a, double b) { return static_cast<int64_t>(std::ceil(a / 
 
 // Bytes of one checkpoint: the 16-bit weights, plus for trained parameters their fp32 master copy
 // and optimizer state (what DeepSpeed/FSDP/HF Trainer save to resume; reference section 2).
-double CheckpointBytes(const ModelArch& model, const TrainingJob& job, int64_t total_params) {
+double CheckpointBytes(const TrainingJob& job, int64_t total_params, int64_t trainable_params) {
   const double total = static_cast<double>(total_params);
-  const double trainable = static_cast<double>(TrainableParams(model, job));
+  const double trainable = static_cast<double>(trainable_params);
   double state = 0;
   switch (job.optimizer) {
     case Optimizer::kAdamW:
@@ -59,17 +59,27 @@ Result<WallTimeEstimate> WallTimeFromStep(const ModelArch& model, const Training
                                           const ClusterSpec& cluster, const TimeModel& time_model,
                                           const TimeEstimate& step,
                                           const WallTimeOptions& options) {
-  if (!(options.quantile >= 0 && options.quantile <= 1))
-    return Status::InvalidArgument("time quantile: expected a number in [0, 1]");
-  Result<int64_t> steps = StepsOfJob(job, step.global_batch);
-  if (!steps.ok()) return steps.status();
   WallTimeEstimate w;
   w.step = step;
+  FMTE_RETURN_IF_ERROR(WallTimeFromOwnStep(job, cluster, time_model, model.Counts().total,
+                                           TrainableParams(model, job), options, &w));
+  return w;
+}
+
+Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
+                           const TimeModel& time_model, int64_t total_params,
+                           int64_t trainable_params, const WallTimeOptions& options,
+                           WallTimeEstimate* out) {
+  if (!(options.quantile >= 0 && options.quantile <= 1))
+    return Status::InvalidArgument("time quantile: expected a number in [0, 1]");
+  const TimeEstimate& step = out->step;
+  Result<int64_t> steps = StepsOfJob(job, step.global_batch);
+  if (!steps.ok()) return steps.status();
+  WallTimeEstimate& w = *out;
   w.steps = *steps;
   const double storage = std::max(cluster.storage_gbps, 1e-3) * 1e9;
   w.startup_s = cluster.startup_s;
   // Loading: the published checkpoint (16-bit weights) read once from storage.
-  const int64_t total_params = model.Counts().total;
   w.load_s = static_cast<double>(total_params) * 2.0 / storage;
   w.train_s = static_cast<double>(w.steps) * step.step_time_s;
   if (options.eval_every_steps > 0 && options.eval_batches > 0) {
@@ -82,7 +92,7 @@ Result<WallTimeEstimate> WallTimeFromStep(const ModelArch& model, const Training
   w.checkpoints = options.checkpoint_every_steps > 0
                       ? std::max<int64_t>(1, w.steps / options.checkpoint_every_steps)
                       : 1;
-  const double ckpt_bytes = CheckpointBytes(model, job, total_params);
+  const double ckpt_bytes = CheckpointBytes(job, total_params, trainable_params);
   w.checkpoint_bytes = static_cast<int64_t>(std::min(ckpt_bytes, 9e18));
   w.checkpoint_s =
       static_cast<double>(w.checkpoints) * (ckpt_bytes / storage + cluster.checkpoint_fixed_s);
@@ -91,7 +101,7 @@ Result<WallTimeEstimate> WallTimeFromStep(const ModelArch& model, const Training
   w.upper_factor = time_model.UpperFactor(options.quantile);
   w.time_limit_s = w.startup_s + w.load_s + (w.train_s + w.eval_s) * w.upper_factor +
                    w.checkpoint_s + options.limit_margin_s;
-  return w;
+  return Status::Ok();
 }
 
 Result<WallTimeEstimate> EstimateWallTime(const ModelArch& model, const TrainingJob& job,

@@ -68,6 +68,11 @@ class ClusterCatalog {
 Result<ClusterSpec> ResolveCluster(const ClusterCatalog& catalog, const TrainingJob& job,
                                    const GpuSpec& gpu);
 
+// The same without the texts (name, gpu, source) of a default cluster, which an estimate does not
+// read (their three allocations are a share of each admission decision): `out` gets the numbers.
+Status ResolveClusterNumbers(const ClusterCatalog& catalog, const TrainingJob& job,
+                             ClusterSpec* out);
+
 }  // namespace fmte
 
 #endif  // FMTE_CLUSTER_H_

@@ -89,6 +89,15 @@ Result<WallTimeEstimate> WallTimeFromStep(const ModelArch& model, const Training
                                           const TimeEstimate& step,
                                           const WallTimeOptions& options = {});
 
+// The same into a default-constructed `out` whose step the caller has already put in `out->step`
+// (moved, not copied) and whose model parameters are already counted: `total_params` as ModelArch::Counts().total
+// and `trainable_params` as TrainableParams(model, job) (a MemoryEstimate's params.total and
+// trainable_params). On error `out` is unchanged.
+Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
+                           const TimeModel& time_model, int64_t total_params,
+                           int64_t trainable_params, const WallTimeOptions& options,
+                           WallTimeEstimate* out);
+
 }  // namespace fmte
 
 #endif  // FMTE_WALLTIME_H_
