@@ -16,9 +16,9 @@ namespace {
 // Lower case, and spaces as underscores, so nvidia-smi names ("NVIDIA H100 80GB HBM3") match the
 // gres-style aliases Slurm's AutoDetect=nvml derives from them ("nvidia_h100_80gb_hbm3").
 std::string Key(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    out += c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string out(s);  // one allocation, then changed in place (not appended per character)
+  for (char& c : out) {
+    c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }
