@@ -69,13 +69,17 @@ void SetGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t nod
 // `estimate` is default-constructed or was last written here: only its memory estimate (whose
 // buffers are reused) and site correction are ever set, so only those are written. When the memory
 // model refuses the job, its per-GPU bytes are 0. `activations`: the job's stage activations when
-// the caller has them (memory_internal::CountPipelineActivations of a job they are the same for).
+// the caller has them (memory_internal::CountPipelineActivations of a job they are the same for);
+// `own_params` likewise its stage parameters (memory_internal::CountPipelineParams).
 bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p, const TrainingJob& job,
           JobEstimate* estimate,
-          const std::vector<memory_internal::StageActivations>* activations = nullptr) {
+          const std::vector<memory_internal::StageActivations>* activations = nullptr,
+          const std::vector<memory_internal::StageParams>* own_params = nullptr) {
   // A candidate that counts its parameters as the decision's job does reuses that count.
   const std::vector<memory_internal::StageParams>* stage_params =
-      ctx.stage_params != nullptr && memory_internal::SameParamCounts(job, *ctx.job) ? ctx.stage_params : nullptr;
+      own_params != nullptr ? own_params
+      : ctx.stage_params != nullptr && memory_internal::SameParamCounts(job, *ctx.job) ? ctx.stage_params
+                                                                                       : nullptr;
   if (!ValidateJob(job).ok() ||
       !memory_internal::EstimateMemory(*ctx.prepared, job, gpu, &estimate->memory, stage_params, activations)
            .ok()) {
@@ -186,12 +190,14 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   std::vector<Alternative> out;
   out.reserve(16);  // at most 8 + one per other partition before the cut
   size_t fitting = 0;
-  // Estimates `j` (moved into the alternative) on `gpu` under partition `p`. One estimate serves
-  // them all: only its per-GPU bytes are read.
+  // Estimates `j` (moved into the alternative) on `gpu` under partition `p`, with its stage
+  // parameters when the caller counted them. One estimate serves them all: only its per-GPU bytes
+  // are read.
   JobEstimate e;
   const auto add = [&](std::string change, TrainingJob&& j, const GpuSpec& gpu, const PartitionConfig& p,
-                       const std::string& partition) {
-    const bool fits = Fits(ctx, gpu, p, j, &e);
+                       const std::string& partition,
+                       const std::vector<memory_internal::StageParams>* stage_params = nullptr) {
+    const bool fits = Fits(ctx, gpu, p, j, &e, nullptr, stage_params);
     if (e.memory.per_gpu_bytes == 0) return;  // the estimate failed: not a valid alternative
     out.emplace(fits ? out.begin() + static_cast<std::ptrdiff_t>(fitting++) : out.end(), std::move(change),
                 std::move(j), partition, gpu.name, e.memory.per_gpu_bytes, UsableBytes(gpu, p), fits);
@@ -263,10 +269,14 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       add(Flag("method", ToString(m)), std::move(j), gpu, part, ctx.partition_name);
       continue;
     }
-    add(Flag("method", ToString(m)), TrainingJob(j), gpu, part, ctx.partition_name);
+    // Checkpointing changes only the activations: the method alone and with checkpointing share
+    // one count of the adapted model's parameters.
+    const std::vector<memory_internal::StageParams> params =
+        memory_internal::CountPipelineParams(*ctx.prepared, j);
+    add(Flag("method", ToString(m)), TrainingJob(j), gpu, part, ctx.partition_name, &params);
     j.activation_checkpointing = Checkpointing::kFull;
     add(Cat({"--fmte-method=", ToString(m), " ", kFullCheckpointingFlag}), std::move(j), gpu, part,
-        ctx.partition_name);
+        ctx.partition_name, &params);
   }
   // 5. Partitions with bigger GPUs.
   if (ctx.config->suggest_partitions) {
