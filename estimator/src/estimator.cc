@@ -93,14 +93,16 @@ void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob&
 
 namespace {
 
-// Estimate, with an optional dataset (null: the job's own --steps/--tokens/--samples) and the
-// job's stage parameters when the caller counted them (null: counted here).
-Result<JobEstimate> EstimateJob(const Catalogs& catalogs, const memory_internal::PreparedModel& prepared,
-                                const TrainingJob& job, const GpuSpec& gpu, const DatasetTokens* dataset,
-                                const std::vector<memory_internal::StageParams>* stage_params = nullptr) {
+// Estimate into `estimate` (default-constructed), with an optional dataset (null: the job's own
+// --steps/--tokens/--samples) and the job's stage parameters when the caller counted them (null:
+// counted here). On error `estimate` holds a partial estimate.
+Status EstimateJob(const Catalogs& catalogs, const memory_internal::PreparedModel& prepared,
+                   const TrainingJob& job, const GpuSpec& gpu, const DatasetTokens* dataset,
+                   JobEstimate* estimate,
+                   const std::vector<memory_internal::StageParams>* stage_params = nullptr) {
   FMTE_RETURN_IF_ERROR(ValidateJob(job));
   const ModelArch& model = prepared.arch;
-  JobEstimate out;
+  JobEstimate& out = *estimate;
   FMTE_RETURN_IF_ERROR(memory_internal::EstimateMemory(prepared, job, gpu, &out.memory, stage_params));
   // Time (issue 4): step time whenever the time model is loaded; wall time when the job says how
   // much work it does. An unknown --cluster is the user's error; other time failures leave the
@@ -131,25 +133,29 @@ Result<JobEstimate> EstimateJob(const Catalogs& catalogs, const memory_internal:
     }
   }
   ApplySiteCorrections(catalogs.corrections, job, gpu, &out);
-  return out;
+  return Status::Ok();
 }
 
 }  // namespace
 
 Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
                              const GpuSpec& gpu) {
-  return EstimateJob(catalogs, memory_internal::PreparedModel(model), job, gpu, nullptr);
+  JobEstimate out;
+  FMTE_RETURN_IF_ERROR(EstimateJob(catalogs, memory_internal::PreparedModel(model), job, gpu, nullptr, &out));
+  return out;
 }
 
 Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
                              const GpuSpec& gpu, const DatasetTokens& dataset) {
-  return EstimateJob(catalogs, memory_internal::PreparedModel(model), job, gpu, &dataset);
+  JobEstimate out;
+  FMTE_RETURN_IF_ERROR(EstimateJob(catalogs, memory_internal::PreparedModel(model), job, gpu, &dataset, &out));
+  return out;
 }
 
-Result<JobEstimate> internal::EstimatePrepared(const Catalogs& catalogs, const memory_internal::PreparedModel& model,
-                                               const TrainingJob& job, const GpuSpec& gpu,
-                                               const std::vector<memory_internal::StageParams>* stage_params) {
-  return EstimateJob(catalogs, model, job, gpu, nullptr, stage_params);
+Status internal::EstimatePrepared(const Catalogs& catalogs, const memory_internal::PreparedModel& model,
+                                  const TrainingJob& job, const GpuSpec& gpu, JobEstimate* estimate,
+                                  const std::vector<memory_internal::StageParams>* stage_params) {
+  return EstimateJob(catalogs, model, job, gpu, nullptr, estimate, stage_params);
 }
 
 Result<Estimator> Estimator::Load(const std::string& etc_dir, const std::string& regressors_dir) {

@@ -193,16 +193,17 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   // not fit, for the GPU-count search and every alternative.
   const memory_internal::PreparedModel prepared(**arch);
   ctx.prepared = &prepared;
-  auto est = internal::EstimatePrepared(estimator.catalogs(), prepared, job, **gpu);
-  if (!est.ok()) {
+  // Estimated straight into the decision (no estimate moved in); a failed one is cleared.
+  if (const Status est = internal::EstimatePrepared(estimator.catalogs(), prepared, job, **gpu, &d.estimate);
+      !est.ok()) {
     d.job = r.job;
-    Fail(r, config, p, est.status().message(), &d);
+    d.estimate = JobEstimate();
+    Fail(r, config, p, est.message(), &d);
     return d;
   }
 
   d.estimated = true;
   d.gpu = job.gpu;
-  d.estimate = std::move(est).value();
   d.capacity_bytes = (*gpu)->memory_bytes;
   d.usable_bytes = ctx.usable_bytes;
   const int64_t need = d.estimate.memory.per_gpu_bytes;
@@ -230,10 +231,10 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
       // so a raised job still gets its time limit.
       // The raised job counts its parameters as the job does (only its GPU count changed).
       const bool same_params = memory_internal::SameParamCounts(more, job);
-      if (auto full = internal::EstimatePrepared(estimator.catalogs(), prepared, more, **gpu,
-                                                 same_params ? &stage_params : nullptr);
-          full.ok()) {
-        d.estimate = std::move(full).value();
+      if (JobEstimate full; internal::EstimatePrepared(estimator.catalogs(), prepared, more, **gpu, &full,
+                                                       same_params ? &stage_params : nullptr)
+                                .ok()) {
+        d.estimate = std::move(full);
       } else {
         d.estimate = std::move(more_est);
       }

@@ -37,11 +37,12 @@ struct PolicyContext {
 };
 
 // Estimate (fmte/estimator.h) of a prepared model (estimator.cc): a decision prepares its model
-// once for its own estimate and for the GPU-count search and alternatives. `stage_params`: as for
-// memory_internal::EstimateMemory.
-Result<JobEstimate> EstimatePrepared(const Catalogs& catalogs, const memory_internal::PreparedModel& model,
-                                     const TrainingJob& job, const GpuSpec& gpu,
-                                     const std::vector<memory_internal::StageParams>* stage_params = nullptr);
+// once for its own estimate and for the GPU-count search and alternatives. The estimate is written
+// into `estimate`, which must be default-constructed (the decision's own, not moved into it); on
+// error it holds a partial estimate. `stage_params`: as for memory_internal::EstimateMemory.
+Status EstimatePrepared(const Catalogs& catalogs, const memory_internal::PreparedModel& model,
+                        const TrainingJob& job, const GpuSpec& gpu, JobEstimate* estimate,
+                        const std::vector<memory_internal::StageParams>* stage_params = nullptr);
 
 // Usable bytes of a GPU under a partition's UsableMemoryFraction.
 int64_t UsableBytes(const GpuSpec& gpu, const PartitionConfig& p);
