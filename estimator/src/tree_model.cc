@@ -201,18 +201,27 @@ Result<TreeModel> TreeModel::LoadFile(const std::string& path) {
 float TreeModel::PredictMargin(std::span<const float> row) const {
   if (static_cast<int64_t>(row.size()) < num_features_) return std::nanf("");
   const Node* nodes = nodes_.data();
+  // A row without missing values (the step-time features always have them all) takes the
+  // comparison at every node without testing for a missing value first: the same path through each
+  // tree, fewer instructions per node (a decision walks ~1,500 nodes).
+  bool missing = false;
+  for (const float v : row) missing = missing || std::isnan(v);
   float sum = base_margin_;
   for (int32_t root : roots_) {
     const Node* n = nodes + root;
-    while (n->left >= 0) {
-      const float v = row[n->feature & ~kDefaultLeftBit];
-      bool go_left;
-      if (std::isnan(v)) {
-        go_left = (n->feature & kDefaultLeftBit) != 0;
-      } else {
-        go_left = v < n->value;
+    if (!missing) {
+      while (n->left >= 0) n = nodes + (row[n->feature & ~kDefaultLeftBit] < n->value ? n->left : n->right);
+    } else {
+      while (n->left >= 0) {
+        const float v = row[n->feature & ~kDefaultLeftBit];
+        bool go_left;
+        if (std::isnan(v)) {
+          go_left = (n->feature & kDefaultLeftBit) != 0;
+        } else {
+          go_left = v < n->value;
+        }
+        n = nodes + (go_left ? n->left : n->right);
       }
-      n = nodes + (go_left ? n->left : n->right);
     }
     sum += n->value;
   }
