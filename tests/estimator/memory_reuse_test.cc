@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "../../estimator/src/memory_internal.h"  // white-box: the reuse entry points
+#include "fmte/cluster.h"
 #include "fmte/memory.h"
+#include "fmte/walltime.h"
 #include "memory_test_util.h"
 
 namespace fmte {
@@ -112,6 +114,50 @@ TEST(MemoryReuseTest, GpuCountsShareTheActivations) {
       const auto fresh = EstimateMemory(m, v, Gpu80());
       ASSERT_TRUE(fresh.ok()) << fresh.status().message();
       ExpectSame(reused, *fresh);
+    }
+  }
+}
+
+// A decision's wall time (WallTimeFromOwnStep, estimator.cc) reads the model's total and trainable
+// parameters from its memory estimate instead of counting them again: they must be
+// ModelArch::Counts().total and TrainableParams for every method and split, with the stage
+// parameters counted there or shared, and the wall time must be the one WallTimeFromStep gives.
+TEST(MemoryReuseTest, TheWallTimeReadsTheEstimatesCounts) {
+  const ModelArch m = LlamaArch(4096, 32, 8, 14336, 32, 128256);
+  // Meta-Llama-3-8B: 8,030,261,248 parameters (the model card; the safetensors index's total size
+  // is 16,060,522,496 bytes in bf16).
+  ASSERT_EQ(m.Counts().total, 8030261248);
+  const memory_internal::PreparedModel prepared(m);
+  const Base bases[] = {{"full", Method::kFull, 1, 1},
+                        {"lora", Method::kLora, 1, 1},
+                        {"lora tp2 pp2", Method::kLora, 2, 2},
+                        {"qlora", Method::kQlora, 1, 1},
+                        {"full pp4", Method::kFull, 1, 4}};
+  for (const Base& base : bases) {
+    SCOPED_TRACE(base.name);
+    TrainingJob job = JobOf(base);
+    job.steps = 1000;
+    const std::vector<memory_internal::StageParams> params = memory_internal::CountPipelineParams(prepared, job);
+    for (const auto* shared : {static_cast<const std::vector<memory_internal::StageParams>*>(nullptr), &params}) {
+      MemoryEstimate est;
+      ASSERT_TRUE(memory_internal::EstimateMemory(prepared, job, Gpu80(), &est, shared).ok());
+      EXPECT_EQ(est.params.total, m.Counts().total);
+      EXPECT_EQ(est.trainable_params, TrainableParams(m, job));
+      TimeEstimate step;
+      step.step_time_s = 2.5;
+      step.global_batch = 16;
+      const ClusterSpec cluster = DefaultCluster(Gpu80());
+      const auto counted = WallTimeFromStep(m, job, cluster, TimeModel(), step);
+      ASSERT_TRUE(counted.ok()) << counted.status().message();
+      WallTimeEstimate in_place;
+      in_place.step = step;
+      ASSERT_TRUE(WallTimeFromOwnStep(job, cluster, TimeModel(), est.params.total, est.trainable_params,
+                                      WallTimeOptions{}, &in_place)
+                      .ok());
+      EXPECT_EQ(in_place.load_s, counted->load_s);
+      EXPECT_EQ(in_place.checkpoint_bytes, counted->checkpoint_bytes);
+      EXPECT_EQ(in_place.wall_time_s, counted->wall_time_s);
+      EXPECT_EQ(in_place.time_limit_s, counted->time_limit_s);
     }
   }
 }
