@@ -118,9 +118,8 @@ Status EstimateJob(const Catalogs& catalogs, const memory_internal::PreparedMode
       out.has_step_time = out.has_time = true;
       out.wall_time_s = out.time.wall_time_s;
       out.wall_time_bound_s = out.time.time_limit_s;
-    } else if (auto step = EstimateStepTime(model, job, gpu, cluster, catalogs.time_model); step.ok()) {
+    } else if (EstimateStepTimeInto(model, job, gpu, cluster, catalogs.time_model, &out.time.step).ok()) {
       out.has_step_time = true;
-      out.time.step = std::move(step).value();
       // The wall time is built around the step estimate in place, with the parameters the memory
       // estimate counted (a wall time without --steps/--tokens/--samples fails: step time only).
       if (WallTimeFromOwnStep(job, cluster, catalogs.time_model, out.memory.params.total,

@@ -43,9 +43,13 @@ const std::vector<std::string>& StepTimeFeatureNames() {
   return kNames;
 }
 
-Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const TrainingJob& job,
-                                              const GpuSpec& gpu, const ClusterSpec& cluster,
-                                              const TimeEfficiency& eff) {
+namespace {
+
+// EstimateStepTimeAnalytic into `estimate` (default-constructed; written only when valid), so that
+// an estimate can be built in its final place instead of moved there.
+Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, const GpuSpec& gpu,
+                            const ClusterSpec& cluster, const TimeEfficiency& eff,
+                            TimeEstimate* estimate) {
   const int64_t L = model.num_layers;
   if (L <= 0 || model.hidden_size <= 0 || model.num_heads <= 0 ||
       static_cast<int64_t>(model.block_kind_of_layer.size()) != L)
@@ -98,7 +102,7 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
   const int64_t tp_per_node = std::min<int64_t>(t, n_int);
   const double ft = static_cast<double>(t);
 
-  TimeEstimate out;
+  TimeEstimate& out = *estimate;
   out.tp = t;
   out.pp = p;
   out.dp = d;
@@ -274,6 +278,16 @@ Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const Trai
       static_cast<float>(comm_total / std::max(bd.compute_s, 1e-12)),
       static_cast<float>(static_cast<double>(model.hidden_size) / ft),
       static_cast<float>(std::log(out.analytic_step_time_s))};
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const TrainingJob& job,
+                                              const GpuSpec& gpu, const ClusterSpec& cluster,
+                                              const TimeEfficiency& eff) {
+  TimeEstimate out;
+  FMTE_RETURN_IF_ERROR(StepTimeAnalyticInto(model, job, gpu, cluster, eff, &out));
   return out;
 }
 
@@ -298,11 +312,18 @@ double CorrectionWeight(const std::vector<float>& features,
 Result<TimeEstimate> EstimateStepTime(const ModelArch& model, const TrainingJob& job,
                                       const GpuSpec& gpu, const ClusterSpec& cluster,
                                       const TimeModel& time_model) {
+  TimeEstimate out;
+  FMTE_RETURN_IF_ERROR(EstimateStepTimeInto(model, job, gpu, cluster, time_model, &out));
+  return out;
+}
+
+Status EstimateStepTimeInto(const ModelArch& model, const TrainingJob& job, const GpuSpec& gpu,
+                            const ClusterSpec& cluster, const TimeModel& time_model,
+                            TimeEstimate* estimate) {
   bool exact = false;
   const TimeEfficiency& eff = time_model.For(gpu, &exact);
-  Result<TimeEstimate> r = EstimateStepTimeAnalytic(model, job, gpu, cluster, eff);
-  if (!r.ok()) return r;
-  TimeEstimate& est = r.value();  // corrected in place and returned without a move
+  FMTE_RETURN_IF_ERROR(StepTimeAnalyticInto(model, job, gpu, cluster, eff, estimate));
+  TimeEstimate& est = *estimate;  // corrected in place
   if (!exact) est.efficiency_source = eff.gpu + " constants (no entry for " + gpu.name + ")";
   if (const StepTimeCorrection* c = time_model.correction(); c != nullptr) {
     const double clamp = time_model.correction_clamp();
@@ -321,7 +342,7 @@ Result<TimeEstimate> EstimateStepTime(const ModelArch& model, const TrainingJob&
     est.tokens_per_s_per_gpu /= f;
     est.mfu /= f;
   }
-  return r;
+  return Status::Ok();
 }
 
 }  // namespace fmte

@@ -177,6 +177,11 @@ const std::vector<std::string>& StepTimeFeatureNames();
 Result<TimeEstimate> EstimateStepTime(const ModelArch& model, const TrainingJob& job,
                                       const GpuSpec& gpu, const ClusterSpec& cluster,
                                       const TimeModel& time_model);
+// The same into a default-constructed `estimate` (written only on success), for a caller that
+// keeps the estimate in a larger one (a JobEstimate's time.step) instead of moving it there.
+Status EstimateStepTimeInto(const ModelArch& model, const TrainingJob& job, const GpuSpec& gpu,
+                            const ClusterSpec& cluster, const TimeModel& time_model,
+                            TimeEstimate* estimate);
 
 // The analytic part alone with explicit constants (what the fit in learn/ varies).
 Result<TimeEstimate> EstimateStepTimeAnalytic(const ModelArch& model, const TrainingJob& job,
