@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -21,9 +22,18 @@ float Code(int v) { return static_cast<float>(v); }
 
 // A number as record.cc prints it ("%.6g") and DecodeRecord reads it back.
 double AsPrinted(double v) {
-  // An integer of at most 6 digits prints exactly: the common case (step counts, epochs, wall times
-  // under 11.5 days) skips the printf/strtod round trip (~3k instructions in job_submit).
-  if (v >= 0 && v < 1e6 && v == std::floor(v)) return v;
+  // Integers (step counts, epochs, rounded wall times), the common case, skip the printf/strtod
+  // round trip (~3k instructions in job_submit): "%.6g" keeps 6 significant digits, rounding an
+  // exact tie to even, and an integer below 2^53 is exact in a double. Checked equal to the
+  // printf/strtod form on 12M integers, ties included.
+  if (v >= 0 && v < 9007199254740992.0 && v == std::floor(v)) {
+    const auto n = static_cast<uint64_t>(v);
+    uint64_t unit = 1;  // the value of the 6th significant digit
+    while (n / unit >= 1000000) unit *= 10;
+    const uint64_t rest = n % unit, kept = n - rest;
+    const bool up = 2 * rest > unit || (2 * rest == unit && (kept / unit) % 2 == 1);
+    return static_cast<double>(up ? kept + unit : kept);
+  }
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.6g", v);
   return std::strtod(buf, nullptr);
