@@ -42,37 +42,29 @@ bool IsPrefix(std::string_view b) {
 }
 
 // Flags whose value is optional (a bare flag means true): only an explicit boolean literal after
-// them is consumed as their value. Sorted by LengthThenBytes: the names of one length are adjacent.
+// them is consumed as their value.
 constexpr std::string_view kBooleanFlags[] = {
-    "bf16", "fp16", "fp32", "tf32", "swiglu", "do_eval", "packing", "use_cpu", "do_train",
-    "use_fsdp", "use_peft", "multi_gpu", "no_python", "use_liger", "standalone", "add_qkv_bias",
-    "load_in_4bit", "load_in_8bit", "torch_compile", "use_deepspeed", "use_reentrant",
-    "report_to_none", "use_flash_attn", "use_liger_kernel", "use_mcore_models",
-    "sequence_parallel", "trust_remote_code", "disable_bias_linear", "fsdp_offload_params",
-    "overlap_grad_reduce", "overlap_param_gather", "overwrite_output_dir", "use_bnb_nested_quant",
-    "group_query_attention", "recompute_activations", "remove_unused_columns",
-    "use_flash_attention_2", "gradient_checkpointing", "no_masked_softmax_fusion",
-    "bnb_4bit_use_double_quant", "use_distributed_optimizer", "ddp_find_unused_parameters",
-    "fsdp_activation_checkpointing", "use_rotary_position_embeddings",
-    "no_gradient_accumulation_fusion", "untie_embeddings_and_output_weights",
-    "gradient_checkpointing_kwargs_use_reentrant"};
-static_assert(std::is_sorted(std::begin(kBooleanFlags), std::end(kBooleanFlags), LengthThenBytes));
-
-// kBooleanFlags[kBooleanStart[len] .. kBooleanStart[len + 1]) are the names of `len` bytes.
-constexpr size_t kMaxBooleanFlagBytes = 48;
-constexpr std::array<uint8_t, kMaxBooleanFlagBytes + 2> kBooleanStart = [] {
-  std::array<uint8_t, kMaxBooleanFlagBytes + 2> start{};
-  for (std::string_view f : kBooleanFlags) ++start[f.size() + 1];
-  for (size_t len = 1; len < start.size(); ++len) start[len] += start[len - 1];
-  return start;
-}();
-static_assert(std::size(kBooleanFlags) < 256 && kBooleanStart.back() == std::size(kBooleanFlags),
-              "every boolean flag is at most kMaxBooleanFlagBytes long");
+    "add_qkv_bias", "bf16", "bnb_4bit_use_double_quant", "ddp_find_unused_parameters",
+    "disable_bias_linear", "do_eval", "do_train", "fp16", "fp32",
+    "fsdp_activation_checkpointing", "fsdp_offload_params", "gradient_checkpointing",
+    "gradient_checkpointing_kwargs_use_reentrant", "group_query_attention", "load_in_4bit",
+    "load_in_8bit", "multi_gpu", "no_gradient_accumulation_fusion", "no_masked_softmax_fusion",
+    "no_python", "overlap_grad_reduce", "overlap_param_gather", "overwrite_output_dir",
+    "packing", "recompute_activations", "remove_unused_columns", "report_to_none",
+    "sequence_parallel", "standalone", "swiglu", "tf32", "torch_compile", "trust_remote_code",
+    "untie_embeddings_and_output_weights", "use_bnb_nested_quant", "use_cpu", "use_deepspeed",
+    "use_distributed_optimizer", "use_flash_attention_2", "use_flash_attn", "use_fsdp",
+    "use_liger", "use_liger_kernel", "use_mcore_models", "use_peft", "use_reentrant",
+    "use_rotary_position_embeddings"};
 
 bool IsBooleanFlag(std::string_view n) {
-  if (n.size() > kMaxBooleanFlagBytes) return false;
-  for (size_t k = kBooleanStart[n.size()]; k < kBooleanStart[n.size() + 1]; ++k)
-    if (kBooleanFlags[k] == n) return true;
+  static const LengthGroups<48> kByLength = [] {
+    LengthGroups<48> g;
+    g.Build(std::size(kBooleanFlags), [](size_t i) { return kBooleanFlags[i]; });
+    return g;
+  }();
+  for (const uint32_t i : kByLength.Candidates(n))
+    if (kBooleanFlags[i] == n) return true;
   return false;
 }
 
@@ -104,8 +96,6 @@ std::string_view NormalizeFlag(std::string_view n, std::string* text) {
   return std::string_view(out, n.size());
 }
 
-// The LaunchLine::by_length_ bucket of a flag name.
-size_t LengthBucket(std::string_view name) { return std::min(name.size(), LaunchLine::kLengthBuckets - 1); }
 
 // Splits the words after the launcher. Returns false when the command is no launch.
 bool Split(const Command& c, LaunchLine* l) {
@@ -139,11 +129,10 @@ bool Split(const Command& c, LaunchLine* l) {
       Flag f;
       f.index = static_cast<int>(i);
       const size_t eq = w.find('=');
-      f.name = NormalizeFlag(std::string_view(w).substr(2, eq == std::string::npos ? std::string::npos : eq - 2),
-                             &l->text_);
+      f.name = NormalizeFlag(w.substr(2, eq == std::string_view::npos ? std::string_view::npos : eq - 2), &l->text_);
       f.unresolved = c.words[i].unresolved;
-      if (eq != std::string::npos) {
-        f.value = std::string_view(w).substr(eq + 1);
+      if (eq != std::string_view::npos) {
+        f.value = w.substr(eq + 1);
       } else if (IsListFlag(f.name)) {
         // nargs='+' (PEFT/TRL lora_target_modules q_proj k_proj ...): the following plain words.
         const size_t at = l->text_.size();
@@ -182,15 +171,8 @@ bool Split(const Command& c, LaunchLine* l) {
     else if (l->module.starts_with("torchtune")) l->launcher = "tune";
     else if (l->module.starts_with("trl")) l->launcher = "trl";
   }
-  // The readers look up some 60 names: group the flags once by name length (a counting sort, which
-  // keeps command order within a length), so that a lookup compares only names of its length.
-  std::array<uint32_t, LaunchLine::kLengthBuckets + 1>& start = l->bucket_start_;
-  for (const Flag& f : l->flags) ++start[LengthBucket(f.name) + 1];
-  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-  l->by_length_.resize(l->flags.size());
-  std::array<uint32_t, LaunchLine::kLengthBuckets> next;
-  std::copy(start.begin(), start.end() - 1, next.begin());
-  for (const Flag& f : l->flags) l->by_length_[next[LengthBucket(f.name)]++] = &f;
+  // The readers look up some 60 names: group the flags once by name length.
+  l->by_length_.Build(l->flags.size(), [l](size_t i) { return l->flags[i].name; });
   return true;
 }
 
@@ -230,9 +212,9 @@ void Sink::Warn(std::string_view flag, std::string_view what) {
 
 const Flag* LaunchLine::Find(std::string_view name) const {
   // The flags of this length, searched from the last (the last occurrence wins).
-  const size_t b = LengthBucket(name);
-  for (size_t k = bucket_start_[b + 1]; k > bucket_start_[b]; --k)
-    if (by_length_[k - 1]->name == name) return by_length_[k - 1];
+  const std::span<const uint32_t> same_length = by_length_.Candidates(name);
+  for (auto it = same_length.rbegin(); it != same_length.rend(); ++it)
+    if (flags[*it].name == name) return &flags[*it];
   return nullptr;
 }
 

@@ -4,7 +4,6 @@
 #ifndef FMTE_SRC_LAUNCHER_H_
 #define FMTE_SRC_LAUNCHER_H_
 
-#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -42,12 +41,8 @@ struct LaunchLine {
   std::string_view module;                    // python -m <module>
   // Normalised flag names and joined list values; reserved once by Split so the views stay valid.
   std::string text_;
-  // `flags` grouped by name length, each group in command order (built by Split for Find): the
-  // flags of bucket b are by_length_[bucket_start_[b] .. bucket_start_[b + 1]); names of
-  // kLengthBuckets - 1 bytes or more share the last bucket.
-  static constexpr size_t kLengthBuckets = 64;
-  std::vector<const Flag*> by_length_;
-  std::array<uint32_t, kLengthBuckets + 1> bucket_start_{};
+  // `flags` grouped by name length, each group in command order (built by Split for Find).
+  LengthGroups<64> by_length_;
 };
 
 // Collects values in a LauncherFindings, with the origin text "line N: --flag".

@@ -5,8 +5,11 @@
 #ifndef FMTE_SRC_REQUEST_INTERNAL_H_
 #define FMTE_SRC_REQUEST_INTERNAL_H_
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,11 +40,34 @@ Result<double> ParseBoundedDouble(std::string_view text, double min, double max,
 // true/false, yes/no, 1/0, on/off (any case). Empty text means true (a bare flag).
 Result<bool> ParseBool(std::string_view text, std::string_view shown);
 
-// Orders names by length first, then bytes: most comparisons of two names end at the length (for
-// sorted lookup tables of flag and key names).
-constexpr bool LengthThenBytes(std::string_view a, std::string_view b) {
-  return a.size() != b.size() ? a.size() < b.size() : a < b;
-}
+// Names grouped by length with a counting sort, each group in the names' own order, so that a
+// lookup compares only the names of its length (the request keys, the boolean flags, a launch
+// line's flags). Names of kGroups - 1 bytes or more share the last group.
+template <size_t kGroups>
+class LengthGroups {
+ public:
+  // Groups the names name_of(0) .. name_of(count - 1).
+  template <typename NameOf>
+  void Build(size_t count, NameOf name_of) {
+    start_.fill(0);
+    for (size_t i = 0; i < count; ++i) ++start_[GroupOf(name_of(i)) + 1];
+    for (size_t g = 1; g < start_.size(); ++g) start_[g] += start_[g - 1];
+    order_.resize(count);
+    std::array<uint32_t, kGroups> next;
+    std::copy(start_.begin(), start_.end() - 1, next.begin());
+    for (size_t i = 0; i < count; ++i) order_[next[GroupOf(name_of(i))]++] = static_cast<uint32_t>(i);
+  }
+  // The indices of the names as long as `name` (in the last group: at least as long), in order.
+  std::span<const uint32_t> Candidates(std::string_view name) const {
+    const size_t g = GroupOf(name);
+    return std::span<const uint32_t>(order_).subspan(start_[g], start_[g + 1] - start_[g]);
+  }
+
+ private:
+  static size_t GroupOf(std::string_view name) { return std::min(name.size(), kGroups - 1); }
+  std::array<uint32_t, kGroups + 1> start_{};  // group g: order_[start_[g] .. start_[g + 1])
+  std::vector<uint32_t> order_;
+};
 
 // ASCII lower case (no locale calls).
 constexpr char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }

@@ -249,28 +249,14 @@ const std::array<KeySpec, 33> kKeys{{
 }};
 #undef FMTE_SETTER
 
-// kKeys grouped by key length (built once, a counting sort): a lookup compares only the keys of its
-// length. Keys of kLastBucket bytes or more share the last bucket.
-struct KeysByLength {
-  static constexpr size_t kLastBucket = 31;
-  static size_t Bucket(std::string_view key) { return std::min(key.size(), kLastBucket); }
-  std::array<const KeySpec*, kKeys.size()> keys{};
-  std::array<uint8_t, kLastBucket + 2> start{};  // bucket b: keys[start[b] .. start[b + 1])
-};
-
 const KeySpec* FindKey(std::string_view key) {
-  static const KeysByLength index = [] {
-    KeysByLength ix;
-    for (const KeySpec& k : kKeys) ++ix.start[KeysByLength::Bucket(k.spec.key) + 1];
-    for (size_t b = 1; b < ix.start.size(); ++b) ix.start[b] += ix.start[b - 1];
-    std::array<uint8_t, KeysByLength::kLastBucket + 1> next{};
-    std::copy(ix.start.begin(), ix.start.end() - 1, next.begin());
-    for (const KeySpec& k : kKeys) ix.keys[next[KeysByLength::Bucket(k.spec.key)]++] = &k;
-    return ix;
+  static const LengthGroups<32> kByLength = [] {
+    LengthGroups<32> g;
+    g.Build(kKeys.size(), [](size_t i) { return kKeys[i].spec.key; });
+    return g;
   }();
-  const size_t b = KeysByLength::Bucket(key);
-  for (size_t i = index.start[b]; i < index.start[b + 1]; ++i)
-    if (index.keys[i]->spec.key == key) return index.keys[i];
+  for (const uint32_t i : kByLength.Candidates(key))
+    if (kKeys[i].spec.key == key) return &kKeys[i];
   return nullptr;
 }
 
