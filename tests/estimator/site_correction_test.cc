@@ -10,6 +10,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iomanip>
+#include <vector>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -274,6 +279,29 @@ TEST(SiteCorrectionsTest, GpuSearchUsesTheCorrectedMemory) {
   ASSERT_EQ(s.kind, DecisionKind::kRewrite) << s.user_message;
   EXPECT_LE(s.estimate.memory.per_gpu_bytes, s.usable_bytes) << s.user_message;
   EXPECT_GT(s.job.gpus, p.kind == DecisionKind::kRewrite ? p.job.gpus : request->job.gpus);
+}
+
+// The record prints times with printf's "%.6g" and sacct gives them back as printed: RecordedTimeS
+// must equal that round trip. The reference here is printf/strtod itself; the values cover the
+// integer shortcut (six digits and fewer, larger values rounded to six significant digits, exact
+// ties that printf rounds to even) and non-integers.
+TEST(RecordedTimeTest, EqualsThePrintfRoundTrip) {
+  const auto printed = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.6g", std::round(v));
+    return std::strtod(buf, nullptr);
+  };
+  std::vector<double> values = {1, 59, 999999, 1000000, 1000005, 1000015, 1234565, 1234575, 9999994,
+                                9999995, 12345650000, 123456500000001, 9007199254740991.0,
+                                1e17, 3.6e6 + 0.4, 86399.5, 0.4};
+  uint64_t x = 88172645463325252u;  // xorshift64: integers of every magnitude
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    values.push_back(static_cast<double>(x >> (x % 60)));
+  }
+  for (double v : values) EXPECT_EQ(RecordedTimeS(v), printed(v)) << std::setprecision(17) << v;
 }
 
 }  // namespace
