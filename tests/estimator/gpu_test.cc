@@ -3,6 +3,7 @@
 #include "fmte/gpu.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -98,7 +99,9 @@ TEST(GpuCatalogTest, UnknownNameListsClosest) {
 class GpuCsvErrorTest : public ::testing::Test {
  protected:
   std::string Write(const std::string& text) {
-    path_ = ::testing::TempDir() + "/fmte_gpus_test.csv";
+    // One file per process: ctest runs this suite's tests in parallel processes, and a shared
+    // name let one test read the other's catalog.
+    path_ = ::testing::TempDir() + "/fmte_gpus_test_" + std::to_string(getpid()) + ".csv";
     std::ofstream(path_) << text;
     return path_;
   }
