@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
 #   1. build/       (RelWithDebInfo): unit, plugin and integration tests (real Slurm daemons)
-#   2. build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer): the unit tests again, and the
+#   2. build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer): the unit and golden tests again, and the
 #                   plugin tests, which load the sanitized job_submit_fmte.so and spank_fmte.so
 # Exit code 0 only when both pass. .ci/run calls this script.
 set -euo pipefail
@@ -15,4 +15,4 @@ echo "== tests (build/) =="
 echo "== sanitized unit and plugin tests (build-asan/: ASan + UBSan) =="
 scripts/setup.sh build-asan -DFMTE_SANITIZE=ON -DFMTE_BUILD_PLUGINS=ON -DFMTE_BUILD_BENCHMARKS=OFF
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-(cd build-asan && ctest --output-on-failure -j"$JOBS" -L 'unit|plugin' --timeout 900)
+(cd build-asan && ctest --output-on-failure -j"$JOBS" -L 'unit|plugin|golden' --timeout 900)

@@ -1,0 +1,5 @@
+#!/bin/bash
+#SBATCH --gres=gpu:a100:2
+#SBATCH --time=01:00:00
+torchrun --nproc_per_node 2 train.py --model_name_or_path "meta-llama/Llama-3.1-8B \
+    --per_device_train_batch_size 1 --bf16
