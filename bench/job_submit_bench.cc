@@ -307,10 +307,10 @@ void BM_Stages(benchmark::State& state) {
     fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*jobs[i++ % jobs.size()]);
     auto request = fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
     benchmark::DoNotOptimize(request);
-    if (state.range(0) >= 1 && request.ok() && request->is_llm_job) {
-      fmte::Decision d = fmte::Decide(*request, *config, *estimator);
+    if (state.range(0) >= 1 && request.is_llm_job) {
+      fmte::Decision d = fmte::Decide(request, *config, *estimator);
       if (state.range(0) >= 2 && d.touched) {
-        benchmark::DoNotOptimize(fmte::EncodeRecord(fmte::MakeRecord(*request, d)));
+        benchmark::DoNotOptimize(fmte::EncodeRecord(fmte::MakeRecord(request, d)));
       }
       benchmark::DoNotOptimize(d);
     }

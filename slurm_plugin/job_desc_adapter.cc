@@ -57,9 +57,11 @@ void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts) {
 }
 
 int RejectCode(const Decision& decision) {
-  if (decision.error) return ESLURM_ACCESS_DENIED;
-  if (decision.estimated && decision.estimate.memory.per_gpu_bytes <= decision.usable_bytes) {
-    return ESLURM_INVALID_TIME_LIMIT;  // it fits: the rejection is about its time limit
+  switch (decision.reject_reason) {
+    case RejectReason::kError: return ESLURM_ACCESS_DENIED;
+    case RejectReason::kTimeLimit: return ESLURM_INVALID_TIME_LIMIT;
+    case RejectReason::kMemory:
+    case RejectReason::kNone: break;
   }
   return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
 }

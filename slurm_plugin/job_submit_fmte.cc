@@ -154,7 +154,11 @@ extern "C" FMTE_EXPORT int init(void) {
                loaded->estimator.catalogs().models.size(),
                std::string(fmte::ToString(g.on_error)).c_str());
     return SLURM_SUCCESS;
+  } catch (const std::exception& e) {
+    slurm_error("job_submit/fmte: init failed (%s); jobs pass unchecked", e.what());
+    return SLURM_SUCCESS;
   } catch (...) {
+    slurm_error("job_submit/fmte: init failed (unknown exception); jobs pass unchecked");
     return SLURM_SUCCESS;
   }
 }
@@ -166,7 +170,10 @@ extern "C" FMTE_EXPORT int fini(void) {
       G().state.Reset();
     }
     G().log.Stop();  // writes the queued lines: no thread of ours runs once the plugin is unloaded
+  } catch (const std::exception& e) {
+    slurm_error("job_submit/fmte: fini: %s", e.what());
   } catch (...) {
+    slurm_error("job_submit/fmte: fini: unknown exception");
   }
   return SLURM_SUCCESS;
 }
@@ -183,19 +190,19 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     // submission clears what an earlier, failed submission may have left under the same id.
     const uint32_t id = JobTracker::PredictJobId(job_desc->job_id);
     fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*job_desc);
-    fmte::Result<fmte::JobRequest> request =
-        fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
-    if (!request.ok() || !request->is_llm_job) g.tracker.Forget(id);
-    if (!request.ok()) return FailureCode(err_msg, request.status().ToString().c_str());
-    if (!request->is_llm_job) return SLURM_SUCCESS;  // not an LLM training job: untouched
+    const fmte::JobRequest request = fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
+    if (!request.is_llm_job) {
+      g.tracker.Forget(id);
+      return SLURM_SUCCESS;  // not an LLM training job: untouched
+    }
 
-    fmte::Decision decision = fmte::Decide(*request, loaded->config, loaded->estimator);
+    fmte::Decision decision = fmte::Decide(request, loaded->config, loaded->estimator);
     std::string record;
     if (decision.touched && decision.kind != fmte::DecisionKind::kReject) {
-      record = fmte::EncodeRecord(fmte::MakeRecord(*request, decision));
+      record = fmte::EncodeRecord(fmte::MakeRecord(request, decision));
     }
     int rc = fmte::slurm::ApplyDecision(decision, record, job_desc, err_msg);
-    LogDecision("submit", job_desc, *request, decision, rc);
+    LogDecision("submit", job_desc, request, decision, rc);
     if (rc == SLURM_SUCCESS && decision.touched && id != 0) {
       fmte::SlurmFacts facts = std::move(in.facts);
       fmte::slurm::OverlayModify(*job_desc, &facts);  // the facts as rewritten
@@ -233,10 +240,9 @@ int Modify(job_desc_msg_t* job_desc, char** err_msg) {
     if (tracked == nullptr) return SLURM_SUCCESS;  // not admitted by us (or forgotten): untouched
     fmte::SlurmFacts facts = tracked->facts;
     fmte::slurm::OverlayModify(*job_desc, &facts);
-    fmte::Result<fmte::JobRequest> request =
-        fmte::ParseJobRequest(tracked->script, tracked->spank_values, facts);
-    if (!request.ok() || !request->is_llm_job) return SLURM_SUCCESS;
-    fmte::Decision decision = fmte::Decide(*request, loaded->config, loaded->estimator);
+    const fmte::JobRequest request = fmte::ParseJobRequest(tracked->script, tracked->spank_values, facts);
+    if (!request.is_llm_job) return SLURM_SUCCESS;
+    fmte::Decision decision = fmte::Decide(request, loaded->config, loaded->estimator);
     int rc = SLURM_SUCCESS;
     // An update that would need a rewrite of the GPU count is refused: the user asked explicitly.
     bool needs_gpus = decision.kind == fmte::DecisionKind::kRewrite && decision.new_gpus > 0;
@@ -248,7 +254,7 @@ int Modify(job_desc_msg_t* job_desc, char** err_msg) {
     } else {
       tracked->facts = facts;  // the update goes through: later checks start from it
     }
-    LogDecision("modify", job_desc, *request, decision, rc);
+    LogDecision("modify", job_desc, request, decision, rc);
     return rc;
   } catch (const std::exception& e) {
     return FailureCode(err_msg, e.what());

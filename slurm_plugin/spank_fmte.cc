@@ -77,8 +77,12 @@ int OptionCallback(int val, const char* optarg, int remote) {
       g_model = value;
     }
     return 0;
-  } catch (...) {
+  } catch (const std::exception& e) {
+    slurm_error("fmte: option check failed (%s); option accepted unchecked", e.what());
     return 0;  // never block a submission because of a bug here
+  } catch (...) {
+    slurm_error("fmte: option check failed (unknown exception); option accepted unchecked");
+    return 0;
   }
 }
 
@@ -147,7 +151,11 @@ extern "C" FMTE_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
     }
     if (ctx != S_CTX_REMOTE) ParseArgs(ac, av);
     return 0;
+  } catch (const std::exception& e) {
+    slurm_error("fmte: slurm_spank_init failed (%s); the --fmte-* options may be missing", e.what());
+    return 0;
   } catch (...) {
+    slurm_error("fmte: slurm_spank_init failed (unknown exception); the --fmte-* options may be missing");
     return 0;
   }
 }
@@ -174,7 +182,11 @@ extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, cha
       }
     }
     return 0;
+  } catch (const std::exception& e) {
+    slurm_error("fmte: model resolution failed (%s); the controller decides without it", e.what());
+    return 0;
   } catch (...) {
+    slurm_error("fmte: model resolution failed (unknown exception); the controller decides without it");
     return 0;
   }
 }

@@ -9,6 +9,9 @@
 
 #include "fmte/learn/fm_csv.h"
 
+#include "fmte/csv.h"
+#include "fmte/text.h"
+
 namespace fmte::learn {
 namespace {
 
@@ -32,39 +35,12 @@ const std::vector<std::string>& Columns(FmCsvFormat f) {
   return kV1;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-// Comma-separated cells; a cell in double quotes may hold commas ("" is a quote), as pandas writes.
+// Comma-separated cells as pandas writes them (a cell in double quotes may hold commas, "" is a
+// quote), each without surrounding white space.
 std::vector<std::string> SplitCsv(std::string_view line) {
-  std::vector<std::string> out;
-  std::string cell;
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cell += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      out.emplace_back(Trim(cell));
-      cell.clear();
-    } else {
-      cell += c;
-    }
-  }
-  out.emplace_back(Trim(cell));
-  return out;
+  std::vector<std::string> cells = SplitCsvLine(line);
+  for (std::string& c : cells) c = std::string(Trim(c));
+  return cells;
 }
 
 std::string Join(const std::vector<std::string>& v) {

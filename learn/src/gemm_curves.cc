@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "fmte/learn/gemm_fit.h"
+#include "fmte/text.h"
 
 namespace fmte::learn {
 namespace {
@@ -32,12 +33,6 @@ Result<GemmCurve> CurveFrom(const nlohmann::json& j, const std::string& where) {
   if (!(c.peak_fraction > 0 && c.peak_fraction <= 1))
     return Status::ParseError(where + ": \"peak_fraction\": expected a number in (0, 1]");
   return c;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
 }
 
 }  // namespace

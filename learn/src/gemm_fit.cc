@@ -3,6 +3,9 @@
 #include "fmte/learn/gemm_fit.h"
 #include "linear_solve.h"
 
+#include "fmte/csv.h"
+#include "fmte/text.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -16,18 +19,11 @@
 namespace fmte::learn {
 namespace {
 
+// The cells of one line of a GEMM sample CSV, without surrounding white space.
 std::vector<std::string> SplitCsv(std::string_view line) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    std::string cell(line.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
-    out.push_back(std::move(cell));
-    if (comma == std::string_view::npos) return out;
-    start = comma + 1;
-  }
+  std::vector<std::string> cells = SplitCsvLine(line);
+  for (std::string& c : cells) c = std::string(Trim(c));
+  return cells;
 }
 
 bool ParseNumber(const std::string& s, double* out) {

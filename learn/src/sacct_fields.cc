@@ -1,5 +1,5 @@
-// Value parsers for sacct output (reference.md §7). Hand-written over string_view with
-// std::from_chars: the reader calls them several times per row, a million rows in a few seconds.
+// Value parsers for sacct output (docs/formulas.md §7). Hand-written over string_view with
+// std::from_chars (no locale): the reader calls them several times per row.
 #include "fmte/learn/sacct_fields.h"
 
 #include <array>

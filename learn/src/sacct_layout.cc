@@ -1,4 +1,5 @@
 #include "sacct_layout.h"
+#include "fmte/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -44,12 +45,6 @@ constexpr Interpreted kInterpreted[] = {
     {"admincomment", kAdminComment}, {"nnodes", kNNodes},         {"alloccpus", kAllocCpus},
     {"ntasks", kNTasks},         {"maxrss", kMaxRss},
 };
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 }  // namespace
 

@@ -345,7 +345,8 @@ Status SacctReader::ReadFile(const std::string& path) {
   std::fseek(f, 0, SEEK_SET);
   const uint64_t total = size > 0 ? static_cast<uint64_t>(size) : 0;
   BeginSource(path);
-  // Chunked reading with our own line splitting: several times faster than getline.
+  // Read in 1 MiB chunks split at '\n' here: a line inside one chunk is passed as a view into it;
+  // only a line that spans two chunks is assembled in `buf`.
   std::string buf;
   std::vector<char> chunk(1 << 20);
   uint64_t done = 0;

@@ -1,5 +1,6 @@
 // vTrain CSV importer and the Megatron GPT jobs its rows describe.
 #include "fmte/learn/vtrain.h"
+#include "fmte/text.h"
 
 #include <charconv>
 #include <map>
@@ -18,12 +19,6 @@ std::vector<std::string_view> SplitComma(std::string_view line) {
     }
   }
   return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The policy's searches estimate many variants of one job with the stage parameters (and in the
-// GPU-count search the activations) counted once (memory_internal::CountPipelineParams,
+// GPU-count search the activations) counted once (memory::CountPipelineParams,
 // CountPipelineActivations) and one reused MemoryEstimate. Reusing must change
 // nothing: every variant that SameParamCounts accepts gets, field for field, the estimate the
 // public EstimateMemory computes from scratch.
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../../estimator/src/memory_internal.h"  // white-box: the reuse entry points
+#include "../../estimator/memory/src/memory_internal.h"  // white-box: the reuse entry points
 #include "fmte/cluster.h"
 #include "fmte/memory.h"
 #include "fmte/walltime.h"
@@ -58,14 +58,14 @@ TrainingJob JobOf(const Base& base) {
 
 TEST(MemoryReuseTest, VariantsOfOneShapeMatchAFreshEstimate) {
   const ModelArch m = LlamaArch(4096, 32, 8, 14336, 32, 128256);  // Llama-3-8B shaped
-  const memory_internal::PreparedModel prepared(m);
+  const memory::PreparedModel prepared(m);
   const Base bases[] = {{"full", Method::kFull, 1, 1},
                         {"lora tp2 pp2", Method::kLora, 2, 2},
                         {"qlora", Method::kQlora, 1, 1},
                         {"full pp4", Method::kFull, 1, 4}};
   for (const Base& base : bases) {
     const TrainingJob job = JobOf(base);
-    const std::vector<memory_internal::StageParams> params = memory_internal::CountPipelineParams(prepared, job);
+    const std::vector<memory::StageParams> params = memory::CountPipelineParams(prepared, job);
     // What the policy's candidates change: GPU count, sharding, batch, checkpointing.
     std::vector<TrainingJob> variants(5, job);
     variants[1].gpus = job.gpus * 8;
@@ -79,8 +79,8 @@ TEST(MemoryReuseTest, VariantsOfOneShapeMatchAFreshEstimate) {
     MemoryEstimate reused;  // one estimate written again and again, as the searches do
     for (const TrainingJob& v : variants) {
       SCOPED_TRACE(base.name);
-      ASSERT_TRUE(memory_internal::SameParamCounts(v, job));
-      ASSERT_TRUE(memory_internal::EstimateMemory(prepared, v, Gpu80(), &reused, &params).ok());
+      ASSERT_TRUE(memory::SameParamCounts(v, job));
+      ASSERT_TRUE(memory::EstimateMemory(prepared, v, Gpu80(), &reused, &params).ok());
       const auto fresh = EstimateMemory(m, v, Gpu80());
       ASSERT_TRUE(fresh.ok()) << fresh.status().message();
       ExpectSame(reused, *fresh);
@@ -92,15 +92,15 @@ TEST(MemoryReuseTest, VariantsOfOneShapeMatchAFreshEstimate) {
 // and the sharding (the accumulation too, but only with one pipeline stage).
 TEST(MemoryReuseTest, GpuCountsShareTheActivations) {
   const ModelArch m = LlamaArch(4096, 32, 8, 14336, 32, 128256);
-  const memory_internal::PreparedModel prepared(m);
+  const memory::PreparedModel prepared(m);
   const Base bases[] = {{"full", Method::kFull, 1, 1},
                         {"lora tp2 pp2", Method::kLora, 2, 2},
                         {"full pp4", Method::kFull, 1, 4}};
   for (const Base& base : bases) {
     TrainingJob job = JobOf(base);
     job.grad_accum = 4;  // with 4 stages the first holds 4 micro-batches' activations
-    const auto params = memory_internal::CountPipelineParams(prepared, job);
-    const auto activations = memory_internal::CountPipelineActivations(prepared, job);
+    const auto params = memory::CountPipelineParams(prepared, job);
+    const auto activations = memory::CountPipelineActivations(prepared, job);
     std::vector<TrainingJob> variants(3, job);
     variants[1].gpus = job.gpus * 8;
     variants[1].sharding = Sharding::kFsdpFull;
@@ -110,7 +110,7 @@ TEST(MemoryReuseTest, GpuCountsShareTheActivations) {
     MemoryEstimate reused;
     for (const TrainingJob& v : variants) {
       SCOPED_TRACE(base.name);
-      ASSERT_TRUE(memory_internal::EstimateMemory(prepared, v, Gpu80(), &reused, &params, &activations).ok());
+      ASSERT_TRUE(memory::EstimateMemory(prepared, v, Gpu80(), &reused, &params, &activations).ok());
       const auto fresh = EstimateMemory(m, v, Gpu80());
       ASSERT_TRUE(fresh.ok()) << fresh.status().message();
       ExpectSame(reused, *fresh);
@@ -127,7 +127,7 @@ TEST(MemoryReuseTest, TheWallTimeReadsTheEstimatesCounts) {
   // Meta-Llama-3-8B: 8,030,261,248 parameters (the model card; the safetensors index's total size
   // is 16,060,522,496 bytes in bf16).
   ASSERT_EQ(m.Counts().total, 8030261248);
-  const memory_internal::PreparedModel prepared(m);
+  const memory::PreparedModel prepared(m);
   const Base bases[] = {{"full", Method::kFull, 1, 1},
                         {"lora", Method::kLora, 1, 1},
                         {"lora tp2 pp2", Method::kLora, 2, 2},
@@ -137,21 +137,22 @@ TEST(MemoryReuseTest, TheWallTimeReadsTheEstimatesCounts) {
     SCOPED_TRACE(base.name);
     TrainingJob job = JobOf(base);
     job.steps = 1000;
-    const std::vector<memory_internal::StageParams> params = memory_internal::CountPipelineParams(prepared, job);
-    for (const auto* shared : {static_cast<const std::vector<memory_internal::StageParams>*>(nullptr), &params}) {
+    const std::vector<memory::StageParams> params = memory::CountPipelineParams(prepared, job);
+    for (const auto* shared : {static_cast<const std::vector<memory::StageParams>*>(nullptr), &params}) {
       MemoryEstimate est;
-      ASSERT_TRUE(memory_internal::EstimateMemory(prepared, job, Gpu80(), &est, shared).ok());
+      ASSERT_TRUE(memory::EstimateMemory(prepared, job, Gpu80(), &est, shared).ok());
       EXPECT_EQ(est.params.total, m.Counts().total);
       EXPECT_EQ(est.trainable_params, TrainableParams(m, job));
       TimeEstimate step;
       step.step_time_s = 2.5;
       step.global_batch = 16;
       const ClusterSpec cluster = DefaultCluster(Gpu80());
-      const auto counted = WallTimeFromStep(m, job, cluster, TimeModel(), step);
+      const auto counted =
+          WallTimeFromStep(job, cluster, TimeModel(), step, TrainedParams{m.Counts().total, TrainableParams(m, job)});
       ASSERT_TRUE(counted.ok()) << counted.status().message();
       WallTimeEstimate in_place;
       in_place.step = step;
-      ASSERT_TRUE(WallTimeFromOwnStep(job, cluster, TimeModel(), est.params.total, est.trainable_params,
+      ASSERT_TRUE(WallTimeFromOwnStep(job, cluster, TimeModel(), TrainedParams{est.params.total, est.trainable_params},
                                       WallTimeOptions{}, &in_place)
                       .ok());
       EXPECT_EQ(in_place.load_s, counted->load_s);
@@ -171,7 +172,7 @@ TEST(MemoryReuseTest, OtherShapesAreNotTheSame) {
   others[3].framework = Framework::kMegatron;
   others[4].lora_r = 64;
   others[5].lora_targets = {"all-linear"};
-  for (const TrainingJob& o : others) EXPECT_FALSE(memory_internal::SameParamCounts(o, job));
+  for (const TrainingJob& o : others) EXPECT_FALSE(memory::SameParamCounts(o, job));
 }
 
 }  // namespace

@@ -33,9 +33,7 @@ JobRequest Request(const std::string& script, const std::string& tres_per_node, 
   f.tres_per_node = tres_per_node;
   f.min_nodes = nodes;
   f.time_limit_min = time_limit_min;
-  auto r = ParseJobRequest(script, {}, f);
-  EXPECT_TRUE(r.ok());
-  return r.ok() ? *r : JobRequest{};
+  return ParseJobRequest(script, {}, f);
 }
 
 const char kLora8b[] =
@@ -63,6 +61,7 @@ TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
   const Config conf = Conf(kBaseConf);
   const Decision d = Decide(Request(kFull70bDdp, "gres:gpu:a100:4"), conf, ShippedEstimator());
   EXPECT_EQ(d.kind, DecisionKind::kReject) << d.user_message;
+  EXPECT_EQ(d.reject_reason, RejectReason::kMemory);
   EXPECT_GT(d.estimate.memory.per_gpu_bytes, int64_t{1130} * 1000 * 1000 * 1000);  // >= 16 B x 70.6e9
   EXPECT_TRUE(d.user_message.starts_with("fmte: rejected:")) << d.user_message;
   EXPECT_NE(d.user_message.find("GiB per GPU"), std::string::npos);
@@ -121,7 +120,7 @@ TEST(PolicyTest, ShardedJobGetsMoreGpusWhenAllowed) {
   SlurmFacts f;
   f.partition = "gpu";
   f.tres_per_job = "gres:gpu:4";
-  const Decision j = Decide(*ParseJobRequest(kFull70bFsdp, {}, f),
+  const Decision j = Decide(ParseJobRequest(kFull70bFsdp, {}, f),
                             Conf(std::string(kBaseConf) + "RaiseGpus=yes\n"), ShippedEstimator());
   ASSERT_EQ(j.kind, DecisionKind::kRewrite) << j.user_message;
   EXPECT_EQ(j.gpu_field, GpuTresField::kPerJob);
@@ -132,6 +131,7 @@ TEST(PolicyTest, ModesAndNonLlmJobs) {
   const JobRequest big = Request(kFull70bDdp, "gres:gpu:a100:4");
   const Decision advise = Decide(big, Conf(std::string(kBaseConf) + "Mode=advise\n"), ShippedEstimator());
   EXPECT_EQ(advise.kind, DecisionKind::kAccept);
+  EXPECT_EQ(advise.reject_reason, RejectReason::kNone);  // advice only: nothing is rejected
   EXPECT_TRUE(advise.advise_only);
   EXPECT_TRUE(advise.touched);
   EXPECT_EQ(advise.new_gpus, 0);
@@ -152,10 +152,12 @@ TEST(PolicyTest, ErrorsFollowOnError) {
   const JobRequest unknown = Request("#FMTE model=nobody/NoSuchModel-7B\n", "gres:gpu:a100:1");
   const Decision open = Decide(unknown, Conf(kBaseConf), ShippedEstimator());
   EXPECT_EQ(open.kind, DecisionKind::kAccept);
+  EXPECT_EQ(open.reject_reason, RejectReason::kNone);
   EXPECT_TRUE(open.error);
   EXPECT_NE(open.user_message.find("NoSuchModel"), std::string::npos) << open.user_message;
   const Decision closed = Decide(unknown, Conf(std::string(kBaseConf) + "OnError=reject\n"), ShippedEstimator());
   EXPECT_EQ(closed.kind, DecisionKind::kReject);
+  EXPECT_EQ(closed.reject_reason, RejectReason::kError);
   // No GPU type anywhere: untyped gres, no Gpu= for the partition.
   const Decision nogpu = Decide(Request(kLora8b, "gres:gpu:1", 0, 0, "other"), Conf(""), ShippedEstimator());
   EXPECT_TRUE(nogpu.error);
@@ -190,6 +192,7 @@ TEST(PolicyTest, TimeLimitFromTheTimeEstimate) {
     const Decision rej = Decide(Request(script, "gres:gpu:a100:1", 0, too_short),
                                 Conf(std::string(kBaseConf) + "ShortLimit=reject\n"), ShippedEstimator());
     EXPECT_EQ(rej.kind, DecisionKind::kReject);
+    EXPECT_EQ(rej.reject_reason, RejectReason::kTimeLimit);
   }
 }
 

@@ -48,13 +48,12 @@ TEST(TimeReferenceTest, FmsFsdpThroughputOn128A100) {
     auto req = ParseJobRequest("torchrun --nnodes=16 --nproc_per_node=8 main_training.py " + std::string(p.flags) +
                                    "\n",
                                {}, facts);
-    ASSERT_TRUE(req.ok());
-    TrainingJob job = req->job;
+    TrainingJob job = req.job;
     job.gpus = 128;
     job.gpus_per_node = 8;
     job.inter_node_gbps = 400;
-    auto arch = req->arch_json.empty() ? ResolveModel(est->catalogs().models, job.model)
-                                       : ParseModelConfig(req->arch_json, job.model);
+    auto arch = req.arch_json.empty() ? ResolveModel(est->catalogs().models, job.model)
+                                       : ParseModelConfig(req.arch_json, job.model);
     ASSERT_TRUE(arch.ok()) << p.flags << ": " << arch.status().ToString();
     auto e = est->Estimate(*arch, job, **gpu);
     ASSERT_TRUE(e.ok()) << p.flags << ": " << e.status().ToString();

@@ -1,6 +1,7 @@
 // Step-time model: FLOPs against Megatron's published formulas, communication and bubble against
 // their derivations (reference.md section 5), errors that name the field.
 #include "fmte/time.h"
+#include "fmte/timeline.h"
 
 #include <gtest/gtest.h>
 

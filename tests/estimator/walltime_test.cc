@@ -1,6 +1,8 @@
 // Wall time composition and the calibrated bound (walltime.h).
 #include "fmte/walltime.h"
 
+#include "fmte/memory.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,6 +33,9 @@ ModelArch Tiny() {
   m.block_kind_of_layer = {0, 0};
   return m;
 }
+
+// The parameters the estimate hands the wall time (its memory estimate counts them).
+TrainedParams ParamsOf(const ModelArch& m, const TrainingJob& j) { return {m.Counts().total, TrainableParams(m, j)}; }
 
 TEST(WallTime, StepsFromTokensSamplesOrSteps) {
   TrainingJob j;
@@ -67,7 +72,7 @@ TEST(WallTime, ComposesStartupLoadStepsEvalAndCheckpoints) {
   o.checkpoint_every_steps = 250;
   o.eval_every_steps = 500;
   o.eval_batches = 30;
-  auto w = WallTimeFromStep(m, j, c, tm, step, o);
+  auto w = WallTimeFromStep(j, c, tm, step, ParamsOf(m, j), o);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   const double params = 2.0 * (512 * 1536 + 512 * 512 + 2 * 512 * 2048) + 512000;
   EXPECT_NEAR(w->load_s, params * 2 / 1e9, 1e-12);  // 16-bit weights from storage
@@ -98,11 +103,11 @@ TEST(WallTime, BoundUsesTheResidualQuantile) {
   step.global_batch = 4;
   WallTimeOptions o;
   o.quantile = 0.9;
-  auto w = WallTimeFromStep(m, j, c, tm, step, o);
+  auto w = WallTimeFromStep(j, c, tm, step, ParamsOf(m, j), o);
   ASSERT_TRUE(w.ok());
   EXPECT_NEAR(w->time_limit_s - w->wall_time_s, 200 * (std::exp(0.81) - 1), 1e-9);
   o.quantile = 1.5;
-  EXPECT_FALSE(WallTimeFromStep(m, j, c, tm, step, o).ok());
+  EXPECT_FALSE(WallTimeFromStep(j, c, tm, step, ParamsOf(m, j), o).ok());
 }
 
 // test1.contract.json: the FM Training Estimator's TE2 contract of its te_test1.jsonl (9 samples,
@@ -134,7 +139,7 @@ TEST(WallTimeDataset, PaddedStepsRunAtTheContractWidth) {
   TrainingJob j = DatasetJob();
   ClusterSpec c;
   TimeModel tm;
-  auto w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data);
+  auto w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data, ParamsOf(m, j));
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   // Micro-batches of 2 padded to their longest sample: the contract's bs2 width 88.5 -> 89
   // tokens per row, not --seq-len 2048. Steps: ceil(9 samples x 3 epochs / global batch 2) = 14.
@@ -149,7 +154,7 @@ TEST(WallTimeDataset, PaddedStepsRunAtTheContractWidth) {
   // Without the dataset the same samples x epochs would be estimated at 2048 tokens a row.
   TrainingJob plain = j;
   plain.samples = 9;
-  auto w_plain = EstimateWallTime(m, plain, testing::A100Sxm80(), c, tm);
+  auto w_plain = EstimateWallTime(m, plain, testing::A100Sxm80(), c, tm, ParamsOf(m, plain));
   ASSERT_TRUE(w_plain.ok());
   EXPECT_EQ(w_plain->steps, 14);
   EXPECT_GT(w_plain->train_s, 5 * w->train_s);
@@ -163,7 +168,7 @@ TEST(WallTimeDataset, PackedStepsComeFromTheTokenCount) {
   j.seq_len = 256;
   ClusterSpec c;
   TimeModel tm;
-  auto w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data);
+  auto w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data, ParamsOf(m, j));
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   // 533 tokens packed into rows of 256: 3 rows an epoch; ceil(3 x 3 epochs / global batch 2) = 5.
   EXPECT_EQ(w->sequence_tokens, 256);
@@ -171,12 +176,12 @@ TEST(WallTimeDataset, PackedStepsComeFromTheTokenCount) {
   // --samples scales the contract's statistics: 900 samples = 100x the tokens: 209 rows an epoch,
   // ceil(209 x 3 / 2) = 314 steps.
   j.samples = 900;
-  w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data);
+  w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data, ParamsOf(m, j));
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(w->steps, 314);
   // A template naming a field the contract lacks is an error naming it.
   data.text_template = *TextTemplate::Parse("{{question}}");
-  auto bad = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data);
+  auto bad = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data, ParamsOf(m, j));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'question'"), std::string::npos);
 }

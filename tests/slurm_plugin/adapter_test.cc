@@ -73,14 +73,17 @@ TEST(JobDescAdapterTest, DecisionsAreWrittenBack) {
   Decision reject_memory;
   reject_memory.touched = true;
   reject_memory.kind = DecisionKind::kReject;
+  reject_memory.reject_reason = RejectReason::kMemory;
   reject_memory.user_message = "fmte: rejected";
   reject_memory.estimated = true;
   reject_memory.estimate.memory.per_gpu_bytes = 100;
   reject_memory.usable_bytes = 50;
   Decision reject_time = reject_memory;
   reject_time.estimate.memory.per_gpu_bytes = 10;
+  reject_time.reject_reason = RejectReason::kTimeLimit;
   Decision reject_error = reject_memory;
   reject_error.error = true;
+  reject_error.reject_reason = RejectReason::kError;
   const Case cases[] = {
       {"untouched", untouched, nullptr, SLURM_SUCCESS, "gres:gpu:a100:1", NO_VAL, nullptr, false},
       {"accept", accept, nullptr, SLURM_SUCCESS, "gres:gpu:a100:1", NO_VAL, "fmte:v1;x", true},

@@ -85,7 +85,7 @@ TEST(AdviseTokens, HumanOutputAndErrors) {
   };
   const Case kCases[] = {
       {{"tokens", "--data", path}, 1, ":2: malformed JSON"},
-      {{"tokens", "--data", "/nonexistent.jsonl"}, 1, "cannot open dataset"},
+      {{"tokens", "--data", "/nonexistent.jsonl"}, 1, "/nonexistent.jsonl: cannot read the dataset"},
       {{"tokens"}, 2, "--data"},
       {{"tokens", "--data", Data("te_test1.jsonl"), "--packing"}, 2, "--seq-len"},
       {{"tokens", "--data", Data("te_test1.jsonl"), "--batch-size", "0"}, 2, "--batch-size"},

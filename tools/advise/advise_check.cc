@@ -289,13 +289,12 @@ int RunCheck(const std::vector<std::string>& args) {
     return Fail(s);
   const Estimator estimator(std::move(catalogs).value());
 
-  auto request = ParseJobRequest(script, opts.spank, *facts);
-  if (!request.ok()) return Fail(request.status());
-  const Decision d = Decide(*request, *config, estimator);
+  const JobRequest request = ParseJobRequest(script, opts.spank, *facts);
+  const Decision d = Decide(request, *config, estimator);
   if (tools::FlagSet(vm, "json")) {
-    std::cout << DecisionJson(*request, d, config_path, estimator).dump(2) << "\n";
+    std::cout << DecisionJson(request, d, config_path, estimator).dump(2) << "\n";
   } else {
-    PrintDecision(std::cout, *request, d, config_path);
+    PrintDecision(std::cout, request, d, config_path);
   }
   return d.kind == DecisionKind::kReject ? kExitRejected : cli::kExitOk;
 }

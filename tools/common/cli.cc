@@ -59,13 +59,9 @@ int RunCommandTable(std::string_view tool, std::string_view description, const s
     }
   }
   std::string msg = "unknown command '" + std::string(name) + "'";
-  const Command* best = nullptr;
-  size_t best_d = 3;
-  for (const auto& c : commands) {
-    const size_t d = EditDistance(name, c.name);
-    if (d < best_d) best_d = d, best = &c;
-  }
-  if (best) msg += ", did you mean '" + std::string(best->name) + "'?";
+  NearestName nearest(name, 3);
+  for (const auto& c : commands) nearest.Offer(c.name);
+  if (!nearest.best().empty()) msg += ", did you mean '" + nearest.best() + "'?";
   std::cerr << tool << ": error: " << msg << " (see " << tool << " --help)\n";
   return kExitUsage;
 }

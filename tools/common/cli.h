@@ -37,9 +37,6 @@ int ReportError(std::string_view tool, const Status& status);
 // Usage errors (kInvalidArgument, kNotFound) -> kExitUsage; everything else -> kExitFailure.
 int ExitCodeFor(const Status& status);
 
-// Levenshtein distance, for "did you mean" (the core's, fmte/text.h).
-using ::fmte::EditDistance;
-
 }  // namespace fmte::cli
 
 #endif  // FMTE_TOOLS_CLI_H_

@@ -10,18 +10,12 @@
 namespace fmte::tools {
 namespace {
 
-std::string Shown(std::string_view text) { return std::string(text.substr(0, 64)); }
 
 // The closest long option name to `name`, or "" when none is close.
 std::string ClosestOption(const po::options_description& desc, std::string_view name) {
-  std::string best;
-  size_t best_d = 4;
-  for (const auto& opt : desc.options()) {
-    const std::string& candidate = opt->long_name();
-    const size_t d = cli::EditDistance(name, candidate);
-    if (d < best_d) best_d = d, best = candidate;
-  }
-  return best;
+  NearestName nearest(name, 4);
+  for (const auto& opt : desc.options()) nearest.Offer(opt->long_name());
+  return nearest.best();
 }
 
 template <typename E>

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fmte/timeline.h"
+
 namespace fmte::tools {
 namespace {
 

@@ -1,11 +1,12 @@
 // Width-dependent GEMM efficiency learned from measured operator times: the linear1..4 samples of
-// the AI4CI "Distributed Training Estimator" (../shared/data/ai4ci-estimator/regressors/<cluster>/
-// operator/<GPU>_linear{1,2,3,4}_fp16.csv: Megatron's QKV, attention-output, MLP-up and MLP-down
-// products, forward and backward, at hidden sizes 2048..8192, TP 1..16, micro-batch x sequence
-// 2048..40960). Each row is turned into its GEMM shape (m, k, n) and FLOPs; a GemmCurve (time.h)
-// per pass is fitted by Levenberg-Marquardt on log(predicted / measured time) and validated on
-// held-out hidden sizes (whole widths, never random rows). The curves are written to gemm.json,
-// which TrainVtrainModel (vtrain.h) reads to give the analytic step-time model its shape factor.
+// the AI4CI "Distributed Training Estimator" (its published regressors/<cluster>/operator/
+// <GPU>_linear{1,2,3,4}_fp16.csv, copied in tests/data/gemm: Megatron's QKV, attention-output,
+// MLP-up and MLP-down products, forward and backward, at hidden sizes 2048..8192, TP 1..16,
+// micro-batch x sequence 2048..40960). Each row is turned into its GEMM shape (m, k, n) and FLOPs;
+// a GemmCurve (time.h) per pass is fitted by Levenberg-Marquardt on log(predicted / measured time)
+// and validated on held-out hidden sizes (whole widths, never random rows). The curves are written
+// to gemm.json, which TrainVtrainModel (vtrain.h) reads to give the analytic step-time model its
+// shape factor.
 // Thread-safety: pure functions.
 #ifndef FMTE_LEARN_GEMM_FIT_H_
 #define FMTE_LEARN_GEMM_FIT_H_
@@ -48,7 +49,7 @@ struct GemmCvReport {
   int64_t rows = 0, groups = 0;
   // Leave-one-width-out: every width predicted by curves fitted on the other widths.
   double fwd_mape = 0, bwd_mape = 0, fwd_p90_ape = 0, bwd_p90_ape = 0;
-  // The same held-out rows with one constant efficiency per pass (the old model's form), fitted
+  // The same held-out rows with one constant efficiency per pass (the flat baseline), fitted
   // on the same training widths: what the shape dependence buys.
   double flat_fwd_mape = 0, flat_bwd_mape = 0;
   // Extrapolation: fitted on widths <= 6144 only, predicting 6656..8192.

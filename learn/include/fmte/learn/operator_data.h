@@ -1,6 +1,7 @@
-// Operator and NCCL sampling data (the "Distributed Training Estimator" seed's format, MANIFEST.md
-// of ../shared/data/ai4ci-estimator) turned into training sets, and the training of one cluster's
-// regressors directory (regressors/<cluster>/: operator/*.json, nccl/*.json, manifest.json).
+// Operator and NCCL sampling data (the format of the AI4CI "Distributed Training Estimator"'s
+// published samples, DebarghaG/estimate-train-time Estimator/regressors) turned into training
+// sets, and the training of one cluster's regressors directory (regressors/<cluster>/:
+// operator/*.json, nccl/*.json, manifest.json).
 //
 // A samples directory holds operator/ and nccl/ subdirectories of CSV files named
 // <GPU>_<operator>_<precision>.csv (columns: shape grid, F_dur(us), B_dur(us) or dur(us)) and

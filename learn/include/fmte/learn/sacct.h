@@ -1,4 +1,5 @@
-// SacctReader: a streaming reader of `sacct --parsable2` / `--parsable` exports (reference.md §7).
+// SacctReader: a streaming reader of `sacct --parsable2` / `--parsable` exports
+// (docs/formulas.md §7).
 //
 // Accepts what sysadmins really export: with or without a header line (then the field list must be
 // given, as passed to `sacct --format`), any field order and any extra fields, allocation and step
@@ -26,7 +27,7 @@
 namespace fmte::learn {
 
 // How to read gres/gpumem of TRESUsageInMax: Slurm 24.05+ sums over the GPUs a task sees
-// (reference.md §7), so the per-GPU peak is the value divided by the task's GPUs; older 23.x
+// (docs/formulas.md §7), so the per-GPU peak is the value divided by the task's GPUs; older 23.x
 // reports one device.
 enum class GpuMemTresMode { kSumOverTaskGpus, kPerGpu };
 

@@ -1,4 +1,4 @@
-// Parsers for the values sacct prints (reference.md §7): durations, timestamps, TRES strings,
+// Parsers for the values sacct prints (docs/formulas.md §7): durations, timestamps, TRES strings,
 // job states, job ids and memory sizes. Pure functions over string_views, no allocation on the
 // hot path except where a string is returned.
 // Thread-safety: stateless functions and immutable tables.

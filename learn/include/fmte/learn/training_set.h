@@ -6,7 +6,7 @@
 // ratio is the time normalised by that work. Censored jobs are not ordinary samples: TIMEOUT runs
 // ran at least their limit (time lower bound) and OUT_OF_MEMORY runs needed more than what was
 // measured (memory lower bound); they are kept apart and used to check that predictions respect
-// those bounds (reference.md §7).
+// those bounds (docs/formulas.md §7).
 // Thread-safety: value types and pure functions.
 #ifndef FMTE_LEARN_TRAINING_SET_H_
 #define FMTE_LEARN_TRAINING_SET_H_

@@ -73,7 +73,8 @@ struct VtrainTrainOptions {
   bool correction = true;
   // GEMM curves (gemm.json, learn/gemm_fit.h) giving the analytic model its width-dependent GEMM
   // efficiency: "" = <out_dir>/gemm.json when training into a directory that has one, else
-  // TimeModel::DefaultDir()/gemm.json when present; "none" = one flat efficiency (the old model).
+  // TimeModel::DefaultDir()/gemm.json when present; "none" = one flat efficiency (no shape
+  // dependence).
   std::string gemm_curves;
   // With a curve: fit its large-matrix efficiency on these rows too (true), or keep the
   // operator-measured one and fit only the other constants (false).

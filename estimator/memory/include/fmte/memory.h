@@ -1,0 +1,79 @@
+// The per-GPU memory model: peak device memory of one training job on its busiest GPU, with a
+// breakdown, and the host memory per node that CPU offload needs.
+//
+// Pure function of (ModelArch, TrainingJob, GpuSpec): no I/O, no allocation-heavy work, cheap
+// enough for a layout search (target: one estimate < 5 us, bench/memory_bench.cc).
+// Every formula's comment in src/memory*.cc names its source (docs/formulas.md sections).
+#ifndef FMTE_MEMORY_H_
+#define FMTE_MEMORY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fmte/gpu.h"
+#include "fmte/job.h"
+#include "fmte/model.h"
+#include "fmte/status.h"
+
+namespace fmte {
+
+// Bytes per GPU. Sums to allocator_peak_bytes (other includes allocator fragmentation);
+// per_gpu_bytes adds the CUDA context and NCCL buffers.
+struct MemoryBreakdown {
+  int64_t weights = 0;
+  int64_t gradients = 0;
+  int64_t optimizer = 0;
+  int64_t activations = 0;
+  int64_t logits = 0;  // logits + loss (fp32 upcast) + their gradients at the peak
+  int64_t other = 0;   // framework buffers (DDP buckets, FSDP gathered units, quant constants,
+                       // allocator fragmentation)
+};
+
+struct MemoryEstimate {
+  ParamCounts params;
+  int64_t trainable_params = 0;
+
+  int64_t per_gpu_bytes = 0;         // everything the busiest GPU needs: what must fit
+  int64_t allocator_peak_bytes = 0;  // the same without CUDA context / NCCL: max_memory_reserved()
+  int64_t cuda_context_bytes = 0;    // per_gpu_bytes - allocator_peak_bytes
+  int64_t gpu_capacity_bytes = 0;
+  bool fits = false;               // per_gpu_bytes <= gpu_capacity_bytes
+  int64_t cpu_bytes_per_node = 0;  // host memory for offloaded state (0 without offload)
+  MemoryBreakdown breakdown;
+
+  // Pipeline: layers held by each stage (first/last also hold embedding/head) and the heaviest.
+  std::vector<int> layers_per_stage;
+  int heaviest_stage = 0;
+
+  // When the peak happens: "forward-backward" (saved activations + logits + first gradients),
+  // "end-of-backward" (all gradients) or "optimizer-step" (step temporaries).
+  std::string peak_phase;
+};
+
+// Checks the layout against the architecture: tp divides heads (and kv heads, or kv heads divide
+// tp), pp <= layers, tp*pp*dp == gpus, sequence parallel needs tp > 1, vpp needs pp > 1 and
+// layers divisible by pp*vpp, ... Errors say what is wrong and what would work.
+Status ValidateLayout(const ModelArch& model, const TrainingJob& job);
+
+// REQUIRES: ValidateJob(job).ok(). Runs ValidateLayout itself.
+Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job,
+                                      const GpuSpec& gpu);
+
+// Trainable parameters of the method (LoRA adapters, prompt/prefix embeddings, or all).
+int64_t TrainableParams(const ModelArch& model, const TrainingJob& job);
+
+// Bytes one transformer layer (`layer`, 0-based) saves for backward for one micro-batch on one GPU
+// with the job's precision, attention, checkpointing, tp/sp and framework (Korthikanti et al. 2022
+// Table 2 in its setting; re-derived per saved tensor otherwise, docs/formulas.md §4 and §4b).
+// REQUIRES: ValidateJob(job).ok() and 0 <= layer < model.num_layers.
+int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer);
+
+// Transformer layers of each pipeline stage: an even split when pp divides the layers, otherwise
+// DeepSpeed's partition_uniform (the first `layers % pp` stages hold one more layer).
+// REQUIRES: 1 <= pp <= num_layers.
+std::vector<int> PipelineStageLayers(int64_t num_layers, int64_t pp);
+
+}  // namespace fmte
+
+#endif  // FMTE_MEMORY_H_

@@ -1,0 +1,251 @@
+// EstimateMemory: composes model states, activations, logits and framework buffers per pipeline
+// stage and takes the peak over the phases of a training step (docs/formulas.md §4b):
+//   forward-backward turn: weights + optimizer + saved activations + logits/loss + the first
+//     gradients (all gradients when earlier micro-batches already accumulated them) + gathered
+//     weights / autocast casts;
+//   end of backward: weights + optimizer + all gradients (+ DDP buckets);
+//   optimizer step: weights + optimizer + gradients + the step's temporaries.
+// Gradients are None during the first forward (zero_grad(set_to_none=True), the default of
+// torch.optim and HF Trainer), so they do not coexist with all activations unless micro-batches
+// accumulate or pipeline stages interleave forward and backward.
+#include "fmte/memory.h"
+
+#include <algorithm>
+
+#include "memory_internal.h"
+
+namespace fmte {
+
+using memory::Buffers;
+using memory::Dtypes;
+using memory::KindUses;
+using memory::LayerCount;
+using memory::Layout;
+using memory::LoraTargets;
+using memory::ModelStates;
+using memory::Saturate;
+using memory::StageActivations;
+using memory::StageParams;
+
+namespace {
+
+struct StagePeak {
+  double allocated = 0;
+  double weights = 0, grads = 0, optimizer = 0, activations = 0, logits = 0, other = 0;
+  double cpu = 0;
+  const char* phase = "forward-backward";
+};
+
+// `known_act`: the stage's activations when the caller has them (else computed here).
+StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                        const Dtypes& dt, const LoraTargets& targets, const KindUses& uses,
+                        const StageParams& sp, int stage, const StageActivations* known_act) {
+  const ModelStates ms = memory::ComputeModelStates(m, j, lay, dt, sp);
+  const StageActivations act =
+      known_act != nullptr
+          ? *known_act
+          : memory::ComputeStageActivations(m, j, lay, dt, targets, uses, stage);
+  const Buffers buf = memory::ComputeBuffers(m, j, lay, dt, sp);
+  const double logits = stage == lay.p - 1 ? memory::LogitsBytes(m, j, lay, dt, sp) : 0;
+
+  const double base = ms.weights + ms.quant_consts + ms.optimizer + buf.persistent;
+  // Accumulated gradients exist during later forwards (gradient accumulation, pipelining).
+  const bool grads_live =
+      (lay.micro_batches > 1 || lay.p > 1) && !j.optimizer_in_backward && !j.offload_optimizer;
+  const double turn_grads = grads_live ? ms.grads : ms.first_grads;
+
+  StagePeak best;
+  const double turn = base + act.gpu + logits + turn_grads + buf.forward + buf.backward;
+  best.allocated = turn;
+  best.weights = ms.weights;
+  best.grads = turn_grads;
+  best.optimizer = ms.optimizer;
+  best.activations = act.gpu;
+  best.logits = logits;
+  best.other = ms.quant_consts + buf.persistent + buf.forward + buf.backward;
+
+  const double end_bwd = base + ms.grads + buf.backward;
+  if (end_bwd > best.allocated) {
+    best = StagePeak{};
+    best.allocated = end_bwd;
+    best.weights = ms.weights;
+    best.grads = ms.grads;
+    best.optimizer = ms.optimizer;
+    best.other = ms.quant_consts + buf.persistent + buf.backward;
+    best.phase = "end-of-backward";
+  }
+  const double step = base + ms.grads + ms.step_temp;
+  if (step > best.allocated) {
+    best = StagePeak{};
+    best.allocated = step;
+    best.weights = ms.weights;
+    best.grads = ms.grads;
+    best.optimizer = ms.optimizer;
+    best.other = ms.quant_consts + buf.persistent + ms.step_temp;
+    best.phase = "optimizer-step";
+  }
+  best.cpu = ms.cpu + act.cpu;
+  return best;
+}
+
+// count(uses, stage, layers) of every pipeline stage of `lay`, in stage order.
+template <typename Count>
+auto PerStage(const memory::PreparedModel& prepared, const Layout& lay, Count count) {
+  std::vector<decltype(count(prepared.all_layers, 0, 0))> out;
+  out.reserve(static_cast<size_t>(lay.p));
+  int first_layer = 0;
+  for (const int n : PipelineStageLayers(prepared.arch.num_layers, lay.p)) {
+    const KindUses uses =
+        lay.p == 1 ? prepared.all_layers : KindUses(prepared.arch, first_layer, n);
+    out.push_back(count(uses, static_cast<int>(out.size()), n));
+    first_layer += n;
+  }
+  return out;
+}
+
+// Trainable parameters of a PEFT method over the whole model on one GPU (no tensor or pipeline
+// splitting); `all_layers` holds every layer of the model.
+double PeftTrainable(const ModelArch& model, const TrainingJob& job, const LoraTargets& targets,
+                     const KindUses& all_layers, int num_layers) {
+  return memory::CountStageParams(model, job, memory::MakeLayout(job, 1, 1, 1),
+                                           targets, all_layers, 0, num_layers)
+      .trainable;
+}
+
+}  // namespace
+
+int64_t TrainableParams(const ModelArch& model, const TrainingJob& job) {
+  if (model.num_layers <= 0) return 0;
+  if (job.method == Method::kFull) return model.Counts().total;
+  const int layers = LayerCount(model);
+  return Saturate(PeftTrainable(model, job, memory::ResolveLoraTargets(model, job),
+                                KindUses(model, 0, layers), layers));
+}
+
+int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer) {
+  if (layer < 0 || layer >= static_cast<int64_t>(model.block_kind_of_layer.size())) return 0;
+  const int kind = model.block_kind_of_layer[static_cast<size_t>(layer)];
+  if (kind < 0 || static_cast<size_t>(kind) >= model.block_kinds.size()) return 0;
+  const Layout lay = memory::MakeLayout(job);
+  const Dtypes dt = memory::ChooseDtypes(job);
+  const LoraTargets targets = memory::ResolveLoraTargets(model, job);
+  return Saturate(memory::LayerActivations(
+      model, job, lay, dt, targets, model.block_kinds[static_cast<size_t>(kind)],
+      job.activation_checkpointing == Checkpointing::kFull));
+}
+
+Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job,
+                                      const GpuSpec& gpu) {
+  MemoryEstimate est;
+  FMTE_RETURN_IF_ERROR(
+      memory::EstimateMemory(memory::PreparedModel(model), job, gpu, &est));
+  return est;
+}
+
+memory::PreparedModel::PreparedModel(const ModelArch& m)
+    : arch(m), all_layers(m, 0, LayerCount(m)), counts(m.CountsWithLayers(all_layers.counts())) {}
+
+std::vector<StageParams> memory::CountPipelineParams(const PreparedModel& prepared,
+                                                              const TrainingJob& job) {
+  const Layout lay = MakeLayout(job);
+  const LoraTargets targets = ResolveLoraTargets(prepared.arch, job);
+  return PerStage(prepared, lay, [&](const KindUses& uses, int stage, int layers) {
+    return CountStageParams(prepared.arch, job, lay, targets, uses, stage, layers);
+  });
+}
+
+std::vector<StageActivations> memory::CountPipelineActivations(
+    const PreparedModel& prepared, const TrainingJob& job) {
+  const Layout lay = MakeLayout(job);
+  const Dtypes dt = ChooseDtypes(job);
+  const LoraTargets targets = ResolveLoraTargets(prepared.arch, job);
+  return PerStage(prepared, lay, [&](const KindUses& uses, int stage, int) {
+    return ComputeStageActivations(prepared.arch, job, lay, dt, targets, uses, stage);
+  });
+}
+
+bool memory::SameParamCounts(const TrainingJob& a, const TrainingJob& b) {
+  return a.method == b.method && a.lora_r == b.lora_r && a.virtual_tokens == b.virtual_tokens &&
+         a.framework == b.framework && a.tp == b.tp && a.pp == b.pp &&
+         a.lora_targets == b.lora_targets;
+}
+
+Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job,
+                                       const GpuSpec& gpu, MemoryEstimate* out,
+                                       const std::vector<StageParams>* stage_params,
+                                       const std::vector<StageActivations>* stage_activations) {
+  // The block kind of every layer, counted once: the validation, the parameter counts, the
+  // trainable parameters and (one pipeline stage) the stage's counts all read it.
+  const ModelArch& model = prepared.arch;
+  const KindUses& all_layers = prepared.all_layers;
+  const int layers = LayerCount(model);
+  const LoraTargets targets = ResolveLoraTargets(model, job);
+  FMTE_RETURN_IF_ERROR(ValidateLayout(model, job, all_layers, targets));
+  const Layout lay = MakeLayout(job);
+  const Dtypes dt = ChooseDtypes(job);
+
+  // Every field of *out is written below; its vector and string keep their buffers.
+  MemoryEstimate& est = *out;
+  est.params = prepared.counts;
+  est.trainable_params = 0;
+  memory::PipelineStageLayers(model.num_layers, lay.p, &est.layers_per_stage);
+  // Counted for another pipeline split: count afresh.
+  if (stage_params != nullptr && stage_params->size() != est.layers_per_stage.size())
+    stage_params = nullptr;
+  if (stage_activations != nullptr && stage_activations->size() != est.layers_per_stage.size())
+    stage_activations = nullptr;
+
+  StagePeak heaviest;
+  int first_layer = 0;
+  for (size_t st = 0; st < est.layers_per_stage.size(); ++st) {
+    const int n = est.layers_per_stage[st];
+    const KindUses uses = lay.p == 1 ? all_layers : KindUses(model, first_layer, n);
+    const StageParams sp = stage_params != nullptr
+                               ? (*stage_params)[st]
+                               : memory::CountStageParams(model, job, lay, targets, uses,
+                                                                   static_cast<int>(st), n);
+    // Without tensor and pipeline splitting the one stage's count is TrainableParams' own.
+    if (lay.t == 1 && lay.p == 1) est.trainable_params = Saturate(sp.trainable);
+    StagePeak peak =
+        EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st),
+                      stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);
+    first_layer += n;
+    if (st == 0 || peak.allocated > heaviest.allocated) {
+      heaviest = peak;
+      est.heaviest_stage = static_cast<int>(st);
+    }
+  }
+  // TrainableParams(model, job), from what is already at hand.
+  if (job.method == Method::kFull) {
+    est.trainable_params = est.params.total;
+  } else if (lay.t != 1 || lay.p != 1) {
+    est.trainable_params = Saturate(PeftTrainable(model, job, targets, all_layers, layers));
+  }
+
+  const double frag = memory::FragmentationBytes(heaviest.allocated);
+  est.breakdown.weights = Saturate(heaviest.weights);
+  est.breakdown.gradients = Saturate(heaviest.grads);
+  est.breakdown.optimizer = Saturate(heaviest.optimizer);
+  est.breakdown.activations = Saturate(heaviest.activations);
+  est.breakdown.logits = Saturate(heaviest.logits);
+  est.breakdown.other = Saturate(heaviest.other + frag);
+  // The breakdown sums to the allocator peak exactly (each part saturated on its own).
+  int64_t sum = 0;
+  for (int64_t part : {est.breakdown.weights, est.breakdown.gradients, est.breakdown.optimizer,
+                       est.breakdown.activations, est.breakdown.logits, est.breakdown.other}) {
+    sum = part > INT64_MAX - sum ? INT64_MAX : sum + part;
+  }
+  est.allocator_peak_bytes = sum;
+  est.cuda_context_bytes = Saturate(memory::CudaContextBytes(job, lay));
+  est.per_gpu_bytes = est.allocator_peak_bytes > INT64_MAX - est.cuda_context_bytes
+                          ? INT64_MAX
+                          : est.allocator_peak_bytes + est.cuda_context_bytes;
+  est.gpu_capacity_bytes = gpu.memory_bytes;
+  est.fits = est.per_gpu_bytes <= gpu.memory_bytes;
+  est.cpu_bytes_per_node =
+      Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
+  est.peak_phase = heaviest.phase;
+  return Status::Ok();
+}
+
+}  // namespace fmte

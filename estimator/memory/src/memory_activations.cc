@@ -1,0 +1,262 @@
+// Activations saved for backward, per saved tensor.
+//
+// In Korthikanti et al. 2022's setting (Megatron GPT: LayerNorm, 4h GeLU MLP, dropout, eager
+// attention, 16-bit activations) the tensors below sum to Table 2 exactly:
+//   sequence-region (split by t only with sequence parallel): 2 LayerNorm inputs 4sbh, QKV input
+//   2sbh, attention dropout mask sbh, MLP input 2sbh, MLP dropout mask sbh          = 10sbh
+//   tensor-parallel region (split by t): Q,K 4sbh, V 2sbh, projection input 2sbh, GeLU input
+//   8sbh, fc2 input 8sbh                                                            = 24sbh
+//   attention core (split by t, dropped by selective recompute): softmax output 2as^2b, dropout
+//   mask as^2b, dropout output 2as^2b                                               = 5as^2b
+// Everything else is re-derived from what the frameworks' code saves (docs/formulas.md §4b); each
+// tensor's comment names the code path.
+#include <algorithm>
+
+#include "memory_internal.h"
+
+namespace fmte::memory {
+namespace {
+
+bool HfLike(Framework f) {
+  return f == Framework::kHf || f == Framework::kDeepspeed || f == Framework::kFsdp;
+}
+
+// Megatron's GPT recipes train with hidden/attention dropout 0.1 (Korthikanti's setting); HF GPT-2
+// configs keep resid/attn dropout 0.1. Llama-style and NeoX configs use 0.
+bool HasDropout(const ModelArch& m, const TrainingJob& j) {
+  if (m.norm != NormKind::kLayer || m.gated_mlp) return false;
+  return j.framework == Framework::kMegatron || m.model_type == "gpt2";
+}
+
+// Bytes one norm saves per token.
+double NormBytes(const ModelArch& m, const TrainingJob& j, const Dtypes& dt, bool norm_trainable) {
+  const double h = static_cast<double>(m.hidden_size);
+  // Megatron's fused LayerNorm/RMSNorm (apex, TE) saves its input plus per-token statistics
+  // (Korthikanti: 2sbh per LayerNorm); inductor (torch.compile) does the same.
+  if (j.framework == Framework::kMegatron || j.compile) return dt.act * h;
+  if (m.norm == NormKind::kRms) {
+    // transformers LlamaRMSNorm / torchtune RMSNorm: hidden_states.to(float32) is saved by pow and
+    // mul (4h); weight * normed.to(input_dtype) saves the 16-bit normed input when the weight
+    // trains (models/llama/modeling_llama.py, torchtune/modules/rms_norm.py).
+    return 4 * h + (norm_trainable ? dt.act * h : 0);
+  }
+  // nn.LayerNorm: autocast runs layer_norm in fp32 (its fp32 input copy is saved).
+  return (dt.autocast ? 4 : dt.act) * h;
+}
+
+struct Saved {
+  double seq = 0;    // per token, split by t only with sequence parallel
+  double tp = 0;     // per token, split by t
+  double score = 0;  // per token per key position, split by t
+};
+
+// Which input group a linear reads (inputs of one group are one tensor).
+int InputGroup(LinearRole r) {
+  switch (r) {
+    case LinearRole::kQ:
+    case LinearRole::kK:
+    case LinearRole::kV:
+    case LinearRole::kQkv:
+      return 0;
+    case LinearRole::kO:
+      return 1;
+    case LinearRole::kDown:
+      return 3;
+    default:
+      return 2;  // gate, up, gate_up, router, other: the MLP input
+  }
+}
+
+}  // namespace
+
+double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                        const Dtypes& dt, const LoraTargets& targets, const BlockSpec& block,
+                        bool checkpointed) {
+  const double ab = dt.act;
+  const double h = static_cast<double>(m.hidden_size);
+  const double t = static_cast<double>(lay.t);
+  const double b = static_cast<double>(j.micro_batch);
+  const bool prompt = j.method == Method::kPromptTuning, prefix = j.method == Method::kPrefixTuning;
+  const double s =
+      static_cast<double>(j.seq_len) + (prompt ? static_cast<double>(j.virtual_tokens) : 0);
+  const double s_kv = s + (prefix ? static_cast<double>(j.virtual_tokens) : 0);
+  const double seq_split = j.sequence_parallel ? t : 1;
+
+  if (checkpointed) {
+    // Full recompute keeps each layer's input (Korthikanti: 2sbh per layer; with sequence
+    // parallel the input is kept split, Megatron distribute_saved_activations).
+    return s * b * ab * h / seq_split;
+  }
+
+  const Framework fw = j.framework;
+  const bool full = j.method == Method::kFull;
+  const bool lora = j.method == Method::kLora || j.method == Method::kQlora;
+  // bitsandbytes MatMul4Bit/MatMul8bitLt save the input whenever it needs a gradient, even for a
+  // frozen weight (bitsandbytes/autograd/_functions.py: ctx.tensors = (A, B)); torchtune's NF4
+  // linear (torchao linear_nf4) and a frozen nn.Linear do not.
+  const bool base_saves = full || (j.method == Method::kQlora && fw != Framework::kTorchtune);
+  const double a = static_cast<double>(m.num_heads);
+  const double g = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads);
+  const double hd = m.head_dim > 0 ? static_cast<double>(m.head_dim) : (a > 0 ? h / a : 0);
+  const double q_dim = a * hd, kv_dim = g * hd;
+  const bool dropout = HasDropout(m, j);
+  const bool selective = j.activation_checkpointing == Checkpointing::kSelective;
+  const double k_active =
+      block.experts_per_token > 0 ? static_cast<double>(block.experts_per_token) : 1;
+
+  Saved sv;
+  // Norms (sequence region).
+  sv.seq += static_cast<double>(block.num_norms) * NormBytes(m, j, dt, full);
+
+  // Linear inputs, one per input group (q/k/v share the attention input, gate/up the MLP input).
+  bool group_saved[4] = {false, false, false, false};
+  bool group_adapted[4] = {false, false, false, false};
+  double mlp_width = 0;  // intermediate activations per token (routed experts: k of them run)
+  double experts_total = 0;
+  for (const LinearShape& l : block.linears) {
+    const int grp = InputGroup(l.role);
+    if (base_saves) group_saved[grp] = true;
+    if (l.role == LinearRole::kDown) {
+      mlp_width += static_cast<double>(l.in_features) *
+                   (l.expert ? std::min(k_active, static_cast<double>(l.copies))
+                             : static_cast<double>(l.copies));
+    }
+    if (l.expert) experts_total = std::max(experts_total, static_cast<double>(l.copies));
+    if (lora && targets.Matches(l)) {
+      const double copies = l.expert ? std::min(k_active, static_cast<double>(l.copies))
+                                     : static_cast<double>(l.copies);
+      const double in = static_cast<double>(l.in_features);
+      const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
+      if (HfLike(fw)) {
+        // PEFT casts x to the fp32 adapter dtype in every adapted module and lora_A saves that
+        // copy, lora_B saves lora_A's r-wide output (peft/tuners/lora/layer.py Linear.forward).
+        const double bytes = copies * (4 * in + 4 * static_cast<double>(j.lora_r));
+        (row_parallel ? sv.tp : sv.seq) += bytes;
+      } else {
+        // torchtune LoRALinear / NeMo adapters: lora_a saves x itself (shared per input group).
+        group_adapted[grp] = true;
+        (row_parallel ? sv.tp : sv.seq) += copies * ab * static_cast<double>(j.lora_r);
+      }
+    }
+  }
+  const bool moe = block.experts_per_token > 0;
+  // Attention input (QKV linear input) and MLP input (sequence region), saved once per group.
+  if (group_saved[0] || group_adapted[0]) sv.seq += ab * h;
+  if ((group_saved[2] || group_adapted[2]) &&
+      !(m.parallel_attn_mlp && (group_saved[0] || group_adapted[0]))) {
+    sv.seq += ab * h;
+  }
+  if (moe) {
+    sv.tp += ab * h * k_active;   // tokens permuted/copied to their k experts
+    sv.seq += 4 * experts_total;  // fp32 router logits/probabilities
+  }
+
+  // Attention core.
+  const bool eager = j.attention == Attention::kEager;
+  const bool native_gqa = fw == Framework::kMegatron;  // TE/flash take GQA natively
+  if (eager) {
+    // Q and K for Q K^T, V for the product with the probabilities; HF repeat_kv and Megatron's
+    // unfused path expand K/V to all heads before the matmuls.
+    sv.tp += ab * (q_dim + q_dim) + ab * q_dim * (s_kv / s);
+    if (!selective) {
+      if (fw == Framework::kMegatron) {
+        // Fused scale-mask-softmax saves its output; dropout saves a 1-byte mask and its output.
+        sv.score += a * (dropout ? ab + 1 + ab : ab);
+      } else {
+        // transformers eager_attention_forward: softmax(dtype=float32) saves its fp32 output and
+        // .to(query.dtype) is saved by the matmul with V.
+        sv.score += a * (4 + ab) + (dropout ? a * (1 + ab) : 0);
+      }
+    }
+  } else {
+    // SDPA / flash: q, k, v, output and the fp32 log-sum-exp per head (O(s) statistics).
+    const double kv_saved = native_gqa ? kv_dim : q_dim;  // HF/torchtune expand K/V (repeat_kv)
+    sv.tp += ab * q_dim + 2 * ab * kv_saved * (s_kv / s);
+    if (!selective) sv.tp += ab * q_dim + 4 * a;
+  }
+  // Output projection input: a contiguous copy of the attention output in HF/torchtune and in
+  // Megatron's unfused path; Megatron's fused path hands its saved output to linear_proj.
+  if (group_saved[1] || group_adapted[1]) {
+    if (eager || fw != Framework::kMegatron || selective) sv.tp += ab * q_dim;
+  }
+  if (dropout) sv.seq += 2 * h;  // 1-byte masks after attention and after the MLP
+
+  // MLP intermediate tensors (tensor-parallel region).
+  const double f = mlp_width;
+  const bool down_saves = group_saved[3] || group_adapted[3];
+  if (!m.gated_mlp) {
+    sv.tp += ab * f;                  // GeLU input
+    if (down_saves) sv.tp += ab * f;  // fc2 input (GeLU output)
+  } else if (fw == Framework::kMegatron) {
+    sv.tp += 2 * ab * f;  // fused bias_swiglu saves its 2f-wide input
+    if (down_saves) sv.tp += ab * f;
+  } else if (j.compile) {
+    sv.tp += 2 * ab * f;  // inductor keeps gate and up, recomputes silu*up
+    if (down_saves) sv.tp += ab * f;
+  } else {
+    // act_fn(gate_proj(x)) * up_proj(x): silu saves its input, mul saves both operands
+    // (modeling_llama.py LlamaMLP, torchtune FeedForward).
+    sv.tp += 3 * ab * f;
+    if (down_saves) sv.tp += ab * f;
+  }
+
+  return s * b * (sv.seq / seq_split + sv.tp / t) + s * b * s_kv * sv.score / t;
+}
+
+double InFlightLayerFactor(const Layout& lay, int stage) {
+  if (lay.p <= 1) return 1;
+  const double m = static_cast<double>(lay.micro_batches);
+  const double p = static_cast<double>(lay.p), st = static_cast<double>(stage);
+  if (lay.v <= 1) {
+    // 1F1B (PipeDream-flush): stage i warms up with p - i - 1 forwards, then holds one more
+    // (Megatron core/pipeline_parallel/schedules.py
+    // forward_backward_pipelining_without_interleaving).
+    return std::max(1.0, std::min(p - st, m));
+  }
+  // Interleaved: (p - i - 1) * 2 + (v - 1) * p warm-up chunks plus one, each chunk 1/v of the
+  // stage's layers; stage 0 gives Korthikanti's L * (1 + (p - 1) / (p v)).
+  const double v = static_cast<double>(lay.v);
+  const double chunks = std::min((p - st - 1) * 2 + (v - 1) * p + 1, m * v);
+  return std::max(1.0 / v, chunks / v);
+}
+
+StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& j,
+                                         const Layout& lay, const Dtypes& dt,
+                                         const LoraTargets& targets, const KindUses& uses,
+                                         int stage) {
+  StageActivations out;
+  const bool full_ckpt = j.activation_checkpointing == Checkpointing::kFull;
+  double saved = 0, widest_layer = 0;
+  for (size_t k = 0; k < m.block_kinds.size(); ++k) {
+    if (uses[k] == 0) continue;
+    const double per = LayerActivations(m, j, lay, dt, targets, m.block_kinds[k], full_ckpt);
+    saved += uses[k] * per;
+    const double uncheckpointed =
+        full_ckpt ? LayerActivations(m, j, lay, dt, targets, m.block_kinds[k], false) : per;
+    widest_layer = std::max(widest_layer, uncheckpointed);
+  }
+  saved *= InFlightLayerFactor(lay, stage);
+  if (j.activation_offload && saved > 0) {
+    // torchtune OffloadActivations: saved tensors go to pinned host memory and come back one
+    // layer ahead of backward; about two layers stay on the GPU.
+    const double keep = std::min(saved, 2 * widest_layer);
+    out.cpu = saved - keep;
+    saved = keep;
+  }
+  // Full recompute: one layer's activations are rebuilt while its backward runs.
+  if (full_ckpt) saved += widest_layer;
+  if (stage == lay.p - 1) {
+    // Final norm and the LM head input (when the head trains), one micro-batch in flight.
+    const double s =
+        static_cast<double>(j.seq_len) +
+        (j.method == Method::kPromptTuning ? static_cast<double>(j.virtual_tokens) : 0);
+    const double tokens = s * static_cast<double>(j.micro_batch);
+    const bool full = j.method == Method::kFull;
+    const double h = static_cast<double>(m.hidden_size);
+    saved += tokens * (NormBytes(m, j, dt, full) + (full ? dt.act * h : 0));
+  }
+  out.gpu = saved;
+  return out;
+}
+
+}  // namespace fmte::memory

@@ -1,0 +1,125 @@
+// Private to the memory model (the reuse API is fmte/memory_prepared.h) (memory*.cc, layout.cc): the quantities derived once per estimate
+// (layout, dtypes, LoRA targets) and the per-concern pieces EstimateMemory composes.
+// All byte arithmetic is in double (no int64 overflow for absurd inputs) and saturated to int64
+// only at the end (Saturate). Thread-safety: plain values, no shared state.
+#ifndef FMTE_SRC_MEMORY_INTERNAL_H_
+#define FMTE_SRC_MEMORY_INTERNAL_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "fmte/gpu.h"
+#include "fmte/job.h"
+#include "fmte/lora.h"
+#include "fmte/memory.h"
+#include "fmte/memory_prepared.h"
+#include "fmte/model.h"
+#include "fmte/status.h"
+
+namespace fmte::memory {
+
+// Clamps a byte count to [0, INT64_MAX]; NaN becomes 0.
+int64_t Saturate(double bytes);
+
+bool IsFsdp(Sharding s);  // fsdp-full | fsdp-grad-op | fsdp-hybrid | fsdp-no-shard
+bool IsPeft(Method m);    // everything but full: the base model is frozen
+
+// Which linears carry LoRA adapters: the shared rule (fmte/lora.h).
+using ::fmte::LoraTargets;
+using ::fmte::ResolveLoraTargets;
+
+// Bytes per element of every kind of state, decided once from precision, framework and method
+// (docs/formulas.md §2; per-framework sources in memory_states.cc).
+struct Dtypes {
+  double act = 2;          // saved activations
+  double base_weight = 2;  // frozen (PEFT base) non-quantised weights
+  double param = 2;        // trainable parameters' persistent copy on the GPU
+  double grad = 2;         // their gradients
+  double master = 0;       // fp32 master copy kept by the optimizer (0: the param is fp32)
+  double state = 4;        // one optimizer state element
+  double gather = 2;       // FSDP/ZeRO-3 gathered (unsharded) weights while a unit runs
+  bool autocast = false;   // amp-*: 16-bit casts of fp32 weights live for backward
+};
+Dtypes ChooseDtypes(const TrainingJob& j);
+
+// The layout numbers every piece needs.
+struct Layout {
+  int64_t t = 1, p = 1, d = 1, v = 1;
+  int64_t shard = 1;  // ranks one copy of the sharded state is split over
+  int64_t gpus_per_node = 1, nodes = 1;
+  int64_t micro_batches = 1;  // per optimizer step per pipeline (grad_accum)
+};
+Layout MakeLayout(const TrainingJob& j);
+// The same with the given tensor/pipeline/virtual degrees instead of the job's (TrainableParams
+// counts the whole model on one GPU: MakeLayout(j, 1, 1, 1)).
+Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp);
+
+
+
+
+
+// PipelineStageLayers (fmte/memory.h) into `out`, reusing its buffer.
+void PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out);
+
+// ValidateLayout (fmte/memory.h) with the model's layers already counted (`all_layers`:
+// KindUses(m, 0, LayerCount(m))), so that a layer of an unknown kind is found without another pass,
+// and the job's LoRA targets already resolved (ResolveLoraTargets(model, job)).
+Status ValidateLayout(const ModelArch& model, const TrainingJob& job, const KindUses& all_layers,
+                      const LoraTargets& targets);
+
+// `uses`: the stage's layers per block kind; `num_layers`: how many layers the stage holds.
+StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                             const LoraTargets& targets, const KindUses& uses, int stage,
+                             int num_layers);
+
+
+// Model-state bytes of one stage on one GPU (memory_states.cc).
+struct ModelStates {
+  double weights = 0;  // persistent weights on the GPU (sharded where sharding shards them)
+  double quant_consts = 0;
+  double grads = 0;        // all gradients of the step (sharded where sharded)
+  double first_grads = 0;  // gradients alive early in backward
+  double optimizer = 0;    // optimizer states + fp32 master on the GPU
+  double step_temp = 0;    // temporaries of the optimizer step (foreach AdamW)
+  double cpu = 0;          // host bytes of this GPU's offloaded state
+};
+ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                               const Dtypes& dt, const StageParams& sp);
+
+// Activations saved for backward by one layer of kind `block` for one micro-batch on one GPU
+// (memory_activations.cc). `recompute_working` returns the same layer without checkpointing.
+double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                        const Dtypes& dt, const LoraTargets& targets, const BlockSpec& block,
+                        bool checkpointed);
+
+StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& j,
+                                         const Layout& lay, const Dtypes& dt,
+                                         const LoraTargets& targets, const KindUses& uses,
+                                         int stage);
+
+
+// Logits and loss at their peak on the last stage (memory_logits.cc).
+double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
+                   const StageParams& last_stage);
+
+// Framework buffers present at the peak (memory_overheads.cc).
+struct Buffers {
+  double persistent = 0;  // DDP buckets, ZeRO reduce buckets
+  double forward = 0;     // gathered weights / autocast casts alive at the forward-backward turn
+  double backward = 0;    // unsharded gradients of the running unit
+};
+Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                       const Dtypes& dt, const StageParams& sp);
+double CudaContextBytes(const TrainingJob& j, const Layout& lay);
+double FragmentationBytes(double allocated_bytes);
+
+// Pipeline in-flight micro-batches (per layer chunk) on `stage` (1F1B, interleaved).
+double InFlightLayerFactor(const Layout& lay, int stage);
+
+}  // namespace fmte::memory
+
+#endif  // FMTE_SRC_MEMORY_INTERNAL_H_

@@ -1,0 +1,53 @@
+// The logits and the loss on the last pipeline stage, at their peak (the loss backward).
+// With 128k-entry vocabularies this is often the largest single activation
+// (docs/formulas.md §4, §4b).
+#include <algorithm>
+#include <cmath>
+
+#include "memory_internal.h"
+
+namespace fmte::memory {
+
+double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
+                   const StageParams& last_stage) {
+  const double s = static_cast<double>(j.seq_len) +
+                   (j.method == Method::kPromptTuning ? static_cast<double>(j.virtual_tokens) : 0);
+  const double tokens = s * static_cast<double>(j.micro_batch);
+  const double h = static_cast<double>(m.hidden_size);
+  const double ab = dt.act;
+  double vocab = static_cast<double>(m.vocab_size);
+  const Framework fw = j.framework;
+
+  if (fw == Framework::kMegatron) {
+    // Megatron pads the vocabulary to a multiple of 128 * t (make-vocab-size-divisible-by) and
+    // splits the logits over t. vocab_parallel_cross_entropy works on an fp32 copy of the logits
+    // in place and saves it as the softmax, which backward turns into the gradient in place;
+    // the 16-bit gradient for the output layer follows (core/tensor_parallel/cross_entropy.py).
+    const double mult = 128.0 * static_cast<double>(lay.t);
+    vocab = std::ceil(vocab / mult) * mult / static_cast<double>(lay.t);
+    return tokens * vocab * (4 + ab);
+  }
+  // Tensor parallel outside Megatron (DTensor plans) gathers the logits: the full vocabulary.
+  if (fw == Framework::kTorchtune) {
+    // torchtune recipes use CEWithChunkedOutputLoss (8 chunks): the model returns 16-bit logits in
+    // chunks, each chunk is upcast and its log-softmax output (fp32) is saved; backward holds one
+    // chunk's fp32 gradients at a time (torchtune/modules/loss/ce_chunked_output_loss.py).
+    constexpr double kChunks = 8;
+    return tokens * vocab * (ab + 4 + 8 / kChunks);
+  }
+  if (j.chunked_loss) {
+    // Liger's fused linear cross-entropy (transformers use_liger_kernel): logits exist one chunk of
+    // about BT*h/V tokens at a time; it keeps the input gradient and an fp32 head-weight gradient
+    // (liger_kernel/ops/fused_linear_cross_entropy.py).
+    const double head_grad = last_stage.trainable_linear > 0 && j.method == Method::kFull
+                                 ? vocab * h * 4 / static_cast<double>(lay.t)
+                                 : 0;
+    return tokens * h * (2 * ab + 8) + head_grad;
+  }
+  // transformers ForCausalLMLoss: 16-bit logits, .float() for the loss, log_softmax saves its fp32
+  // output, backward holds fp32 gradients of both: about 14 bytes per token per vocabulary entry
+  // with 16-bit activations (loss/loss_utils.py; docs/formulas.md §4b).
+  return tokens * vocab * (ab + 4 + 8);
+}
+
+}  // namespace fmte::memory

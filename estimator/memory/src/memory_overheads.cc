@@ -1,0 +1,86 @@
+// Framework buffers (DDP buckets, ZeRO buckets and live parameters, FSDP gathered units, autocast
+// weight casts), the CUDA context with NCCL, and allocator fragmentation.
+#include <algorithm>
+
+#include "memory_internal.h"
+
+namespace fmte::memory {
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}  // namespace
+
+Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                       const Dtypes& dt, const StageParams& sp) {
+  Buffers b;
+  const Sharding sh = j.sharding;
+  const Framework fw = j.framework;
+  const double h = static_cast<double>(m.hidden_size);
+  const bool deepspeed_engine = !IsFsdp(sh) && fw != Framework::kMegatron;
+
+  if ((sh == Sharding::kDdp || (sh == Sharding::kNone && lay.d > 1)) &&
+      fw != Framework::kMegatron) {
+    // torch DDP allocates flat bucket buffers for every gradient and, with the default
+    // gradient_as_bucket_view=False, keeps them beside param.grad: a second gradient copy
+    // (torch/nn/parallel/distributed.py, reducer.cpp). Megatron's DDP reduces in its contiguous
+    // main_grad buffer, already counted as the gradients.
+    b.persistent += sp.trainable * dt.grad;
+  }
+  if ((sh == Sharding::kZero1 || sh == Sharding::kZero2 || sh == Sharding::kZero3) &&
+      deepspeed_engine) {
+    // DeepSpeed reduce bucket: reduce_bucket_size elements (5e8 default; the HF integration's
+    // "auto" sets hidden_size^2, transformers/integrations/deepspeed.py).
+    const double elems = fw == Framework::kDeepspeed ? 5e8 : h * h;
+    b.persistent += std::min(elems, sp.trainable) * dt.grad;
+  }
+  if (sh == Sharding::kZero3 && deepspeed_engine) {
+    // Live gathered parameters: DeepSpeed's own estimate counts 4 bytes per parameter of the
+    // largest layer (16-bit weight + gradient; estimate_zero3_model_states_mem_needs,
+    // docs/formulas.md §3).
+    b.forward += 4 * sp.largest_module;
+  }
+  if (sh == Sharding::kFsdpFull || sh == Sharding::kFsdpHybrid || sh == Sharding::kFsdpNoShard) {
+    // FSDP gathers a unit (one transformer block under the usual auto-wrap policy) while it runs
+    // and prefetches the next; the root unit (embeddings, final norm, head) is not resharded after
+    // forward (FSDP1 _runtime_utils, FSDP2 fully_shard root). Backward holds one unit's unsharded
+    // gradients before the reduce-scatter.
+    b.forward += 2 * sp.largest_block * dt.gather;
+    if (sh != Sharding::kFsdpNoShard) b.forward += sp.root * dt.gather;
+    b.backward += std::min(sp.largest_block, sp.trainable) * dt.gather;
+  }
+  if (sh == Sharding::kFsdpGradOp) {
+    // SHARD_GRAD_OP keeps parameters gathered from forward until the end of backward.
+    b.forward += sp.total * dt.gather;
+    b.backward += std::min(sp.largest_block, sp.trainable) * dt.gather;
+  }
+  if (dt.autocast) {
+    // torch.autocast casts fp32 weights to 16-bit for every linear; the casts are saved by the
+    // matmuls for backward (and cached for weights that require grad until autocast exits,
+    // torch/amp/autocast_mode.py cache_enabled). With full recompute only the cached casts of
+    // trainable weights are alive at the end of forward.
+    const double cast =
+        j.activation_checkpointing == Checkpointing::kFull ? sp.trainable_linear : sp.linear;
+    b.forward += 2 * cast / (ShardsWeights(sh) ? static_cast<double>(lay.shard) : 1);
+  }
+  return b;
+}
+
+double CudaContextBytes(const TrainingJob& j, const Layout& lay) {
+  // CUDA context, kernel images and cuBLAS/cuDNN handles of one PyTorch process: 0.3-1 GiB
+  // (docs/formulas.md §4); 0.5 GiB with CUDA lazy loading. NCCL communicators add buffers per
+  // communicator (NCCL_BUFFSIZE 4 MiB per channel and peer): about 0.25 GiB for the data-parallel
+  // group and 0.125 GiB for each tensor or pipeline group.
+  double bytes = 0.5 * kGiB;
+  if (j.gpus > 1) bytes += 0.25 * kGiB;
+  if (lay.t > 1) bytes += 0.125 * kGiB;
+  if (lay.p > 1) bytes += 0.125 * kGiB;
+  return bytes;
+}
+
+double FragmentationBytes(double allocated_bytes) {
+  // PyTorch's caching allocator reserves more than it hands out (block rounding, split blocks
+  // that cannot be reused across sizes): max_memory_reserved exceeds max_memory_allocated by a
+  // few percent in steady training. 5% until fmte-retrain learns it from measured peaks.
+  return 0.05 * std::max(0.0, allocated_bytes);
+}
+
+}  // namespace fmte::memory

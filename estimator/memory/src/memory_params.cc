@@ -1,0 +1,255 @@
+// What each GPU holds of the model: layout numbers, dtypes per precision and framework, LoRA
+// targets, and the parameters of one pipeline stage after tensor-parallel splitting.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "memory_internal.h"
+
+namespace fmte::memory {
+
+int64_t Saturate(double bytes) {
+  if (!(bytes > 0)) return 0;  // also NaN
+  if (bytes >= 9.2e18) return std::numeric_limits<int64_t>::max();
+  // Rounds as std::llround does (halves away from zero), without the libm call: for a positive
+  // double below 2^63 the truncation and the fraction `bytes - whole` are both exact.
+  const int64_t whole = static_cast<int64_t>(bytes);
+  return bytes - static_cast<double>(whole) >= 0.5 ? whole + 1 : whole;
+}
+
+bool IsFsdp(Sharding s) {
+  return s == Sharding::kFsdpFull || s == Sharding::kFsdpGradOp || s == Sharding::kFsdpHybrid ||
+         s == Sharding::kFsdpNoShard;
+}
+
+bool IsPeft(Method m) { return m != Method::kFull; }
+
+Dtypes ChooseDtypes(const TrainingJob& j) {
+  Dtypes d;
+  const Precision p = j.precision;
+  const bool fp32 = p == Precision::kFp32;
+  const bool amp = p == Precision::kAmpBf16 || p == Precision::kAmpFp16;
+  const bool mixed = p == Precision::kMixedBf16 || p == Precision::kMixedFp16;
+  d.act = fp32 ? 4 : 2;
+  d.autocast = amp;
+  const double w = (fp32 || amp) ? 4 : 2;  // the model's weights as stored
+  d.base_weight = w;
+  d.gather = fp32 ? 4 : 2;
+  d.state = p == Precision::kPureBf16 ? 2 : 4;  // pure bf16: Adam states follow the bf16 params
+  d.param = w;
+  d.grad = w;
+  if (mixed) {
+    if (IsFsdp(j.sharding)) {
+      // FSDP MixedPrecision: the sharded flat parameter stays fp32 (it is the master) and
+      // gradients are kept in the parameter dtype; only the gathered copy is 16-bit
+      // (torch/distributed/fsdp/_flat_param.py).
+      d.param = 4;
+      d.grad = 4;
+      d.master = 0;
+    } else {
+      d.master = 4;
+      // Megatron accumulates and all-reduces gradients in fp32 main_grad buffers for bf16
+      // (Megatron-LM docs, distributed optimizer: "bf16 param, fp32 grads: 18 / 6 + 12/d");
+      // fp16 keeps fp16 grads (20 / 4 + 16/d, counting the fp32 main grad as master-side).
+      // DeepSpeed ZeRO keeps 16-bit gradients (ZeRO paper: 2 + 2 + K).
+      if (j.framework == Framework::kMegatron) {
+        d.grad = p == Precision::kMixedBf16 ? 4 : 2;
+        if (p == Precision::kMixedFp16) d.master = 8;  // fp32 main param + fp32 main grad
+      } else {
+        d.grad = 2;
+      }
+    }
+  }
+  if (IsPeft(j.method)) {
+    // Adapters / virtual tokens. PEFT keeps them fp32 whatever the base dtype
+    // (autocast_adapter_dtype=True, peft/tuners/tuners_utils.py), so their gradients and
+    // optimizer states are fp32 too; torchtune and NeMo keep them in the model dtype.
+    const bool peft_lib = j.framework == Framework::kHf || j.framework == Framework::kFsdp ||
+                          (j.framework == Framework::kDeepspeed && !mixed);
+    if (peft_lib) {
+      d.param = 4;
+      d.grad = 4;
+      d.master = 0;
+      d.state = 4;
+    }
+  }
+  return d;
+}
+
+Layout MakeLayout(const TrainingJob& j) { return MakeLayout(j, j.tp, j.pp, j.vpp); }
+
+Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp) {
+  Layout l;
+  l.t = std::max<int64_t>(1, tp);
+  l.p = std::max<int64_t>(1, pp);
+  l.v = std::max<int64_t>(1, vpp);
+  l.d = std::max<int64_t>(1, j.gpus / std::max<int64_t>(1, l.t * l.p));
+  l.gpus_per_node = std::max<int64_t>(1, j.EffectiveGpusPerNode());
+  l.nodes = std::max<int64_t>(1, j.Nodes());
+  l.micro_batches = std::max<int64_t>(1, j.grad_accum);
+  l.shard = 1;
+  if (j.sharding == Sharding::kFsdpHybrid) {
+    // HYBRID_SHARD: shard inside a node, replicate across nodes.
+    l.shard = std::max<int64_t>(1, std::min(l.d, l.gpus_per_node / (l.t * l.p)));
+  } else if (ShardsOptimizer(j.sharding)) {
+    l.shard = l.d;
+  }
+  return l;
+}
+
+KindUses::KindUses(const ModelArch& m, int first_layer, int num_layers)
+    : size_(m.block_kinds.size()) {
+  if (size_ > kInlineKinds) heap_.assign(size_, 0);
+  int* counts = heap_.empty() ? inline_.data() : heap_.data();
+  const int begin = std::max(first_layer, 0);
+  const int end = static_cast<int>(std::min<int64_t>(
+      static_cast<int64_t>(first_layer) + num_layers,
+      static_cast<int64_t>(m.block_kind_of_layer.size())));
+  for (int i = begin; i < end; ++i) {
+    const int k = m.block_kind_of_layer[static_cast<size_t>(i)];
+    if (k >= 0 && static_cast<size_t>(k) < size_) ++counts[k];
+  }
+  for (size_t k = 0; k < size_; ++k) counted_ += counts[k];
+}
+
+int LayerCount(const ModelArch& m) {
+  return static_cast<int>(std::clamp<int64_t>(m.num_layers, 0, 1 << 30));
+}
+
+namespace {
+
+bool Quantizable(const LinearShape& l) { return !l.stacked; }  // bnb replaces nn.Linear only
+
+// Adds `count` tensors of `n` elements (matrices rows x cols when cols > 0) to the stage.
+void AddTrainable(StageParams& s, double n, double rows, double cols, double count = 1) {
+  s.trainable += count * n;
+  if (cols > 0 && rows > 1) {
+    s.factored_state += count * (rows + cols);  // Adafactor: row and column statistics
+  } else {
+    s.factored_state += count * n;
+  }
+  if (n < 4096) s.small_trainable += count * n;  // bitsandbytes min_8bit_size
+}
+
+}  // namespace
+
+StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                             const LoraTargets& targets, const KindUses& uses, int stage,
+                             int num_layers) {
+  StageParams s;
+  const double t = static_cast<double>(lay.t);
+  const bool full = j.method == Method::kFull;
+  const bool lora = j.method == Method::kLora || j.method == Method::kQlora;
+  const bool qlora = j.method == Method::kQlora;
+  const double r = static_cast<double>(j.lora_r);
+  const double kv_heads = static_cast<double>(m.num_kv_heads);
+  for (size_t k = 0; k < m.block_kinds.size(); ++k) {
+    const BlockSpec& b = m.block_kinds[k];
+    const double n = uses[k];
+    if (n == 0) continue;
+    double block_params = 0;
+    for (const LinearShape& l : b.linears) {
+      // Tensor parallel: column-parallel (q,k,v,gate,up) and row-parallel (o,down) linears both
+      // split their weight over t; a row-parallel bias is replicated (Megatron
+      // core/tensor_parallel/layers.py RowParallelLinear); with fewer KV heads than t the k/v
+      // projections are replicated over t/g ranks.
+      double split = t;
+      if ((l.role == LinearRole::kK || l.role == LinearRole::kV) && kv_heads > 0)
+        split = std::min(t, kv_heads);
+      const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
+      const double bias = l.has_bias ? static_cast<double>(l.copies * l.out_features) : 0;
+      const double params = row_parallel ? (static_cast<double>(l.Params()) - bias) / split + bias
+                                         : static_cast<double>(l.Params()) / split;
+      const double copies = static_cast<double>(l.copies);
+      block_params += params;
+      s.total += n * params;
+      s.linear += n * params;
+      s.largest_module = std::max(s.largest_module, static_cast<double>(l.ModuleParams()) / t);
+      if (full) {
+        s.trainable_linear += n * params;
+        AddTrainable(s, params, static_cast<double>(l.out_features) / t * copies,
+                     static_cast<double>(l.in_features), n);
+      } else if (qlora && Quantizable(l)) {
+        s.quantized += n * params;
+        s.quant_rows += n * copies * static_cast<double>(l.out_features) / t;
+      } else {
+        s.frozen += n * params;
+      }
+      if (lora && targets.Matches(l)) {
+        // LoRA: A is r x in, B is out x r (PEFT lora/layer.py); per expert copy.
+        const double in = static_cast<double>(l.in_features),
+                     out = static_cast<double>(l.out_features);
+        const double a = copies * r * in / t, bb = copies * r * out / t;
+        s.total += n * (a + bb);
+        s.trainable_linear += n * (a + bb);
+        AddTrainable(s, a, r, in / t, n);
+        AddTrainable(s, bb, out / t, r, n);
+      }
+    }
+    const double rest = static_cast<double>(b.norm_params + b.other_params);
+    block_params += rest;
+    s.total += n * rest;
+    if (full) {
+      AddTrainable(s, rest, 1, 0, n);
+    } else {
+      s.frozen += n * rest;
+    }
+    s.largest_block = std::max(s.largest_block, block_params);
+  }
+  const bool first = stage == 0, last = stage == lay.p - 1;
+  const double h = static_cast<double>(m.hidden_size);
+  double emb = 0, head = 0, fnorm = 0;
+  // Megatron's VocabParallelEmbedding splits the vocabulary over t; transformers' tensor-parallel
+  // plans leave embed_tokens replicated and split lm_head column-wise ("colwise_rep").
+  const double emb_split = j.framework == Framework::kMegatron ? t : 1;
+  if (first)
+    emb = static_cast<double>(m.embedding_params) / emb_split +
+          static_cast<double>(m.position_embedding_params);
+  if (last) {
+    fnorm = static_cast<double>(m.final_norm_params);
+    head = static_cast<double>(m.lm_head_params) / t;
+    // Tied embeddings across stages: Megatron keeps a copy of the word embeddings on the last
+    // stage as the output layer (core/models/common/language_module: shared_embedding).
+    if (m.tie_word_embeddings && m.lm_head_params == 0 && lay.p > 1)
+      head = static_cast<double>(m.embedding_params) / t;
+  }
+  s.root = emb + head + fnorm;
+  s.total += s.root;
+  s.linear += head;
+  s.largest_module = std::max({s.largest_module, emb, head});
+  if (full) {
+    if (emb > 0) AddTrainable(s, emb, emb / std::max(h, 1.0), h);
+    if (head > 0) AddTrainable(s, head, head / std::max(h, 1.0), h);
+    if (fnorm > 0) AddTrainable(s, fnorm, 1, 0);
+    s.trainable_linear += head;
+    // The loss backward produces the head (tied: embedding) and final-norm gradients first,
+    // then one block's.
+    s.first_grads = (last ? head + fnorm + (head == 0 && m.tie_word_embeddings ? emb : 0) : 0) +
+                    s.largest_block;
+  } else {
+    s.frozen += s.root;
+  }
+  if (j.method == Method::kPromptTuning && first) {
+    // PEFT PromptEmbedding: num_virtual_tokens x token_dim (peft/tuners/prompt_tuning/model.py).
+    const double n = static_cast<double>(j.virtual_tokens) * h;
+    s.total += n;
+    AddTrainable(s, n, static_cast<double>(j.virtual_tokens), h);
+  }
+  if (j.method == Method::kPrefixTuning) {
+    // PEFT PrefixEncoder without projection: num_virtual_tokens x (num_layers * 2 * token_dim);
+    // for GQA models token_dim is the key/value width (peft_model.py
+    // _prepare_prompt_learning_config).
+    const double kv =
+        static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads) *
+        static_cast<double>(m.head_dim > 0 ? m.head_dim
+                                           : (m.num_heads > 0 ? m.hidden_size / m.num_heads : 0));
+    const double n = static_cast<double>(j.virtual_tokens) * num_layers * 2 * kv / t;
+    s.total += n;
+    AddTrainable(s, n, static_cast<double>(j.virtual_tokens), num_layers * 2 * kv / t);
+  }
+  if (!full) s.first_grads = s.trainable;  // adapters: small, count them all
+  return s;
+}
+
+}  // namespace fmte::memory

@@ -1,0 +1,115 @@
+// Model states per GPU: weights (full, frozen, quantised), gradients, optimizer states and fp32
+// master copies, sharded by ZeRO/FSDP and moved to the host by CPU offload.
+// Sources: docs/formulas.md §2 and §3; the ZeRO paper (Rajbhandari et al. 2020, section 3:
+// 2 + 2 + K bytes, K = 12 for mixed-precision Adam); Megatron-LM's distributed optimizer table;
+// bitsandbytes and PEFT as cited below.
+#include <algorithm>
+
+#include "memory_internal.h"
+
+namespace fmte::memory {
+namespace {
+
+// Optimizer bytes per trainable parameter (states only; the fp32 master is added by the caller).
+double OptimizerStateBytes(const TrainingJob& j, const Dtypes& dt, const StageParams& sp) {
+  switch (j.optimizer) {
+    case Optimizer::kAdamW:
+      return sp.trainable * 2 * dt.state;  // exp_avg + exp_avg_sq (torch/optim/adamw.py)
+    case Optimizer::kAdamW8bit: {
+      // bitsandbytes 8-bit Adam: two uint8 states with blockwise dynamic quantisation (one fp32
+      // absmax per 256 elements, bitsandbytes/optim/optimizer.py Optimizer8bit.init_state);
+      // tensors under min_8bit_size = 4096 elements keep 32-bit states.
+      const double big = std::max(0.0, sp.trainable - sp.small_trainable);
+      return big * 2 * (1 + 4.0 / 256) + sp.small_trainable * 8;
+    }
+    case Optimizer::kSgd:
+      return sp.trainable * dt.state;  // momentum_buffer (torch/optim/sgd.py, momentum > 0)
+    case Optimizer::kAdafactor:
+      // transformers' Adafactor (beta1=None): factored exp_avg_sq_row + exp_avg_sq_col for
+      // matrices, a full exp_avg_sq for vectors, in the gradient's dtype
+      // (transformers/optimization.py Adafactor._get_options / step).
+      return sp.factored_state * dt.state;
+  }
+  return sp.trainable * 2 * dt.state;
+}
+
+// Bytes per frozen, non-quantised parameter.
+double FrozenBytes(const TrainingJob& j, const Dtypes& dt) {
+  if (j.method == Method::kQlora && j.framework != Framework::kTorchtune &&
+      j.framework != Framework::kMegatron) {
+    // peft prepare_model_for_kbit_training (peft/utils/other.py) casts every parameter that is not
+    // Params4bit/Int8Params (embeddings, norms, lm_head) to fp32.
+    return 4;
+  }
+  return dt.base_weight;
+}
+
+}  // namespace
+
+ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                               const Dtypes& dt, const StageParams& sp) {
+  (void)m;
+  ModelStates s;
+  const Sharding sh = j.sharding;
+  const bool fsdp_sharded =
+      sh == Sharding::kFsdpFull || sh == Sharding::kFsdpGradOp || sh == Sharding::kFsdpHybrid;
+  const double shard_w = (ShardsWeights(sh) || fsdp_sharded) ? static_cast<double>(lay.shard) : 1;
+  const double shard_g = ShardsGradients(sh) ? static_cast<double>(lay.shard) : 1;
+  const double shard_o = ShardsOptimizer(sh) ? static_cast<double>(lay.shard) : 1;
+
+  // Weights. QLoRA: bitsandbytes 4-bit packs two values per byte with one fp32 absmax per block
+  // of 64; double quantisation stores the absmax as 8-bit with an fp32 constant per 256 blocks
+  // (Dettmers et al. 2023, section 3; docs/formulas.md §2). torchtune's NF4 (torchao) always
+  // double-quantises (scaler_block_size 256). LLM.int8: one byte per weight plus an fp32 scale
+  // per output row (bitsandbytes Int8Params.SCB).
+  double quant = 0, consts = 0;
+  if (sp.quantized > 0) {
+    if (j.quant == Quant::kInt8) {
+      quant = sp.quantized;
+      consts = sp.quant_rows * 4;
+    } else {
+      quant = sp.quantized * 0.5;
+      const bool dq = j.double_quant || j.framework == Framework::kTorchtune;
+      consts = dq ? sp.quantized / 64 + sp.quantized / (64.0 * 256) * 4 : sp.quantized / 64 * 4;
+    }
+  }
+  const double weights = sp.frozen * FrozenBytes(j, dt) + quant + sp.trainable * dt.param;
+  s.weights = weights / shard_w;
+  s.quant_consts = consts / shard_w;
+
+  s.grads = sp.trainable * dt.grad / shard_g;
+  s.first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
+
+  s.optimizer = (OptimizerStateBytes(j, dt, sp) + sp.trainable * dt.master) / shard_o;
+
+  // The foreach AdamW/SGD of torch.optim (HF Trainer's adamw_torch, plain FSDP loops) allocates
+  // one state-sized temporary list (torch._foreach_sqrt of exp_avg_sq, torch/optim/adamw.py
+  // _multi_tensor_adamw); Megatron/DeepSpeed/torchtune use fused in-place kernels.
+  const bool foreach = (j.framework == Framework::kHf || j.framework == Framework::kFsdp) &&
+                       (j.optimizer == Optimizer::kAdamW || j.optimizer == Optimizer::kSgd);
+  if (foreach) s.step_temp = sp.trainable * dt.state / shard_o;
+
+  if (j.optimizer_in_backward) {
+    // Each parameter is stepped and its gradient freed as soon as it is ready
+    // (torchtune optimizer_in_bwd, register_post_accumulate_grad_hook): one module's gradient.
+    s.grads = std::min(sp.largest_module, sp.trainable) * dt.grad / shard_g;
+    s.first_grads = s.grads;
+    s.step_temp = 0;
+  }
+  if (j.offload_optimizer) {
+    // ZeRO-Offload / FSDP CPU offload: fp32 master, optimizer states and fp32 gradients live in
+    // host memory and the step runs on the CPU (DeepSpeed estimator, docs/formulas.md §3).
+    s.cpu += s.optimizer + sp.trainable * 4 / shard_g;
+    s.optimizer = 0;
+    s.step_temp = 0;
+    s.grads = s.first_grads;  // gradients leave the GPU bucket by bucket
+  }
+  if (j.offload_params) {
+    s.cpu += s.weights + s.quant_consts;
+    s.weights = 0;
+    s.quant_consts = 0;
+  }
+  return s;
+}
+
+}  // namespace fmte::memory

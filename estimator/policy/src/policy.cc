@@ -1,0 +1,287 @@
+// Decide: the admission decision (policy.h has the rules in short, docs/policy.md in full).
+#include "fmte/policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "policy_internal.h"
+
+namespace fmte {
+namespace {
+
+using internal::Cat;
+using internal::Gib;
+using internal::PolicyContext;
+
+constexpr std::string_view kPrefix = "fmte: ";
+
+std::string Join(const std::vector<std::string>& lines) {
+  size_t size = 0;
+  for (const std::string& l : lines) size += 1 + kPrefix.size() + l.size();
+  std::string out;
+  out.reserve(size);
+  for (const std::string& l : lines) {
+    if (!out.empty()) out += '\n';
+    out.append(kPrefix).append(l);
+  }
+  return out;
+}
+
+// The parser's warnings go after the verdict, as notes.
+void Finish(const JobRequest& r, Decision* d) {
+  for (const std::string& w : r.warnings) d->reasons.push_back(Cat({"note: ", w}));
+  if (r.dropped_warnings > 0) d->reasons.push_back("note: " + std::to_string(r.dropped_warnings) + " more warnings");
+  d->user_message = Join(d->reasons);
+}
+
+std::string_view MethodText(const TrainingJob& j) {
+  switch (j.method) {
+    case Method::kFull: return "full fine-tuning";
+    case Method::kLora: return "LoRA";
+    case Method::kQlora: return "QLoRA";
+    case Method::kPromptTuning: return "prompt tuning";
+    case Method::kPrefixTuning: return "prefix tuning";
+  }
+  return "training";
+}
+
+// Failing to estimate: OnError decides (fail open by default). Decide returns `d` itself on every
+// path, so that it is built in place (no Decision moved on return).
+void Fail(const JobRequest& r, const Config& config, const PartitionConfig& p, const std::string& why,
+          Decision* d) {
+  d->error = true;
+  d->reasons.push_back("could not estimate this job: " + why);
+  if (config.on_error == OnError::kReject && p.mode == Mode::kEnforce) {
+    d->kind = DecisionKind::kReject;
+    d->reject_reason = RejectReason::kError;
+    d->reasons.push_back("rejected because OnError=reject; fix the fmte settings or ask the administrators");
+  } else {
+    d->reasons.push_back("the job is accepted unchanged");
+  }
+  Finish(r, d);
+}
+
+// The architecture: forwarded/derived JSON (parsed once per distinct text, kept alive by `owned`)
+// or the catalog's (no copy).
+Result<const ModelArch*> ResolveArch(const JobRequest& r, const Catalogs& c,
+                                     std::shared_ptr<const ModelArch>* owned) {
+  if (!r.arch_json.empty()) {
+    auto parsed = internal::CachedModelConfig(r.arch_json, r.job.model);
+    if (!parsed.ok()) return parsed.status();
+    *owned = std::move(parsed).value();
+    return owned->get();
+  }
+  auto found = c.models.Find(r.job.model);
+  if (found.ok()) return *found;
+  if (r.job.model.find('/') == 0 || r.job.model.ends_with(".json"))
+    return Status::NotFound("model '" + r.job.model +
+                            "' is a path the controller cannot read; submit with the SPANK option --fmte-model so "
+                            "the client forwards its architecture");
+  return found.status();
+}
+
+// Time limit rules; only with a time estimate (JobEstimate::has_time).
+void DecideTime(const JobRequest& r, const PartitionConfig& p, Decision* d) {
+  d->time_limit_min = r.time_limit_min;
+  if (!d->estimate.has_time || d->kind == DecisionKind::kReject) return;
+  const double predicted_s = d->estimate.wall_time_s;
+  const double bound_s = d->estimate.wall_time_bound_s > 0 ? d->estimate.wall_time_bound_s : predicted_s;
+  if (r.time_limit_min == 0) {
+    // The larger of the calibrated upper bound and prediction x DefaultTimeFactor.
+    int64_t limit = static_cast<int64_t>(std::ceil(std::max(bound_s, predicted_s * p.default_time_factor) / 60.0));
+    limit = std::max(limit, p.min_time_min);
+    if (p.max_time_min > 0 && limit > p.max_time_min) {
+      limit = p.max_time_min;
+      d->reasons.push_back(Cat({"predicted wall time ", FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))),
+                                " (x", std::to_string(p.default_time_factor).substr(0, 4),
+                                ") exceeds the partition limit; time limit set to the limit ", FormatSlurmTime(limit),
+                                ": checkpoint and resubmit"}));
+    } else {
+      d->reasons.push_back(Cat({"no time limit given: set to ", FormatSlurmTime(limit), " (predicted ",
+                                FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))), ")"}));
+    }
+    d->new_time_limit_min = limit;
+    d->time_limit_min = limit;
+    d->kind = DecisionKind::kRewrite;
+    return;
+  }
+  if (static_cast<double>(r.time_limit_min) * 60.0 < predicted_s) {
+    const std::string why = Cat({"the time limit ", FormatSlurmTime(r.time_limit_min), " is shorter than the predicted ",
+                                 FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60)))});
+    if (p.short_limit == ShortLimit::kReject) {
+      d->kind = DecisionKind::kReject;
+      d->reject_reason = RejectReason::kTimeLimit;
+      d->reasons.push_back(Cat({why, "; rejected (ShortLimit=reject): ask for at least ",
+                                FormatSlurmTime(static_cast<int64_t>(std::ceil(bound_s / 60)))}));
+    } else {
+      d->reasons.push_back(Cat({why, "; the job may be killed before it finishes"}));
+    }
+  }
+}
+
+// The GPU-count rewrite for job_desc: which tres field, its new text and the node count.
+void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
+  d->new_gpus = job.gpus;
+  d->gpu_field = r.gpu_field;
+  if (r.gpu_field == GpuTresField::kPerNode) {
+    d->new_gpu_tres = ReplaceGpuCount(r.gpu_tres, job.EffectiveGpusPerNode());
+    const int64_t nodes = job.Nodes();
+    if (nodes > std::max<int64_t>(1, r.nodes)) d->new_min_nodes = nodes;
+  } else {
+    d->new_gpu_tres = ReplaceGpuCount(r.gpu_tres, job.gpus);
+  }
+}
+
+}  // namespace
+
+void ClearPolicyCaches() { internal::ClearArchCache(); }
+
+std::string_view ToString(DecisionKind k) {
+  return k == DecisionKind::kAccept ? "accept" : k == DecisionKind::kRewrite ? "rewrite" : "reject";
+}
+
+Decision Decide(const JobRequest& r, const Config& config, const Estimator& estimator) {
+  Decision d;
+  d.job = r.job;
+  d.time_limit_min = r.time_limit_min;
+  if (!r.is_llm_job) return d;  // untouched
+  const PartitionConfig& p = config.For(r.partition);
+  d.partition = r.partition.empty() ? config.default_partition : r.partition;
+  if (p.mode == Mode::kOff) return d;
+  d.touched = true;
+  // At most: the verdict, a line per alternative, "no single change" (or on a raise: the batch and
+  // time-limit lines), the advise line and the parser's notes: one allocation for all of them.
+  d.reasons.reserve(internal::kMaxAlternatives + 3 + r.warnings.size() + 1);
+
+  if (r.job.model.empty()) {
+    Fail(r, config, p, "no model named (--fmte-model=ID or #FMTE model=ID)", &d);
+    return d;
+  }
+  if (r.slurm_gpus == 0) {
+    d.reasons.push_back("this LLM training job requests no GPUs; ask for them with --gres=gpu:N or --gpus=N");
+    Finish(r, &d);
+    return d;
+  }
+  std::shared_ptr<const ModelArch> owned_arch;
+  auto arch = ResolveArch(r, estimator.catalogs(), &owned_arch);
+  if (!arch.ok()) {
+    Fail(r, config, p, arch.status().message(), &d);
+    return d;
+  }
+  std::string gpu_name = config.GpuNameFor(d.partition, r.gres_gpu_type);
+  if (gpu_name.empty()) gpu_name = r.job.gpu;
+  if (gpu_name.empty()) {
+    Fail(r, config, p,
+         "the GPU model is unknown: request a typed GPU (--gres=gpu:a100:N) or set Gpu= for partition '" +
+             d.partition + "' in fmte.conf",
+         &d);
+    return d;
+  }
+  auto gpu = estimator.catalogs().gpus.Find(gpu_name);
+  if (!gpu.ok()) {
+    Fail(r, config, p, gpu.status().message(), &d);
+    return d;
+  }
+
+  PolicyContext ctx{&r, &config, &p, &estimator, *arch, *gpu, d.partition, 0};
+  ctx.usable_bytes = internal::UsableBytes(**gpu, p);
+  // The job as decided, resolved in place in the decision (its GPU and GPUs per node); a failed
+  // estimate leaves the decision with the request's job.
+  TrainingJob& job = d.job;
+  job.gpu = (*gpu)->name;
+  if (job.gpus_per_node == 0) job.gpus_per_node = std::min(job.gpus, p.gpus_per_node);
+  // One prepared model for this estimate and, when the job does not fit, for the GPU-count search
+  // and every alternative.
+  PreparedEstimate prepared(estimator.catalogs(), **arch);
+  ctx.prepared = &prepared;
+  // Estimated straight into the decision; a failed one is cleared.
+  if (const Status est = prepared.Estimate(job, **gpu, &d.estimate); !est.ok()) {
+    d.job = r.job;
+    d.estimate = JobEstimate();
+    Fail(r, config, p, est.message(), &d);
+    return d;
+  }
+
+  d.estimated = true;
+  d.gpu = job.gpu;
+  d.capacity_bytes = (*gpu)->memory_bytes;
+  d.usable_bytes = ctx.usable_bytes;
+  const int64_t need = d.estimate.memory.per_gpu_bytes;
+  const std::string what = Cat({job.model, " ", MethodText(job), " on ", std::to_string(job.gpus), "x ", job.gpu});
+  const std::string against =
+      Cat({Gib(need), " per GPU; ", job.gpu, " has ", Gib(d.capacity_bytes), " (", Gib(d.usable_bytes),
+           " usable at ", std::to_string(static_cast<int>(std::lround(p.usable_memory_fraction * 100))), "%)"});
+
+  if (need <= d.usable_bytes) {
+    d.reasons.push_back(Cat({what, " fits: predicted ", against}));
+  } else {
+    // Too big. Sharded jobs may get more GPUs (RaiseGpus=yes); otherwise reject with alternatives.
+    // Most candidates change only the GPU count, sharding, batch or checkpointing: the job's
+    // parameters per pipeline stage are counted once for them (the estimate above validated it).
+    prepared.ShareParamsOf(job);
+    TrainingJob more;
+    JobEstimate more_est;
+    const bool can_raise = p.raise_gpus && ShardsOptimizer(job.sharding) &&
+                           (r.gpu_field == GpuTresField::kPerNode || r.gpu_field == GpuTresField::kPerJob);
+    if (can_raise && internal::FindMoreGpus(ctx, job, &more, &more_est)) {
+      // The search judges by memory only; the chosen layout gets the full estimate (time included),
+      // so a raised job still gets its time limit.
+      if (JobEstimate full; prepared.Estimate(more, **gpu, &full).ok()) {
+        d.estimate = std::move(full);
+      } else {
+        d.estimate = std::move(more_est);
+      }
+      d.kind = DecisionKind::kRewrite;
+      SetGpuRewrite(r, more, &d);
+      const std::string more_gpus = std::to_string(more.gpus);
+      d.reasons.push_back(Cat({what, " needs ", Gib(need), " per GPU (", Gib(d.usable_bytes), " usable); with ",
+                               ToString(job.sharding), " sharding over ", more_gpus, " GPUs it needs ",
+                               Gib(d.estimate.memory.per_gpu_bytes), ": GPU count raised to ", more_gpus, " (",
+                               ToString(d.gpu_field), "=", d.new_gpu_tres,
+                               d.new_min_nodes > 0 ? ", nodes=" + std::to_string(d.new_min_nodes) : "", ")"}));
+      if (job.global_batch == 0 && more.gpus > job.gpus)
+        d.reasons.push_back(Cat({"the global batch grows from ",
+                                 std::to_string(job.micro_batch * job.grad_accum * job.DataParallel()), " to ",
+                                 std::to_string(more.micro_batch * more.grad_accum * more.DataParallel()),
+                                 " sequences per step; lower the gradient accumulation to keep it"}));
+      d.job = std::move(more);
+    } else {
+      d.kind = DecisionKind::kReject;
+      d.reject_reason = RejectReason::kMemory;
+      d.reasons.push_back(Cat({"rejected: ", what, " needs ", against}));
+      d.alternatives = internal::FindAlternatives(ctx, job);
+      bool any = false;
+      for (const Alternative& a : d.alternatives) {
+        if (!a.fits) continue;
+        any = true;
+        d.reasons.push_back(
+            Cat({"would fit: ", a.change, ": ", Gib(a.per_gpu_bytes), " per GPU of ", Gib(a.usable_bytes), " usable"}));
+      }
+      for (const Alternative& a : d.alternatives)
+        if (!a.fits)
+          d.reasons.push_back(Cat({"not enough alone: ", a.change, ": ", Gib(a.per_gpu_bytes), " per GPU"}));
+      if (!any) d.reasons.push_back("no single change found that fits; combine them or use a smaller model");
+    }
+  }
+  DecideTime(r, p, &d);
+
+  if (p.mode == Mode::kAdvise && d.kind != DecisionKind::kAccept) {
+    d.advise_only = true;
+    d.reasons.insert(d.reasons.begin(), std::string("advice only (Mode=advise): would ") +
+                                             (d.kind == DecisionKind::kReject ? "reject" : "rewrite") + " this job");
+    d.kind = DecisionKind::kAccept;
+    d.reject_reason = RejectReason::kNone;
+    d.new_time_limit_min = 0;
+    d.new_gpus = 0;
+    d.new_gpu_tres.clear();
+    d.new_min_nodes = 0;
+    d.gpu_field = GpuTresField::kNone;
+    d.time_limit_min = r.time_limit_min;
+  }
+  if (d.new_gpus == 0) d.gpu_field = GpuTresField::kNone;
+  Finish(r, &d);
+  return d;
+}
+
+}  // namespace fmte

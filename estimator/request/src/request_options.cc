@@ -1,0 +1,250 @@
+// The key table: SPANK options, #FMTE keys and the launcher's extra keys, each with one setter that
+// validates and applies a value to a TrainingJob. ValidateOption (the SPANK plugin's client-side
+// check) and ParseJobRequest (the controller) go through the same setters, so a value the client
+// accepts is one the controller understands.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "fmte/text.h"
+#include "request_internal.h"
+
+namespace fmte {
+namespace internal {
+
+namespace {
+
+constexpr int64_t kMaxBatch = 1 << 20;
+constexpr int64_t kMaxSeq = int64_t{1} << 24;
+constexpr int64_t kMaxParallel = 1 << 16;
+constexpr int64_t kMaxWork = int64_t{1} << 52;  // tokens/samples/steps: far beyond any real job
+
+using Setter = Status (*)(std::string_view v, std::string_view shown, TrainingJob* job);
+
+template <typename T, typename F>
+Status SetEnum(std::string_view v, std::string_view shown, T* out, F parse) {
+  auto r = parse(Trim(v), shown);
+  if (!r.ok()) return r.status();
+  *out = *r;
+  return Status::Ok();
+}
+
+Status SetInt(std::string_view v, std::string_view shown, int64_t* out, int64_t min, int64_t max,
+              bool suffixes = false) {
+  auto r = ParseBoundedInt(v, min, max, shown, suffixes);
+  if (!r.ok()) return r.status();
+  *out = *r;
+  return Status::Ok();
+}
+
+Status SetBool(std::string_view v, std::string_view shown, bool* out) {
+  auto r = ParseBool(v, shown);
+  if (!r.ok()) return r.status();
+  *out = *r;
+  return Status::Ok();
+}
+
+Status SetModel(std::string_view v, std::string_view shown, TrainingJob* job) {
+  const std::string_view t = Trim(v);
+  if (t.empty() || t.size() > 512)
+    return Expected(shown, "a model id or config.json path (1-512 bytes)", v);
+  for (char c : t) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x21 || u == 0x7f) return Expected(shown, "a model id or path without spaces or control bytes", v);
+  }
+  job->model = std::string(t);
+  return Status::Ok();
+}
+
+Status SetLoraTargets(std::string_view v, std::string_view shown, TrainingJob* job) {
+  std::vector<std::string> out;
+  std::string_view rest = Trim(v);
+  // Accept "q_proj,v_proj", "q_proj v_proj", "[q_proj, v_proj]" and 'all-linear'.
+  while (!rest.empty() && out.size() < 64) {
+    const size_t cut = rest.find_first_of(", []'\"");
+    std::string_view item = rest.substr(0, cut);
+    if (!item.empty()) {
+      for (char c : item)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
+          return Expected(shown, "module names such as q_proj,v_proj or all-linear", v);
+      out.emplace_back(item == "all_linear" ? "all-linear" : std::string(item));
+    }
+    if (cut == std::string_view::npos) break;
+    rest.remove_prefix(cut + 1);
+  }
+  if (out.empty()) return Expected(shown, "module names such as q_proj,v_proj or all-linear", v);
+  job->lora_targets = std::move(out);
+  return Status::Ok();
+}
+
+struct KeySpec {
+  OptionSpec spec;
+  bool spank;  // one of the 17 contract options
+  Setter set;
+};
+
+#define FMTE_SETTER(body) [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
+
+const std::array<KeySpec, 33> kKeys{{
+    {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"}, true,
+     FMTE_SETTER(return SetModel(v, s, j);)},
+    {{"method", "full|lora|qlora|prompt-tuning|prefix-tuning", "training method"}, true,
+     FMTE_SETTER(return SetEnum(v, s, &j->method, ParseMethod);)},
+    {{"seq-len", "N", "sequence length in tokens"}, true,
+     FMTE_SETTER(return SetInt(v, s, &j->seq_len, 1, kMaxSeq);)},
+    {{"micro-batch", "N", "sequences per GPU per step (micro-batch)"}, true,
+     FMTE_SETTER(return SetInt(v, s, &j->micro_batch, 1, kMaxBatch);)},
+    {{"grad-accum", "N", "gradient accumulation steps"}, true,
+     FMTE_SETTER(return SetInt(v, s, &j->grad_accum, 1, kMaxBatch);)},
+    {{"precision", "fp32|amp-bf16|amp-fp16|mixed-bf16|mixed-fp16|pure-bf16", "numeric precision"}, true,
+     FMTE_SETTER(return SetEnum(v, s, &j->precision, ParsePrecision);)},
+    {{"sharding", "none|ddp|zero1|zero2|zero3|fsdp-full|fsdp-grad-op|fsdp-hybrid|fsdp-no-shard",
+      "data-parallel sharding"}, true,
+     FMTE_SETTER(return SetEnum(v, s, &j->sharding, ParseSharding);)},
+    {{"tp", "N", "tensor-parallel degree"}, true, FMTE_SETTER(return SetInt(v, s, &j->tp, 1, kMaxParallel);)},
+    {{"pp", "N", "pipeline-parallel degree"}, true, FMTE_SETTER(return SetInt(v, s, &j->pp, 1, kMaxParallel);)},
+    {{"activation-checkpointing", "none|selective|full", "activation checkpointing"}, true,
+     FMTE_SETTER(return SetEnum(v, s, &j->activation_checkpointing, ParseCheckpointing);)},
+    {{"lora-r", "N", "LoRA rank"}, true, FMTE_SETTER(return SetInt(v, s, &j->lora_r, 1, 1 << 16);)},
+    {{"quant", "none|nf4|fp4|int8", "quantisation of the frozen base weights (qlora)"}, true,
+     FMTE_SETTER(return SetEnum(v, s, &j->quant, ParseQuant);)},
+    {{"tokens", "N", "tokens to train on (K/M/B/T suffixes)"}, true,
+     FMTE_SETTER(return SetInt(v, s, &j->tokens, 1, kMaxWork, true);)},
+    {{"samples", "N", "training samples per epoch (K/M/B/T suffixes)"}, true,
+     FMTE_SETTER(return SetInt(v, s, &j->samples, 1, kMaxWork, true);)},
+    {{"epochs", "E", "epochs"}, true, FMTE_SETTER({
+       auto r = ParseBoundedDouble(v, 1e-6, 1e6, s);
+       if (!r.ok()) return r.status();
+       j->epochs = *r;
+       return Status::Ok();
+     })},
+    {{"steps", "N", "optimizer steps (K/M suffixes)"}, true,
+     FMTE_SETTER(return SetInt(v, s, &j->steps, 1, kMaxWork, true);)},
+    {{"framework", "hf|torchtune|megatron|deepspeed|fsdp", "training framework"}, true,
+     FMTE_SETTER(return SetEnum(v, s, &j->framework, ParseFramework);)},
+    // Extra keys: #FMTE lines and launcher detection (not SPANK options).
+    {{"optimizer", "adamw|adamw-8bit|sgd|adafactor", ""}, false,
+     FMTE_SETTER(return SetEnum(v, s, &j->optimizer, ParseOptimizer);)},
+    {{"vpp", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->vpp, 1, 1024);)},
+    {{"sp", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->sequence_parallel);)},
+    {{"offload-optimizer", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->offload_optimizer);)},
+    {{"offload-params", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->offload_params);)},
+    {{"global-batch", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->global_batch, 1, int64_t{1} << 40);)},
+    {{"lora-targets", "LIST|all-linear", ""}, false, FMTE_SETTER(return SetLoraTargets(v, s, j);)},
+    {{"attention", "fused|eager", ""}, false, FMTE_SETTER(return SetEnum(v, s, &j->attention, ParseAttention);)},
+    {{"compile", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->compile);)},
+    {{"chunked-loss", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->chunked_loss);)},
+    {{"double-quant", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->double_quant);)},
+    {{"activation-offload", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->activation_offload);)},
+    {{"optimizer-in-backward", "true|false", ""}, false,
+     FMTE_SETTER(return SetBool(v, s, &j->optimizer_in_backward);)},
+    {{"virtual-tokens", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->virtual_tokens, 1, 1 << 16);)},
+    {{"gpus-per-node", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->gpus_per_node, 1, 1024);)},
+    {{"gpu", "NAME", ""}, false, FMTE_SETTER({
+       const std::string_view t = Trim(v);
+       if (t.empty() || t.size() > 64) return Expected(s, "a GPU name", v);
+       j->gpu = std::string(t);
+       return Status::Ok();
+     })},
+}};
+#undef FMTE_SETTER
+
+const KeySpec* FindKey(std::string_view key) {
+  static const LengthGroups<32> kByLength = [] {
+    LengthGroups<32> g;
+    g.Build(kKeys.size(), [](size_t i) { return kKeys[i].spec.key; });
+    return g;
+  }();
+  for (const uint32_t i : kByLength.Candidates(key))
+    if (kKeys[i].spec.key == key) return &kKeys[i];
+  return nullptr;
+}
+
+std::array<OptionSpec, 17> MakeOptionSpecs() {
+  std::array<OptionSpec, 17> out{};
+  size_t n = 0;
+  for (const KeySpec& k : kKeys)
+    if (k.spank && n < out.size()) out[n++] = k.spec;
+  return out;
+}
+
+}  // namespace
+
+Status ApplyKey(std::string_view key, std::string_view value, std::string_view shown, TrainingJob* job) {
+  const KeySpec* k = FindKey(key);
+  if (k == nullptr) return Status::InvalidArgument(std::string(shown) + ": unknown key");
+  if (value.size() > kMaxValueBytes)
+    return Status::InvalidArgument(std::string(shown) + ": value longer than " +
+                                   std::to_string(kMaxValueBytes) + " bytes");
+  return k->set(value, shown, job);
+}
+
+bool IsKnownKey(std::string_view key) { return FindKey(key) != nullptr; }
+
+}  // namespace internal
+
+std::span<const OptionSpec> FmteOptions() {
+  static const std::array<OptionSpec, 17> kOptions = internal::MakeOptionSpecs();
+  return kOptions;
+}
+
+Status ValidateOption(std::string_view key, std::string_view value, bool as_fmte_line) {
+  const std::string shown = as_fmte_line ? "#FMTE " + std::string(key) : "--fmte-" + std::string(key);
+  bool known = false;
+  for (const OptionSpec& o : FmteOptions()) known = known || o.key == key;
+  if (!known && !(as_fmte_line && internal::IsKnownKey(key))) {
+    std::string names;
+    for (const OptionSpec& o : FmteOptions()) names += (names.empty() ? "" : " ") + std::string(o.key);
+    return Status::InvalidArgument(Shown(shown) + ": unknown option; known: " + names);
+  }
+  TrainingJob scratch;
+  return internal::ApplyKey(key, value, shown, &scratch);
+}
+
+std::string SpankEnvKey(std::string_view key) {
+  std::string out = "_SLURM_SPANK_OPTION_fmte_fmte_";
+  for (char c : key) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(std::span<const char* const> env) {
+  std::vector<std::pair<std::string, std::string>> out;
+  static const std::string kPrefix = "_SLURM_SPANK_OPTION_fmte_fmte_";
+  const std::string arch_prefix = std::string(kArchEnvName) + "=";
+  for (const char* entry : env) {
+    if (entry == nullptr) continue;
+    // Bounded: SPANK values are short; the architecture JSON at most kMaxArchJsonBytes.
+    const std::string_view e(entry, strnlen(entry, kMaxArchJsonBytes + 64));
+    if (e.starts_with(arch_prefix)) {
+      out.emplace_back(std::string(kArchKey), std::string(e.substr(arch_prefix.size())));
+      continue;
+    }
+    if (!e.starts_with(kPrefix)) continue;
+    const size_t eq = e.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = e.substr(0, eq);
+    for (const OptionSpec& o : FmteOptions()) {
+      if (SpankEnvKey(o.key) == name) {
+        out.emplace_back(std::string(o.key), std::string(e.substr(eq + 1, kMaxValueBytes + 1)));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::string_view ToString(Source s) {
+  switch (s) {
+    case Source::kDefault: return "default";
+    case Source::kSlurm: return "slurm";
+    case Source::kLauncher: return "launcher";
+    case Source::kFmteLine: return "fmte-line";
+    case Source::kSpank: return "spank";
+  }
+  return "?";
+}
+
+}  // namespace fmte

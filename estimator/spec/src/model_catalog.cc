@@ -1,0 +1,124 @@
+// ModelCatalog: the config.json files under etc/models/<org>/<name>/, looked up case-insensitively,
+// with "did you mean" suggestions by edit distance; ResolveModel: catalog id, else a path.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "fmte/model.h"
+#include "fmte/text.h"
+
+
+namespace fmte {
+namespace {
+
+std::string_view NamePart(std::string_view id) {
+  size_t slash = id.rfind('/');
+  return slash == std::string_view::npos ? id : id.substr(slash + 1);
+}
+
+}  // namespace
+
+Result<ModelCatalog> ModelCatalog::LoadDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return Status::NotFound("model catalog directory '" + dir + "' does not exist");
+  }
+  std::vector<fs::path> files;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink, ec);
+  if (ec) return Status::IoError("cannot list model catalog '" + dir + "': " + ec.message());
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) return Status::IoError("cannot list model catalog '" + dir + "': " + ec.message());
+    if (it->path().filename() == "config.json" && it->is_regular_file(ec)) {
+      files.push_back(it->path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  ModelCatalog catalog;
+  for (const fs::path& file : files) {
+    std::string id = fs::relative(file.parent_path(), dir, ec).generic_string();
+    if (ec || id.empty() || id == ".") {
+      return Status::ParseError("model catalog: '" + file.string() +
+                                "' must be stored as <org>/<name>/config.json");
+    }
+    Result<ModelArch> arch = LoadModelConfigFile(file.string());
+    if (!arch.ok()) return arch.status().WithContext("model catalog");
+    arch->id = id;
+    catalog.Add(std::move(arch).value());
+  }
+  return catalog;
+}
+
+std::string ModelCatalog::DefaultDir() {
+  return EtcDir() + "/models";
+}
+
+Result<const ModelArch*> ModelCatalog::Find(std::string_view id) const {
+  auto it = models_.find(Lower(id));
+  if (it != models_.end()) return &it->second;
+  std::string msg = "unknown model '" + std::string(id) + "'";
+  std::vector<std::string> closest = Closest(id);
+  if (!closest.empty()) {
+    msg += "; closest catalog ids: ";
+    for (size_t i = 0; i < closest.size(); ++i) msg += (i ? ", " : "") + closest[i];
+  }
+  return Status::NotFound(msg);
+}
+
+std::vector<std::string> ModelCatalog::Closest(std::string_view id, size_t n) const {
+  std::string query = Lower(id);
+  bool has_org = query.find('/') != std::string::npos;
+  std::string_view query_name = NamePart(query);
+  // Names the query is a prefix of come first ("Llama-2-7b" -> "Llama-2-7b-hf"), then names that
+  // contain it, then the rest; within a tier, by edit distance on the name, then on the whole id.
+  struct Scored {
+    int tier;
+    size_t name_distance, id_distance;
+    std::string id;
+  };
+  std::vector<Scored> scored;
+  for (const auto& [key, arch] : models_) {
+    std::string_view name = NamePart(key);
+    int tier = name.substr(0, query_name.size()) == query_name ? 0
+               : name.find(query_name) != std::string_view::npos ? 1
+                                                                   : 2;
+    if (query_name.empty()) tier = 2;
+    size_t d_name = EditDistance(query_name, name);
+    size_t d_id = has_org ? EditDistance(query, key) : d_name;
+    scored.push_back({tier, d_name, d_id, arch.id});
+  }
+  std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    if (a.tier != b.tier) return a.tier < b.tier;
+    if (a.name_distance != b.name_distance) return a.name_distance < b.name_distance;
+    if (a.id_distance != b.id_distance) return a.id_distance < b.id_distance;
+    return a.id < b.id;
+  });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(scored[i].id);
+  return out;
+}
+
+std::vector<std::string> ModelCatalog::Ids() const {
+  std::vector<std::string> ids;
+  for (const auto& [key, arch] : models_) ids.push_back(arch.id);
+  return ids;
+}
+
+void ModelCatalog::Add(ModelArch arch) {
+  std::string key = Lower(arch.id);
+  models_.insert_or_assign(std::move(key), std::move(arch));
+}
+
+Result<ModelArch> ResolveModel(const ModelCatalog& catalog, std::string_view id_or_path) {
+  Result<const ModelArch*> found = catalog.Find(id_or_path);
+  if (found.ok()) return **found;
+  std::error_code ec;
+  std::string path(id_or_path);
+  if (!path.empty() && std::filesystem::exists(path, ec)) return LoadModelConfigFile(path);
+  return Status::NotFound(found.status().message() +
+                          " (and no config.json file or model directory of that name exists)");
+}
+
+}  // namespace fmte

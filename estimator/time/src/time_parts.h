@@ -1,0 +1,117 @@
+// Private pieces of the step-time model (time.cc composes them): FLOPs per token from the
+// architecture's shapes, collective times on a two-level network, optimizer bytes.
+// Thread-safety: pure functions.
+#ifndef FMTE_ESTIMATOR_SRC_TIME_PARTS_H_
+#define FMTE_ESTIMATOR_SRC_TIME_PARTS_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "fmte/job.h"
+#include "fmte/lora.h"
+#include "fmte/model.h"
+#include "fmte/time.h"
+
+namespace fmte::time_parts {
+
+// Forward FLOPs per token of one block, whole (before tensor-parallel splitting).
+struct BlockFlops {
+  double linear = 0;          // 2 x active weight elements of every linear (MoE: experts that fire)
+  double frozen_linear = 0;   // the part of `linear` whose weights get no gradient (LoRA base, ...)
+  double adapter = 0;         // LoRA adapters: 2 x r x (in + out) per targeted linear
+  double attention_full = 0;  // QK^T and AV over the whole context: 4 x ctx x heads x head_dim
+  double attention_executed = 0;  // what the kernel runs: causal fused kernels skip half
+  double weight_elements = 0;     // weight elements of the block (all experts)
+  // `linear` (and its frozen part) weighted by the shape's efficiency: each linear's FLOPs divided
+  // by its GemmCurve factor at its per-GPU shape, so that time = these / (peak x gemm_efficiency).
+  // Equal to `linear` (`frozen_linear`) without curves.
+  double linear_fwd_weighted = 0;  // forward
+  double linear_bwd_weighted = 0;  // one backward product (input or weight gradient) per linear
+  double frozen_bwd_weighted = 0;  // the frozen linears' part of linear_bwd_weighted
+};
+
+// Per-GPU GEMM shape of one linear under Megatron tensor parallelism (Shoeybi et al. 2019):
+// column-parallel projections (Q/K/V, gate/up) split the output, row-parallel ones (attention
+// output, MLP down) split the input; routers stay whole. `tokens` are the micro-batch's tokens
+// that reach it (routed experts: their share).
+struct GemmShape {
+  double m = 0, k = 0, n = 0;
+};
+GemmShape LinearGemmShape(const LinearShape& l, int64_t tp, double tokens);
+
+// Weight of `flops` run as an (m, k, n) product in the forward / backward pass: flops divided by
+// the curve's shape factor (backward also by its large-matrix ratio to the forward).
+double FwdWeighted(const TimeEfficiency& eff, double flops, const GemmShape& s);
+double BwdWeighted(const TimeEfficiency& eff, double flops, const GemmShape& s);
+
+// `context` is the attention context length (sequence, plus prefix tokens); `lora` the adapted
+// linears (fmte/lora.h, resolved once per estimate); `tokens_mb` the micro-batch's tokens (for the
+// GEMM shapes).
+BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
+                              const TrainingJob& job, const LoraTargets& lora, double context,
+                              double tokens_mb, const TimeEfficiency& eff);
+
+// What one layer of a block kind adds to its stage (time_stage.cc).
+struct LayerWork {
+  double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;
+  double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
+  double model_flops = 0;
+  double weight_elems = 0;
+  double trainable_elems = 0;  // full fine-tuning and prefix tuning
+  // LoRA: each adapted linear's adapter elements, in the block's order (StageWorkOf adds them to
+  // the stage's trainable elements one by one, in layer order).
+  std::vector<double> lora_adapters;
+};
+
+// Layers of one block kind share their work: each kind's LayerWork is computed on first use
+// (this runs per estimate in the admission path and thousands of times in a layout search).
+using KindWork = std::vector<std::optional<LayerWork>>;
+
+// Per-token FLOPs (whole, before TP) and bytes of one pipeline stage.
+struct StageWork {
+  int64_t layers = 0;
+  double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  // executed, per token
+  // The same weighted by each product's shape efficiency (GemmCurve): time = these / gemm rate.
+  double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
+  double model_flops = 0;          // Megatron convention, per token
+  double act_bytes_per_token = 0;  // per GPU, memory-bound traffic of one forward pass
+  double weight_elems = 0;         // all weights of the stage (whole, before TP)
+  double trainable_elems = 0;      // parameters that get gradients and optimizer state
+  double layer_passes = 0;         // layers x passes (fwd 1, bwd 2, recompute 1)
+  double tp_allreduces = 0;        // per micro-batch
+};
+
+// One stage's work: layers [first_layer, first_layer + layers), with the embedding on the first
+// stage and the LM head on the last; `kind_work` (size block_kinds) fills as kinds are met.
+StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const LoraTargets& lora,
+                      KindWork& kind_work, int64_t first_layer, int64_t layers, bool first_stage,
+                      bool last_stage, double context, double tokens_mb, const TimeEfficiency& eff);
+
+// Links a collective group sees: `ranks` in all, `ranks_per_node` of them on each node.
+struct Links {
+  double intra_bytes_per_s = 0;  // per GPU, NVLink or PCIe peer
+  double inter_bytes_per_s = 0;  // per GPU: the node's network divided among its GPUs
+};
+
+// Ring/hierarchical all-reduce of `bytes` per GPU (docs/formulas.md §5: each GPU moves 2(k-1)/k of
+// the buffer; across nodes NCCL reduces inside the node first, so the network carries 2(N-1)/N of
+// the buffer per node's share). Includes the learned efficiency and latency.
+double AllReduceSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, const Links& links,
+                        const TimeEfficiency& eff);
+// All-gather or reduce-scatter: half the traffic of an all-reduce.
+double AllGatherSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, const Links& links,
+                        const TimeEfficiency& eff);
+// Point-to-point send of `bytes` between neighbouring pipeline stages.
+double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeEfficiency& eff);
+
+// Bytes the optimizer step reads and writes per trainable parameter (memory-bound on HBM).
+double OptimizerBytesPerParam(Optimizer opt, Precision precision);
+// Bytes of one gradient element as it is reduced across data-parallel ranks.
+double GradBytes(Precision precision);
+// Bytes of one 16-bit (or fp32) weight element as held for compute.
+double ComputeWeightBytes(Precision precision);
+
+}  // namespace fmte::time_parts
+
+#endif  // FMTE_ESTIMATOR_SRC_TIME_PARTS_H_

@@ -1,0 +1,156 @@
+// The work of one pipeline stage per token (time.cc turns it into seconds): each layer's FLOPs,
+// weighted FLOPs, weights and trainable elements, plus the embedding and the LM head.
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "time_parts.h"
+
+namespace fmte::time_parts {
+namespace {
+
+double ActivationBytesPerToken(const ModelArch& model, const TrainingJob& job, double context) {
+  // Korthikanti et al. 2022, Table 2, per token: h*(10 + 24/t) with TP, h*34/t with TP+SP, plus the
+  // s x s scores 5*a*s/t when attention is not fused. Used as the memory-bound traffic of a pass.
+  const double h = static_cast<double>(model.hidden_size);
+  const double t = static_cast<double>(job.tp);
+  double bytes = job.sequence_parallel ? h * 34.0 / t : h * (10.0 + 24.0 / t);
+  if (job.attention == Attention::kEager)
+    bytes += 5.0 * static_cast<double>(model.num_heads) * context / t;
+  return bytes;
+}
+
+LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, const BlockSpec& block,
+                      const LoraTargets& lora, double context, double tokens_mb,
+                      const TimeEfficiency& eff) {
+  const BlockFlops f =
+      BlockFlopsPerToken(model, block, job, lora, context, tokens_mb, eff);
+  LayerWork lw;
+  const double fwd = f.linear + f.adapter + f.attention_executed;
+  // Backward: the input gradient of every linear (also frozen ones: gradients flow to the
+  // adapters/prompts below), weight gradients only for trainable weights, attention twice.
+  const double dgrad = f.linear + f.adapter + 2 * f.attention_executed;
+  const double wgrad = (f.linear - f.frozen_linear) + f.adapter;
+  lw.fwd_flops = fwd;
+  lw.bwd_flops = dgrad + wgrad;
+  // Adapters and attention scores run at the large-matrix efficiency (no curve for their shapes).
+  const double fwd_weighted = f.linear_fwd_weighted + f.adapter + f.attention_executed;
+  lw.fwd_weighted = fwd_weighted;
+  lw.bwd_weighted = (f.linear_bwd_weighted + f.adapter + 2 * f.attention_executed) +
+                    (f.linear_bwd_weighted - f.frozen_bwd_weighted) + f.adapter;
+  if (job.activation_checkpointing == Checkpointing::kFull) {
+    lw.recompute_flops = fwd;
+    lw.recompute_weighted = fwd_weighted;
+  }
+  if (job.activation_checkpointing == Checkpointing::kSelective) {
+    lw.recompute_flops = f.attention_executed;
+    lw.recompute_weighted = f.attention_executed;
+  }
+  const double model_fwd = f.linear + f.adapter + f.attention_full;
+  lw.model_flops = model_fwd + (f.linear + f.adapter + 2 * f.attention_full) + wgrad;
+  lw.weight_elems =
+      f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
+  if (job.method == Method::kLora || job.method == Method::kQlora) {
+    lw.lora_adapters.reserve(block.linears.size());  // at most one per linear: never reallocates
+    for (const LinearShape& lin : block.linears)
+      if (lora.Matches(lin))
+        lw.lora_adapters.push_back(
+            static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies));
+  } else if (job.method == Method::kFull) {
+    lw.trainable_elems = lw.weight_elems;
+  } else if (job.method == Method::kPrefixTuning) {
+    // PEFT prefix tuning: virtual key and value vectors per layer.
+    lw.trainable_elems = 2.0 * static_cast<double>(job.virtual_tokens * model.hidden_size);
+  }
+  return lw;
+}
+
+}  // namespace
+
+StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const LoraTargets& lora,
+                      KindWork& kind_work, int64_t first_layer, int64_t layers, bool first_stage,
+                      bool last_stage, double context, double tokens_mb, const TimeEfficiency& eff) {
+  StageWork w;
+  w.layers = layers;
+  const bool full_method = job.method == Method::kFull;
+  const bool lora_method = job.method == Method::kLora || job.method == Method::kQlora;
+  const bool full_ckpt = job.activation_checkpointing == Checkpointing::kFull;
+  const bool recompute = full_ckpt || job.activation_checkpointing == Checkpointing::kSelective;
+  // Each block kind's work first (computed once per kind), so the summing loop below only adds;
+  // its sums are written into `w` after the loop.
+  for (int64_t l = first_layer; l < first_layer + layers; ++l) {
+    std::optional<LayerWork>& cached = kind_work[static_cast<size_t>(model.block_kind_of_layer[l])];
+    if (!cached) cached = LayerWorkOf(model, job, model.Block(l), lora, context, tokens_mb, eff);
+  }
+  // Each layer's work is added in layer order, so the sums are those of adding every layer's own.
+  double fwd_flops = 0, bwd_flops = 0, fwd_weighted = 0, bwd_weighted = 0;
+  double recompute_flops = 0, recompute_weighted = 0, model_flops = 0, weight_elems = 0;
+  double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0;
+  const double passes = 3.0 + (full_ckpt ? 1.0 : 0.0);
+  // Megatron TP: 2 all-reduces in the forward, 2 in the backward (Shoeybi et al. 2019), and 2
+  // more when the full recomputation reruns the forward.
+  const double allreduces = 4.0 + (full_ckpt ? 2.0 : 0.0);
+  for (int64_t l = first_layer; l < first_layer + layers; ++l) {
+    const LayerWork& lw = *kind_work[static_cast<size_t>(model.block_kind_of_layer[l])];
+    fwd_flops += lw.fwd_flops;
+    bwd_flops += lw.bwd_flops;
+    fwd_weighted += lw.fwd_weighted;
+    bwd_weighted += lw.bwd_weighted;
+    if (recompute) {
+      recompute_flops += lw.recompute_flops;
+      recompute_weighted += lw.recompute_weighted;
+    }
+    model_flops += lw.model_flops;
+    weight_elems += lw.weight_elems;
+    if (lora_method) {
+      for (const double adapter : lw.lora_adapters) trainable_elems += adapter;
+    } else if (full_method || job.method == Method::kPrefixTuning) {
+      trainable_elems += lw.trainable_elems;
+    }
+    layer_passes += passes;
+    tp_allreduces += allreduces;
+  }
+  w.fwd_flops = fwd_flops;
+  w.bwd_flops = bwd_flops;
+  w.fwd_weighted = fwd_weighted;
+  w.bwd_weighted = bwd_weighted;
+  w.recompute_flops = recompute_flops;
+  w.recompute_weighted = recompute_weighted;
+  w.model_flops = model_flops;
+  w.weight_elems = weight_elems;
+  w.trainable_elems = trainable_elems;
+  w.layer_passes = layer_passes;
+  w.tp_allreduces = tp_allreduces;
+  w.act_bytes_per_token =
+      static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
+  const double h = static_cast<double>(model.hidden_size);
+  const double v = static_cast<double>(model.vocab_size);
+  if (first_stage) {
+    w.weight_elems += static_cast<double>(model.embedding_params + model.position_embedding_params);
+    if (full_method)
+      w.trainable_elems +=
+          static_cast<double>(model.embedding_params + model.position_embedding_params);
+    if (job.method == Method::kPromptTuning)
+      w.trainable_elems += static_cast<double>(job.virtual_tokens) * h;
+  }
+  if (last_stage) {
+    // LM head: 2*h*V per token forward, its input gradient always, its weight gradient when trained
+    // (Megatron's V/(12*L*h) term). Logits and the fp32 loss are memory-bound traffic.
+    w.fwd_flops += 2 * h * v;
+    w.bwd_flops += 2 * h * v + (full_method ? 2 * h * v : 0);
+    // Megatron's vocabulary-parallel head: an (tokens, h, V/t) product (column-parallel).
+    const GemmShape head_shape{tokens_mb, h,
+                                           v / static_cast<double>(std::max<int64_t>(job.tp, 1))};
+    w.fwd_weighted += FwdWeighted(eff, 2 * h * v, head_shape);
+    w.bwd_weighted +=
+        BwdWeighted(eff, 2 * h * v + (full_method ? 2 * h * v : 0), head_shape);
+    w.model_flops += 6 * h * v - (full_method ? 0 : 2 * h * v);
+    const double head = static_cast<double>(model.lm_head_params > 0 ? model.lm_head_params : 0);
+    w.weight_elems += head + static_cast<double>(model.final_norm_params);
+    if (full_method) w.trainable_elems += head + static_cast<double>(model.final_norm_params);
+    w.act_bytes_per_token += (job.chunked_loss ? 2.0 : 6.0) * v / static_cast<double>(job.tp);
+  }
+  return w;
+}
+
+}  // namespace fmte::time_parts

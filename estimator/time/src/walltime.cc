@@ -1,0 +1,155 @@
+// Wall time = start-up + weights load + steps x step time + evaluation + checkpoint writes
+// (docs/formulas.md §5, wall time; the FM Training Estimator's 300 s start-up and 60 s per
+// checkpoint are the cluster defaults in cluster.h).
+#include "fmte/walltime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+
+namespace fmte {
+namespace {
+
+int64_t CeilDiv(double a, double b) { return static_cast<int64_t>(std::ceil(a / b - 1e-9)); }
+
+// Bytes of one checkpoint: the 16-bit weights, plus for trained parameters their fp32 master copy
+// and optimizer state (what DeepSpeed/FSDP/HF Trainer save to resume; docs/formulas.md §2).
+double CheckpointBytes(const TrainingJob& job, int64_t total_params, int64_t trainable_params) {
+  const double total = static_cast<double>(total_params);
+  const double trainable = static_cast<double>(trainable_params);
+  double state = 0;
+  switch (job.optimizer) {
+    case Optimizer::kAdamW:
+      state = 8;
+      break;
+    case Optimizer::kAdamW8bit:
+      state = 2;
+      break;
+    case Optimizer::kSgd:
+      state = 4;
+      break;
+    case Optimizer::kAdafactor:
+      state = 0.1;
+      break;
+  }
+  const double master = job.precision == Precision::kPureBf16 ? 0 : 4;
+  if (job.method == Method::kFull) return total * 2 + trainable * (master + state);
+  // PEFT saves the adapters (and the trainer its optimizer state), not the frozen base.
+  return trainable * (4 + master + state);
+}
+
+}  // namespace
+
+Result<int64_t> StepsOfJob(const TrainingJob& job, int64_t global_batch) {
+  if (global_batch <= 0) return Status::InvalidArgument("--global-batch: must be positive");
+  if (job.steps > 0) return job.steps;
+  if (job.tokens > 0)
+    return CeilDiv(static_cast<double>(job.tokens),
+                   static_cast<double>(global_batch) * static_cast<double>(job.seq_len));
+  if (job.samples > 0)
+    return CeilDiv(static_cast<double>(job.samples) * std::max(job.epochs, 1.0),
+                   static_cast<double>(global_batch));
+  return Status::InvalidArgument(
+      "--tokens/--samples/--steps: give the amount of work to estimate a wall time");
+}
+
+Result<WallTimeEstimate> WallTimeFromStep(const TrainingJob& job, const ClusterSpec& cluster,
+                                          const TimeModel& time_model, const TimeEstimate& step,
+                                          const TrainedParams& params,
+                                          const WallTimeOptions& options) {
+  WallTimeEstimate w;
+  w.step = step;
+  FMTE_RETURN_IF_ERROR(WallTimeFromOwnStep(job, cluster, time_model, params, options, &w));
+  return w;
+}
+
+Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
+                           const TimeModel& time_model, const TrainedParams& params,
+                           const WallTimeOptions& options, WallTimeEstimate* out) {
+  if (!(options.quantile >= 0 && options.quantile <= 1))
+    return Status::InvalidArgument("time quantile: expected a number in [0, 1]");
+  const TimeEstimate& step = out->step;
+  Result<int64_t> steps = StepsOfJob(job, step.global_batch);
+  if (!steps.ok()) return steps.status();
+  WallTimeEstimate& w = *out;
+  w.steps = *steps;
+  const double storage = std::max(cluster.storage_gbps, 1e-3) * 1e9;
+  w.startup_s = cluster.startup_s;
+  // Loading: the published checkpoint (16-bit weights) read once from storage.
+  w.load_s = static_cast<double>(params.total) * 2.0 / storage;
+  w.train_s = static_cast<double>(w.steps) * step.step_time_s;
+  if (options.eval_every_steps > 0 && options.eval_batches > 0) {
+    w.evaluations = w.steps / options.eval_every_steps;
+    // An evaluation batch runs the forward only: about a third of a training step's compute
+    // (forward 2P of the 6P per token; Kaplan et al. 2020).
+    const double eval_batch_s = step.step_time_s / 3.0;
+    w.eval_s = static_cast<double>(w.evaluations * options.eval_batches) * eval_batch_s;
+  }
+  w.checkpoints = options.checkpoint_every_steps > 0
+                      ? std::max<int64_t>(1, w.steps / options.checkpoint_every_steps)
+                      : 1;
+  const double ckpt_bytes = CheckpointBytes(job, params.total, params.trainable);
+  w.checkpoint_bytes = static_cast<int64_t>(std::min(ckpt_bytes, 9e18));
+  w.checkpoint_s =
+      static_cast<double>(w.checkpoints) * (ckpt_bytes / storage + cluster.checkpoint_fixed_s);
+  w.wall_time_s = w.startup_s + w.load_s + w.train_s + w.eval_s + w.checkpoint_s;
+  w.quantile = options.quantile;
+  w.upper_factor = time_model.UpperFactor(options.quantile);
+  w.time_limit_s = w.startup_s + w.load_s + (w.train_s + w.eval_s) * w.upper_factor +
+                   w.checkpoint_s + options.limit_margin_s;
+  return Status::Ok();
+}
+
+Result<WallTimeEstimate> EstimateWallTime(const ModelArch& model, const TrainingJob& job,
+                                          const GpuSpec& gpu, const ClusterSpec& cluster,
+                                          const TimeModel& time_model, const TrainedParams& params,
+                                          const WallTimeOptions& options) {
+  Result<TimeEstimate> step = EstimateStepTime(model, job, gpu, cluster, time_model);
+  if (!step.ok()) return step.status();
+  return WallTimeFromStep(job, cluster, time_model, *step, params, options);
+}
+
+Result<WallTimeEstimate> EstimateWallTimeForDataset(const ModelArch& model, const TrainingJob& job,
+                                                    const GpuSpec& gpu, const ClusterSpec& cluster,
+                                                    const TimeModel& time_model,
+                                                    const DatasetTokens& data,
+                                                    const TrainedParams& params,
+                                                    const WallTimeOptions& options) {
+  BatchingOptions o;
+  o.batch_size = job.micro_batch;
+  o.seq_len = job.seq_len;
+  o.packing = data.packing;
+  o.epochs = std::max(job.epochs, 1.0);
+  Result<BatchingResult> b =
+      EstimateFromContract(data.contract, data.text_template, data.counter, o);
+  if (!b.ok()) return Status::InvalidArgument("dataset contract: " + b.status().message());
+  if (b->samples <= 0) return Status::InvalidArgument("dataset contract: no samples");
+  TrainingJob j = job;
+  // Padding: every row of a micro-batch is as wide as its longest sample (TE2 mean width).
+  if (!data.packing)
+    j.seq_len = std::clamp<int64_t>(CeilDiv(b->mean_batch_width, 1.0), 1, job.seq_len);
+  Result<TimeEstimate> step = EstimateStepTime(model, j, gpu, cluster, time_model);
+  if (!step.ok()) return step.status();
+  const double samples = static_cast<double>(job.samples > 0 ? job.samples : b->samples);
+  const double scale = samples / static_cast<double>(b->samples);
+  const double real_tokens = static_cast<double>(b->total_tokens) * scale;
+  if (j.steps <= 0) {
+    const double gb = static_cast<double>(step->global_batch);
+    if (data.packing) {
+      const int64_t rows =
+          std::max<int64_t>(1, CeilDiv(real_tokens, static_cast<double>(job.seq_len)));
+      j.steps = CeilDiv(static_cast<double>(rows) * o.epochs, gb);
+    } else {
+      j.steps = CeilDiv(samples * o.epochs, gb);
+    }
+  }
+  Result<WallTimeEstimate> w = WallTimeFromStep(j, cluster, time_model, *step, params, options);
+  if (!w.ok()) return w;
+  w->sequence_tokens = j.seq_len;
+  w->padding_fraction = b->padding_fraction;
+  w->dataset_tokens = real_tokens * o.epochs;
+  return w;
+}
+
+}  // namespace fmte

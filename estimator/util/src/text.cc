@@ -1,0 +1,132 @@
+#include "fmte/text.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include "fmte/status.h"
+
+namespace fmte {
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+namespace {
+std::string EnvOr(const char* name, const char* fallback) {
+  const char* env = std::getenv(name);
+  return env != nullptr && *env != '\0' ? env : fallback;
+}
+}  // namespace
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = LowerAscii(c);
+  return out;
+}
+
+bool EqualsIgnoreCase(std::string_view text, std::string_view lower) {
+  if (text.size() != lower.size()) return false;
+  for (size_t i = 0; i < text.size(); ++i)
+    if (LowerAscii(text[i]) != lower[i]) return false;
+  return true;
+}
+
+std::string Shown(std::string_view s, size_t max) {
+  std::string out;
+  out.reserve(std::min(s.size(), max) + 3);
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    out += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+Status Expected(std::string_view shown, std::string_view what, std::string_view text) {
+  return Status::InvalidArgument(std::string(shown) + ": expected " + std::string(what) + ", got '" +
+                                 Shown(text) + "'");
+}
+
+Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max, std::string_view shown,
+                                bool suffixes) {
+  // The error text is built only on failure (this runs for every numeric flag of every script).
+  const auto fail = [&] {
+    return Expected(shown,
+                    "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]" +
+                        (suffixes ? " (K/M/B/T suffixes allowed)" : ""),
+                    text);
+  };
+  const std::string_view t = Trim(text);
+  if (t.empty()) return fail();
+  size_t i = 0;
+  int64_t v = 0;
+  bool any = false;
+  for (; i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])); ++i) {
+    any = true;
+    const int d = t[i] - '0';
+    if (v > (max - d) / 10) return fail();  // also stops overflow
+    v = v * 10 + d;
+  }
+  if (!any) return fail();
+  if (i < t.size()) {
+    if (!suffixes || i + 1 != t.size()) return fail();
+    int64_t mult = 1;
+    switch (std::toupper(static_cast<unsigned char>(t[i]))) {
+      case 'K': mult = 1000; break;
+      case 'M': mult = 1000 * 1000; break;
+      case 'B': case 'G': mult = 1000LL * 1000 * 1000; break;
+      case 'T': mult = 1000LL * 1000 * 1000 * 1000; break;
+      default: return fail();
+    }
+    if (v > max / mult) return fail();
+    v *= mult;
+  }
+  if (v < min || v > max) return fail();
+  return v;
+}
+
+Result<double> ParseBoundedDouble(std::string_view text, double min, double max, std::string_view shown) {
+  const auto fail = [&] {
+    return Expected(shown, "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]", text);
+  };
+  const std::string_view t = Trim(text).substr(0, 64);
+  if (t.empty()) return fail();
+  for (char c : t)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '-' ||
+          c == '+'))
+      return fail();
+  // strtod needs a terminated copy; at most 64 bytes, on the stack.
+  char buf[65];
+  t.copy(buf, t.size());
+  buf[t.size()] = '\0';
+  char* end = nullptr;
+  const double v = std::strtod(buf, &end);
+  if (end != buf + t.size() || !std::isfinite(v) || v < min || v > max) return fail();
+  return v;
+}
+
+Result<bool> ParseBool(std::string_view text, std::string_view shown) {
+  const std::string_view t = Trim(text);
+  if (t.empty() || EqualsIgnoreCase(t, "true") || EqualsIgnoreCase(t, "yes") || t == "1" ||
+      EqualsIgnoreCase(t, "on"))
+    return true;
+  if (EqualsIgnoreCase(t, "false") || EqualsIgnoreCase(t, "no") || t == "0" || EqualsIgnoreCase(t, "off")) return false;
+  return Expected(shown, "true|false", text);
+}
+
+std::string EtcDir() { return EnvOr("FMTE_ETC_DIR", FMTE_DEFAULT_ETC_DIR); }
+std::string RegressorsDir() { return EnvOr("FMTE_REGRESSORS_DIR", FMTE_DEFAULT_REGRESSORS_DIR); }
+
+}  // namespace fmte
