@@ -1,6 +1,4 @@
 #include "fmte/cluster.h"
-#include "fmte/file.h"
-#include "fmte/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,22 +8,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fmte/file.h"
+#include "fmte/json_fields.h"
+#include "fmte/text.h"
+
 namespace fmte {
-namespace {
-
-Status ReadNumber(const nlohmann::json& j, const char* key, double* out, std::string_view origin,
-                  bool allow_zero) {
-  if (!j.contains(key)) return Status::Ok();
-  const auto& v = j.at(key);
-  if (!v.is_number() || v.get<double>() < 0 || (!allow_zero && v.get<double>() == 0)) {
-    return Status::ParseError(std::string(origin) + ": \"" + key + "\": expected a " +
-                              (allow_zero ? "non-negative" : "positive") + " number");
-  }
-  *out = v.get<double>();
-  return Status::Ok();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 Result<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_view origin) {
   nlohmann::json j;
@@ -35,13 +23,21 @@ Result<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_vie
     return Status::ParseError(std::string(origin) + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) return Status::ParseError(std::string(origin) + ": expected a JSON object");
-  static const char* kKeys[] = {"name",         "gpu",           "gpus_per_node",
-                                "intra_node_gbps", "inter_node_gbps", "pcie_gbps",
-                                "host_memory_gbps", "storage_gbps", "startup_s",
-                                "checkpoint_fixed_s", "source",   "notes"};
+  static const char* kKeys[] = {"name",
+                                "gpu",
+                                "gpus_per_node",
+                                "intra_node_gbps",
+                                "inter_node_gbps",
+                                "pcie_gbps",
+                                "host_memory_gbps",
+                                "storage_gbps",
+                                "startup_s",
+                                "checkpoint_fixed_s",
+                                "source",
+                                "notes"};
   for (const auto& [key, value] : j.items()) {
-    if (std::find_if(std::begin(kKeys), std::end(kKeys),
-                     [&](const char* k) { return key == k; }) == std::end(kKeys)) {
+    if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) ==
+        std::end(kKeys)) {
       return Status::ParseError(std::string(origin) + ": unknown key \"" + key + "\"");
     }
   }
@@ -50,22 +46,32 @@ Result<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_vie
     return Status::ParseError(std::string(origin) + ": \"name\": expected a non-empty string");
   c.name = j["name"].get<std::string>();
   if (j.contains("gpu")) {
-    if (!j["gpu"].is_string()) return Status::ParseError(std::string(origin) + ": \"gpu\": expected a string");
+    if (!j["gpu"].is_string())
+      return Status::ParseError(std::string(origin) + ": \"gpu\": expected a string");
     c.gpu = j["gpu"].get<std::string>();
   }
   if (j.contains("source") && j["source"].is_string()) c.source = j["source"].get<std::string>();
   double gpn = static_cast<double>(c.gpus_per_node);
-  FMTE_RETURN_IF_ERROR(ReadNumber(j, "gpus_per_node", &gpn, origin, false));
+  FMTE_RETURN_IF_ERROR(
+      ReadJsonNumber(j, "gpus_per_node", Presence::kOptional, Sign::kPositive, origin, &gpn));
   if (gpn != static_cast<double>(static_cast<int64_t>(gpn)) || gpn > 1024)
-    return Status::ParseError(std::string(origin) + ": \"gpus_per_node\": expected an integer 1..1024");
+    return Status::ParseError(std::string(origin) +
+                              ": \"gpus_per_node\": expected an integer 1..1024");
   c.gpus_per_node = static_cast<int64_t>(gpn);
-  FMTE_RETURN_IF_ERROR(ReadNumber(j, "intra_node_gbps", &c.intra_node_gbps, origin, true));
-  FMTE_RETURN_IF_ERROR(ReadNumber(j, "inter_node_gbps", &c.inter_node_gbps, origin, false));
-  FMTE_RETURN_IF_ERROR(ReadNumber(j, "pcie_gbps", &c.pcie_gbps, origin, false));
-  FMTE_RETURN_IF_ERROR(ReadNumber(j, "host_memory_gbps", &c.host_memory_gbps, origin, false));
-  FMTE_RETURN_IF_ERROR(ReadNumber(j, "storage_gbps", &c.storage_gbps, origin, false));
-  FMTE_RETURN_IF_ERROR(ReadNumber(j, "startup_s", &c.startup_s, origin, true));
-  FMTE_RETURN_IF_ERROR(ReadNumber(j, "checkpoint_fixed_s", &c.checkpoint_fixed_s, origin, true));
+  FMTE_RETURN_IF_ERROR(ReadJsonNumber(j, "intra_node_gbps", Presence::kOptional, Sign::kNonNegative,
+                                      origin, &c.intra_node_gbps));
+  FMTE_RETURN_IF_ERROR(ReadJsonNumber(j, "inter_node_gbps", Presence::kOptional, Sign::kPositive,
+                                      origin, &c.inter_node_gbps));
+  FMTE_RETURN_IF_ERROR(
+      ReadJsonNumber(j, "pcie_gbps", Presence::kOptional, Sign::kPositive, origin, &c.pcie_gbps));
+  FMTE_RETURN_IF_ERROR(ReadJsonNumber(j, "host_memory_gbps", Presence::kOptional, Sign::kPositive,
+                                      origin, &c.host_memory_gbps));
+  FMTE_RETURN_IF_ERROR(ReadJsonNumber(j, "storage_gbps", Presence::kOptional, Sign::kPositive,
+                                      origin, &c.storage_gbps));
+  FMTE_RETURN_IF_ERROR(ReadJsonNumber(j, "startup_s", Presence::kOptional, Sign::kNonNegative,
+                                      origin, &c.startup_s));
+  FMTE_RETURN_IF_ERROR(ReadJsonNumber(j, "checkpoint_fixed_s", Presence::kOptional,
+                                      Sign::kNonNegative, origin, &c.checkpoint_fixed_s));
   return c;
 }
 
@@ -95,9 +101,7 @@ Result<ClusterCatalog> ClusterCatalog::LoadDir(const std::string& dir) {
   return cat;
 }
 
-std::string ClusterCatalog::DefaultDir() {
-  return EtcDir() + "/clusters";
-}
+std::string ClusterCatalog::DefaultDir() { return EtcDir() + "/clusters"; }
 
 Result<const ClusterSpec*> ClusterCatalog::Find(std::string_view name) const {
   auto it = clusters_.find(Lower(name));

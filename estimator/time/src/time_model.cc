@@ -7,8 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fmte/text.h"
 #include "fmte/file.h"
+#include "fmte/json_fields.h"
+#include "fmte/text.h"
 #include "fmte/time.h"
 #include "time_correction.h"
 
@@ -20,21 +21,11 @@ namespace {
 bool StartsWithLowered(std::string_view s, std::string_view prefix) {
   if (prefix.size() > s.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
+    if (std::tolower(static_cast<unsigned char>(s[i])) !=
+        std::tolower(static_cast<unsigned char>(prefix[i])))
       return false;
   }
   return true;
-}
-
-Status ReadPositive(const nlohmann::json& j, const char* key, double* out, const std::string& where,
-                    bool allow_zero) {
-  if (!j.contains(key) || !j[key].is_number())
-    return Status::ParseError(where + ": \"" + key + "\": expected a number");
-  const double v = j[key].get<double>();
-  if (!std::isfinite(v) || v < 0 || (!allow_zero && v == 0))
-    return Status::ParseError(where + ": \"" + key + "\": expected a positive number");
-  *out = v;
-  return Status::Ok();
 }
 
 // Optional "gemm_fwd"/"gemm_bwd" objects of an efficiency entry (GemmCurve).
@@ -44,10 +35,14 @@ Status ReadCurve(const nlohmann::json& e, const char* key, GemmCurve* out,
   const nlohmann::json& c = e[key];
   const std::string at = where + ": " + key;
   if (!c.is_object()) return Status::ParseError(at + ": expected an object");
-  FMTE_RETURN_IF_ERROR(ReadPositive(c, "peak_fraction", &out->peak_fraction, at, false));
-  FMTE_RETURN_IF_ERROR(ReadPositive(c, "m_half", &out->m_half, at, true));
-  FMTE_RETURN_IF_ERROR(ReadPositive(c, "k_half", &out->k_half, at, true));
-  FMTE_RETURN_IF_ERROR(ReadPositive(c, "n_half", &out->n_half, at, true));
+  FMTE_RETURN_IF_ERROR(ReadJsonNumber(c, "peak_fraction", Presence::kRequired, Sign::kPositive, at,
+                                      &out->peak_fraction));
+  FMTE_RETURN_IF_ERROR(
+      ReadJsonNumber(c, "m_half", Presence::kRequired, Sign::kNonNegative, at, &out->m_half));
+  FMTE_RETURN_IF_ERROR(
+      ReadJsonNumber(c, "k_half", Presence::kRequired, Sign::kNonNegative, at, &out->k_half));
+  FMTE_RETURN_IF_ERROR(
+      ReadJsonNumber(c, "n_half", Presence::kRequired, Sign::kNonNegative, at, &out->n_half));
   if (out->peak_fraction > 1)
     return Status::ParseError(at + ": \"peak_fraction\": expected a number in (0, 1]");
   return Status::Ok();
@@ -69,12 +64,18 @@ Result<TimeModel> TimeModel::LoadDir(const std::string& dir) {
       if (!e.contains("gpu") || !e["gpu"].is_string())
         return Status::ParseError(path + ": efficiencies[].gpu: expected a string");
       t.gpu = e["gpu"].get<std::string>();
-      FMTE_RETURN_IF_ERROR(ReadPositive(e, "gemm_efficiency", &t.gemm_efficiency, path, false));
-      FMTE_RETURN_IF_ERROR(ReadPositive(e, "layer_overhead_s", &t.layer_overhead_s, path, true));
-      FMTE_RETURN_IF_ERROR(ReadPositive(e, "memory_traffic", &t.memory_traffic, path, true));
-      FMTE_RETURN_IF_ERROR(ReadPositive(e, "comm_efficiency", &t.comm_efficiency, path, false));
-      FMTE_RETURN_IF_ERROR(ReadPositive(e, "comm_latency_s", &t.comm_latency_s, path, true));
-      FMTE_RETURN_IF_ERROR(ReadPositive(e, "step_overhead_s", &t.step_overhead_s, path, true));
+      FMTE_RETURN_IF_ERROR(ReadJsonNumber(e, "gemm_efficiency", Presence::kRequired,
+                                          Sign::kPositive, path, &t.gemm_efficiency));
+      FMTE_RETURN_IF_ERROR(ReadJsonNumber(e, "layer_overhead_s", Presence::kRequired,
+                                          Sign::kNonNegative, path, &t.layer_overhead_s));
+      FMTE_RETURN_IF_ERROR(ReadJsonNumber(e, "memory_traffic", Presence::kRequired,
+                                          Sign::kNonNegative, path, &t.memory_traffic));
+      FMTE_RETURN_IF_ERROR(ReadJsonNumber(e, "comm_efficiency", Presence::kRequired,
+                                          Sign::kPositive, path, &t.comm_efficiency));
+      FMTE_RETURN_IF_ERROR(ReadJsonNumber(e, "comm_latency_s", Presence::kRequired,
+                                          Sign::kNonNegative, path, &t.comm_latency_s));
+      FMTE_RETURN_IF_ERROR(ReadJsonNumber(e, "step_overhead_s", Presence::kRequired,
+                                          Sign::kNonNegative, path, &t.step_overhead_s));
       FMTE_RETURN_IF_ERROR(ReadCurve(e, "gemm_fwd", &t.gemm_fwd, path));
       FMTE_RETURN_IF_ERROR(ReadCurve(e, "gemm_bwd", &t.gemm_bwd, path));
       if (t.gemm_fwd.valid() != t.gemm_bwd.valid())
@@ -99,8 +100,10 @@ Result<TimeModel> TimeModel::LoadDir(const std::string& dir) {
         return Status::ParseError(path + ": correction.file: expected a file name");
       double clamp = 0.4;
       if (c.contains("clamp_log"))
-        FMTE_RETURN_IF_ERROR(ReadPositive(c, "clamp_log", &clamp, path, false));
-      Result<std::string> ctext = ReadFile(dir + "/" + c["file"].get<std::string>(), "the step-time correction");
+        FMTE_RETURN_IF_ERROR(
+            ReadJsonNumber(c, "clamp_log", Presence::kRequired, Sign::kPositive, path, &clamp));
+      Result<std::string> ctext =
+          ReadFile(dir + "/" + c["file"].get<std::string>(), "the step-time correction");
       if (!ctext.ok()) return ctext.status();
       Result<std::shared_ptr<const StepTimeCorrection>> corr = LoadTreeCorrection(
           *ctext, dir + "/" + c["file"].get<std::string>(), StepTimeFeatureNames().size());
