@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
+#   0. scripts/format.sh --check: the project's C++ files are clang-formatted
 #   1. build/       (RelWithDebInfo): unit, plugin and integration tests (real Slurm daemons)
 #   2. build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer): the unit and golden tests again, and the
 #                   plugin tests, which load the sanitized job_submit_fmte.so and spank_fmte.so
@@ -9,6 +10,8 @@ cd "$(dirname "$0")/.."
 JOBS=$(nproc)
 
 scripts/setup.sh build
+echo "== format (clang-format) =="
+scripts/format.sh --check
 echo "== tests (build/) =="
 (cd build && ctest --output-on-failure -j"$JOBS" --timeout 900)
 

@@ -1,7 +1,8 @@
 // PreparedEstimate is the one way a decision estimates: its own estimate, the GPU-count search and
-// the alternatives. Whatever it shares between estimates (the per-stage parameters of ShareParamsOf,
-// the activations of ShareActivationsOf), each estimate must equal the one the plain Estimate
-// computes from scratch for the same job, on the shipped catalogs (Llama-3.1-8B and -70B configs).
+// the alternatives. Whatever it shares between estimates (the per-stage parameters of
+// ShareParamsOf, the activations of ShareActivationsOf), each estimate must equal the one the plain
+// Estimate computes from scratch for the same job, on the shipped catalogs (Llama-3.1-8B and -70B
+// configs).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -44,10 +45,11 @@ TEST(PreparedEstimateTest, SharedCountsGiveTheFreshEstimate) {
   const Catalogs& catalogs = ShippedEstimator().catalogs();
   auto gpu = catalogs.gpus.Find("A100-SXM4-80GB");
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
-  const Shape shapes[] = {{"8B full fsdp", "meta-llama/Llama-3.1-8B", Method::kFull, 1, 1, Sharding::kFsdpFull},
-                          {"8B lora ddp", "meta-llama/Llama-3.1-8B", Method::kLora, 1, 1, Sharding::kDdp},
-                          {"70B full tp4 pp2 zero1", "meta-llama/Llama-3.1-70B", Method::kFull, 4, 2, Sharding::kZero1},
-                          {"70B qlora fsdp", "meta-llama/Llama-3.1-70B", Method::kQlora, 1, 1, Sharding::kFsdpFull}};
+  const Shape shapes[] = {
+      {"8B full fsdp", "meta-llama/Llama-3.1-8B", Method::kFull, 1, 1, Sharding::kFsdpFull},
+      {"8B lora ddp", "meta-llama/Llama-3.1-8B", Method::kLora, 1, 1, Sharding::kDdp},
+      {"70B full tp4 pp2 zero1", "meta-llama/Llama-3.1-70B", Method::kFull, 4, 2, Sharding::kZero1},
+      {"70B qlora fsdp", "meta-llama/Llama-3.1-70B", Method::kQlora, 1, 1, Sharding::kFsdpFull}};
   for (const Shape& s : shapes) {
     SCOPED_TRACE(s.name);
     auto model = catalogs.models.Find(s.model);
@@ -84,7 +86,9 @@ TEST(PreparedEstimateTest, SharedCountsGiveTheFreshEstimate) {
     auto fresh = Estimate(catalogs, **model, other, **gpu);
     JobEstimate e;
     ASSERT_EQ(prepared.EstimateMemory(other, **gpu, &e).ok(), fresh.ok());
-    if (fresh.ok()) EXPECT_EQ(e.memory.per_gpu_bytes, fresh->memory.per_gpu_bytes);
+    if (fresh.ok()) {
+      EXPECT_EQ(e.memory.per_gpu_bytes, fresh->memory.per_gpu_bytes);
+    }
   }
 }
 
