@@ -1,17 +1,17 @@
-// job_submit/fmte latency, in-process, without slurmctld: loads the built job_submit_fmte.so the way
-// slurmctld does (dlopen + init) and calls job_submit() on job_desc_msg_t built with libslurmfull
-// from the realistic batch scripts in tests/data/scripts and scripts/demo (their #SBATCH lines give
-// the GPU request, nodes, time limit, partition and the --fmte-* SPANK values). Each call includes
-// script parsing, the estimate, the policy (with its re-estimated alternatives on rejection) and
-// writing the decision back. Prints p50/p99 per call; target p99 < 50 us (issue 3 item 7), and per
-// script how many of the slowest 1% of calls it makes.
-// The plugin's decision lines go to Slurm's log from its own log thread (log_queue.h), as they do in
-// slurmctld: a call pays for building and queueing its line, not for the write. During the timed run
-// stderr goes to a scratch file, so the log thread's writes are file writes whether the bench runs
-// on a terminal, into a pipe or to /dev/null. The load average before and after is printed: on a
-// shared machine take the lowest-load runs (docs/slurm.md, Performance).
-// FMTE_BENCH_ONLY=substring keeps the scripts whose file name contains it; FMTE_BENCH_ITERS=N sets the
-// number of calls (default 20,000): bench/instructions_per_call.sh uses both under callgrind.
+// job_submit/fmte latency, in-process, without slurmctld: loads the built job_submit_fmte.so the
+// way slurmctld does (dlopen + init) and calls job_submit() on job_desc_msg_t built with
+// libslurmfull from the realistic batch scripts in tests/data/scripts and scripts/demo (their
+// #SBATCH lines give the GPU request, nodes, time limit, partition and the --fmte-* SPANK values).
+// Each call includes script parsing, the estimate, the policy (with its re-estimated alternatives
+// on rejection) and writing the decision back. Prints p50/p99 per call; target p99 < 50 us
+// (docs/slurm.md §6), and per script how many of the slowest 1% of calls it makes. The plugin's
+// decision lines go to Slurm's log from its own log thread (log_queue.h), as they do in slurmctld:
+// a call pays for building and queueing its line, not for the write. During the timed run stderr
+// goes to a scratch file, so the log thread's writes are file writes whether the bench runs on a
+// terminal, into a pipe or to /dev/null. The load average before and after is printed: on a shared
+// machine take the lowest-load runs (docs/slurm.md, Performance). FMTE_BENCH_ONLY=substring keeps
+// the scripts whose file name contains it; FMTE_BENCH_ITERS=N sets the number of calls (default
+// 20,000): bench/instructions_per_call.sh uses both under callgrind.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -42,9 +42,10 @@ extern "C" {
 #include "job_desc_adapter.h"
 #include "slurm_xapi.h"
 
-// slurmctld's next job id, which job_submit/fmte asks for to remember an admitted job for job_modify
-// (job_tracker.cc). Every call here is a new job, as every submission is in slurmctld, so the
-// tracker's cost (a copy of the script, eviction beyond kMaxJobs) is part of the measured call.
+// slurmctld's next job id, which job_submit/fmte asks for to remember an admitted job for
+// job_modify (job_tracker.cc). Every call here is a new job, as every submission is in slurmctld,
+// so the tracker's cost (a copy of the script, eviction beyond kMaxJobs) is part of the measured
+// call.
 extern "C" uint32_t get_next_job_id(bool test_only) {
   static uint32_t next_id = 1000;
   (void)test_only;
@@ -150,8 +151,8 @@ job_desc_msg_t* NewDesc(const Description& d) {
   desc->min_nodes = d.min_nodes;
   desc->time_limit = d.time_limit;
   if (!d.spank_env.empty()) {
-    desc->spank_job_env = static_cast<char**>(
-        slurm_xcalloc(d.spank_env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
+    desc->spank_job_env = static_cast<char**>(slurm_xcalloc(
+        d.spank_env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
     for (size_t i = 0; i < d.spank_env.size(); ++i) {
       desc->spank_job_env[i] = slurm_xstrdup(d.spank_env[i].c_str());
     }
@@ -175,7 +176,8 @@ void FreeDesc(job_desc_msg_t* desc) {
 SubmitFn LoadPlugin() {
   static SubmitFn submit = [] {
     // The shipped example etc/fmte.conf beside a slurm.conf: partition gpu (the default) has
-    // A100-SXM4-80GB behind untyped GPU requests and RaiseGpus=yes, so every LLM script is estimated.
+    // A100-SXM4-80GB behind untyped GPU requests and RaiseGpus=yes, so every LLM script is
+    // estimated.
     fs::path dir = fs::temp_directory_path() / ("fmte_bench_" + std::to_string(getpid()));
     fs::create_directories(dir);
     fs::copy_file(fs::path(FMTE_SOURCE_DIR) / "etc/fmte.conf", dir / "fmte.conf",
@@ -215,7 +217,8 @@ void BM_JobSubmit(benchmark::State& state) {
   SubmitFn submit = LoadPlugin();
   std::vector<Description> descs = Descriptions();
   if (const char* only = std::getenv("FMTE_BENCH_ONLY"); only != nullptr && *only != '\0') {
-    std::erase_if(descs, [&](const Description& d) { return d.name.find(only) == std::string::npos; });
+    std::erase_if(descs,
+                  [&](const Description& d) { return d.name.find(only) == std::string::npos; });
   }
   if (descs.empty()) {
     state.SkipWithError("no script matches FMTE_BENCH_ONLY");
@@ -269,25 +272,31 @@ void BM_JobSubmit(benchmark::State& state) {
     std::vector<double>& v = per_script[k];
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());
-    std::printf("  %-40s p50 %7.1f us  p90 %7.1f us  p99 %7.1f us  slowest 1%%: %4zu calls\n", descs[k].name.c_str(),
-                v[v.size() / 2], v[static_cast<size_t>(0.90 * (v.size() - 1))],
+    std::printf("  %-40s p50 %7.1f us  p90 %7.1f us  p99 %7.1f us  slowest 1%%: %4zu calls\n",
+                descs[k].name.c_str(), v[v.size() / 2],
+                v[static_cast<size_t>(0.90 * (v.size() - 1))],
                 v[static_cast<size_t>(0.99 * (v.size() - 1))], in_top[k]);
   }
-  std::printf("job_submit/fmte over %zu scripts, %zu calls: p50 %.1f us, p99 %.1f us (target < 50 us)\n",
-              descs.size(), latencies_us.size(), pct(0.50), pct(0.99));
+  std::printf(
+      "job_submit/fmte over %zu scripts, %zu calls: p50 %.1f us, p99 %.1f us (target < 50 us)\n",
+      descs.size(), latencies_us.size(), pct(0.50), pct(0.99));
   // Thread CPU time excludes preemption: the figure to trust on a busy machine.
   std::printf("  thread CPU time per call: p50 %.1f us, p99 %.1f us\n", pct_of(cpu_us, 0.50),
               pct_of(cpu_us, 0.99));
   std::printf("  min %.1f us, max %.1f us; load average before %s, after %s\n",
-              latencies_us.empty() ? 0.0 : latencies_us.front(), latencies_us.empty() ? 0.0 : latencies_us.back(),
-              load_before.c_str(), load_after.c_str());
+              latencies_us.empty() ? 0.0 : latencies_us.front(),
+              latencies_us.empty() ? 0.0 : latencies_us.back(), load_before.c_str(),
+              load_after.c_str());
 }
 int64_t BenchIterations() {
   const char* n = std::getenv("FMTE_BENCH_ITERS");
   const long v = n != nullptr ? std::strtol(n, nullptr, 10) : 0;
   return v > 0 ? v : 20000;
 }
-BENCHMARK(BM_JobSubmit)->UseManualTime()->Iterations(BenchIterations())->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_JobSubmit)
+    ->UseManualTime()
+    ->Iterations(BenchIterations())
+    ->Unit(benchmark::kMicrosecond);
 
 // Where a call's time goes: the same steps as the plugin, one stage per benchmark (mean per call
 // over all scripts): 0 = parse (ParseJobRequest), 1 = + Decide, 2 = + the fmte: record.

@@ -1,4 +1,4 @@
-// Speed of one analytic memory estimate (target from issue 2: < 5 us): Llama-3.1-70B on 64 GPUs,
+// Speed of one analytic memory estimate (target: < 5 us): Llama-3.1-70B on 64 GPUs,
 // ZeRO-3, sequence 4096, with the catalog loaded once outside the timed loop.
 #include <benchmark/benchmark.h>
 

@@ -1,5 +1,5 @@
-// Speed target (issue 4): `fmte-advise recommend` for a 70B model on 1,024 GPUs answers in under
-// 100 ms. Uses the shipped catalogs and step-time model, like the tool.
+// Speed target (docs/time.md): `fmte-advise recommend` for a 70B model on 1,024 GPUs answers in
+// under 100 ms. Uses the shipped catalogs and step-time model, like the tool.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>

@@ -13,7 +13,8 @@ namespace {
 const std::string kRegressors = std::string(FMTE_SOURCE_DIR) + "/regressors/Perlmutter";
 
 void BM_TreeModelPredict(benchmark::State& state) {
-  fmte::Result<fmte::TreeModel> m = fmte::TreeModel::LoadFile(kRegressors + "/operator/linear1_fwd.json");
+  fmte::Result<fmte::TreeModel> m =
+      fmte::TreeModel::LoadFile(kRegressors + "/operator/linear1_fwd.json");
   if (!m.ok()) {
     state.SkipWithError(m.status().ToString().c_str());
     return;

@@ -18,7 +18,7 @@
 #   FMTE_GPU_TYPE    gres type of the 8 fake GPUs (default a100)
 #   FMTE_SPANK_ARGS  arguments for spank_fmte.so in plugstack.conf (e.g. "hub_url=http://127.0.0.1:8000")
 # Every wait is bounded (20 s per daemon) and checks that the daemon is still alive.
-# Facts behind each line: ../shared/docs/slurm-recipe.md (§4 cluster, §5 accounting).
+# Facts behind each line: docs/slurm.md §7 (§7.6: the lab cluster and accounting).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -304,7 +304,7 @@ cmd_plugin() {
   esac
   [ -f "$SLURM_CONF" ] || die "no cluster in $LAB (run: cluster.sh up)"
   sed -i "s|^#*JobSubmitPlugins=.*|$want|" "$SLURM_CONF"
-  # Reconfigure reloads job_submit plugins only when the list changed (slurm-recipe.md §2.4).
+  # Reconfigure reloads job_submit plugins only when the list changed (docs/slurm.md §7.4).
   scontrol reconfigure
   wait_until slurmctld "$(pid_of slurmctld)" sh -c 'scontrol ping | grep -q "is UP"'
 }

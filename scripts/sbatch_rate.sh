@@ -5,7 +5,7 @@
 # Alternating cancels the cluster's drift over the run (later phases tend to run faster); each phase
 # starts with one untimed submission, so the plugin's one-time load after a reconfigure is not
 # counted per job. Prints jobs/s of each phase and the ratio of the means with/without (target
-# >= 0.95, issue 3 item 7). The held jobs are cancelled.
+# >= 0.95, docs/slurm.md §6). The held jobs are cancelled.
 #   scripts/sbatch_rate.sh [N]        (default N=200; FMTE_BUILD_DIR, FMTE_LAB as for cluster.sh)
 # Starts its own cluster (without slurmdbd, as the plugin's cost does not depend on it) and stops it.
 set -euo pipefail

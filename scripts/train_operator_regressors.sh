@@ -6,6 +6,8 @@
 # with a worse grouped-CV error on the same samples unless --force; docs/retrain.md). A site trains
 # its own cluster the same way with its own sampling CSVs.
 # Usage: scripts/train_operator_regressors.sh [BUILD_DIR] [DATA_DIR] [extra fmte-retrain flags...]
+# DATA_DIR: the seed's `Estimator/regressors` folder (DebarghaG/estimate-train-time @ 712a46fe);
+# the default below is a copy of it outside the repository (docs/operators.md).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$here/build}"

@@ -13,11 +13,16 @@ int64_t U32(uint32_t v) { return v == NO_VAL || v == INFINITE ? 0 : static_cast<
 
 char** TresField(job_desc_msg_t* desc, GpuTresField field) {
   switch (field) {
-    case GpuTresField::kPerNode: return &desc->tres_per_node;
-    case GpuTresField::kPerJob: return &desc->tres_per_job;
-    case GpuTresField::kPerTask: return &desc->tres_per_task;
-    case GpuTresField::kPerSocket: return &desc->tres_per_socket;
-    case GpuTresField::kNone: break;
+    case GpuTresField::kPerNode:
+      return &desc->tres_per_node;
+    case GpuTresField::kPerJob:
+      return &desc->tres_per_job;
+    case GpuTresField::kPerTask:
+      return &desc->tres_per_task;
+    case GpuTresField::kPerSocket:
+      return &desc->tres_per_socket;
+    case GpuTresField::kNone:
+      break;
   }
   return nullptr;
 }
@@ -58,10 +63,13 @@ void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts) {
 
 int RejectCode(const Decision& decision) {
   switch (decision.reject_reason) {
-    case RejectReason::kError: return ESLURM_ACCESS_DENIED;
-    case RejectReason::kTimeLimit: return ESLURM_INVALID_TIME_LIMIT;
+    case RejectReason::kError:
+      return ESLURM_ACCESS_DENIED;
+    case RejectReason::kTimeLimit:
+      return ESLURM_INVALID_TIME_LIMIT;
     case RejectReason::kMemory:
-    case RejectReason::kNone: break;
+    case RejectReason::kNone:
+      break;
   }
   return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
 }
@@ -89,7 +97,8 @@ int ApplyDecision(const Decision& decision, const std::string& record, job_desc_
     }
   }
   if (!record.empty()) {
-    if (desc->admin_comment != nullptr && desc->admin_comment[0] != '\0') slurm_xstrcat(&desc->admin_comment, " ");
+    if (desc->admin_comment != nullptr && desc->admin_comment[0] != '\0')
+      slurm_xstrcat(&desc->admin_comment, " ");
     slurm_xstrcat(&desc->admin_comment, record.c_str());
   }
   return SLURM_SUCCESS;

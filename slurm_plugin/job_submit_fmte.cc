@@ -36,15 +36,18 @@ using fmte::slurm::LogLevel;
 using fmte::slurm::PluginState;
 
 void WriteLogLine(LogLevel level, const std::string& line) {
-  if (level == LogLevel::kInfo) slurm_info("%s", line.c_str());
-  else slurm_verbose("%s", line.c_str());
+  if (level == LogLevel::kInfo)
+    slurm_info("%s", line.c_str());
+  else
+    slurm_verbose("%s", line.c_str());
 }
 
 struct Globals {
   std::mutex mu;
   PluginState state;
   JobTracker tracker;
-  fmte::slurm::LogQueue log{&WriteLogLine};  // the decision lines (started by init, drained by fini)
+  fmte::slurm::LogQueue log{
+      &WriteLogLine};  // the decision lines (started by init, drained by fini)
   fmte::OnError on_error = fmte::OnError::kAccept;
   time_t last_init_attempt = 0;
 };
@@ -80,8 +83,9 @@ int FailureCode(char** err_msg, const char* what) {
               std::string(fmte::ToString(G().on_error)).c_str());
   if (G().on_error == fmte::OnError::kAccept) return SLURM_SUCCESS;
   if (err_msg != nullptr) {
-    fmte::slurm::ReplaceXstr(err_msg, "fmte: the job could not be checked (internal error); "
-                                      "please contact the administrators");
+    fmte::slurm::ReplaceXstr(err_msg,
+                             "fmte: the job could not be checked (internal error); "
+                             "please contact the administrators");
   }
   return ESLURM_ACCESS_DENIED;
 }
@@ -96,7 +100,10 @@ void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRe
   };
   line.append("job_submit/fmte: ").append(hook).append(" uid=");
   num(desc->user_id);
-  line.append(" name=").append(desc->name ? desc->name : "").append(" model=").append(request.job.model);
+  line.append(" name=")
+      .append(desc->name ? desc->name : "")
+      .append(" model=")
+      .append(request.job.model);
   line.append(" decision=").append(fmte::ToString(d.kind));
   if (d.advise_only) line += "(advise)";
   if (d.error) line += "(error)";
@@ -142,8 +149,10 @@ extern "C" FMTE_EXPORT int init(void) {
     fmte::Status st = g.state.Init();
     if (!st.ok()) {
       // Never stop slurmctld: run untouched until the files load (retried every few seconds).
-      slurm_error("job_submit/fmte: cannot load %s or the catalogs: %s; accepting jobs untouched "
-                  "until it loads", g.state.config_path().c_str(), st.ToString().c_str());
+      slurm_error(
+          "job_submit/fmte: cannot load %s or the catalogs: %s; accepting jobs untouched "
+          "until it loads",
+          g.state.config_path().c_str(), st.ToString().c_str());
       return SLURM_SUCCESS;
     }
     const fmte::slurm::Loaded* loaded = g.state.Current();
@@ -178,7 +187,8 @@ extern "C" FMTE_EXPORT int fini(void) {
   return SLURM_SUCCESS;
 }
 
-extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid, char** err_msg) {
+extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid,
+                                      char** err_msg) {
   (void)submit_uid;
   if (job_desc == nullptr) return SLURM_SUCCESS;
   try {
@@ -206,8 +216,8 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     if (rc == SLURM_SUCCESS && decision.touched && id != 0) {
       fmte::SlurmFacts facts = std::move(in.facts);
       fmte::slurm::OverlayModify(*job_desc, &facts);  // the facts as rewritten
-      g.tracker.Remember(id, fmte::slurm::TrackedJob{std::string(in.script), std::move(in.spank_values),
-                                                     std::move(facts)});
+      g.tracker.Remember(id, fmte::slurm::TrackedJob{std::string(in.script),
+                                                     std::move(in.spank_values), std::move(facts)});
     } else {
       g.tracker.Forget(id);
     }
@@ -225,8 +235,9 @@ namespace {
 int Modify(job_desc_msg_t* job_desc, char** err_msg) {
   if (job_desc == nullptr) return SLURM_SUCCESS;
   bool changes_time = job_desc->time_limit != NO_VAL;
-  bool changes_gpus = job_desc->tres_per_node || job_desc->tres_per_job || job_desc->tres_per_task ||
-                      job_desc->tres_per_socket || job_desc->min_nodes != NO_VAL;
+  bool changes_gpus = job_desc->tres_per_node || job_desc->tres_per_job ||
+                      job_desc->tres_per_task || job_desc->tres_per_socket ||
+                      job_desc->min_nodes != NO_VAL;
   if (!changes_time && !changes_gpus) return SLURM_SUCCESS;
   try {
     Globals& g = G();
@@ -240,14 +251,16 @@ int Modify(job_desc_msg_t* job_desc, char** err_msg) {
     if (tracked == nullptr) return SLURM_SUCCESS;  // not admitted by us (or forgotten): untouched
     fmte::SlurmFacts facts = tracked->facts;
     fmte::slurm::OverlayModify(*job_desc, &facts);
-    const fmte::JobRequest request = fmte::ParseJobRequest(tracked->script, tracked->spank_values, facts);
+    const fmte::JobRequest request =
+        fmte::ParseJobRequest(tracked->script, tracked->spank_values, facts);
     if (!request.is_llm_job) return SLURM_SUCCESS;
     fmte::Decision decision = fmte::Decide(request, loaded->config, loaded->estimator);
     int rc = SLURM_SUCCESS;
     // An update that would need a rewrite of the GPU count is refused: the user asked explicitly.
     bool needs_gpus = decision.kind == fmte::DecisionKind::kRewrite && decision.new_gpus > 0;
     if (decision.touched && (decision.kind == fmte::DecisionKind::kReject || needs_gpus)) {
-      rc = needs_gpus ? ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE : fmte::slurm::RejectCode(decision);
+      rc =
+          needs_gpus ? ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE : fmte::slurm::RejectCode(decision);
       if (err_msg != nullptr) fmte::slurm::ReplaceXstr(err_msg, decision.user_message.c_str());
       slurm_info("job_submit/fmte: update of job %" PRIu32 " refused: %s", id,
                  decision.user_message.c_str());
@@ -276,7 +289,7 @@ extern "C" FMTE_EXPORT int job_modify(job_desc_msg_t* job_desc, job_record* job_
   return Modify(job_desc, err_msg);
 }
 #else
-// 22.05: no err_msg argument (slurm-recipe.md §0 fact 1).
+// 22.05: no err_msg argument (docs/slurm.md §7.3).
 extern "C" FMTE_EXPORT int job_modify(job_desc_msg_t* job_desc, job_record* job_ptr,
                                       uint32_t submit_uid) {
   (void)job_ptr;

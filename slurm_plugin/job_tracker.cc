@@ -19,7 +19,8 @@ size_t SizeOf(const TrackedJob& job) {
 
 uint32_t JobTracker::PredictJobId(uint32_t requested_id) {
   if (requested_id != 0 && requested_id != NO_VAL) return requested_id;
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(22, 5, 0) && SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 6, 0)
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(22, 5, 0) && \
+    SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 6, 0)
   using NextJobIdFn = uint32_t (*)(bool);
   static NextJobIdFn next = reinterpret_cast<NextJobIdFn>(dlsym(RTLD_DEFAULT, "get_next_job_id"));
   if (next != nullptr) return next(/*test_only=*/true);

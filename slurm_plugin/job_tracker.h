@@ -1,12 +1,13 @@
 // JobTracker: remembers, for the LLM jobs job_submit/fmte admitted, what it parsed (script, SPANK
-// values, Slurm facts) under the job id Slurm is about to assign, so that job_modify (which in 22.05
-// only receives the changed fields and an opaque job_record_t) can re-decide a changed time limit or
-// GPU count. Bounded: at most kMaxJobs entries and kMaxBytes of text, oldest dropped first.
+// values, Slurm facts) under the job id Slurm is about to assign, so that job_modify (which
+// in 22.05 only receives the changed fields and an opaque job_record_t) can re-decide a changed
+// time limit or GPU count. Bounded: at most kMaxJobs entries and kMaxBytes of text, oldest dropped
+// first.
 //
 // The id: job_submit runs under slurmctld's job write lock right before the job is created, so
-// slurmctld's exported get_next_job_id(test_only=true) (22.05 src/slurmctld/job_mgr.c) returns the id
-// the job will get. Looked up with dlsym, so outside slurmctld (tests, benchmark) tracking is off.
-// Thread-safety: not synchronised. REQUIRES: the caller holds the plugin's mutex.
+// slurmctld's exported get_next_job_id(test_only=true) (22.05 src/slurmctld/job_mgr.c) returns the
+// id the job will get. Looked up with dlsym, so outside slurmctld (tests, benchmark) tracking is
+// off. Thread-safety: not synchronised. REQUIRES: the caller holds the plugin's mutex.
 #ifndef FMTE_SLURM_PLUGIN_JOB_TRACKER_H_
 #define FMTE_SLURM_PLUGIN_JOB_TRACKER_H_
 

@@ -150,7 +150,8 @@ Result<std::string> ResolveForController(std::string_view model, const ResolverO
     }
     std::string file = IsDir(value) ? value + "/config.json" : value;
     if (!IsFile(file)) {
-      return Status::NotFound("--fmte-model: '" + file + "': no such file (expected a config.json or a "
+      return Status::NotFound("--fmte-model: '" + file +
+                              "': no such file (expected a config.json or a "
                               "model directory holding one)");
     }
     Result<std::string> text = ReadBounded(file);
@@ -165,7 +166,8 @@ Result<std::string> ResolveForController(std::string_view model, const ResolverO
     if (catalog.ok() && catalog->Find(value).ok()) return std::string();
   }
   if (!IsHubId(value)) {
-    return Status::NotFound("--fmte-model: '" + value + "' is not in the model catalog and is not a "
+    return Status::NotFound("--fmte-model: '" + value +
+                            "' is not in the model catalog and is not a "
                             "Hugging Face id (org/name) or a config.json path");
   }
   std::string cached = options.cache_dir + "/" + value + "/config.json";
@@ -177,12 +179,14 @@ Result<std::string> ResolveForController(std::string_view model, const ResolverO
     }
   }
   if (options.hub_url.empty()) {
-    return Status::NotFound("--fmte-model: '" + value + "' is not in the model catalog and no hub_url "
+    return Status::NotFound("--fmte-model: '" + value +
+                            "' is not in the model catalog and no hub_url "
                             "is configured for spank_fmte.so");
   }
   std::string url = options.hub_url + "/" + value + "/resolve/main/config.json";
   Result<std::string> body = HttpGet(url, options.timeout_ms, kMaxConfigBytes);
-  if (!body.ok()) return Status::NotFound("--fmte-model: '" + value + "': " + body.status().message());
+  if (!body.ok())
+    return Status::NotFound("--fmte-model: '" + value + "': " + body.status().message());
   Result<std::string> json = CompactArchJson(*body, url);
   if (!json.ok()) return json.status();
   if (!options.cache_dir.empty()) WriteCache(cached, *body);

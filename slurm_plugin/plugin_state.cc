@@ -39,7 +39,8 @@ std::string PluginState::SlurmConfPath() {
 }
 
 Status PluginState::Init(std::string fmte_conf_path) {
-  config_path_ = fmte_conf_path.empty() ? FindConfigPath(SlurmConfPath()) : std::move(fmte_conf_path);
+  config_path_ =
+      fmte_conf_path.empty() ? FindConfigPath(SlurmConfPath()) : std::move(fmte_conf_path);
   Result<std::unique_ptr<Loaded>> loaded = Load();
   if (!loaded.ok()) return loaded.status();
   loaded_ = std::move(loaded).value();
@@ -58,7 +59,8 @@ Result<std::unique_ptr<Loaded>> PluginState::Load() {
     loaded->config_from_file = true;
   }
   // The catalogs and the regressors of RegressorsDir (step-time model, the site's corrections).
-  Result<Estimator> estimator = Estimator::Load(loaded->config.catalog_dir, loaded->config.regressors_dir);
+  Result<Estimator> estimator =
+      Estimator::Load(loaded->config.catalog_dir, loaded->config.regressors_dir);
   if (!estimator.ok() && loaded_ == nullptr && !loaded->config.regressors_dir.empty()) {
     // First load only (a reload keeps the previous state instead): a broken regressors directory
     // must not leave every job unchecked; run on the shipped regressors and say why.
@@ -84,7 +86,8 @@ std::vector<PluginState::Watched> PluginState::WatchList(const Loaded& loaded) c
   // fmte-retrain installs by renaming into RegressorsDir (its mtime changes); the step-time model
   // may be replaced in its vtrain/ subdirectory.
   const std::string& reg = loaded.config.regressors_dir;
-  for (const std::string& path : {config_path_, models, gpus, reg, reg.empty() ? reg : reg + "/vtrain"}) {
+  for (const std::string& path :
+       {config_path_, models, gpus, reg, reg.empty() ? reg : reg + "/vtrain"}) {
     if (!path.empty()) list.push_back(Watched{path, MtimeOf(path)});
   }
   return list;
@@ -107,9 +110,10 @@ const Loaded* PluginState::Current(bool force) {
         loaded_ = std::move(fresh).value();
         last_error_.clear();
         const Catalogs& c = loaded_->estimator.catalogs();
-        reload_message_ = "reloaded " + config_path_ + ", the catalogs and the regressors (site corrections: " +
-                          (c.corrections.time ? "time " : "") + (c.corrections.memory ? "memory " : "") +
-                          (c.corrections.empty() ? "none" : "installed") + ")";
+        reload_message_ =
+            "reloaded " + config_path_ + ", the catalogs and the regressors (site corrections: " +
+            (c.corrections.time ? "time " : "") + (c.corrections.memory ? "memory " : "") +
+            (c.corrections.empty() ? "none" : "installed") + ")";
       } else {
         last_error_ = fresh.status().ToString();
         reload_message_ = "reload failed, keeping the previous settings: " + last_error_;

@@ -1,10 +1,11 @@
-// What job_submit/fmte keeps between calls: the Config from fmte.conf (beside the slurm.conf in use)
-// and the Estimator with its catalogs and the regressors of RegressorsDir (step-time model, the
-// site corrections fmte-retrain installs), loaded in init() and reloaded when one of their files or
-// directories changes (mtime checked at most every kReloadCheckS seconds, as job_submit/lua does for
-// its script). A failed reload keeps the previous state and is logged once per change; a broken
-// RegressorsDir at the first load falls back to the shipped regressors (logged).
-// Thread-safety: not internally synchronised. REQUIRES: the caller holds the plugin's mutex.
+// What job_submit/fmte keeps between calls: the Config from fmte.conf (beside the slurm.conf in
+// use) and the Estimator with its catalogs and the regressors of RegressorsDir (step-time model,
+// the site corrections fmte-retrain installs), loaded in init() and reloaded when one of their
+// files or directories changes (mtime checked at most every kReloadCheckS seconds, as
+// job_submit/lua does for its script). A failed reload keeps the previous state and is logged once
+// per change; a broken RegressorsDir at the first load falls back to the shipped regressors
+// (logged). Thread-safety: not internally synchronised. REQUIRES: the caller holds the plugin's
+// mutex.
 #ifndef FMTE_SLURM_PLUGIN_PLUGIN_STATE_H_
 #define FMTE_SLURM_PLUGIN_PLUGIN_STATE_H_
 

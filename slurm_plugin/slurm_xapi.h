@@ -1,10 +1,10 @@
 // The few libslurmfull functions the fmte plugins call, declared by hand (Slurm ships no public
 // header for them). They are resolved when slurmctld, sbatch or slurmstepd loads the plugin; the
-// plugins never link libslurm. See ../shared/docs/slurm-recipe.md §2.2-2.3.
+// plugins never link libslurm. See docs/slurm.md §7.2.
 //
 // Memory rule: every char* handed to Slurm (err_msg, job_desc fields) must come from these
-// allocators (xmalloc keeps a header in front of the pointer); free replaced fields with SlurmXfree.
-// Thread-safety: the functions are thread-safe in Slurm.
+// allocators (xmalloc keeps a header in front of the pointer); free replaced fields with
+// SlurmXfree. Thread-safety: the functions are thread-safe in Slurm.
 #ifndef FMTE_SLURM_PLUGIN_SLURM_XAPI_H_
 #define FMTE_SLURM_PLUGIN_SLURM_XAPI_H_
 

@@ -5,22 +5,22 @@
 // is forwarded as FMTE_ARCH in spank_job_env, so slurmctld never does file or network I/O per job.
 //
 // plugstack.conf arguments (all optional):
-//   hub_url=https://huggingface.co   fetch config.json of ids missing from the catalog (default: off)
-//   cache_dir=DIR                    fetched configs (default: $XDG_CACHE_HOME or ~/.cache, /fmte/hub)
-//   timeout_ms=N                     whole hub transfer (default 5000)
-//   catalog_dir=DIR                  etc dir with models/ (default: CatalogDir= of fmte.conf, else the
+//   hub_url=https://huggingface.co   fetch config.json of ids missing from the catalog (default:
+//   off) cache_dir=DIR                    fetched configs (default: $XDG_CACHE_HOME or ~/.cache,
+//   /fmte/hub) timeout_ms=N                     whole hub transfer (default 5000) catalog_dir=DIR
+//   etc dir with models/ (default: CatalogDir= of fmte.conf, else the
 //                                    compiled-in etc dir)
 // Thread-safety: SPANK calls plugins from one thread per process; the option values live in
 // process-wide statics.
-#include <cstdlib>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 extern "C" {
-#include <slurm/spank.h>  // not C++-safe on its own (slurm-recipe.md §2.5)
+#include <slurm/spank.h>  // not C++-safe on its own (docs/slurm.md §7.5)
 }
 
 #include "fmte/config.h"
@@ -65,12 +65,15 @@ int OptionCallback(int val, const char* optarg, int remote) {
     if (key == "model") {
       if (fmte::slurm::LooksLikePath(value)) {
         // A path must exist now: the controller cannot read the user's files.
-        std::string path = value[0] == '~' ? std::string(std::getenv("HOME") ? std::getenv("HOME") : "") +
-                                                 value.substr(1)
-                                           : value;
+        std::string path =
+            value[0] == '~'
+                ? std::string(std::getenv("HOME") ? std::getenv("HOME") : "") + value.substr(1)
+                : value;
         if (access(path.c_str(), R_OK) != 0) {
-          slurm_error("fmte: --fmte-model: '%s': no such file or directory (expected a Hugging Face id, "
-                      "a config.json or a model directory)", value.c_str());
+          slurm_error(
+              "fmte: --fmte-model: '%s': no such file or directory (expected a Hugging Face id, "
+              "a config.json or a model directory)",
+              value.c_str());
           return -1;
         }
       }
@@ -90,8 +93,8 @@ void ParseArgs(int ac, char** av) {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
   g_resolver.cache_dir = xdg != nullptr && *xdg ? std::string(xdg) + "/fmte/hub"
-                         : home != nullptr  ? std::string(home) + "/.cache/fmte/hub"
-                                            : std::string();
+                         : home != nullptr      ? std::string(home) + "/.cache/fmte/hub"
+                                                : std::string();
   std::string catalog_dir;
   for (int i = 0; i < ac; ++i) {
     std::string arg = av[i] != nullptr ? av[i] : "";
@@ -108,8 +111,10 @@ void ParseArgs(int ac, char** av) {
     } else if (key == "catalog_dir") {
       catalog_dir = value;
     } else {
-      slurm_error("fmte: plugstack.conf: unknown argument '%s' for spank_fmte.so (expected "
-                  "hub_url=, cache_dir=, timeout_ms=, catalog_dir=)", arg.c_str());
+      slurm_error(
+          "fmte: plugstack.conf: unknown argument '%s' for spank_fmte.so (expected "
+          "hub_url=, cache_dir=, timeout_ms=, catalog_dir=)",
+          arg.c_str());
     }
   }
   if (catalog_dir.empty()) {
@@ -140,8 +145,9 @@ extern "C" FMTE_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
         s.usages.push_back("fmte: " + std::string(spec.usage));
       }
       for (size_t i = 0; i < specs.size(); ++i) {
-        s.options.push_back(spank_option{s.names[i].data(), s.arginfos[i].data(), s.usages[i].data(),
-                                         1, static_cast<int>(i), OptionCallback});
+        s.options.push_back(spank_option{s.names[i].data(), s.arginfos[i].data(),
+                                         s.usages[i].data(), 1, static_cast<int>(i),
+                                         OptionCallback});
       }
     }
     for (spank_option& opt : s.options) {
@@ -152,10 +158,12 @@ extern "C" FMTE_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
     if (ctx != S_CTX_REMOTE) ParseArgs(ac, av);
     return 0;
   } catch (const std::exception& e) {
-    slurm_error("fmte: slurm_spank_init failed (%s); the --fmte-* options may be missing", e.what());
+    slurm_error("fmte: slurm_spank_init failed (%s); the --fmte-* options may be missing",
+                e.what());
     return 0;
   } catch (...) {
-    slurm_error("fmte: slurm_spank_init failed (unknown exception); the --fmte-* options may be missing");
+    slurm_error(
+        "fmte: slurm_spank_init failed (unknown exception); the --fmte-* options may be missing");
     return 0;
   }
 }
@@ -186,7 +194,8 @@ extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, cha
     slurm_error("fmte: model resolution failed (%s); the controller decides without it", e.what());
     return 0;
   } catch (...) {
-    slurm_error("fmte: model resolution failed (unknown exception); the controller decides without it");
+    slurm_error(
+        "fmte: model resolution failed (unknown exception); the controller decides without it");
     return 0;
   }
 }

@@ -6,7 +6,8 @@
 
 namespace fmte::learn {
 
-std::vector<FeatureRange> MeasureCorrectionDomain(const std::vector<const std::vector<float>*>& rows) {
+std::vector<FeatureRange> MeasureCorrectionDomain(
+    const std::vector<const std::vector<float>*>& rows) {
   std::vector<FeatureRange> domain;
   const std::vector<std::string>& names = StepTimeFeatureNames();
   for (const std::string& f : CorrectionDomainFeatures()) {

@@ -1,4 +1,6 @@
 // Reading the FM Training Estimator's data.csv (fm_csv.h): header detection and row parsing.
+#include "fmte/learn/fm_csv.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -6,8 +8,6 @@
 #include <map>
 #include <set>
 #include <sstream>
-
-#include "fmte/learn/fm_csv.h"
 
 #include "fmte/csv.h"
 #include "fmte/text.h"
@@ -17,20 +17,42 @@ namespace {
 
 // fm_training_estimator/data/manager.py (commit 9a50fe3): `formats`, X columns then Y columns.
 const std::vector<std::string>& Columns(FmCsvFormat f) {
-  static const std::vector<std::string> kV1 = {"model_name", "number_gpus", "batch_size", "seq_len",
-                                               "tokens_per_second", "memory", "memory_act"};
-  static const std::vector<std::string> kV2 = {
-      "model_arch", "model_hidden_size", "model_intermediate_size", "model_num_attn_heads",
-      "model_num_hidden_layers", "model_num_key_value_heads", "number_gpus", "batch_size", "seq_len",
-      "tokens_per_second", "memory", "memory_act"};
-  static const std::vector<std::string> kV3 = {
-      "model_arch", "model_hidden_size", "model_intermediate_size", "model_num_attn_heads",
-      "model_num_hidden_layers", "model_num_key_value_heads", "method", "gpu_model", "number_gpus",
-      "batch_size", "seq_len", "tokens_per_second", "memory", "memory_act"};
+  static const std::vector<std::string> kV1 = {"model_name", "number_gpus",       "batch_size",
+                                               "seq_len",    "tokens_per_second", "memory",
+                                               "memory_act"};
+  static const std::vector<std::string> kV2 = {"model_arch",
+                                               "model_hidden_size",
+                                               "model_intermediate_size",
+                                               "model_num_attn_heads",
+                                               "model_num_hidden_layers",
+                                               "model_num_key_value_heads",
+                                               "number_gpus",
+                                               "batch_size",
+                                               "seq_len",
+                                               "tokens_per_second",
+                                               "memory",
+                                               "memory_act"};
+  static const std::vector<std::string> kV3 = {"model_arch",
+                                               "model_hidden_size",
+                                               "model_intermediate_size",
+                                               "model_num_attn_heads",
+                                               "model_num_hidden_layers",
+                                               "model_num_key_value_heads",
+                                               "method",
+                                               "gpu_model",
+                                               "number_gpus",
+                                               "batch_size",
+                                               "seq_len",
+                                               "tokens_per_second",
+                                               "memory",
+                                               "memory_act"};
   switch (f) {
-    case FmCsvFormat::kV1: return kV1;
-    case FmCsvFormat::kV2: return kV2;
-    case FmCsvFormat::kV3: return kV3;
+    case FmCsvFormat::kV1:
+      return kV1;
+    case FmCsvFormat::kV2:
+      return kV2;
+    case FmCsvFormat::kV3:
+      return kV3;
   }
   return kV1;
 }
@@ -50,8 +72,8 @@ std::string Join(const std::vector<std::string>& v) {
 }
 
 // Which format a header is; else an error naming every format's columns and the nearest's gaps.
-Result<std::pair<FmCsvFormat, std::vector<int>>> DetectFormat(const std::vector<std::string>& header,
-                                                               const std::string& where) {
+Result<std::pair<FmCsvFormat, std::vector<int>>> DetectFormat(
+    const std::vector<std::string>& header, const std::string& where) {
   const std::set<std::string> have(header.begin(), header.end());
   const FmCsvFormat all[] = {FmCsvFormat::kV1, FmCsvFormat::kV2, FmCsvFormat::kV3};
   FmCsvFormat best = FmCsvFormat::kV1;
@@ -70,7 +92,8 @@ Result<std::pair<FmCsvFormat, std::vector<int>>> DetectFormat(const std::vector<
     if (missing.empty() && extra.empty() && header.size() == cols.size()) {
       std::vector<int> index;
       for (const std::string& c : cols) {
-        index.push_back(static_cast<int>(std::find(header.begin(), header.end(), c) - header.begin()));
+        index.push_back(
+            static_cast<int>(std::find(header.begin(), header.end(), c) - header.begin()));
       }
       return std::make_pair(f, index);
     }
@@ -97,7 +120,8 @@ bool ParseInt(const std::string& s, int64_t* out) {
   // pandas may write integers of float columns as "4.0".
   double d = 0;
   const auto [q, ec2] = std::from_chars(s.data(), s.data() + s.size(), d);
-  if (ec2 != std::errc() || q != s.data() + s.size() || d != std::floor(d) || std::fabs(d) > 9e15) return false;
+  if (ec2 != std::errc() || q != s.data() + s.size() || d != std::floor(d) || std::fabs(d) > 9e15)
+    return false;
   *out = static_cast<int64_t>(d);
   return true;
 }
@@ -108,11 +132,12 @@ bool ParseDouble(const std::string& s, double* out) {
 }
 
 // Parses one data row; "" on success, else the reason (naming the column).
-std::string ParseRow(const std::vector<std::string>& cells, FmCsvFormat f, const std::vector<int>& index,
-                     FmCsvRow* row) {
+std::string ParseRow(const std::vector<std::string>& cells, FmCsvFormat f,
+                     const std::vector<int>& index, FmCsvRow* row) {
   const std::vector<std::string>& cols = Columns(f);
   if (cells.size() != cols.size()) {
-    return "expected " + std::to_string(cols.size()) + " fields, got " + std::to_string(cells.size());
+    return "expected " + std::to_string(cols.size()) + " fields, got " +
+           std::to_string(cells.size());
   }
   for (size_t k = 0; k < cols.size(); ++k) {
     const std::string& name = cols[k];
@@ -128,7 +153,8 @@ std::string ParseRow(const std::vector<std::string>& cells, FmCsvFormat f, const
     auto need_num = [&](double* out, bool positive) -> std::string {
       if (!ParseDouble(v, out)) return name + ": expected a number, got '" + v + "'";
       if (positive ? !(*out > 0) : *out < 0) {
-        return name + ": expected a " + (positive ? "positive" : "non-negative") + " number, got '" + v + "'";
+        return name + ": expected a " + (positive ? "positive" : "non-negative") +
+               " number, got '" + v + "'";
       }
       return "";
     };
@@ -177,16 +203,20 @@ std::string ParseRow(const std::vector<std::string>& cells, FmCsvFormat f, const
 
 std::string_view ToString(FmCsvFormat f) {
   switch (f) {
-    case FmCsvFormat::kV1: return "v1";
-    case FmCsvFormat::kV2: return "v2";
-    case FmCsvFormat::kV3: return "v3";
+    case FmCsvFormat::kV1:
+      return "v1";
+    case FmCsvFormat::kV2:
+      return "v2";
+    case FmCsvFormat::kV3:
+      return "v3";
   }
   return "?";
 }
 
 const std::vector<std::string>& FmCsvColumns(FmCsvFormat f) { return Columns(f); }
 
-Result<FmCsvData> ParseFmCsv(std::string_view text, std::string_view origin, const FmCsvReadOptions& options) {
+Result<FmCsvData> ParseFmCsv(std::string_view text, std::string_view origin,
+                             const FmCsvReadOptions& options) {
   FmCsvData data;
   data.origin = std::string(origin);
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
@@ -221,7 +251,8 @@ Result<FmCsvData> ParseFmCsv(std::string_view text, std::string_view origin, con
     }
     data.rows.push_back(std::move(row));
   }
-  if (!have_header) return Status::ParseError(data.origin + ": empty file (expected a data.csv header)");
+  if (!have_header)
+    return Status::ParseError(data.origin + ": empty file (expected a data.csv header)");
   return data;
 }
 

@@ -1,5 +1,5 @@
-// FM Training Estimator rows as fmte jobs (fm_csv.h): model, GPU, method and layout the FM estimator
-// assumes, and the measured step time and memory.
+// FM Training Estimator rows as fmte jobs (fm_csv.h): model, GPU, method and layout the FM
+// estimator assumes, and the measured step time and memory.
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -26,7 +26,8 @@ constexpr ArchClass kArchClasses[] = {
 
 std::string ArchList() {
   std::string s;
-  for (const ArchClass& a : kArchClasses) s += (s.empty() ? "" : ", ") + std::string(a.architecture);
+  for (const ArchClass& a : kArchClasses)
+    s += (s.empty() ? "" : ", ") + std::string(a.architecture);
   return s;
 }
 
@@ -38,10 +39,12 @@ Result<ModelArch> ArchFromName(const FmCsvRow& row, const Catalogs& catalogs, st
   }
   // Suggest by edit distance on the whole id and on the name after the organisation.
   std::vector<std::pair<size_t, std::string>> scored;
-  const std::string_view name = std::string_view(row.model_name).substr(row.model_name.rfind('/') + 1);
+  const std::string_view name =
+      std::string_view(row.model_name).substr(row.model_name.rfind('/') + 1);
   for (const std::string& id : catalogs.models.Ids()) {
     const std::string_view short_id = std::string_view(id).substr(id.rfind('/') + 1);
-    scored.emplace_back(std::min(EditDistance(row.model_name, id), EditDistance(name, short_id)), id);
+    scored.emplace_back(std::min(EditDistance(row.model_name, id), EditDistance(name, short_id)),
+                        id);
   }
   std::sort(scored.begin(), scored.end());
   std::string near;
@@ -58,18 +61,24 @@ Result<ModelArch> ArchFromColumns(const FmCsvRow& row, const Catalogs& catalogs,
     if (row.model_arch == a.architecture) cls = &a;
   }
   if (cls == nullptr) {
-    return Status::Unsupported("model_arch: '" + row.model_arch + "' is not a dense architecture fmte can build from "
-                               "these columns (" + ArchList() + ")");
+    return Status::Unsupported("model_arch: '" + row.model_arch +
+                               "' is not a dense architecture fmte can build from "
+                               "these columns (" +
+                               ArchList() + ")");
   }
   const struct {
     const char* column;
     int64_t value;
-  } dims[] = {{"model_hidden_size", row.hidden_size}, {"model_intermediate_size", row.intermediate_size},
-              {"model_num_attn_heads", row.num_heads}, {"model_num_hidden_layers", row.num_layers}};
+  } dims[] = {{"model_hidden_size", row.hidden_size},
+              {"model_intermediate_size", row.intermediate_size},
+              {"model_num_attn_heads", row.num_heads},
+              {"model_num_hidden_layers", row.num_layers}};
   for (const auto& d : dims) {
-    if (d.value <= 0) return Status::InvalidArgument(std::string(d.column) + ": unknown (-1); the shape is needed");
+    if (d.value <= 0)
+      return Status::InvalidArgument(std::string(d.column) + ": unknown (-1); the shape is needed");
   }
-  const int64_t kv = row.num_kv_heads > 0 ? row.num_kv_heads : row.num_heads;  // utils/model.py default
+  const int64_t kv =
+      row.num_kv_heads > 0 ? row.num_kv_heads : row.num_heads;  // utils/model.py default
   // A catalog model of this shape is the model itself (vocabulary, head_dim, tying included). When
   // several share the shape (Llama-2-7B, LLaMA-7B, CodeLlama-7B), prefer one with the class's
   // default vocabulary (the base model rather than a fine-tune with added tokens).
@@ -81,7 +90,8 @@ Result<ModelArch> ArchFromColumns(const FmCsvRow& row, const Catalogs& catalogs,
     if (a.model_type == cls->model_type && a.hidden_size == row.hidden_size &&
         a.intermediate_size == row.intermediate_size && a.num_heads == row.num_heads &&
         a.num_layers == row.num_layers && a.num_kv_heads == kv && a.num_experts == 0 &&
-        (match == nullptr || (match->vocab_size != cls->default_vocab && a.vocab_size == cls->default_vocab))) {
+        (match == nullptr ||
+         (match->vocab_size != cls->default_vocab && a.vocab_size == cls->default_vocab))) {
       match = &a;
     }
   }
@@ -99,7 +109,8 @@ Result<ModelArch> ArchFromColumns(const FmCsvRow& row, const Catalogs& catalogs,
                            {"num_key_value_heads", kv},
                            {"vocab_size", vocab},
                            {"max_position_embeddings", std::max<int64_t>(row.seq_len, 4096)}};
-  const std::string id = row.model_arch + "-h" + std::to_string(row.hidden_size) + "-l" + std::to_string(row.num_layers);
+  const std::string id = row.model_arch + "-h" + std::to_string(row.hidden_size) + "-l" +
+                         std::to_string(row.num_layers);
   Result<ModelArch> arch = ParseModelConfig(config.dump(), id);
   if (!arch.ok()) return arch.status().WithContext("model_arch columns");
   *source = "columns (vocab " + std::to_string(vocab) +
@@ -112,7 +123,8 @@ Result<Method> MethodOf(const std::string& technique) {
   if (technique.empty() || technique == "full") return Method::kFull;
   if (technique == "lora") return Method::kLora;
   if (technique == "qlora") return Method::kQlora;
-  if (technique == "pt" || technique == "prompt_tuning" || technique == "prompt-tuning") return Method::kPromptTuning;
+  if (technique == "pt" || technique == "prompt_tuning" || technique == "prompt-tuning")
+    return Method::kPromptTuning;
   return Status::InvalidArgument("method: '" + technique + "' is not one of full, lora, qlora, pt");
 }
 
@@ -121,17 +133,19 @@ Result<Method> MethodOf(const std::string& technique) {
 Result<FmJob> MapFmRow(const FmCsvRow& row, FmCsvFormat format, const Catalogs& catalogs,
                        const FmJobOptions& options) {
   FmJob out;
-  Result<ModelArch> arch = format == FmCsvFormat::kV1
-                               ? ArchFromName(row, catalogs, &out.arch_source)
-                               : ArchFromColumns(row, catalogs, options.vocab_size, &out.arch_source);
+  Result<ModelArch> arch =
+      format == FmCsvFormat::kV1
+          ? ArchFromName(row, catalogs, &out.arch_source)
+          : ArchFromColumns(row, catalogs, options.vocab_size, &out.arch_source);
   if (!arch.ok()) return arch.status();
   out.arch = std::move(arch).value();
 
   const std::string gpu_name = !row.gpu_model.empty() ? row.gpu_model : options.gpu;
   if (gpu_name.empty()) {
-    return Status::InvalidArgument("gpu: " + std::string(ToString(format)) +
-                                   " rows carry no gpu_model; give --gpu NAME (the FM Training Estimator's "
-                                   "default is an 80 GB A100: --gpu A100-SXM4-80GB)");
+    return Status::InvalidArgument(
+        "gpu: " + std::string(ToString(format)) +
+        " rows carry no gpu_model; give --gpu NAME (the FM Training Estimator's "
+        "default is an 80 GB A100: --gpu A100-SXM4-80GB)");
   }
   Result<const GpuSpec*> gpu = catalogs.gpus.Find(gpu_name);
   if (!gpu.ok()) return gpu.status().WithContext(row.gpu_model.empty() ? "--gpu" : "gpu_model");
@@ -155,13 +169,16 @@ Result<FmJob> MapFmRow(const FmCsvRow& row, FmCsvFormat format, const Catalogs& 
   if (j.method == Method::kQlora) j.quant = Quant::kNf4;
   if (Status s = ValidateJob(j); !s.ok()) return s;
 
-  const double tokens_per_step = static_cast<double>(row.number_gpus * row.batch_size * row.seq_len);
-  const double job_tps = options.tps_per_gpu ? row.tokens_per_second * static_cast<double>(row.number_gpus)
-                                             : row.tokens_per_second;
+  const double tokens_per_step =
+      static_cast<double>(row.number_gpus * row.batch_size * row.seq_len);
+  const double job_tps = options.tps_per_gpu
+                             ? row.tokens_per_second * static_cast<double>(row.number_gpus)
+                             : row.tokens_per_second;
   out.step_time_s = tokens_per_step / job_tps;
   out.tokens_per_s_per_gpu = job_tps / static_cast<double>(row.number_gpus);
   out.memory_bytes = row.memory_bytes;
-  out.group = out.arch.id + "|" + std::to_string(row.number_gpus) + "|" + j.gpu + "|" + std::string(ToString(j.method));
+  out.group = out.arch.id + "|" + std::to_string(row.number_gpus) + "|" + j.gpu + "|" +
+              std::string(ToString(j.method));
   return out;
 }
 

@@ -31,7 +31,8 @@ ClusterSpec FmPodCluster(const TrainingJob& job) {
   c.name = "fm-pod";
   c.gpu = job.gpu;
   c.gpus_per_node = job.gpus;
-  c.source = "FM Training Estimator row: one pod of number_gpus GPUs (InfraArguments.numGpusPerPod)";
+  c.source =
+      "FM Training Estimator row: one pod of number_gpus GPUs (InfraArguments.numGpusPerPod)";
   return c;
 }
 
@@ -55,7 +56,8 @@ FmSamples BuildFmSamples(const std::vector<FmCsvData>& files, const Catalogs& ca
       ++out.mapped;
       ++out.memory.with_record;
       const std::string origin = file.origin + ":" + std::to_string(row.line);
-      out.steps.push_back({origin, m->arch, m->job, m->gpu, FmPodCluster(m->job), m->step_time_s, m->group});
+      out.steps.push_back(
+          {origin, m->arch, m->job, m->gpu, FmPodCluster(m->job), m->step_time_s, m->group});
 
       if (m->memory_bytes < kFmMinPlausibleMemoryBytes) {
         Skip(&out, "memory: below 256 MiB per GPU (a placeholder, or not bytes)");
@@ -63,7 +65,8 @@ FmSamples BuildFmSamples(const std::vector<FmCsvData>& files, const Catalogs& ca
       }
       Result<MemoryEstimate> mem = EstimateMemory(m->arch, m->job, *m->gpu);
       if (!mem.ok()) {
-        out.unmapped.push_back({file.origin, row.line, "memory estimate: " + mem.status().message()});
+        out.unmapped.push_back(
+            {file.origin, row.line, "memory estimate: " + mem.status().message()});
         Skip(&out, "memory: the core cannot estimate this layout");
         continue;
       }
@@ -75,7 +78,8 @@ FmSamples BuildFmSamples(const std::vector<FmCsvData>& files, const Catalogs& ca
       rec.sources = "fm-csv";
       TargetSet& t = out.memory.memory;
       t.x.AddRow(SacctFeatures(rec));
-      t.y.push_back(static_cast<float>(std::log(m->memory_bytes / static_cast<double>(rec.pred_mem_bytes))));
+      t.y.push_back(
+          static_cast<float>(std::log(m->memory_bytes / static_cast<double>(rec.pred_mem_bytes))));
       t.groups.push_back(GroupId(&group_ids, m->group));
       t.base.push_back(static_cast<double>(rec.pred_mem_bytes));
       t.actual.push_back(m->memory_bytes);
@@ -88,7 +92,8 @@ FmSamples BuildFmSamples(const std::vector<FmCsvData>& files, const Catalogs& ca
 }
 
 Result<StepCorrectionOutcome> TrainStepTimeCorrection(const std::vector<StepTimeSample>& samples,
-                                                      const TimeModel& base, const TimeModel* installed,
+                                                      const TimeModel& base,
+                                                      const TimeModel* installed,
                                                       const StepCorrectionOptions& options) {
   StepCorrectionOutcome out;
   // The correction's hyperparameters are vTrain's (learn/src/vtrain_fit.cc FitPredict), so both
@@ -105,7 +110,8 @@ Result<StepCorrectionOutcome> TrainStepTimeCorrection(const std::vector<StepTime
   std::map<std::string, int64_t> ids;
   std::vector<std::vector<float>> features;
   for (const StepTimeSample& s : samples) {
-    Result<TimeEstimate> est = EstimateStepTimeAnalytic(s.arch, s.job, *s.gpu, s.cluster, base.For(*s.gpu));
+    Result<TimeEstimate> est =
+        EstimateStepTimeAnalytic(s.arch, s.job, *s.gpu, s.cluster, base.For(*s.gpu));
     if (!est.ok()) return est.status().WithContext(s.origin);
     x.AddRow(est->features);
     features.push_back(est->features);
@@ -120,8 +126,9 @@ Result<StepCorrectionOutcome> TrainStepTimeCorrection(const std::vector<StepTime
   out.domain = MeasureCorrectionDomain(feature_rows);
   out.groups = static_cast<int64_t>(ids.size());
   if (out.rows < options.min_rows || out.groups < options.min_groups) {
-    out.skipped_reason = std::to_string(out.rows) + " step-time samples in " + std::to_string(out.groups) +
-                         " groups (need at least " + std::to_string(options.min_rows) + " in " +
+    out.skipped_reason = std::to_string(out.rows) + " step-time samples in " +
+                         std::to_string(out.groups) + " groups (need at least " +
+                         std::to_string(options.min_rows) + " in " +
                          std::to_string(options.min_groups) + ")";
     return out;
   }

@@ -1,10 +1,6 @@
 // GEMM efficiency curves from measured operator times (gemm_fit.h): parsing, Levenberg-Marquardt
 // fit of GemmCurve on log time ratios, grouped (by width) cross-validation.
 #include "fmte/learn/gemm_fit.h"
-#include "linear_solve.h"
-
-#include "fmte/csv.h"
-#include "fmte/text.h"
 
 #include <algorithm>
 #include <array>
@@ -15,6 +11,10 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+
+#include "fmte/csv.h"
+#include "fmte/text.h"
+#include "linear_solve.h"
 
 namespace fmte::learn {
 namespace {

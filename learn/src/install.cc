@@ -51,8 +51,8 @@ void RemoveStaleTemps(const std::string& dir) {
 Status WriteFileAtomic(const std::string& path, const std::string& text) {
   const fs::path p(path);
   const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
-  const std::string tmp =
-      dir + "/" + std::string(kTempPrefix) + p.filename().string() + "." + std::to_string(::getpid()) + ".tmp";
+  const std::string tmp = dir + "/" + std::string(kTempPrefix) + p.filename().string() + "." +
+                          std::to_string(::getpid()) + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::IoError(tmp + ": cannot create: " + Errno());
   size_t done = 0;
@@ -93,7 +93,8 @@ Status InstallModels(const std::string& dir, const std::vector<ModelToInstall>& 
     if (Result<std::string> old = ReadManifest(dir); old.ok()) {
       manifest = nlohmann::json::parse(*old, nullptr, false);
       if (!manifest.is_object()) {
-        return Status::ParseError(dir + "/manifest.json: not a JSON object; move it away or fix it");
+        return Status::ParseError(dir +
+                                  "/manifest.json: not a JSON object; move it away or fix it");
       }
     }
     nlohmann::json regs = manifest.contains("regressors") && manifest["regressors"].is_array()
@@ -107,7 +108,8 @@ Status InstallModels(const std::string& dir, const std::vector<ModelToInstall>& 
         FMTE_RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + stem + ".prev.json", *prev));
       }
       FMTE_RETURN_IF_ERROR(WriteFileAtomic(path, m.model_json));
-      nlohmann::json entry = m.entry_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(m.entry_json);
+      nlohmann::json entry =
+          m.entry_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(m.entry_json);
       entry["key"] = m.key;
       entry["model"] = m.file;
       nlohmann::json kept = nlohmann::json::array();
@@ -118,7 +120,8 @@ Status InstallModels(const std::string& dir, const std::vector<ModelToInstall>& 
       regs = std::move(kept);
     }
     manifest["regressors"] = regs;
-    const nlohmann::json extra = nlohmann::json::parse(manifest_json.empty() ? "{}" : manifest_json);
+    const nlohmann::json extra =
+        nlohmann::json::parse(manifest_json.empty() ? "{}" : manifest_json);
     for (const auto& [k, v] : extra.items()) manifest[k] = v;
     return WriteFileAtomic(dir + "/manifest.json", manifest.dump(2) + "\n");
   } catch (const nlohmann::json::exception& e) {

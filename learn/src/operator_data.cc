@@ -1,4 +1,5 @@
-// Operator / NCCL sample files -> training sets (label log(time/work), features of operator_time.h).
+// Operator / NCCL sample files -> training sets (label log(time/work), features of
+// operator_time.h).
 #include "fmte/learn/operator_data.h"
 
 #include <algorithm>
@@ -152,7 +153,8 @@ Result<RegressorData> CollectiveDataset(const SampleFile& file, const NumericTab
   for (size_t i = 0; i < rows.size(); ++i) {
     float feats[kMaxOperatorFeatures] = {};
     double work = 0;
-    const int n = CollectiveFeatures(rows[i].first, file.nodes, file.gpus_per_node, false, feats, &work);
+    const int n =
+        CollectiveFeatures(rows[i].first, file.nodes, file.gpus_per_node, false, feats, &work);
     d.x.AddRow(std::span<const float>(feats, static_cast<size_t>(n)));
     d.labels.push_back(static_cast<float>(std::log(rows[i].second / work)));
     d.work.push_back(work);

@@ -28,7 +28,8 @@ std::map<std::string, std::pair<std::string, double>> ReadSeedIndex(const std::s
     if (e.path().extension() != ".csv" || stem.find('_') != std::string::npos) continue;
     Result<CsvTable> t = ReadCsv(e.path().string());
     if (!t.ok()) continue;
-    const int f = t->Column("Function"), m = t->Column("Best_model"), err = t->Column("Best_error%");
+    const int f = t->Column("Function"), m = t->Column("Best_model"),
+              err = t->Column("Best_error%");
     const int p = t->Column("Propagation"), n = t->Column("Nodes"), g = t->Column("GPUsPerNode");
     if (f < 0 || m < 0 || err < 0) continue;
     for (const auto& row : t->rows) {
@@ -74,8 +75,10 @@ Result<std::vector<RegressorReport>> TrainClusterRegressors(const TrainClusterOp
     Result<SampleFile> f = ClassifySampleFile(path, false);
     if (!f.ok()) return f.status();
     gpu = f->gpu;
-    if (std::find(KnownOperators().begin(), KnownOperators().end(), f->name) == KnownOperators().end()) {
-      notes.push_back(fs::path(path).filename().string() + ": operator not used by the composition, skipped");
+    if (std::find(KnownOperators().begin(), KnownOperators().end(), f->name) ==
+        KnownOperators().end()) {
+      notes.push_back(fs::path(path).filename().string() +
+                      ": operator not used by the composition, skipped");
       continue;
     }
     Result<NumericTable> t = load(path);
@@ -146,23 +149,31 @@ Result<std::vector<RegressorReport>> TrainClusterRegressors(const TrainClusterOp
     json sources = json::array();
     for (const std::string& s : d.sources) {
       const std::string file = s.substr(0, s.find(':'));
-      sources.push_back({{"file", file}, {"column", s.substr(s.find(':') + 1)},
-                         {"bytes", source_bytes[file]}});
+      sources.push_back(
+          {{"file", file}, {"column", s.substr(s.find(':') + 1)}, {"bytes", source_bytes[file]}});
     }
     json folds = json::array();
     for (const CvFold& f : rep.cv.folds) {
-      folds.push_back({{"test_groups", f.test_groups}, {"test_rows", f.test_rows},
+      folds.push_back({{"test_groups", f.test_groups},
+                       {"test_rows", f.test_rows},
                        {"mean_abs_rel_error", f.mean_abs_rel_error},
                        {"max_abs_rel_error", f.max_abs_rel_error}});
     }
-    json entry = {{"key", d.key}, {"kind", d.kind}, {"name", d.name}, {"model", rel},
+    json entry = {{"key", d.key},
+                  {"kind", d.kind},
+                  {"name", d.name},
+                  {"model", rel},
                   {"features", d.feature_names},
                   {"label", "log(time_us / work); prediction = exp(model) * work"},
-                  {"sources", sources}, {"rows", d.x.rows}, {"skipped_rows", d.skipped_rows},
-                  {"cv_group_by", d.group_by}, {"cv_groups", rep.groups},
+                  {"sources", sources},
+                  {"rows", d.x.rows},
+                  {"skipped_rows", d.skipped_rows},
+                  {"cv_group_by", d.group_by},
+                  {"cv_groups", rep.groups},
                   {"cv_mean_abs_rel_error", rep.cv.mean_abs_rel_error},
                   {"cv_median_abs_rel_error", rep.cv.median_abs_rel_error},
-                  {"cv_p90_abs_rel_error", rep.cv.p90_abs_rel_error}, {"cv_folds", folds},
+                  {"cv_p90_abs_rel_error", rep.cv.p90_abs_rel_error},
+                  {"cv_folds", folds},
                   {"model_bytes", rep.model_bytes}};
     if (d.kind == "operator") entry["pass"] = d.pass;
     if (d.kind == "nccl" && d.nodes > 0) {
@@ -176,13 +187,13 @@ Result<std::vector<RegressorReport>> TrainClusterRegressors(const TrainClusterOp
     regs.push_back(entry);
     if (o.progress) {
       char line[256];
-      std::snprintf(line, sizeof line, "%-34s rows %6lld groups %4lld  cv mean %6.2f%%  p90 %6.2f%%  seed %s",
-                    d.key.c_str(), static_cast<long long>(rep.rows),
-                    static_cast<long long>(rep.groups), 100 * rep.cv.mean_abs_rel_error,
-                    100 * rep.cv.p90_abs_rel_error,
-                    rep.seed_best_error >= 0
-                        ? (std::to_string(100 * rep.seed_best_error).substr(0, 5) + "%").c_str()
-                        : "-");
+      std::snprintf(
+          line, sizeof line, "%-34s rows %6lld groups %4lld  cv mean %6.2f%%  p90 %6.2f%%  seed %s",
+          d.key.c_str(), static_cast<long long>(rep.rows), static_cast<long long>(rep.groups),
+          100 * rep.cv.mean_abs_rel_error, 100 * rep.cv.p90_abs_rel_error,
+          rep.seed_best_error >= 0
+              ? (std::to_string(100 * rep.seed_best_error).substr(0, 5) + "%").c_str()
+              : "-");
       o.progress(line);
     }
     reports.push_back(std::move(rep));
@@ -194,7 +205,8 @@ Result<std::vector<RegressorReport>> TrainClusterRegressors(const TrainClusterOp
         {"gpu", gpu},
         {"xgboost_version", XgboostVersion()},
         {"params", json::parse(o.params.ToJson())},
-        {"cv", {{"folds", o.folds}, {"error", "mean |pred - measured| / measured over held-out groups"}}},
+        {"cv",
+         {{"folds", o.folds}, {"error", "mean |pred - measured| / measured over held-out groups"}}},
         {"samples_dir", o.samples_dir},
         {"provenance",
          "Operator/NCCL sampling data of the AI4CI 'Distributed Training Estimator of LLMs' "

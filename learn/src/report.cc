@@ -11,7 +11,9 @@
 namespace fmte::learn {
 namespace {
 
-nlohmann::json Num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json Num(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 std::string Pct(double v) {
   if (v < 0 || !std::isfinite(v)) return "-";
@@ -66,8 +68,8 @@ std::string ReportJson(const RetrainReport& r) {
   nlohmann::json targets = nlohmann::json::array();
   if (r.outcome) {
     for (const TargetOutcome& t : r.outcome->targets) {
-      nlohmann::json o = {{"key", t.key}, {"what", t.what}, {"trained", t.trained}, {"rows", t.rows},
-                          {"groups", t.groups}, {"censored", t.censored}};
+      nlohmann::json o = {{"key", t.key},   {"what", t.what},     {"trained", t.trained},
+                          {"rows", t.rows}, {"groups", t.groups}, {"censored", t.censored}};
       if (!t.trained) {
         o["skipped_reason"] = t.skipped_reason;
       } else {
@@ -104,12 +106,13 @@ std::string ReportJson(const RetrainReport& r) {
 std::string ReportText(const RetrainReport& r) {
   std::ostringstream os;
   if (r.stats) {
-    os << "read:      " << r.stats->rows << " rows, " << r.summary.jobs << " jobs, " << r.summary.fmte_records
-       << " with an fmte record, " << r.stats->malformed << " malformed lines\n";
+    os << "read:      " << r.stats->rows << " rows, " << r.summary.jobs << " jobs, "
+       << r.summary.fmte_records << " with an fmte record, " << r.stats->malformed
+       << " malformed lines\n";
   }
   if (r.sets) {
-    os << "time:      " << r.sets->time.x.rows << " completed runs, " << r.sets->time.x_censored.rows
-       << " timed out (censored: ran at least their limit)\n"
+    os << "time:      " << r.sets->time.x.rows << " completed runs, "
+       << r.sets->time.x_censored.rows << " timed out (censored: ran at least their limit)\n"
        << "memory:    " << r.sets->memory.x.rows << " runs with a measured GPU peak, "
        << r.sets->memory.x_censored.rows << " out of memory (lower bounds)\n";
     for (const auto& [why, n] : r.sets->skipped) os << "  not used: " << n << " x " << why << "\n";
@@ -121,26 +124,29 @@ std::string ReportText(const RetrainReport& r) {
         os << "not trained (" << t.skipped_reason << ")\n";
         continue;
       }
-      os << t.rows << " rows in " << t.groups << " groups, " << t.cv.folds.size() << "-fold grouped CV\n"
+      os << t.rows << " rows in " << t.groups << " groups, " << t.cv.folds.size()
+         << "-fold grouped CV\n"
          << "  mean |error| on " << t.comparison.rows << (t.comparison.only_unseen ? " unseen" : "")
          << " jobs: plugin " << Pct(t.comparison.plugin) << ", new " << Pct(t.comparison.new_model)
          << ", installed " << Pct(t.comparison.installed) << "\n"
-         << "  median " << Pct(t.cv.median_abs_rel_error) << ", p90 " << Pct(t.cv.p90_abs_rel_error) << "\n";
+         << "  median " << Pct(t.cv.median_abs_rel_error) << ", p90 " << Pct(t.cv.p90_abs_rel_error)
+         << "\n";
       if (t.censored > 0) {
-        os << "  censored runs predicted below their known lower bound: " << t.censored_violations << " of "
-           << t.censored << "\n";
+        os << "  censored runs predicted below their known lower bound: " << t.censored_violations
+           << " of " << t.censored << "\n";
       }
       if (t.what == "time") {
         const UnderPredictionCurve c = UnderPrediction(t);
         os << "  under-predicted at limit factor 1.0/1.5/2.0: new " << Pct(c.new_model[0]) << "/"
-           << Pct(c.new_model[5]) << "/" << Pct(c.new_model[10]) << ", plugin " << Pct(c.plugin[0]) << "/"
-           << Pct(c.plugin[5]) << "/" << Pct(c.plugin[10]) << "\n";
+           << Pct(c.new_model[5]) << "/" << Pct(c.new_model[10]) << ", plugin " << Pct(c.plugin[0])
+           << "/" << Pct(c.plugin[5]) << "/" << Pct(c.plugin[10]) << "\n";
       }
     }
   }
   for (const std::string& why : r.refusals) os << "refused:   " << why << "\n";
   if (!r.into.empty()) {
-    os << (r.installed ? "installed: " : "not installed: ") << r.into << (r.forced ? " (--force)" : "") << "\n";
+    os << (r.installed ? "installed: " : "not installed: ") << r.into
+       << (r.forced ? " (--force)" : "") << "\n";
   }
   for (const std::string& f : r.svg_files) os << "figure:    " << f << "\n";
   return os.str();

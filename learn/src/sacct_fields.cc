@@ -53,14 +53,22 @@ struct StateName {
   JobState state;
 };
 constexpr std::array<StateName, 17> kStates = {{
-    {"PENDING", JobState::kPending},       {"RUNNING", JobState::kRunning},
-    {"SUSPENDED", JobState::kSuspended},   {"COMPLETED", JobState::kCompleted},
-    {"COMPLETING", JobState::kCompleting}, {"FAILED", JobState::kFailed},
-    {"TIMEOUT", JobState::kTimeout},       {"OUT_OF_MEMORY", JobState::kOutOfMemory},
-    {"CANCELLED", JobState::kCancelled},   {"NODE_FAIL", JobState::kNodeFail},
-    {"PREEMPTED", JobState::kPreempted},   {"BOOT_FAIL", JobState::kBootFail},
-    {"DEADLINE", JobState::kDeadline},     {"REQUEUED", JobState::kRequeued},
-    {"REVOKED", JobState::kRevoked},       {"RESIZING", JobState::kResizing},
+    {"PENDING", JobState::kPending},
+    {"RUNNING", JobState::kRunning},
+    {"SUSPENDED", JobState::kSuspended},
+    {"COMPLETED", JobState::kCompleted},
+    {"COMPLETING", JobState::kCompleting},
+    {"FAILED", JobState::kFailed},
+    {"TIMEOUT", JobState::kTimeout},
+    {"OUT_OF_MEMORY", JobState::kOutOfMemory},
+    {"CANCELLED", JobState::kCancelled},
+    {"NODE_FAIL", JobState::kNodeFail},
+    {"PREEMPTED", JobState::kPreempted},
+    {"BOOT_FAIL", JobState::kBootFail},
+    {"DEADLINE", JobState::kDeadline},
+    {"REQUEUED", JobState::kRequeued},
+    {"REVOKED", JobState::kRevoked},
+    {"RESIZING", JobState::kResizing},
     {"OTHER", JobState::kOther},
 }};
 
@@ -131,10 +139,11 @@ Result<int64_t> ParseSlurmTimestamp(std::string_view s) {
   int64_t v = 0;
   if (ParseInt(s, &v)) return v;
   int64_t y, mo, d, h, mi, sec;
-  if (s.size() == 19 && s[4] == '-' && s[7] == '-' && (s[10] == 'T' || s[10] == ' ') && s[13] == ':' &&
-      s[16] == ':' && Digits(s, 0, 4, &y) && Digits(s, 5, 2, &mo) && Digits(s, 8, 2, &d) &&
-      Digits(s, 11, 2, &h) && Digits(s, 14, 2, &mi) && Digits(s, 17, 2, &sec) && mo >= 1 &&
-      mo <= 12 && d >= 1 && d <= 31 && h < 24 && mi < 60 && sec < 61) {
+  if (s.size() == 19 && s[4] == '-' && s[7] == '-' && (s[10] == 'T' || s[10] == ' ') &&
+      s[13] == ':' && s[16] == ':' && Digits(s, 0, 4, &y) && Digits(s, 5, 2, &mo) &&
+      Digits(s, 8, 2, &d) && Digits(s, 11, 2, &h) && Digits(s, 14, 2, &mi) &&
+      Digits(s, 17, 2, &sec) && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h < 24 && mi < 60 &&
+      sec < 61) {
     return DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
   }
   return Status::ParseError("expected a time YYYY-MM-DDTHH:MM:SS, got " + Quote(s));
@@ -148,12 +157,23 @@ Result<int64_t> ParseSlurmBytes(std::string_view s) {
   double mult = 1;
   if (!num.empty()) {
     switch (num.back()) {
-      case 'K': mult = 1024.0; break;
-      case 'M': mult = 1024.0 * 1024; break;
-      case 'G': mult = 1024.0 * 1024 * 1024; break;
-      case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
-      case 'P': mult = 1024.0 * 1024 * 1024 * 1024 * 1024; break;
-      default: break;
+      case 'K':
+        mult = 1024.0;
+        break;
+      case 'M':
+        mult = 1024.0 * 1024;
+        break;
+      case 'G':
+        mult = 1024.0 * 1024 * 1024;
+        break;
+      case 'T':
+        mult = 1024.0 * 1024 * 1024 * 1024;
+        break;
+      case 'P':
+        mult = 1024.0 * 1024 * 1024 * 1024 * 1024;
+        break;
+      default:
+        break;
     }
     if (mult != 1) num.remove_suffix(1);
   }
@@ -189,7 +209,8 @@ Result<Tres> ParseTres(std::string_view s) {
     auto count = [&](int64_t* out) -> Status {
       int64_t v = 0;
       if (!ParseInt(value, &v) || v < 0) {
-        return Status::ParseError("TRES " + std::string(key) + ": expected a count, got " + Quote(value));
+        return Status::ParseError("TRES " + std::string(key) + ": expected a count, got " +
+                                  Quote(value));
       }
       *out = v;
       return Status::Ok();
@@ -259,7 +280,8 @@ Result<ParsedJobId> ParseJobId(std::string_view s) {
   size_t i = 0;
   while (i < a.size() && a[i] >= '0' && a[i] <= '9') ++i;
   if (i == 0 || (dot != std::string_view::npos && id.step.empty())) {
-    return Status::ParseError("JobID: expected 123, 123.batch, 123_7 or 123_[1-3], got " + Quote(s));
+    return Status::ParseError("JobID: expected 123, 123.batch, 123_7 or 123_[1-3], got " +
+                              Quote(s));
   }
   if (i < a.size()) {
     if (a[i] == '_') {
@@ -269,7 +291,8 @@ Result<ParsedJobId> ParseJobId(std::string_view s) {
         return Status::ParseError("JobID: array task missing after '_' in " + Quote(s));
       }
     } else if (a[i] != '+') {
-      return Status::ParseError("JobID: expected 123, 123.batch, 123_7 or 123_[1-3], got " + Quote(s));
+      return Status::ParseError("JobID: expected 123, 123.batch, 123_7 or 123_[1-3], got " +
+                                Quote(s));
     }
   }
   return id;

@@ -19,8 +19,10 @@ Result<std::string> Base64Decode(std::string_view in) {
   static const std::array<int8_t, 256> kTable = [] {
     std::array<int8_t, 256> t{};
     t.fill(-1);
-    const std::string_view chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    for (size_t i = 0; i < chars.size(); ++i) t[static_cast<uint8_t>(chars[i])] = static_cast<int8_t>(i);
+    const std::string_view chars =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < chars.size(); ++i)
+      t[static_cast<uint8_t>(chars[i])] = static_cast<int8_t>(i);
     return t;
   }();
   std::string out;
@@ -30,7 +32,8 @@ Result<std::string> Base64Decode(std::string_view in) {
   for (const char c : in) {
     if (c == '=') break;
     const int8_t v = kTable[static_cast<uint8_t>(c)];
-    if (v < 0) return Status::ParseError(std::string("jobstats JS1: invalid base64 character '") + c + "'");
+    if (v < 0)
+      return Status::ParseError(std::string("jobstats JS1: invalid base64 character '") + c + "'");
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {
@@ -43,7 +46,8 @@ Result<std::string> Base64Decode(std::string_view in) {
 
 Result<std::string> Gunzip(const std::string& in) {
   z_stream zs{};
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return Status::Internal("zlib inflateInit2 failed");
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+    return Status::Internal("zlib inflateInit2 failed");
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   zs.avail_in = static_cast<uInt>(in.size());
   std::string out;
@@ -58,7 +62,8 @@ Result<std::string> Gunzip(const std::string& in) {
   }
   inflateEnd(&zs);
   if (rc != Z_STREAM_END) {
-    return Status::ParseError("jobstats JS1: not valid gzip data (zlib: " + std::to_string(rc) + ")");
+    return Status::ParseError("jobstats JS1: not valid gzip data (zlib: " + std::to_string(rc) +
+                              ")");
   }
   return out;
 }
@@ -90,7 +95,8 @@ Result<int64_t> JobstatsGpuPeakBytes(std::string_view admin_comment) {
       if (!node.is_object() || !node.contains("gpu_used_memory")) continue;
       const auto& used = node["gpu_used_memory"];
       if (!used.is_object()) {
-        return Status::ParseError("jobstats JS1: nodes." + host + ".gpu_used_memory is not an object");
+        return Status::ParseError("jobstats JS1: nodes." + host +
+                                  ".gpu_used_memory is not an object");
       }
       for (const auto& [gpu, bytes] : used.items()) {
         if (!bytes.is_number() || bytes.get<double>() < 0) {

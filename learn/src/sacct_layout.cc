@@ -1,8 +1,9 @@
 #include "sacct_layout.h"
-#include "fmte/text.h"
 
 #include <algorithm>
 #include <cctype>
+
+#include "fmte/text.h"
 
 namespace fmte::learn::internal {
 namespace {
@@ -10,25 +11,127 @@ namespace {
 // Lower-case names of every field `sacct --helpformat` lists (Slurm 22.05, plus names added up to
 // 24.x), so a header line is recognised as one and a typo in --fields is reported.
 constexpr std::string_view kKnownFields[] = {
-    "account", "admincomment", "alloccpus", "allocgres", "allocnodes", "alloctres", "associd",
-    "avecpu", "avecpufreq", "avediskread", "avediskwrite", "avepages", "averss", "avevmsize",
-    "blockid", "cluster", "comment", "constraints", "consumedenergy", "consumedenergyraw",
-    "container", "cputime", "cputimeraw", "dbindex", "derivedexitcode", "elapsed", "elapsedraw",
-    "eligible", "end", "exitcode", "extra", "failednode", "flags", "gid", "group", "jobid",
-    "jobidraw", "jobname", "layout", "licenses", "maxdiskread", "maxdiskreadnode",
-    "maxdiskreadtask", "maxdiskwrite", "maxdiskwritenode", "maxdiskwritetask", "maxpages",
-    "maxpagesnode", "maxpagestask", "maxrss", "maxrssnode", "maxrsstask", "maxvmsize",
-    "maxvmsizenode", "maxvmsizetask", "mcslabel", "mincpu", "mincpunode", "mincputask", "ncpus",
-    "nnodes", "nodelist", "ntasks", "partition", "planned", "plannedcpu", "plannedcpuraw",
-    "priority", "qos", "qosraw", "qosreq", "reason", "reqcpufreq", "reqcpufreqgov", "reqcpufreqmax",
-    "reqcpufreqmin", "reqcpus", "reqgres", "reqmem", "reqnodes", "reqtres", "reservation",
-    "reservationid", "reserved", "resvcpu", "resvcpuraw", "start", "state", "stdin", "stdout",
-    "stderr", "submit", "submitline", "suspended", "systemcomment", "systemcpu", "timelimit",
-    "timelimitraw", "totalcpu", "tresusageinave", "tresusageinmax", "tresusageinmaxnode",
-    "tresusageinmaxtask", "tresusageinmin", "tresusageinminnode", "tresusageinmintask",
-    "tresusageintot", "tresusageoutave", "tresusageoutmax", "tresusageoutmaxnode",
-    "tresusageoutmaxtask", "tresusageoutmin", "tresusageoutminnode", "tresusageoutmintask",
-    "tresusageouttot", "uid", "user", "usercpu", "wckey", "wckeyid", "workdir",
+    "account",
+    "admincomment",
+    "alloccpus",
+    "allocgres",
+    "allocnodes",
+    "alloctres",
+    "associd",
+    "avecpu",
+    "avecpufreq",
+    "avediskread",
+    "avediskwrite",
+    "avepages",
+    "averss",
+    "avevmsize",
+    "blockid",
+    "cluster",
+    "comment",
+    "constraints",
+    "consumedenergy",
+    "consumedenergyraw",
+    "container",
+    "cputime",
+    "cputimeraw",
+    "dbindex",
+    "derivedexitcode",
+    "elapsed",
+    "elapsedraw",
+    "eligible",
+    "end",
+    "exitcode",
+    "extra",
+    "failednode",
+    "flags",
+    "gid",
+    "group",
+    "jobid",
+    "jobidraw",
+    "jobname",
+    "layout",
+    "licenses",
+    "maxdiskread",
+    "maxdiskreadnode",
+    "maxdiskreadtask",
+    "maxdiskwrite",
+    "maxdiskwritenode",
+    "maxdiskwritetask",
+    "maxpages",
+    "maxpagesnode",
+    "maxpagestask",
+    "maxrss",
+    "maxrssnode",
+    "maxrsstask",
+    "maxvmsize",
+    "maxvmsizenode",
+    "maxvmsizetask",
+    "mcslabel",
+    "mincpu",
+    "mincpunode",
+    "mincputask",
+    "ncpus",
+    "nnodes",
+    "nodelist",
+    "ntasks",
+    "partition",
+    "planned",
+    "plannedcpu",
+    "plannedcpuraw",
+    "priority",
+    "qos",
+    "qosraw",
+    "qosreq",
+    "reason",
+    "reqcpufreq",
+    "reqcpufreqgov",
+    "reqcpufreqmax",
+    "reqcpufreqmin",
+    "reqcpus",
+    "reqgres",
+    "reqmem",
+    "reqnodes",
+    "reqtres",
+    "reservation",
+    "reservationid",
+    "reserved",
+    "resvcpu",
+    "resvcpuraw",
+    "start",
+    "state",
+    "stdin",
+    "stdout",
+    "stderr",
+    "submit",
+    "submitline",
+    "suspended",
+    "systemcomment",
+    "systemcpu",
+    "timelimit",
+    "timelimitraw",
+    "totalcpu",
+    "tresusageinave",
+    "tresusageinmax",
+    "tresusageinmaxnode",
+    "tresusageinmaxtask",
+    "tresusageinmin",
+    "tresusageinminnode",
+    "tresusageinmintask",
+    "tresusageintot",
+    "tresusageoutave",
+    "tresusageoutmax",
+    "tresusageoutmaxnode",
+    "tresusageoutmaxtask",
+    "tresusageoutmin",
+    "tresusageoutminnode",
+    "tresusageoutmintask",
+    "tresusageouttot",
+    "uid",
+    "user",
+    "usercpu",
+    "wckey",
+    "wckeyid",
+    "workdir",
 };
 
 struct Interpreted {
@@ -36,22 +139,39 @@ struct Interpreted {
   Field field;
 };
 constexpr Interpreted kInterpreted[] = {
-    {"jobid", kJobId},           {"jobidraw", kJobIdRaw},         {"jobname", kJobName},
-    {"user", kUser},             {"account", kAccount},           {"partition", kPartition},
-    {"state", kState},           {"exitcode", kExitCode},         {"elapsed", kElapsed},
-    {"elapsedraw", kElapsedRaw}, {"timelimit", kTimelimit},       {"timelimitraw", kTimelimitRaw},
-    {"submit", kSubmit},         {"start", kStart},               {"end", kEnd},
-    {"alloctres", kAllocTres},   {"reqtres", kReqTres},           {"tresusageinmax", kTresUsageInMax},
-    {"admincomment", kAdminComment}, {"nnodes", kNNodes},         {"alloccpus", kAllocCpus},
-    {"ntasks", kNTasks},         {"maxrss", kMaxRss},
+    {"jobid", kJobId},
+    {"jobidraw", kJobIdRaw},
+    {"jobname", kJobName},
+    {"user", kUser},
+    {"account", kAccount},
+    {"partition", kPartition},
+    {"state", kState},
+    {"exitcode", kExitCode},
+    {"elapsed", kElapsed},
+    {"elapsedraw", kElapsedRaw},
+    {"timelimit", kTimelimit},
+    {"timelimitraw", kTimelimitRaw},
+    {"submit", kSubmit},
+    {"start", kStart},
+    {"end", kEnd},
+    {"alloctres", kAllocTres},
+    {"reqtres", kReqTres},
+    {"tresusageinmax", kTresUsageInMax},
+    {"admincomment", kAdminComment},
+    {"nnodes", kNNodes},
+    {"alloccpus", kAllocCpus},
+    {"ntasks", kNTasks},
+    {"maxrss", kMaxRss},
 };
 
 }  // namespace
 
 bool IsSacctFieldName(std::string_view name) {
-  if (name.empty() || name.size() > 24 || !std::isalpha(static_cast<unsigned char>(name[0]))) return false;
+  if (name.empty() || name.size() > 24 || !std::isalpha(static_cast<unsigned char>(name[0])))
+    return false;
   const std::string lower = Lower(name);
-  return std::find(std::begin(kKnownFields), std::end(kKnownFields), lower) != std::end(kKnownFields);
+  return std::find(std::begin(kKnownFields), std::end(kKnownFields), lower) !=
+         std::end(kKnownFields);
 }
 
 std::optional<Layout> MakeLayout(const std::vector<std::string_view>& names, std::string* error) {
@@ -60,9 +180,11 @@ std::optional<Layout> MakeLayout(const std::vector<std::string_view>& names, std
   for (size_t i = 0; i < names.size(); ++i) {
     std::string_view name = names[i];
     // "JobName%30" width suffixes in --format.
-    if (const size_t pct = name.find('%'); pct != std::string_view::npos) name = name.substr(0, pct);
+    if (const size_t pct = name.find('%'); pct != std::string_view::npos)
+      name = name.substr(0, pct);
     if (!IsSacctFieldName(name)) {
-      if (error) *error = "'" + std::string(name) + "' is not a sacct field (see sacct --helpformat)";
+      if (error)
+        *error = "'" + std::string(name) + "' is not a sacct field (see sacct --helpformat)";
       return std::nullopt;
     }
     const std::string lower = Lower(name);
@@ -87,7 +209,8 @@ std::optional<std::vector<std::string>> FieldsOfSacctCommand(std::string_view li
     if (j > i) tokens.push_back(line.substr(i, j - i));
     i = j;
   }
-  if (tokens.empty() || (tokens[0] != "sacct" && !tokens[0].ends_with("/sacct"))) return std::nullopt;
+  if (tokens.empty() || (tokens[0] != "sacct" && !tokens[0].ends_with("/sacct")))
+    return std::nullopt;
   std::string_view list;
   for (size_t t = 1; t < tokens.size(); ++t) {
     const std::string_view tok = tokens[t];
@@ -108,7 +231,8 @@ std::optional<std::vector<std::string>> FieldsOfSacctCommand(std::string_view li
     }
   }
   std::vector<std::string> fields;
-  if (list.empty()) list = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";  // sacct's default
+  if (list.empty())
+    list = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";  // sacct's default
   while (!list.empty()) {
     const size_t comma = list.find(',');
     if (comma != 0) fields.emplace_back(list.substr(0, comma));

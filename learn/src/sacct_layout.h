@@ -15,10 +15,31 @@ namespace fmte::learn::internal {
 
 // The fields the reader interprets; any other sacct field is accepted and ignored (kIgnored).
 enum Field : uint8_t {
-  kJobId, kJobIdRaw, kJobName, kUser, kAccount, kPartition, kState, kExitCode, kElapsed,
-  kElapsedRaw, kTimelimit, kTimelimitRaw, kSubmit, kStart, kEnd, kAllocTres, kReqTres,
-  kTresUsageInMax, kAdminComment, kNNodes, kAllocCpus, kNTasks, kMaxRss,
-  kFieldCount, kIgnored = 0xff,
+  kJobId,
+  kJobIdRaw,
+  kJobName,
+  kUser,
+  kAccount,
+  kPartition,
+  kState,
+  kExitCode,
+  kElapsed,
+  kElapsedRaw,
+  kTimelimit,
+  kTimelimitRaw,
+  kSubmit,
+  kStart,
+  kEnd,
+  kAllocTres,
+  kReqTres,
+  kTresUsageInMax,
+  kAdminComment,
+  kNNodes,
+  kAllocCpus,
+  kNTasks,
+  kMaxRss,
+  kFieldCount,
+  kIgnored = 0xff,
 };
 
 // True when `name` (case-insensitive) is a field sacct knows (sacct --helpformat, 22.05-24.x).

@@ -29,7 +29,9 @@ struct Aux {
   int64_t tres_peak_per_gpu = kUnknownValue;
 };
 
-int64_t MaxKnown(int64_t a, int64_t b) { return a == kUnknownValue ? b : (b == kUnknownValue ? a : std::max(a, b)); }
+int64_t MaxKnown(int64_t a, int64_t b) {
+  return a == kUnknownValue ? b : (b == kUnknownValue ? a : std::max(a, b));
+}
 
 bool IsNumericStep(std::string_view step) {
   return !step.empty() && step.find_first_not_of("0123456789") == std::string_view::npos;
@@ -99,7 +101,8 @@ struct SacctReader::Impl {
     fields.clear();
     for (size_t start = 0;;) {
       const size_t bar = line.find('|', start);
-      fields.push_back(line.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start));
+      fields.push_back(
+          line.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start));
       if (bar == std::string_view::npos) break;
       start = bar + 1;
     }
@@ -116,7 +119,8 @@ struct SacctReader::Impl {
       return Status::InvalidArgument(
           source + ":" + std::to_string(line_no) +
           ": no header line and no field list: pass --fields with the list given to sacct "
-          "--format/-o, e.g. --fields JobID,JobIDRaw,State,Elapsed,Timelimit,AllocTRES,AdminComment "
+          "--format/-o, e.g. --fields "
+          "JobID,JobIDRaw,State,Elapsed,Timelimit,AllocTRES,AdminComment "
           "(or export with a header: sacct --parsable2 without -n/--noheader)");
     }
     const size_t n = layout.columns.size();
@@ -330,7 +334,8 @@ Status SacctReader::ReadStream(std::istream& in, const std::string& name, uint64
   while (std::getline(in, line)) {
     done += line.size() + 1;
     FMTE_RETURN_IF_ERROR(impl_->Line(line));
-    if (impl_->options.progress && (impl_->line_no & 0xffff) == 0) impl_->options.progress(done, total_bytes);
+    if (impl_->options.progress && (impl_->line_no & 0xffff) == 0)
+      impl_->options.progress(done, total_bytes);
   }
   if (in.bad()) return Status::IoError(name + ": read error");
   if (impl_->options.progress) impl_->options.progress(done, total_bytes);

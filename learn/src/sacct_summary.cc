@@ -5,9 +5,12 @@ namespace fmte::learn {
 
 std::string_view ToString(GpuMemSource s) {
   switch (s) {
-    case GpuMemSource::kTresUsage: return "tres";
-    case GpuMemSource::kJobstats: return "jobstats";
-    case GpuMemSource::kNone: break;
+    case GpuMemSource::kTresUsage:
+      return "tres";
+    case GpuMemSource::kJobstats:
+      return "jobstats";
+    case GpuMemSource::kNone:
+      break;
   }
   return "none";
 }
@@ -23,7 +26,8 @@ JobsSummary Summarise(const std::vector<JobRecord>& jobs) {
     if (!j.array_job.empty()) ++s.arrays;
     ++s.states[std::string(ToString(j.state))];
     if (j.end_time > 0) {
-      if (s.first_end_time == kUnknownValue || j.end_time < s.first_end_time) s.first_end_time = j.end_time;
+      if (s.first_end_time == kUnknownValue || j.end_time < s.first_end_time)
+        s.first_end_time = j.end_time;
       if (j.end_time > s.last_end_time) s.last_end_time = j.end_time;
     }
   }

@@ -43,18 +43,22 @@ Installed LoadInstalled(const std::string& dir, const std::string& key) {
   const nlohmann::json m = nlohmann::json::parse(*text, nullptr, false);
   if (!m.is_object() || !m.contains("regressors") || !m["regressors"].is_array()) return in;
   for (const auto& r : m["regressors"]) {
-    if (!r.is_object() || r.value("key", "") != key || !r.contains("model") || !r["model"].is_string()) continue;
+    if (!r.is_object() || r.value("key", "") != key || !r.contains("model") ||
+        !r["model"].is_string())
+      continue;
     Result<TreeModel> t = TreeModel::LoadFile(dir + "/" + r["model"].get<std::string>());
     if (!t.ok() || t->num_features() > static_cast<int64_t>(SacctFeatureNames().size())) return in;
     in.model = std::move(t).value();
     in.present = true;
-    if (r.contains("data") && r["data"].is_object()) in.last_end_time = r["data"].value("last_end_unix", kUnknownValue);
+    if (r.contains("data") && r["data"].is_object())
+      in.last_end_time = r["data"].value("last_end_unix", kUnknownValue);
   }
   return in;
 }
 
-Result<TargetOutcome> TrainTarget(const TargetSet& set, const std::string& key, const std::string& what,
-                                  const XgbParams& params, const SacctTrainOptions& options) {
+Result<TargetOutcome> TrainTarget(const TargetSet& set, const std::string& key,
+                                  const std::string& what, const XgbParams& params,
+                                  const SacctTrainOptions& options) {
   const std::vector<int64_t>& end_times = set.end_time;
   TargetOutcome t;
   t.key = key;
@@ -80,8 +84,10 @@ Result<TargetOutcome> TrainTarget(const TargetSet& set, const std::string& key, 
   t.plugin = set.base;
   t.limit_factor = set.limit_factor;
   std::vector<double> log_res;
-  for (int64_t r = 0; r < t.rows; ++r) log_res.push_back(std::log(t.actual[r] / t.predicted_oof[r]));
-  t.log_residual_quantiles = {Quantile(log_res, 0.5), Quantile(log_res, 0.9), Quantile(log_res, 0.95)};
+  for (int64_t r = 0; r < t.rows; ++r)
+    log_res.push_back(std::log(t.actual[r] / t.predicted_oof[r]));
+  t.log_residual_quantiles = {Quantile(log_res, 0.5), Quantile(log_res, 0.9),
+                              Quantile(log_res, 0.95)};
 
   // The final model also learns from the censored runs, as lower bounds: their label starts at
   // log(lower bound / prediction) and is raised to the model's own prediction when that is higher
@@ -99,7 +105,8 @@ Result<TargetOutcome> TrainTarget(const TargetSet& set, const std::string& key, 
   for (int round = 0; round < 3 && final_model.ok() && !lower_c.empty(); ++round) {
     Result<std::vector<float>> p = final_model->Predict(set.x_censored);
     if (!p.ok()) return p.status();
-    for (size_t r = 0; r < lower_c.size(); ++r) y_all[set.x.rows + r] = std::max(lower_c[r], (*p)[r]);
+    for (size_t r = 0; r < lower_c.size(); ++r)
+      y_all[set.x.rows + r] = std::max(lower_c[r], (*p)[r]);
     final_model = XgbModel::Train(x_all, y_all, params);
   }
   if (!final_model.ok()) return final_model.status().WithContext(what + " final model");
@@ -148,7 +155,8 @@ Result<TargetOutcome> TrainTarget(const TargetSet& set, const std::string& key, 
 }  // namespace
 
 bool WorseThanInstalled(const TargetOutcome& t) {
-  return t.trained && t.comparison.installed >= 0 && t.comparison.new_model > t.comparison.installed;
+  return t.trained && t.comparison.installed >= 0 &&
+         t.comparison.new_model > t.comparison.installed;
 }
 
 Result<SacctTrainOutcome> TrainSacct(const TrainingSets& sets, const SacctTrainOptions& options) {

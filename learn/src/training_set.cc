@@ -32,8 +32,8 @@ int64_t SacctGroup(const JobRecord& job) {
   if (job.record) {
     const TrainingJob& j = job.record->job;
     h = Fnv1a(j.model, h);
-    h = Fnv1a(std::to_string(j.gpus) + "/" + std::to_string(j.tp) + "/" + std::to_string(j.pp) + "/" +
-                  std::to_string(j.micro_batch) + "/" + std::to_string(j.seq_len) + "/" +
+    h = Fnv1a(std::to_string(j.gpus) + "/" + std::to_string(j.tp) + "/" + std::to_string(j.pp) +
+                  "/" + std::to_string(j.micro_batch) + "/" + std::to_string(j.seq_len) + "/" +
                   std::string(ToString(j.method)),
               h);
   }
@@ -64,13 +64,15 @@ TrainingSets BuildSacctTrainingSets(const std::vector<JobRecord>& jobs) {
     } else if (job.state == JobState::kCompleted && job.elapsed_s > 0) {
       TargetSet& t = sets.time;
       t.x.AddRow(features);
-      t.y.push_back(static_cast<float>(std::log(static_cast<double>(job.elapsed_s) / rec.pred_time_s)));
+      t.y.push_back(
+          static_cast<float>(std::log(static_cast<double>(job.elapsed_s) / rec.pred_time_s)));
       t.groups.push_back(group);
       t.base.push_back(rec.pred_time_s);
       t.actual.push_back(static_cast<double>(job.elapsed_s));
       t.job_index.push_back(static_cast<int64_t>(i));
-      t.limit_factor.push_back(job.time_limit_s > 0 ? static_cast<double>(job.time_limit_s) / rec.pred_time_s
-                                                    : std::nan(""));
+      t.limit_factor.push_back(job.time_limit_s > 0
+                                   ? static_cast<double>(job.time_limit_s) / rec.pred_time_s
+                                   : std::nan(""));
       t.end_time.push_back(job.end_time);
       used = true;
     } else if (TimeCensored(job) && job.elapsed_s > 0) {
@@ -84,7 +86,8 @@ TrainingSets BuildSacctTrainingSets(const std::vector<JobRecord>& jobs) {
     } else if (job.elapsed_s <= 0) {
       Skip(sets, "time: no elapsed time");
     } else {
-      Skip(sets, "time: state " + std::string(ToString(job.state)) + " (neither completed nor timed out)");
+      Skip(sets, "time: state " + std::string(ToString(job.state)) +
+                     " (neither completed nor timed out)");
     }
 
     // Memory.
@@ -102,8 +105,8 @@ TrainingSets BuildSacctTrainingSets(const std::vector<JobRecord>& jobs) {
     } else {
       TargetSet& m = sets.memory;
       m.x.AddRow(features);
-      m.y.push_back(static_cast<float>(
-          std::log(static_cast<double>(job.gpu_peak_bytes) / static_cast<double>(rec.pred_mem_bytes))));
+      m.y.push_back(static_cast<float>(std::log(static_cast<double>(job.gpu_peak_bytes) /
+                                                static_cast<double>(rec.pred_mem_bytes))));
       m.groups.push_back(group);
       m.base.push_back(static_cast<double>(rec.pred_mem_bytes));
       m.actual.push_back(static_cast<double>(job.gpu_peak_bytes));

@@ -1,10 +1,11 @@
 // vTrain CSV importer and the Megatron GPT jobs its rows describe.
 #include "fmte/learn/vtrain.h"
-#include "fmte/text.h"
 
 #include <charconv>
 #include <map>
 #include <tuple>
+
+#include "fmte/text.h"
 
 namespace fmte::learn {
 namespace {
@@ -24,11 +25,19 @@ std::vector<std::string_view> SplitComma(std::string_view line) {
 }  // namespace
 
 Result<std::vector<VtrainRow>> ParseVtrainCsv(std::string_view text, std::string_view origin) {
-  static const char* kColumns[] = {"# GPUs", "global batch", "micro batch", "hidden size",
-                                   "attention heads", "# layers", "sequence length",
-                                   "tensor parallelism", "data parallelism", "pipeline parallelism",
+  static const char* kColumns[] = {"# GPUs",
+                                   "global batch",
+                                   "micro batch",
+                                   "hidden size",
+                                   "attention heads",
+                                   "# layers",
+                                   "sequence length",
+                                   "tensor parallelism",
+                                   "data parallelism",
+                                   "pipeline parallelism",
                                    "iteration time (ms)"};
-  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF) text.remove_prefix(3);  // BOM
+  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF)
+    text.remove_prefix(3);  // BOM
   std::vector<VtrainRow> rows;
   size_t pos = 0;
   int64_t line_no = 0;
@@ -42,22 +51,25 @@ Result<std::vector<VtrainRow>> ParseVtrainCsv(std::string_view text, std::string
     const std::vector<std::string_view> cells = SplitComma(line);
     const std::string where = std::string(origin) + ":" + std::to_string(line_no);
     if (line_no == 1) {
-      if (cells.size() != 11) return Status::ParseError(where + ": expected the 11-column vTrain header");
+      if (cells.size() != 11)
+        return Status::ParseError(where + ": expected the 11-column vTrain header");
       for (size_t c = 0; c < 11; ++c)
         if (Trim(cells[c]) != kColumns[c])
-          return Status::ParseError(where + ": column " + std::to_string(c + 1) + ": expected '" + kColumns[c] +
-                                    "', got '" + std::string(cells[c]) + "'");
+          return Status::ParseError(where + ": column " + std::to_string(c + 1) + ": expected '" +
+                                    kColumns[c] + "', got '" + std::string(cells[c]) + "'");
       continue;
     }
     if (cells.size() != 11)
-      return Status::ParseError(where + ": expected 11 columns, got " + std::to_string(cells.size()));
+      return Status::ParseError(where + ": expected 11 columns, got " +
+                                std::to_string(cells.size()));
     int64_t v[10];
     for (int c = 0; c < 10; ++c) {
       const std::string_view cell = Trim(cells[c]);
       auto [p, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v[c]);
       if (ec != std::errc() || p != cell.data() + cell.size() || v[c] <= 0)
-        return Status::ParseError(where + ": column '" + kColumns[c] + "': expected a positive integer, got '" +
-                                  std::string(cell) + "'");
+        return Status::ParseError(where + ": column '" + kColumns[c] +
+                                  "': expected a positive integer, got '" + std::string(cell) +
+                                  "'");
     }
     double ms = 0;
     const std::string ms_text(Trim(cells[10]));
@@ -66,8 +78,9 @@ Result<std::vector<VtrainRow>> ParseVtrainCsv(std::string_view text, std::string
       ms = std::stod(ms_text, &used);
       if (used != ms_text.size() || !(ms > 0)) throw std::invalid_argument("not positive");
     } catch (const std::exception&) {
-      return Status::ParseError(where + ": column 'iteration time (ms)': expected a positive number, got '" +
-                                ms_text + "'");
+      return Status::ParseError(
+          where + ": column 'iteration time (ms)': expected a positive number, got '" + ms_text +
+          "'");
     }
     VtrainRow r{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], ms / 1000.0};
     if (r.tp * r.dp * r.pp != r.gpus)
@@ -149,7 +162,8 @@ std::vector<int64_t> VtrainGroups(const std::vector<VtrainRow>& rows, VtrainGrou
   std::vector<int64_t> out;
   out.reserve(rows.size());
   for (const VtrainRow& r : rows) {
-    const auto key = std::make_tuple(grouping == VtrainGrouping::kConfig ? r.layers : 0, r.tp, r.pp, r.dp);
+    const auto key =
+        std::make_tuple(grouping == VtrainGrouping::kConfig ? r.layers : 0, r.tp, r.pp, r.dp);
     auto it = ids.emplace(key, static_cast<int64_t>(ids.size())).first;
     out.push_back(it->second);
   }

@@ -143,7 +143,8 @@ Result<XgbModel> XgbModel::Train(const DenseMatrix& x, std::span<const float> la
                                ("XGBoosterSetParam(" + k + ")").c_str()));
   }
   for (int iter = 0; iter < params.num_rounds; ++iter) {
-    FMTE_RETURN_IF_ERROR(Check(XGBoosterUpdateOneIter(h, iter, dtrain.h), "XGBoosterUpdateOneIter"));
+    FMTE_RETURN_IF_ERROR(
+        Check(XGBoosterUpdateOneIter(h, iter, dtrain.h), "XGBoosterUpdateOneIter"));
   }
   model.num_features_ = x.cols;
   return model;
@@ -154,9 +155,9 @@ Result<XgbModel> XgbModel::FromJson(const std::string& json_text) {
   BoosterHandle h = nullptr;
   FMTE_RETURN_IF_ERROR(Check(XGBoosterCreate(nullptr, 0, &h), "XGBoosterCreate"));
   model.handle_.reset(h);
-  FMTE_RETURN_IF_ERROR(Check(XGBoosterLoadModelFromBuffer(h, json_text.data(),
-                                                          static_cast<bst_ulong>(json_text.size())),
-                             "XGBoosterLoadModelFromBuffer"));
+  FMTE_RETURN_IF_ERROR(Check(
+      XGBoosterLoadModelFromBuffer(h, json_text.data(), static_cast<bst_ulong>(json_text.size())),
+      "XGBoosterLoadModelFromBuffer"));
   bst_ulong nf = 0;
   FMTE_RETURN_IF_ERROR(Check(XGBoosterGetNumFeature(h, &nf), "XGBoosterGetNumFeature"));
   model.num_features_ = static_cast<int64_t>(nf);
@@ -186,8 +187,8 @@ Result<std::vector<float>> XgbModel::Predict(const DenseMatrix& x) const {
   FMTE_RETURN_IF_ERROR(MakeDMatrix(x, &d));
   bst_ulong len = 0;
   const float* out = nullptr;
-  FMTE_RETURN_IF_ERROR(Check(XGBoosterPredict(handle_.get(), d.h, 0, 0, 0, &len, &out),
-                             "XGBoosterPredict"));
+  FMTE_RETURN_IF_ERROR(
+      Check(XGBoosterPredict(handle_.get(), d.h, 0, 0, 0, &len, &out), "XGBoosterPredict"));
   if (static_cast<int64_t>(len) != x.rows) {
     return Status::Internal("XGBoosterPredict returned " + std::to_string(len) + " values for " +
                             std::to_string(x.rows) + " rows");
@@ -199,9 +200,9 @@ Result<std::string> XgbModel::ToJson() const {
   if (!handle_) return Status::InvalidArgument("XgbModel::ToJson: model is empty");
   bst_ulong len = 0;
   const char* buf = nullptr;
-  FMTE_RETURN_IF_ERROR(Check(
-      XGBoosterSaveModelToBuffer(handle_.get(), "{\"format\": \"json\"}", &len, &buf),
-      "XGBoosterSaveModelToBuffer"));
+  FMTE_RETURN_IF_ERROR(
+      Check(XGBoosterSaveModelToBuffer(handle_.get(), "{\"format\": \"json\"}", &len, &buf),
+            "XGBoosterSaveModelToBuffer"));
   return std::string(buf, len);
 }
 

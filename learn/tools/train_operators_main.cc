@@ -21,8 +21,10 @@ namespace {
 int Usage() {
   std::fprintf(stderr,
                "usage: fmte-train-operators --samples DIR --into DIR --cluster NAME\n"
-               "         [--rounds N] [--depth D] [--eta E] [--folds K] [--threads T] [--dry-run] [--force]\n"
-               "  (alias of: fmte-retrain train --kind operators DIR --cluster NAME --into DIR --exact-dir)\n");
+               "         [--rounds N] [--depth D] [--eta E] [--folds K] [--threads T] [--dry-run] "
+               "[--force]\n"
+               "  (alias of: fmte-retrain train --kind operators DIR --cluster NAME --into DIR "
+               "--exact-dir)\n");
   return 2;
 }
 
@@ -55,7 +57,8 @@ int main(int argc, char** argv) {
       into = v;
     } else if (a == "--cluster") {
       cluster = v;
-    } else if (a == "--rounds" || a == "--depth" || a == "--eta" || a == "--threads" || a == "--folds") {
+    } else if (a == "--rounds" || a == "--depth" || a == "--eta" || a == "--threads" ||
+               a == "--folds") {
       args.push_back(a);
       args.push_back(v);
     } else {
@@ -74,7 +77,9 @@ int main(int argc, char** argv) {
     if (::access(path.c_str(), X_OK) == 0) ::execv(path.c_str(), argv2.data());
   }
   ::execvp("fmte-retrain", argv2.data());
-  std::fprintf(stderr, "fmte-train-operators: error: cannot run fmte-retrain (%s); build it or put it on PATH\n",
-               std::strerror(errno));
+  std::fprintf(
+      stderr,
+      "fmte-train-operators: error: cannot run fmte-retrain (%s); build it or put it on PATH\n",
+      std::strerror(errno));
   return 1;
 }

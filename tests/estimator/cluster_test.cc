@@ -7,9 +7,11 @@ namespace fmte {
 namespace {
 
 TEST(Cluster, ParsesEveryKey) {
-  auto c = ParseClusterJson(R"({"name":"x","gpu":"A100-SXM4-40GB","gpus_per_node":4,"intra_node_gbps":300,
+  auto c = ParseClusterJson(
+      R"({"name":"x","gpu":"A100-SXM4-40GB","gpus_per_node":4,"intra_node_gbps":300,
       "inter_node_gbps":800,"pcie_gbps":25,"host_memory_gbps":100,"storage_gbps":5,"startup_s":120,
-      "checkpoint_fixed_s":30,"source":"s"})", "x.json");
+      "checkpoint_fixed_s":30,"source":"s"})",
+      "x.json");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->gpus_per_node, 4);
   EXPECT_EQ(c->inter_node_gbps, 800);
@@ -21,7 +23,10 @@ TEST(Cluster, ParsesEveryKey) {
 }
 
 TEST(Cluster, ErrorsNameTheKey) {
-  struct Case { const char* json; const char* needle; };
+  struct Case {
+    const char* json;
+    const char* needle;
+  };
   const Case cases[] = {{R"({"gpu":"a"})", "\"name\""},
                         {R"({"name":"a","gpus_per_node":0})", "gpus_per_node"},
                         {R"({"name":"a","gpus_per_node":2.5})", "gpus_per_node"},

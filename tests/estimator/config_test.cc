@@ -44,14 +44,17 @@ TEST(ConfigTest, GlobalsAndPartitions) {
   EXPECT_EQ(c->For("big").short_limit, ShortLimit::kReject);
   EXPECT_EQ(c->For("big").gpus_per_node, 4);
   EXPECT_EQ(c->For("big").mode, Mode::kAdvise);
-  EXPECT_EQ(c->GpuNameFor("gpu", "h100"), "H100-SXM");        // gres map first
-  EXPECT_EQ(c->GpuNameFor("gpu", ""), "A100-SXM4-40GB");      // then the partition's Gpu=
-  EXPECT_EQ(c->GpuNameFor("other", "l40s"), "l40s");          // then the type itself
+  EXPECT_EQ(c->GpuNameFor("gpu", "h100"), "H100-SXM");    // gres map first
+  EXPECT_EQ(c->GpuNameFor("gpu", ""), "A100-SXM4-40GB");  // then the partition's Gpu=
+  EXPECT_EQ(c->GpuNameFor("other", "l40s"), "l40s");      // then the type itself
   EXPECT_EQ(c->For("gpu,big").name, "gpu");
 }
 
 TEST(ConfigTest, ErrorsNameLineAndKey) {
-  struct Case { const char* text; const char* message; };
+  struct Case {
+    const char* text;
+    const char* message;
+  };
   const Case kCases[] = {
       {"Mode=strict", "fmte.conf:1: Mode: expected enforce|advise|off, got 'strict'"},
       {"\n\nUsableMemoryFraction=1.5", "fmte.conf:3: UsableMemoryFraction: expected a number"},
@@ -74,9 +77,12 @@ TEST(ConfigTest, ErrorsNameLineAndKey) {
 TEST(ConfigTest, SlurmTimeFormats) {
   // sbatch(1) --time: "minutes", "minutes:seconds", "hours:minutes:seconds", "days-hours",
   // "days-hours:minutes" and "days-hours:minutes:seconds"; seconds round up to a minute.
-  struct Case { const char* text; int64_t minutes; };
-  const Case kCases[] = {{"10", 10},         {"10:30", 11},        {"1:00:00", 60},  {"2-0", 2880},
-                         {"1-2:3", 1563},    {"1-00:00:01", 1441}, {"UNLIMITED", 0}, {"infinite", 0}};
+  struct Case {
+    const char* text;
+    int64_t minutes;
+  };
+  const Case kCases[] = {{"10", 10},      {"10:30", 11},        {"1:00:00", 60},  {"2-0", 2880},
+                         {"1-2:3", 1563}, {"1-00:00:01", 1441}, {"UNLIMITED", 0}, {"infinite", 0}};
   for (const Case& c : kCases) {
     auto r = ParseSlurmTimeMinutes(c.text);
     ASSERT_TRUE(r.ok()) << c.text;

@@ -142,8 +142,8 @@ TEST_F(GpuCsvErrorTest, ErrorsNameLineAndColumn) {
 }
 
 TEST_F(GpuCsvErrorTest, QuotedFieldsAndGbFallback) {
-  Result<GpuCatalog> ok = GpuCatalog::LoadCsv(
-      Write(std::string(kHeader) + "X1,80,2000,312,312,600,NVLink,\"a, \"\"quoted\"\"\",,x1 X-one\n"));
+  Result<GpuCatalog> ok = GpuCatalog::LoadCsv(Write(
+      std::string(kHeader) + "X1,80,2000,312,312,600,NVLink,\"a, \"\"quoted\"\"\",,x1 X-one\n"));
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   const GpuSpec* g = *ok->Find("x-one");
   EXPECT_EQ(g->memory_bytes, 80000000000);  // no memory_mib: marketing GB (10^9 bytes)

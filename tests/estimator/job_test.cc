@@ -5,10 +5,12 @@
 namespace fmte {
 namespace {
 
-// The value names are a contract with fmte-advise flags, SPANK options and #FMTE lines (issue 2):
+// The value names are a contract with fmte-advise flags, SPANK options and #FMTE lines
+// (docs/advise.md, docs/slurm.md §3):
 // every name must round-trip and unknown names must be refused with the field and the choices.
 TEST(JobNames, RoundTripEveryPrecision) {
-  for (const char* name : {"fp32", "amp-bf16", "amp-fp16", "mixed-bf16", "mixed-fp16", "pure-bf16"}) {
+  for (const char* name :
+       {"fp32", "amp-bf16", "amp-fp16", "mixed-bf16", "mixed-fp16", "pure-bf16"}) {
     auto p = ParsePrecision(name);
     ASSERT_TRUE(p.ok()) << name;
     EXPECT_EQ(ToString(*p), name);
@@ -16,7 +18,8 @@ TEST(JobNames, RoundTripEveryPrecision) {
 }
 
 TEST(JobNames, RoundTripEverySharding) {
-  for (const char* name : {"none", "ddp", "zero1", "zero2", "zero3", "fsdp-full", "fsdp-grad-op", "fsdp-hybrid"}) {
+  for (const char* name :
+       {"none", "ddp", "zero1", "zero2", "zero3", "fsdp-full", "fsdp-grad-op", "fsdp-hybrid"}) {
     auto s = ParseSharding(name);
     ASSERT_TRUE(s.ok()) << name;
     EXPECT_EQ(ToString(*s), name);
@@ -27,7 +30,8 @@ TEST(JobNames, UnknownNameNamesFieldAndChoices) {
   auto m = ParseMethod("loRA", "--method");
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("--method"), std::string::npos);
-  EXPECT_NE(m.status().message().find("full|lora|qlora|prompt-tuning|prefix-tuning"), std::string::npos);
+  EXPECT_NE(m.status().message().find("full|lora|qlora|prompt-tuning|prefix-tuning"),
+            std::string::npos);
 }
 
 TEST(ValidateJob, RejectsLayoutThatDoesNotDivideGpus) {

@@ -33,11 +33,11 @@ TEST(FmsFsdpTest, ReadsTheProjectsScriptWithItsMultiLineArguments) {
   EXPECT_EQ(r.job.model, "meta-llama/Llama-2-7b-hf");
   EXPECT_EQ(r.job.framework, Framework::kFsdp);
   EXPECT_EQ(r.job.method, Method::kFull);
-  EXPECT_EQ(r.job.sharding, Sharding::kFsdpHybrid);          // --sharding_strategy=hsdp
+  EXPECT_EQ(r.job.sharding, Sharding::kFsdpHybrid);  // --sharding_strategy=hsdp
   EXPECT_EQ(r.job.activation_checkpointing, Checkpointing::kNone);
-  EXPECT_EQ(r.job.precision, Precision::kMixedBf16);          // mixed_precision defaults to True
+  EXPECT_EQ(r.job.precision, Precision::kMixedBf16);  // mixed_precision defaults to True
   EXPECT_EQ(r.job.micro_batch, 2);
-  EXPECT_EQ(r.job.seq_len, 4096);                             // seq_length default
+  EXPECT_EQ(r.job.seq_len, 4096);  // seq_length default
   EXPECT_EQ(r.job.steps, 100000);
   // --nnodes=$SLURM_NTASKS is unknown at submit time: no "launcher starts 8 processes" warning
   // against the 16 x 8 GPUs of the allocation.
@@ -65,7 +65,8 @@ TEST(FmsFsdpTest, StrategiesPrecisionAndCheckpointing) {
       {"--sharding_strategy=ddp --mixed_precision=False", Sharding::kDdp, Checkpointing::kNone,
        Precision::kFp32},
       // A third of the blocks checkpointed: estimated without checkpointing (memory upper bound).
-      {"--sharding_strategy=hsdp --fsdp_activation_checkpointing=True --selective_checkpointing=1/3",
+      {"--sharding_strategy=hsdp --fsdp_activation_checkpointing=True "
+       "--selective_checkpointing=1/3",
        Sharding::kFsdpHybrid, Checkpointing::kNone, Precision::kMixedBf16},
       {"--fsdp_activation_checkpointing=True --selective_checkpointing=1", Sharding::kFsdpHybrid,
        Checkpointing::kFull, Precision::kMixedBf16},

@@ -1,13 +1,14 @@
 // The script scanner and launch-line readers: shell constructs (continuations, quotes, variables,
-// bash arrays, heredocs, comments, prefixes), each launcher's flags, and hostile input (huge scripts,
-// NUL bytes, 2^70 numbers, conflicting flags, unterminated quotes), which must give warnings, never
-// crashes or hangs.
+// bash arrays, heredocs, comments, prefixes), each launcher's flags, and hostile input (huge
+// scripts, NUL bytes, 2^70 numbers, conflicting flags, unterminated quotes), which must give
+// warnings, never crashes or hangs.
+#include "../../estimator/request/src/launcher.h"  // white-box: the scanner and launch readers
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "fmte/request.h"
-#include "../../estimator/request/src/launcher.h"  // white-box: the scanner and launch readers
 
 namespace fmte {
 namespace {
@@ -30,13 +31,17 @@ std::string ScannedWords(std::string_view script) {
   std::string got;
   for (size_t i = 0; i < out.commands.size(); ++i) {
     if (i > 0) got += ";";
-    for (size_t k = 0; k < out.commands[i].words.size(); ++k) got.append(k ? "|" : "").append(out.commands[i].words[k].text);
+    for (size_t k = 0; k < out.commands[i].words.size(); ++k)
+      got.append(k ? "|" : "").append(out.commands[i].words[k].text);
   }
   return got;
 }
 
 TEST(ScanTest, ShellConstructs) {
-  struct Case { const char* script; const char* want_words; };
+  struct Case {
+    const char* script;
+    const char* want_words;
+  };
   const Case kCases[] = {
       {"a b \\\n  c", "a|b|c"},
       {"X=1\ncmd $X ${X} \"$X y\" '$X'", "cmd|1|1|1 y|$X"},
@@ -62,11 +67,16 @@ TEST(ScanTest, ShellConstructs) {
 // The tokenizer copies runs of ordinary bytes at once: '#' inside a word, UTF-8 and other high
 // bytes, escapes and quotes around them must come out exactly as bash would split them.
 TEST(ScanTest, OrdinaryRunsKeepEveryByte) {
-  struct Case { std::string script; std::string want_words; };
+  struct Case {
+    std::string script;
+    std::string want_words;
+  };
   const Case kCases[] = {
       {"cmd a#b 'c'#d \"e#f\" #gone", "cmd|a#b|c#d|e#f"},
       {"cmd \xc3\xa9t\xc3\xa9 x\\ y \x7f", "cmd|\xc3\xa9t\xc3\xa9|x y|\x7f"},
-      {"cmd \"a\\b\\\"c$\" ab\x01" "cd", "cmd|a\\b\"c$|ab|cd"},
+      {"cmd \"a\\b\\\"c$\" ab\x01"
+       "cd",
+       "cmd|a\\b\"c$|ab|cd"},
       {"cmd pre\"mid\"post'q'end;next", "cmd|premidpostqend;next"},
   };
   for (const Case& c : kCases) {
@@ -98,32 +108,50 @@ TEST(LauncherTest, PrefixesAndEnvironment) {
 }
 
 TEST(LauncherTest, DeepspeedStageFromConfigName) {
-  struct Case { const char* config; Sharding sharding; bool offload_opt; };
+  struct Case {
+    const char* config;
+    Sharding sharding;
+    bool offload_opt;
+  };
   const Case kCases[] = {
-      {"ds_config_zero2.json", Sharding::kZero2, false}, {"configs/zero3.json", Sharding::kZero3, false},
-      {"ds_z3_offload_config.json", Sharding::kZero3, true}, {"zero_stage1.json", Sharding::kZero1, false},
+      {"ds_config_zero2.json", Sharding::kZero2, false},
+      {"configs/zero3.json", Sharding::kZero3, false},
+      {"ds_z3_offload_config.json", Sharding::kZero3, true},
+      {"zero_stage1.json", Sharding::kZero1, false},
       {"stage2_offload.json", Sharding::kZero2, true},
   };
   for (const Case& c : kCases) {
-    const JobRequest r = Parse(std::string("deepspeed train.py --model_name_or_path a/b --deepspeed ") + c.config);
+    const JobRequest r =
+        Parse(std::string("deepspeed train.py --model_name_or_path a/b --deepspeed ") + c.config);
     EXPECT_EQ(r.job.sharding, c.sharding) << c.config;
     EXPECT_EQ(r.job.offload_optimizer, c.offload_opt) << c.config;
     EXPECT_EQ(r.job.framework, Framework::kDeepspeed) << c.config;
   }
-  const JobRequest unknown = Parse("torchrun train.py --model_name_or_path a/b --deepspeed ds.json");
-  EXPECT_NE(Warnings(unknown).find("ZeRO stage not in the file name"), std::string::npos) << Warnings(unknown);
+  const JobRequest unknown =
+      Parse("torchrun train.py --model_name_or_path a/b --deepspeed ds.json");
+  EXPECT_NE(Warnings(unknown).find("ZeRO stage not in the file name"), std::string::npos)
+      << Warnings(unknown);
 }
 
 TEST(LauncherTest, FsdpOptionsAndOptimizers) {
-  struct Case { const char* flags; Sharding sharding; Optimizer optimizer; bool offload; };
+  struct Case {
+    const char* flags;
+    Sharding sharding;
+    Optimizer optimizer;
+    bool offload;
+  };
   const Case kCases[] = {
-      {"--fsdp 'shard_grad_op auto_wrap' --optim adafactor", Sharding::kFsdpGradOp, Optimizer::kAdafactor, false},
-      {"--fsdp \"hybrid_shard auto_wrap\" --optim adamw_bnb_8bit", Sharding::kFsdpHybrid, Optimizer::kAdamW8bit, false},
-      {"--fsdp \"full_shard offload auto_wrap\" --optim sgd", Sharding::kFsdpFull, Optimizer::kSgd, true},
+      {"--fsdp 'shard_grad_op auto_wrap' --optim adafactor", Sharding::kFsdpGradOp,
+       Optimizer::kAdafactor, false},
+      {"--fsdp \"hybrid_shard auto_wrap\" --optim adamw_bnb_8bit", Sharding::kFsdpHybrid,
+       Optimizer::kAdamW8bit, false},
+      {"--fsdp \"full_shard offload auto_wrap\" --optim sgd", Sharding::kFsdpFull, Optimizer::kSgd,
+       true},
       {"--optim adamw_torch", Sharding::kNone, Optimizer::kAdamW, false},
   };
   for (const Case& c : kCases) {
-    const JobRequest r = Parse(std::string("torchrun run_clm.py --model_name_or_path a/b ") + c.flags);
+    const JobRequest r =
+        Parse(std::string("torchrun run_clm.py --model_name_or_path a/b ") + c.flags);
     EXPECT_EQ(r.job.sharding, c.sharding) << c.flags;
     EXPECT_EQ(r.job.optimizer, c.optimizer) << c.flags;
     EXPECT_EQ(r.job.offload_params, c.offload) << c.flags;
@@ -131,12 +159,15 @@ TEST(LauncherTest, FsdpOptionsAndOptimizers) {
 }
 
 TEST(LauncherTest, TorchtuneConfigNames) {
-  EXPECT_EQ(internal::TorchtuneModelId("llama3_1/8B_lora_single_device"), "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(internal::TorchtuneModelId("llama3_1/8B_lora_single_device"),
+            "meta-llama/Llama-3.1-8B");
   EXPECT_EQ(internal::TorchtuneModelId("llama3_1/70B_lora"), "meta-llama/Llama-3.1-70B");
-  EXPECT_EQ(internal::TorchtuneModelId("llama2/7B_qlora_single_device"), "meta-llama/Llama-2-7b-hf");
+  EXPECT_EQ(internal::TorchtuneModelId("llama2/7B_qlora_single_device"),
+            "meta-llama/Llama-2-7b-hf");
   EXPECT_EQ(internal::TorchtuneModelId("qwen2_5/7B_lora"), "Qwen/Qwen2.5-7B-Instruct");
   EXPECT_EQ(internal::TorchtuneModelId("my_custom.yaml"), "");
-  const JobRequest q = Parse("tune run lora_finetune_single_device --config llama2/7B_qlora_single_device");
+  const JobRequest q =
+      Parse("tune run lora_finetune_single_device --config llama2/7B_qlora_single_device");
   EXPECT_EQ(q.job.method, Method::kQlora);
   EXPECT_EQ(q.job.quant, Quant::kNf4);
 }
@@ -151,7 +182,8 @@ TEST(LauncherTest, TheTrainingLaunchWinsOverSetupCommands) {
 
 TEST(HostileInputTest, HugeScriptIsBounded) {
   std::string script = "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B\n";
-  while (script.size() < 10u * 1024 * 1024) script += "echo some filler text to make the script huge $X \\\n";
+  while (script.size() < 10u * 1024 * 1024)
+    script += "echo some filler text to make the script huge $X \\\n";
   script += "torchrun train.py --model_name_or_path a/b\n";  // beyond the 1 MiB parsed
   const JobRequest r = Parse(script);
   EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B");
@@ -181,8 +213,10 @@ TEST(HostileInputTest, BinaryAndNulBytes) {
 
 TEST(HostileInputTest, AbsurdNumbers) {
   const JobRequest r = Parse(
-      "torchrun train.py --model_name_or_path a/b --per_device_train_batch_size 1180591620717411303424 "
-      "--max_seq_length 99999999999999999999999999 --gradient_accumulation_steps -5 --num_train_epochs 1e400\n"
+      "torchrun train.py --model_name_or_path a/b --per_device_train_batch_size "
+      "1180591620717411303424 "
+      "--max_seq_length 99999999999999999999999999 --gradient_accumulation_steps -5 "
+      "--num_train_epochs 1e400\n"
       "#FMTE tp=18446744073709551617 tokens=9999999T\n");
   EXPECT_EQ(r.job.micro_batch, 1);
   EXPECT_EQ(r.job.seq_len, 2048);
@@ -197,11 +231,13 @@ TEST(HostileInputTest, AbsurdNumbers) {
 TEST(HostileInputTest, ConflictingFlags) {
   const JobRequest r = Parse("torchrun train.py --model_name_or_path a/b --bf16 --fp16\n");
   EXPECT_NE(Warnings(r).find("--bf16/--fp16"), std::string::npos);
-  const JobRequest q = Parse("python t.py --model_name_or_path a/b --load_in_4bit --load_in_8bit\n");
+  const JobRequest q =
+      Parse("python t.py --model_name_or_path a/b --load_in_4bit --load_in_8bit\n");
   EXPECT_NE(Warnings(q).find("--load_in_4bit/--load_in_8bit"), std::string::npos);
   EXPECT_EQ(q.job.quant, Quant::kNf4);
-  const JobRequest m = Parse("torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
-                             "--bf16 --fp16 --padded-vocab-size 1000\n");
+  const JobRequest m = Parse(
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+      "--bf16 --fp16 --padded-vocab-size 1000\n");
   EXPECT_NE(Warnings(m).find("--bf16/--fp16"), std::string::npos);
 }
 
@@ -223,7 +259,8 @@ TEST(HostileInputTest, UnterminatedQuotesAndExpansions) {
     const JobRequest r = ParseJobRequest(s, {}, {});
     EXPECT_FALSE(r.is_llm_job && r.job.model.empty() && r.warnings.empty()) << s;
   }
-  EXPECT_NE(Warnings(Parse("torchrun train.py --model_name_or_path \"a/b\n")).find("unterminated"), std::string::npos);
+  EXPECT_NE(Warnings(Parse("torchrun train.py --model_name_or_path \"a/b\n")).find("unterminated"),
+            std::string::npos);
 }
 
 // Variables multiply input: a 60 kB value expanded thousands of times, an array of 30k words
@@ -249,7 +286,8 @@ TEST(HostileInputTest, VariableExpansionIsBounded) {
   for (const std::string& hostile : {scalar, array, doubling}) {
     const JobRequest r = Parse(hostile + "torchrun train.py --model_name_or_path a/b --bf16\n");
     EXPECT_EQ(r.job.model, "a/b");
-    EXPECT_NE(Warnings(r).find("expansions beyond"), std::string::npos) << Warnings(r).substr(0, 300);
+    EXPECT_NE(Warnings(r).find("expansions beyond"), std::string::npos)
+        << Warnings(r).substr(0, 300);
   }
   internal::ScanOutput out = internal::ScanScript(doubling + "cmd $X\n");
   size_t bytes = 0;

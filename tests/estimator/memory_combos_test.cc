@@ -13,8 +13,8 @@ namespace {
 using testing::BaseJob;
 using testing::GptArch;
 using testing::Gpu80;
-using testing::Psi7_5B;
 using testing::LlamaArch;
+using testing::Psi7_5B;
 
 struct ComboRow {
   const char* name;
@@ -48,7 +48,8 @@ TEST(MemoryCombosTest, ShardingPrecisionOffload) {
       {"fsdp-no-shard", Framework::kFsdp, Precision::kMixedBf16, Sharding::kFsdpNoShard, 8, 8, 1, false, false, 16, 0},
       // ZeRO-3 + offload optimizer, 8 GPUs on 1 node: GPU keeps its 2/8 weight shard; the host holds
       // fp32 master + Adam (12) + fp32 grads (4) for all 8 GPUs: 16 per parameter per node
-      // (DeepSpeed's cold estimate prints P*16/nodes times its 1.5 safety factor, reference.md 3).
+      // (DeepSpeed's cold estimate prints P*16/nodes times its 1.5 safety factor,
+      // docs/formulas.md §3).
       {"zero3 offload optimizer", Framework::kDeepspeed, Precision::kMixedBf16, Sharding::kZero3, 8, 8, 1, true, false, 2.0 / 8, 16},
       // ... and offload params: nothing persistent on the GPU, host 16 + 2 = 18 per parameter
       // (DeepSpeed: P*18/nodes).

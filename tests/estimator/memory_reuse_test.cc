@@ -110,7 +110,8 @@ TEST(MemoryReuseTest, GpuCountsShareTheActivations) {
     MemoryEstimate reused;
     for (const TrainingJob& v : variants) {
       SCOPED_TRACE(base.name);
-      ASSERT_TRUE(memory::EstimateMemory(prepared, v, Gpu80(), &reused, &params, &activations).ok());
+      ASSERT_TRUE(
+          memory::EstimateMemory(prepared, v, Gpu80(), &reused, &params, &activations).ok());
       const auto fresh = EstimateMemory(m, v, Gpu80());
       ASSERT_TRUE(fresh.ok()) << fresh.status().message();
       ExpectSame(reused, *fresh);
@@ -138,7 +139,8 @@ TEST(MemoryReuseTest, TheWallTimeReadsTheEstimatesCounts) {
     TrainingJob job = JobOf(base);
     job.steps = 1000;
     const std::vector<memory::StageParams> params = memory::CountPipelineParams(prepared, job);
-    for (const auto* shared : {static_cast<const std::vector<memory::StageParams>*>(nullptr), &params}) {
+    for (const auto* shared :
+         {static_cast<const std::vector<memory::StageParams>*>(nullptr), &params}) {
       MemoryEstimate est;
       ASSERT_TRUE(memory::EstimateMemory(prepared, job, Gpu80(), &est, shared).ok());
       EXPECT_EQ(est.params.total, m.Counts().total);
@@ -148,11 +150,13 @@ TEST(MemoryReuseTest, TheWallTimeReadsTheEstimatesCounts) {
       step.global_batch = 16;
       const ClusterSpec cluster = DefaultCluster(Gpu80());
       const auto counted =
-          WallTimeFromStep(job, cluster, TimeModel(), step, TrainedParams{m.Counts().total, TrainableParams(m, job)});
+          WallTimeFromStep(job, cluster, TimeModel(), step,
+                           TrainedParams{m.Counts().total, TrainableParams(m, job)});
       ASSERT_TRUE(counted.ok()) << counted.status().message();
       WallTimeEstimate in_place;
       in_place.step = step;
-      ASSERT_TRUE(WallTimeFromOwnStep(job, cluster, TimeModel(), TrainedParams{est.params.total, est.trainable_params},
+      ASSERT_TRUE(WallTimeFromOwnStep(job, cluster, TimeModel(),
+                                      TrainedParams{est.params.total, est.trainable_params},
                                       WallTimeOptions{}, &in_place)
                       .ok());
       EXPECT_EQ(in_place.load_s, counted->load_s);

@@ -12,8 +12,8 @@ namespace {
 
 using testing::BaseJob;
 using testing::Gpu80;
-using testing::Psi7_5B;
 using testing::Llama2_7b;
+using testing::Psi7_5B;
 
 int64_t ModelStateBytes(const MemoryEstimate& e) {
   return e.breakdown.weights + e.breakdown.gradients + e.breakdown.optimizer;
@@ -50,7 +50,7 @@ TEST(MemoryStatesTest, PublishedModelStateTables) {
       {"Megatron bf16 distributed", Framework::kMegatron, Precision::kMixedBf16, Sharding::kZero1, 8, (6 + 12.0 / 8) * psi, 1},
       {"Megatron fp32", Framework::kMegatron, Precision::kFp32, Sharding::kNone, 8, 16 * psi, 1},
       {"Megatron fp32 distributed", Framework::kMegatron, Precision::kFp32, Sharding::kZero1, 8, (8 + 8.0 / 8) * psi, 1},
-      // reference.md 2: HF Trainer --bf16 (AMP): fp32 weights 4 + fp32 grads 4 + Adam 8 = 16;
+      // docs/formulas.md §2: HF Trainer --bf16 (AMP): fp32 weights 4 + fp32 grads 4 + Adam 8 = 16;
       // pure bf16: 2 + 2 + 4 = 8.
       {"HF amp-bf16", Framework::kHf, Precision::kAmpBf16, Sharding::kNone, 1, 16 * psi, 1},
       {"HF pure-bf16", Framework::kHf, Precision::kPureBf16, Sharding::kNone, 1, 8 * psi, 1},

@@ -21,7 +21,7 @@ TEST(ModelCatalogTest, LoadsEveryShippedConfig) {
     if (e.path().filename() == "config.json") ++files;
   }
   EXPECT_EQ(catalog->size(), files);
-  EXPECT_GE(files, 48u);  // 34 primary + 14 secondary configs from ../shared/data/hf-configs
+  EXPECT_GE(files, 48u);  // 34 primary + 14 secondary configs (etc/PROVENANCE-models.md)
   for (const std::string& id : catalog->Ids()) {
     const ModelArch* a = *catalog->Find(id);
     EXPECT_EQ(a->id, id);

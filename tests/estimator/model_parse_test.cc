@@ -33,11 +33,11 @@ TEST(ModelParseTest, AttentionShapes) {
     const char* linear;
     int64_t in, out;
   } rows[] = {
-      {"meta-llama/Llama-3.1-8B", "k_proj", 4096, 8 * 128},       // GQA 32/8
-      {"meta-llama/Llama-2-7b-hf", "k_proj", 4096, 4096},         // MHA
-      {"google/gemma-2b", "k_proj", 2048, 256},                   // MQA, head_dim 256
-      {"google/gemma-2b", "q_proj", 2048, 8 * 256},               // 8 heads x 256 = 2048
-      {"tiiuae/falcon-7b", "query_key_value", 4544, 4544 + 2 * 64},      // multi_query
+      {"meta-llama/Llama-3.1-8B", "k_proj", 4096, 8 * 128},                // GQA 32/8
+      {"meta-llama/Llama-2-7b-hf", "k_proj", 4096, 4096},                  // MHA
+      {"google/gemma-2b", "k_proj", 2048, 256},                            // MQA, head_dim 256
+      {"google/gemma-2b", "q_proj", 2048, 8 * 256},                        // 8 heads x 256 = 2048
+      {"tiiuae/falcon-7b", "query_key_value", 4544, 4544 + 2 * 64},        // multi_query
       {"tiiuae/falcon-40b", "query_key_value", 8192, (128 + 2 * 8) * 64},  // n_head_kv 8
       {"openai-community/gpt2", "c_attn", 768, 3 * 768},
       {"microsoft/phi-1_5", "Wqkv", 2048, 3 * 2048},
@@ -64,9 +64,9 @@ TEST(ModelParseTest, TiedAndUntiedHeads) {
   } rows[] = {
       {"meta-llama/Llama-3.2-1B-Instruct", true, 0},
       {"Qwen/Qwen2.5-0.5B", true, 0},
-      {"google/gemma-2b", true, 0},            // GemmaConfig default tie_word_embeddings=True
-      {"openai-community/gpt2", true, 0},      // GPT2Config default
-      {"bigcode/starcoder2-7b", true, 0},      // Starcoder2Config default
+      {"google/gemma-2b", true, 0},        // GemmaConfig default tie_word_embeddings=True
+      {"openai-community/gpt2", true, 0},  // GPT2Config default
+      {"bigcode/starcoder2-7b", true, 0},  // Starcoder2Config default
       {"meta-llama/Llama-3.1-8B", false, 128256LL * 4096},
       {"EleutherAI/pythia-160m", false, 50304LL * 768},
       {"EleutherAI/gpt-j-6b", false, 50400LL * 4096 + 50400},  // lm_head has a bias
@@ -159,8 +159,8 @@ TEST(ModelParseTest, MissingKeysAreNamed) {
   EXPECT_EQ(a.status().code(), Status::Code::kParseError);
   for (const char* key :
        {"num_hidden_layers", "num_attention_heads", "vocab_size", "intermediate_size", "'llama'"}) {
-    EXPECT_NE(a.status().message().find(key), std::string::npos) << key << ": "
-                                                                 << a.status().message();
+    EXPECT_NE(a.status().message().find(key), std::string::npos)
+        << key << ": " << a.status().message();
   }
   // Old and new Falcon key names are both accepted, and both are named when absent.
   Result<ModelArch> f = ParseModelConfig(R"({"model_type":"falcon","vocab_size":10})", "x");
@@ -179,7 +179,8 @@ TEST(ModelParseTest, MalformedValuesAndJson) {
             std::string::npos)
       << bad.status().message();
 
-  Result<ModelArch> json = ParseModelConfig("{\"model_type\": \"llama\",\n  \"hidden_size\": }", "x");
+  Result<ModelArch> json =
+      ParseModelConfig("{\"model_type\": \"llama\",\n  \"hidden_size\": }", "x");
   ASSERT_FALSE(json.ok());
   EXPECT_EQ(json.status().code(), Status::Code::kParseError);
   EXPECT_NE(json.status().message().find("byte"), std::string::npos) << json.status().message();

@@ -1,18 +1,18 @@
 // Parameter counts of the shipped catalog models against PUBLISHED figures.
 //
-// Oracles, in order of preference (reference.md section 1):
+// Oracles, in order of preference (docs/models.md, "Adding a model"):
 //  (a) a checkpoint index `metadata.total_size` / bytes per dtype, named by repository and path;
-//  (b) the Hugging Face Hub's safetensors parameter count (the exact number the Hub shows on the model
-//      page), quoted in public GitHub files: the comment gives the string to find with the
-//      project's find_string tool (several independent files quote each value);
+//  (b) the Hugging Face Hub's safetensors parameter count (the exact number the Hub shows on the
+//      model page), quoted in public GitHub files: `find_string "S"` in a comment means that
+//      exact string S occurs there (several independent files quote each value);
 //  (c) a paper or model card table;
 //  (d) where nothing is published, a shape-by-shape derivation written beside the row.
 // None of these values is printed by fmte itself.
+#include "fmte/model.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "fmte/model.h"
 
 namespace fmte {
 namespace {
@@ -34,7 +34,8 @@ struct PublishedCount {
 
 // clang-format off
 const PublishedCount kPublished[] = {
-    // issue 2 (given); also total_size 13476839424 / 2 (find_string "\"total_size\": 13476839424").
+    // Hub count (find_string "6,738,415,616", PEFT's "all params");
+    // also total_size 13476839424 / 2 (find_string "\"total_size\": 13476839424").
     {"meta-llama/Llama-2-7b-hf", 6738415616},
     {"meta-llama/Llama-2-7b-chat-hf", 6738415616},   // same index as the base (7b-chat-hf, 2 shards).
     // LLaMA-1 7B: same tensors as Llama-2-7B (32000 vocab, 4096/11008/32 layers, MHA).
@@ -51,7 +52,8 @@ const PublishedCount kPublished[] = {
     // Derived: 28 x (q 3072*3072 + k,v 2*3072*1024 + o 3072*3072 + mlp 3*3072*8192 + norms 2*3072)
     //   = 28 x 100,669,440 = 2,818,744,320; + embed 128256*3072 = 394,002,432 (tied) + norm 3072.
     {"meta-llama/Llama-3.2-3B-Instruct", 3212749824},
-    // issue 2 (given); also total_size 93405585408 / 2 (find_string "\"total_size\": 93405585408").
+    // Hub count (find_string "46,702,792,704");
+    // also total_size 93405585408 / 2 (find_string "\"total_size\": 93405585408").
     {"mistralai/Mixtral-8x7B-v0.1", 46702792704},
     // Hub safetensors count of WizardLM-2-8x22B (a Mixtral-8x22B fine-tune with identical shapes),
     // find_string "140,620,634,112".
@@ -148,9 +150,9 @@ TEST(ModelCountTest, GemmaNonEmbeddingMatchesPapers) {
     const char* id;
     int64_t non_embedding;
   } rows[] = {
-      {"google/gemma-2b", 1981884416},      // Gemma report (arXiv:2403.08295) Table 2.
+      {"google/gemma-2b", 1981884416},  // Gemma report (arXiv:2403.08295) Table 2.
       {"google/gemma-2b-it", 1981884416},
-      {"google/gemma-2-9b", 8324201984},    // Gemma 2 report (arXiv:2408.00118) Table 2.
+      {"google/gemma-2-9b", 8324201984},  // Gemma 2 report (arXiv:2408.00118) Table 2.
       {"google/gemma-2-27b", 26047480320},
   };
   for (const Row& r : rows) {
@@ -188,7 +190,8 @@ TEST(ModelCountTest, CheckpointsWithDuplicatedTiedHead) {
 // Falcon-7B: no index in the mirror (2 .bin shards without index). Derived shape by shape:
 // qkv 4544 -> (71 + 2*1)*64 = 4672 (multi-query), dense 4544^2, MLP 2*4544*18176, one LayerNorm
 // 2*4544, no biases: per layer 207,070,080; 32 layers 6,626,242,560; + embed 65024*4544 =
-// 295,469,056 (tied) + ln_f 9,088 = 6,921,720,704. The Hub's "7.22B" adds the stored duplicate head.
+// 295,469,056 (tied) + ln_f 9,088 = 6,921,720,704. The Hub's "7.22B" adds the stored duplicate
+// head.
 TEST(ModelCountTest, FalconSevenDerived) {
   const ModelArch* a = *Catalog().Find("tiiuae/falcon-7b");
   EXPECT_EQ(a->Counts().total, 6921720704);

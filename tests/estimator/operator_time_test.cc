@@ -67,7 +67,8 @@ std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> ReadS
 class SeedReplay : public OperatorPredictor {
  public:
   SeedReplay() : trace_(ReadSeedTrace()) {}
-  Result<double> OperatorUs(std::string_view op, Pass pass, const OperatorConfig& c) const override {
+  Result<double> OperatorUs(std::string_view op, Pass pass,
+                            const OperatorConfig& c) const override {
     const std::string name(op);
     if (pass == Pass::kDur) {  // optimizer: [first, middle, last]
       const int s = name == "firstStage_optimizer" ? 0 : name == "middleStage_optimizer" ? 1 : 2;
@@ -99,8 +100,10 @@ class SeedReplay : public OperatorPredictor {
   Result<double> CollectiveUs(std::string_view coll, int64_t nodes, int64_t gpn,
                               double elements) const override {
     const std::string name(coll);
-    const char* module = name == "allreduce" ? "mp_allreduce" : name == "p2p" ? "pp_p2p"
-                         : name == "allreduce_large" ? "dp_allreduce" : "dp_allgather";
+    const char* module = name == "allreduce"         ? "mp_allreduce"
+                         : name == "p2p"             ? "pp_p2p"
+                         : name == "allreduce_large" ? "dp_allreduce"
+                                                     : "dp_allgather";
     const auto& [params, preds] = trace_.at(module);
     // Configurations the seed's predictor.py picks for 4 GPUs per node, tp 2, dp 2, pp 4.
     if (name == "allreduce" || name == "allreduce_large" || name == "allgather_large") {
@@ -155,9 +158,11 @@ TEST(OperatorTimeTest, BadConfigsNameTheField) {
       {"{", "training config"},
       {R"({"training_config": [4, 2, 2], "encoders": 32})", "training_config"},
       {R"({"training_config": [4, 2, 2, 4, 32, 4096, 4096, 8, 0], "encoders": 32,
-           "encoder_function_list": ['linear1']})", "gpus_per_node"},
+           "encoder_function_list": ['linear1']})",
+       "gpus_per_node"},
       {R"({"training_config": [4, 2, 2, 4, 32, 4096, 4096, 8, 4],
-           "encoder_function_list": ['linear1']})", "encoders"},
+           "encoder_function_list": ['linear1']})",
+       "encoders"},
       {R"({"training_config": [4, 2, 2, 4, 32, 4096, 4096, 8, 4], "encoders": 32})",
        "encoder_function_list"},
   };
@@ -192,7 +197,8 @@ TEST(OperatorTimeTest, ReproducesTheSeedCompositionFromItsOwnPredictions) {
 }
 
 TEST(OperatorTimeTest, ShippedPerlmutterRegressorsOnTheLlemmaExample) {
-  Result<OperatorModels> m = OperatorModels::Load(std::string(FMTE_SOURCE_DIR) + "/regressors/Perlmutter");
+  Result<OperatorModels> m =
+      OperatorModels::Load(std::string(FMTE_SOURCE_DIR) + "/regressors/Perlmutter");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(m->gpu(), "NVIDIAA100-SXM4-80GB");
   Result<OperatorTimeEstimate> e = ComposeBatchTime(LlemmaP(), *m);
@@ -205,7 +211,8 @@ TEST(OperatorTimeTest, ShippedPerlmutterRegressorsOnTheLlemmaExample) {
 }
 
 TEST(OperatorTimeTest, UnknownOperatorOrCollectiveIsNotFound) {
-  Result<OperatorModels> m = OperatorModels::Load(std::string(FMTE_SOURCE_DIR) + "/regressors/Vista");
+  Result<OperatorModels> m =
+      OperatorModels::Load(std::string(FMTE_SOURCE_DIR) + "/regressors/Vista");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   OperatorConfig c;
   EXPECT_EQ(m->OperatorUs("no_such_op", Pass::kFwd, c).status().code(), Status::Code::kNotFound);
@@ -230,14 +237,16 @@ TEST(OperatorTimeTest, EstimatesAJobFromItsArchitecture) {
   j.gpus = 16, j.gpus_per_node = 4, j.tp = 2, j.pp = 4, j.micro_batch = 4, j.seq_len = 4096;
   j.grad_accum = 8, j.activation_checkpointing = Checkpointing::kFull;
   j.precision = Precision::kMixedBf16;
-  Result<OperatorModels> m = OperatorModels::Load(std::string(FMTE_SOURCE_DIR) + "/regressors/Perlmutter");
+  Result<OperatorModels> m =
+      OperatorModels::Load(std::string(FMTE_SOURCE_DIR) + "/regressors/Perlmutter");
   ASSERT_TRUE(m.ok());
   Result<OperatorTimeEstimate> e = EstimateStepTimeFromOperators(a, j, *m);
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   EXPECT_EQ(e->layers[0] + 2 * e->layers[1] + e->layers[2], 32);
   // Same model class and layout as the llemma example: within 30% of the seed's 9.48 s.
   EXPECT_NEAR(e->batch_us / 9480819.0, 1.0, 0.30);
-  EXPECT_NEAR(e->compute_s + e->communication_s + e->bubble_s + e->optimizer_s, e->batch_us * 1e-6, 1e-9);
+  EXPECT_NEAR(e->compute_s + e->communication_s + e->bubble_s + e->optimizer_s, e->batch_us * 1e-6,
+              1e-9);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
-// The policy's parsed-architecture cache (policy_arch_cache.cc): a decision must be the same whether
-// the forwarded/derived architecture was parsed now or taken from the cache, a different text under
-// the same model name must never hit another's entry, the cache stays bounded, failed parses are not
-// kept, ClearPolicyCaches (what the plugin calls on reload) empties it, and concurrent decisions agree.
-// Reference decisions are the ones computed with the cache switched off (the uncached code path).
-// Also the policy's integer GiB formatting against printf.
+// The policy's parsed-architecture cache (policy_arch_cache.cc): a decision must be the same
+// whether the forwarded/derived architecture was parsed now or taken from the cache, a different
+// text under the same model name must never hit another's entry, the cache stays bounded, failed
+// parses are not kept, ClearPolicyCaches (what the plugin calls on reload) empties it, and
+// concurrent decisions agree. Reference decisions are the ones computed with the cache switched off
+// (the uncached code path). Also the policy's integer GiB formatting against printf.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "../../estimator/policy/src/policy_internal.h"  // white-box: the cache switches
 #include "fmte/policy.h"
 #include "fmte/record.h"
 #include "shipped_estimator.h"
-#include "../../estimator/policy/src/policy_internal.h"  // white-box: the cache switches
 
 namespace fmte {
 namespace {
@@ -46,28 +46,42 @@ JobRequest Request(const std::string& script, const std::string& tres_per_node, 
 
 // Everything a decision shows or records.
 std::string Fingerprint(const JobRequest& r, const Decision& d) {
-  return std::string(ToString(d.kind)) + "|" + d.user_message + "|" + std::to_string(d.new_gpus) + "|" +
-         std::to_string(d.new_time_limit_min) + "|" + std::to_string(d.estimate.memory.per_gpu_bytes) + "|" +
-         std::to_string(d.estimate.wall_time_s) + "|" + (d.touched ? EncodeRecord(MakeRecord(r, d)) : "");
+  return std::string(ToString(d.kind)) + "|" + d.user_message + "|" + std::to_string(d.new_gpus) +
+         "|" + std::to_string(d.new_time_limit_min) + "|" +
+         std::to_string(d.estimate.memory.per_gpu_bytes) + "|" +
+         std::to_string(d.estimate.wall_time_s) + "|" +
+         (d.touched ? EncodeRecord(MakeRecord(r, d)) : "");
 }
 
 // A tiny Llama-style config.json (the keys ParseModelConfig reads for model_type llama).
 std::string TinyLlama(int layers) {
   return "{\"model_type\":\"llama\",\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":4096,"
          "\"intermediate_size\":11008,\"num_attention_heads\":32,\"num_key_value_heads\":32,"
-         "\"num_hidden_layers\":" + std::to_string(layers) + ",\"vocab_size\":32000,"
+         "\"num_hidden_layers\":" +
+         std::to_string(layers) +
+         ",\"vocab_size\":32000,"
          "\"max_position_embeddings\":4096,\"rms_norm_eps\":1e-5,\"tie_word_embeddings\":false,"
          "\"torch_dtype\":\"bfloat16\"}";
 }
 
 class PolicyCacheTest : public ::testing::Test {
  protected:
-  void SetUp() override { internal::EnableArchCache(true); ClearPolicyCaches(); }
-  void TearDown() override { internal::EnableArchCache(true); ClearPolicyCaches(); }
+  void SetUp() override {
+    internal::EnableArchCache(true);
+    ClearPolicyCaches();
+  }
+  void TearDown() override {
+    internal::EnableArchCache(true);
+    ClearPolicyCaches();
+  }
 };
 
 TEST_F(PolicyCacheTest, SameDecisionsWithAndWithoutTheCache) {
-  struct Case { const char* script; const char* tres; int64_t nodes; };
+  struct Case {
+    const char* script;
+    const char* tres;
+    int64_t nodes;
+  };
   const Case kCases[] = {{"megatron_gpt_arrays.sh", "gres:gpu:8", 2},
                          {"megatron_llama_flat.sh", "gres:gpu:8", 1},
                          {"megatron_llama_flat.sh", "gres:gpu:2", 1}};  // too big: raise or reject
@@ -79,7 +93,8 @@ TEST_F(PolicyCacheTest, SameDecisionsWithAndWithoutTheCache) {
     const std::string uncached = Fingerprint(r, Decide(r, conf, ShippedEstimator()));
     EXPECT_EQ(internal::ArchCacheSize(), 0u);
     internal::EnableArchCache(true);
-    const std::string cold = Fingerprint(r, Decide(r, conf, ShippedEstimator()));  // parses and stores
+    const std::string cold =
+        Fingerprint(r, Decide(r, conf, ShippedEstimator()));  // parses and stores
     EXPECT_EQ(internal::ArchCacheSize(), 1u) << c.script;
     const std::string warm = Fingerprint(r, Decide(r, conf, ShippedEstimator()));  // from the cache
     EXPECT_EQ(cold, uncached) << c.script;
@@ -91,16 +106,18 @@ TEST_F(PolicyCacheTest, SameDecisionsWithAndWithoutTheCache) {
 TEST_F(PolicyCacheTest, ForwardedArchitecturesAreKeyedByTheirText) {
   // The same model name with two architectures (40 vs 20 layers): each decision uses its own.
   const std::string script = "#FMTE method=full micro-batch=1 seq-len=2048 sharding=ddp\n";
-  const JobRequest big = Request(script, "gres:gpu:1", 1, {{"model", "site/custom"}, {"arch", TinyLlama(40)}});
-  const JobRequest small = Request(script, "gres:gpu:1", 1, {{"model", "site/custom"}, {"arch", TinyLlama(20)}});
+  const JobRequest big =
+      Request(script, "gres:gpu:1", 1, {{"model", "site/custom"}, {"arch", TinyLlama(40)}});
+  const JobRequest small =
+      Request(script, "gres:gpu:1", 1, {{"model", "site/custom"}, {"arch", TinyLlama(20)}});
   const Config conf = Conf();
   const Decision d_big = Decide(big, conf, ShippedEstimator());
   const Decision d_small = Decide(small, conf, ShippedEstimator());
   ASSERT_TRUE(d_big.estimated) << d_big.user_message;
   ASSERT_TRUE(d_small.estimated) << d_small.user_message;
   EXPECT_EQ(internal::ArchCacheSize(), 2u);
-  // Full fine-tuning keeps 16 B of model state per parameter (reference.md §2): twice the layers,
-  // clearly more memory; a shared entry would give equal numbers.
+  // Full fine-tuning keeps 16 B of model state per parameter (docs/formulas.md §2): twice the
+  // layers, clearly more memory; a shared entry would give equal numbers.
   EXPECT_GT(d_big.estimate.memory.per_gpu_bytes, d_small.estimate.memory.per_gpu_bytes * 3 / 2);
   EXPECT_EQ(Fingerprint(big, Decide(big, conf, ShippedEstimator())), Fingerprint(big, d_big));
 }
@@ -142,16 +159,20 @@ TEST_F(PolicyCacheTest, ConcurrentDecisionsAgree) {
 // Gib() formats in integer arithmetic for speed; printf's "%.1f" of the quotient is the reference.
 TEST(PolicyGibTest, SameTextAsPrintf) {
   const int64_t kG = int64_t{1} << 30;
-  const int64_t kBytes[] = {0, 1, kG / 20 - 1, kG / 20, kG / 20 + 1, kG - 1, kG, 3 * kG / 2, 77309411328,
-                            1778758710067, 1482164707328, int64_t{1} << 52, INT64_MAX, -1, -kG};
+  const int64_t kBytes[] = {
+      0,         1,          kG / 20 - 1, kG / 20,       kG / 20 + 1,   kG - 1,
+      kG,        3 * kG / 2, 77309411328, 1778758710067, 1482164707328, int64_t{1} << 52,
+      INT64_MAX, -1,         -kG};
   for (int64_t b : kBytes) {
     char want[64];
-    std::snprintf(want, sizeof(want), "%.1f GiB", static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
+    std::snprintf(want, sizeof(want), "%.1f GiB",
+                  static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
     EXPECT_EQ(internal::Gib(b), want) << b;
   }
   for (int64_t b = kG - 200000; b < kG + 200000; b += 997) {
     char want[64];
-    std::snprintf(want, sizeof(want), "%.1f GiB", static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
+    std::snprintf(want, sizeof(want), "%.1f GiB",
+                  static_cast<double>(b) / (1024.0 * 1024.0 * 1024.0));
     ASSERT_EQ(internal::Gib(b), want) << b;
   }
 }

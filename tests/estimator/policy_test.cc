@@ -1,11 +1,13 @@
 // Decide on real catalogs (etc/models, etc/gpus.csv). Reference points are first-principles bounds
 // that hold for any sane memory model, so these tests check the policy, not the memory model:
 //  - Llama-3.1-8B LoRA, micro-batch 1, seq 2048, activation checkpointing, on an 80 GB A100: the
-//    frozen bf16 base is 8.03e9 x 2 B = 16 GB (reference.md §2), far below 72 GB usable -> accept.
-//  - Llama-3.1-70B full fine-tuning with AdamW under amp-bf16 keeps 16 B per parameter of model state
-//    (4 fp32 weights + 4 grads + 8 Adam moments, reference.md §2): 70.6e9 x 16 B = 1.13 TB per GPU
-//    without sharding, 282 GB with full sharding over 4 GPUs -> too big on 4 x 80 GB, and with full
-//    sharding over 32 GPUs (35 GB of state) it can fit -> a GPU raise exists within 64 GPUs.
+//    frozen bf16 base is 8.03e9 x 2 B = 16 GB (docs/formulas.md §2), far below 72 GB usable ->
+//    accept.
+//  - Llama-3.1-70B full fine-tuning with AdamW under amp-bf16 keeps 16 B per parameter of model
+//    state (4 fp32 weights + 4 grads + 8 Adam moments, docs/formulas.md §2): 70.6e9 x 16 B =
+//    1.13 TB per GPU without sharding, 282 GB with full sharding over 4 GPUs -> too big on
+//    4 x 80 GB, and with full sharding over 32 GPUs (35 GB of state) it can fit -> a GPU raise
+//    exists within 64 GPUs.
 // Every alternative a rejection offers is re-checked here with the estimator itself.
 #include "fmte/policy.h"
 
@@ -37,21 +39,26 @@ JobRequest Request(const std::string& script, const std::string& tres_per_node, 
 }
 
 const char kLora8b[] =
-    "#FMTE model=meta-llama/Llama-3.1-8B method=lora micro-batch=1 seq-len=2048 activation-checkpointing=full\n";
+    "#FMTE model=meta-llama/Llama-3.1-8B method=lora micro-batch=1 seq-len=2048 "
+    "activation-checkpointing=full\n";
 const char kFull70bDdp[] =
-    "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=2048 precision=amp-bf16 sharding=ddp\n";
+    "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=2048 "
+    "precision=amp-bf16 sharding=ddp\n";
 const char kFull70bFsdp[] =
-    "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=2048 precision=amp-bf16 "
+    "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=2048 "
+    "precision=amp-bf16 "
     "sharding=fsdp-full activation-checkpointing=full\n";
 const char kBaseConf[] = "PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB MaxTime=2-00:00:00\n";
 
 TEST(PolicyTest, FitsIsAccepted) {
-  const Decision d = Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), ShippedEstimator());
+  const Decision d =
+      Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), ShippedEstimator());
   EXPECT_TRUE(d.touched);
   EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
   ASSERT_TRUE(d.estimated) << d.user_message;
   EXPECT_EQ(d.gpu, "A100-SXM4-80GB");
-  EXPECT_GT(d.estimate.memory.per_gpu_bytes, int64_t{16} * 1000 * 1000 * 1000);  // at least the bf16 base
+  EXPECT_GT(d.estimate.memory.per_gpu_bytes,
+            int64_t{16} * 1000 * 1000 * 1000);  // at least the bf16 base
   EXPECT_LE(d.estimate.memory.per_gpu_bytes, d.usable_bytes);
   EXPECT_EQ(d.usable_bytes, static_cast<int64_t>(static_cast<double>(d.capacity_bytes) * 0.90));
   EXPECT_TRUE(d.user_message.starts_with("fmte: ")) << d.user_message;
@@ -62,7 +69,8 @@ TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
   const Decision d = Decide(Request(kFull70bDdp, "gres:gpu:a100:4"), conf, ShippedEstimator());
   EXPECT_EQ(d.kind, DecisionKind::kReject) << d.user_message;
   EXPECT_EQ(d.reject_reason, RejectReason::kMemory);
-  EXPECT_GT(d.estimate.memory.per_gpu_bytes, int64_t{1130} * 1000 * 1000 * 1000);  // >= 16 B x 70.6e9
+  EXPECT_GT(d.estimate.memory.per_gpu_bytes,
+            int64_t{1130} * 1000 * 1000 * 1000);  // >= 16 B x 70.6e9
   EXPECT_TRUE(d.user_message.starts_with("fmte: rejected:")) << d.user_message;
   EXPECT_NE(d.user_message.find("GiB per GPU"), std::string::npos);
   EXPECT_NE(d.user_message.find("usable"), std::string::npos);
@@ -75,7 +83,8 @@ TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
     ASSERT_TRUE(gpu.ok());
     auto arch = ShippedEstimator().catalogs().models.Find(a.job.model);
     ASSERT_TRUE(arch.ok());
-    auto e = ShippedEstimator().Estimate(**arch, a.job, **gpu);  // the estimator confirms the number and the verdict
+    auto e = ShippedEstimator().Estimate(
+        **arch, a.job, **gpu);  // the estimator confirms the number and the verdict
     ASSERT_TRUE(e.ok()) << e.status().message();
     EXPECT_EQ(e->memory.per_gpu_bytes, a.per_gpu_bytes);
     EXPECT_EQ(a.fits, e->memory.per_gpu_bytes <= a.usable_bytes);
@@ -95,7 +104,8 @@ TEST(PolicyTest, ShardedJobGetsMoreGpusWhenAllowed) {
   const Decision no = Decide(r, Conf(kBaseConf), ShippedEstimator());
   EXPECT_EQ(no.kind, DecisionKind::kReject) << no.user_message;
 
-  const Decision d = Decide(r, Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64\n"), ShippedEstimator());
+  const Decision d = Decide(r, Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64\n"),
+                            ShippedEstimator());
   ASSERT_EQ(d.kind, DecisionKind::kRewrite) << d.user_message;
   EXPECT_GT(d.new_gpus, 4);
   EXPECT_LE(d.new_gpus, 64);
@@ -129,7 +139,8 @@ TEST(PolicyTest, ShardedJobGetsMoreGpusWhenAllowed) {
 
 TEST(PolicyTest, ModesAndNonLlmJobs) {
   const JobRequest big = Request(kFull70bDdp, "gres:gpu:a100:4");
-  const Decision advise = Decide(big, Conf(std::string(kBaseConf) + "Mode=advise\n"), ShippedEstimator());
+  const Decision advise =
+      Decide(big, Conf(std::string(kBaseConf) + "Mode=advise\n"), ShippedEstimator());
   EXPECT_EQ(advise.kind, DecisionKind::kAccept);
   EXPECT_EQ(advise.reject_reason, RejectReason::kNone);  // advice only: nothing is rejected
   EXPECT_TRUE(advise.advise_only);
@@ -143,7 +154,8 @@ TEST(PolicyTest, ModesAndNonLlmJobs) {
   EXPECT_EQ(off.kind, DecisionKind::kAccept);
   EXPECT_TRUE(off.user_message.empty());
 
-  const Decision plain = Decide(Request("#!/bin/bash\nsrun hostname\n", "gres:gpu:1"), Conf(kBaseConf), ShippedEstimator());
+  const Decision plain = Decide(Request("#!/bin/bash\nsrun hostname\n", "gres:gpu:1"),
+                                Conf(kBaseConf), ShippedEstimator());
   EXPECT_FALSE(plain.touched);
   EXPECT_EQ(plain.kind, DecisionKind::kAccept);
 }
@@ -155,25 +167,30 @@ TEST(PolicyTest, ErrorsFollowOnError) {
   EXPECT_EQ(open.reject_reason, RejectReason::kNone);
   EXPECT_TRUE(open.error);
   EXPECT_NE(open.user_message.find("NoSuchModel"), std::string::npos) << open.user_message;
-  const Decision closed = Decide(unknown, Conf(std::string(kBaseConf) + "OnError=reject\n"), ShippedEstimator());
+  const Decision closed =
+      Decide(unknown, Conf(std::string(kBaseConf) + "OnError=reject\n"), ShippedEstimator());
   EXPECT_EQ(closed.kind, DecisionKind::kReject);
   EXPECT_EQ(closed.reject_reason, RejectReason::kError);
   // No GPU type anywhere: untyped gres, no Gpu= for the partition.
-  const Decision nogpu = Decide(Request(kLora8b, "gres:gpu:1", 0, 0, "other"), Conf(""), ShippedEstimator());
+  const Decision nogpu =
+      Decide(Request(kLora8b, "gres:gpu:1", 0, 0, "other"), Conf(""), ShippedEstimator());
   EXPECT_TRUE(nogpu.error);
-  EXPECT_NE(nogpu.user_message.find("GPU model is unknown"), std::string::npos) << nogpu.user_message;
+  EXPECT_NE(nogpu.user_message.find("GPU model is unknown"), std::string::npos)
+      << nogpu.user_message;
   // No fmte.conf at all: gres types named after GPUs work.
   const Decision noconf = Decide(Request(kLora8b, "gres:gpu:h100:1"), Conf(""), ShippedEstimator());
   EXPECT_FALSE(noconf.error) << noconf.user_message;
   EXPECT_EQ(noconf.gpu.rfind("H100", 0), 0u) << noconf.gpu;
   // An impossible layout is an error naming it.
-  const Decision layout = Decide(Request(std::string(kLora8b) + "#FMTE tp=3\n", "gres:gpu:a100:4"), Conf(kBaseConf), ShippedEstimator());
+  const Decision layout = Decide(Request(std::string(kLora8b) + "#FMTE tp=3\n", "gres:gpu:a100:4"),
+                                 Conf(kBaseConf), ShippedEstimator());
   EXPECT_TRUE(layout.error);
 }
 
 TEST(PolicyTest, TimeLimitFromTheTimeEstimate) {
   const std::string script = std::string(kLora8b) + "#FMTE steps=1000 grad-accum=4\n";
-  const Decision d = Decide(Request(script, "gres:gpu:a100:1"), Conf(kBaseConf + std::string("MinTime=1\n")), ShippedEstimator());
+  const Decision d = Decide(Request(script, "gres:gpu:a100:1"),
+                            Conf(kBaseConf + std::string("MinTime=1\n")), ShippedEstimator());
   if (!d.estimate.has_time) GTEST_SKIP() << "no time model loaded: the policy sets no limit";
   ASSERT_EQ(d.kind, DecisionKind::kRewrite) << d.user_message;
   const double want_s = std::max(d.estimate.wall_time_bound_s, d.estimate.wall_time_s * 1.5);
@@ -181,37 +198,45 @@ TEST(PolicyTest, TimeLimitFromTheTimeEstimate) {
   EXPECT_NE(d.user_message.find("no time limit given"), std::string::npos) << d.user_message;
   // Capped by the partition's MaxTime.
   const Decision capped =
-      Decide(Request(script, "gres:gpu:a100:1"), Conf("PartitionName=gpu Gpu=A100 MaxTime=1 MinTime=1\n"), ShippedEstimator());
+      Decide(Request(script, "gres:gpu:a100:1"),
+             Conf("PartitionName=gpu Gpu=A100 MaxTime=1 MinTime=1\n"), ShippedEstimator());
   EXPECT_EQ(capped.new_time_limit_min, 1);
   // A user limit shorter than the prediction: warn (accept) or reject.
   const int64_t too_short = 1;
   if (d.estimate.wall_time_s > 60) {
-    const Decision warn = Decide(Request(script, "gres:gpu:a100:1", 0, too_short), Conf(kBaseConf), ShippedEstimator());
+    const Decision warn = Decide(Request(script, "gres:gpu:a100:1", 0, too_short), Conf(kBaseConf),
+                                 ShippedEstimator());
     EXPECT_EQ(warn.kind, DecisionKind::kAccept);
     EXPECT_NE(warn.user_message.find("shorter than the predicted"), std::string::npos);
-    const Decision rej = Decide(Request(script, "gres:gpu:a100:1", 0, too_short),
-                                Conf(std::string(kBaseConf) + "ShortLimit=reject\n"), ShippedEstimator());
+    const Decision rej =
+        Decide(Request(script, "gres:gpu:a100:1", 0, too_short),
+               Conf(std::string(kBaseConf) + "ShortLimit=reject\n"), ShippedEstimator());
     EXPECT_EQ(rej.kind, DecisionKind::kReject);
     EXPECT_EQ(rej.reject_reason, RejectReason::kTimeLimit);
   }
 }
 
 TEST(PolicyTest, RaisedJobStillGetsItsTimeLimit) {
-  // The GPU search judges layouts by memory alone; the chosen layout must still carry a time estimate
-  // so that a job without a limit gets one (the raise and the limit are independent rewrites).
+  // The GPU search judges layouts by memory alone; the chosen layout must still carry a time
+  // estimate so that a job without a limit gets one (the raise and the limit are independent
+  // rewrites).
   const std::string script = std::string(kFull70bFsdp) + "#FMTE steps=100\n";
-  const Decision d = Decide(Request(script, "gres:gpu:a100:4", 1),
-                            Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64 MinTime=1\n"), ShippedEstimator());
+  const Decision d =
+      Decide(Request(script, "gres:gpu:a100:4", 1),
+             Conf(std::string(kBaseConf) + "RaiseGpus=yes MaxGpusPerJob=64 MinTime=1\n"),
+             ShippedEstimator());
   ASSERT_EQ(d.kind, DecisionKind::kRewrite) << d.user_message;
   EXPECT_GT(d.new_gpus, 4);
-  if (!ShippedEstimator().catalogs().has_time_model) GTEST_SKIP() << "no time model loaded: the policy sets no limit";
+  if (!ShippedEstimator().catalogs().has_time_model)
+    GTEST_SKIP() << "no time model loaded: the policy sets no limit";
   EXPECT_TRUE(d.estimate.has_time);
   EXPECT_GT(d.new_time_limit_min, 0) << d.user_message;
 }
 
 TEST(PolicyTest, NoTimeEstimateMeansNoTimeRewrite) {
   // Without any amount of work there is no wall time to predict.
-  const Decision d = Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), ShippedEstimator());
+  const Decision d =
+      Decide(Request(kLora8b, "gres:gpu:a100:1"), Conf(kBaseConf), ShippedEstimator());
   EXPECT_FALSE(d.estimate.has_time);
   EXPECT_EQ(d.new_time_limit_min, 0);
   EXPECT_EQ(d.kind, DecisionKind::kAccept);

@@ -46,7 +46,8 @@ TEST(Recommend, FindsTheBruteForceOptimum) {
   for (int64_t tp : {1, 2, 4, 8})
     for (int64_t pp : {1, 2, 4, 8})
       for (int64_t b : {1, 2, 4, 8, 16, 32})
-        for (Checkpointing ck : {Checkpointing::kNone, Checkpointing::kSelective, Checkpointing::kFull}) {
+        for (Checkpointing ck :
+             {Checkpointing::kNone, Checkpointing::kSelective, Checkpointing::kFull}) {
           TrainingJob j = req.base;
           j.gpus = 8;
           j.gpus_per_node = 8;

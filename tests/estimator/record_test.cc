@@ -93,9 +93,9 @@ TEST(RecordTest, RoundTrip) {
 TEST(RecordTest, SurvivesTextAroundIt) {
   const std::string rec = EncodeRecord(Sample());
   const std::string kCases[] = {
-      rec + " JS1:H4sIAAAAAAAAA+2ZW2/bNhTHv4vgZ8mRKF+i",     // jobstats appended after a space
-      "site note; " + rec,                                   // text before it
-      rec + "|COMPLETED|00:10:00",                           // a sacct --parsable2 row
+      rec + " JS1:H4sIAAAAAAAAA+2ZW2/bNhTHv4vgZ8mRKF+i",  // jobstats appended after a space
+      "site note; " + rec,                                // text before it
+      rec + "|COMPLETED|00:10:00",                        // a sacct --parsable2 row
       "JS1:abc," + rec + ",JS1:def",
   };
   for (const std::string& text : kCases) {
@@ -114,7 +114,10 @@ TEST(RecordTest, UnknownKeysKeptAndErrorsNameTheKey) {
   EXPECT_EQ(d->version, 2);
   ASSERT_EQ(d->extra.size(), 2u);
   EXPECT_EQ(d->extra[0], (std::pair<std::string, std::string>{"future_key", "42"}));
-  struct Case { const char* text; const char* key; };
+  struct Case {
+    const char* text;
+    const char* key;
+  };
   const Case kCases[] = {{"fmte:v1;gpus=many", "gpus"},
                          {"fmte:v1;method=magic", "method"},
                          {"fmte:v1;seq=1180591620717411303424", "seq"},

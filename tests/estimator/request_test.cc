@@ -1,6 +1,6 @@
 // ParseJobRequest on the realistic scripts of tests/data/scripts (expected values are read off each
-// script's own launch line), the precedence SPANK > #FMTE > launcher > Slurm, SPANK option names and
-// validation, and tres_per_* parsing (string forms observed in slurm-recipe.md §2.1).
+// script's own launch line), the precedence SPANK > #FMTE > launcher > Slurm, SPANK option names
+// and validation, and tres_per_* parsing (string forms of docs/slurm.md §7.1).
 #include "fmte/request.h"
 
 #include <gtest/gtest.h>
@@ -39,33 +39,41 @@ struct ScriptCase {
 
 TEST(RequestTest, RealisticScripts) {
   const ScriptCase kCases[] = {
-      {"trl_sft_lora_llama8b.sh", "gres:gpu:a100:4", 1, "torchrun", "meta-llama/Llama-3.1-8B", Method::kLora,
-       Precision::kAmpBf16, Framework::kHf, Sharding::kNone, Checkpointing::kFull, 2, 8, 4096, 1, 1, 4},
-      {"hf_fsdp_full_llama8b.sh", "gres:gpu:8", 1, "torchrun", "meta-llama/Llama-3.1-8B", Method::kFull,
-       Precision::kAmpBf16, Framework::kHf, Sharding::kFsdpFull, Checkpointing::kFull, 1, 4, 2048, 1, 1, 8},
-      {"deepspeed_zero3_llama70b.sh", "gres:gpu:a100:8", 2, "deepspeed", "meta-llama/Llama-3.1-70B", Method::kFull,
-       Precision::kMixedBf16, Framework::kDeepspeed, Sharding::kZero3, Checkpointing::kFull, 1, 16, 4096, 1, 1, 16},
-      {"qlora_single_gpu.sh", "gres:gpu:1", 0, "python", "mistralai/Mistral-7B-Instruct-v0.2", Method::kQlora,
-       Precision::kAmpBf16, Framework::kHf, Sharding::kNone, Checkpointing::kNone, 4, 4, 2048, 1, 1, 1},
-      {"torchtune_lora_single.sh", "gres:gpu:h100:1", 0, "tune", "meta-llama/Llama-3.1-8B", Method::kLora,
-       Precision::kPureBf16, Framework::kTorchtune, Sharding::kNone, Checkpointing::kFull, 4, 8, 8192, 1, 1, 1},
-      {"torchtune_full_distributed_70b.sh", "gres:gpu:h100:8", 1, "tune", "meta-llama/Llama-3.3-70B-Instruct",
-       Method::kFull, Precision::kPureBf16, Framework::kTorchtune, Sharding::kFsdpFull, Checkpointing::kFull, 2, 1,
-       4096, 1, 1, 8},
+      {"trl_sft_lora_llama8b.sh", "gres:gpu:a100:4", 1, "torchrun", "meta-llama/Llama-3.1-8B",
+       Method::kLora, Precision::kAmpBf16, Framework::kHf, Sharding::kNone, Checkpointing::kFull, 2,
+       8, 4096, 1, 1, 4},
+      {"hf_fsdp_full_llama8b.sh", "gres:gpu:8", 1, "torchrun", "meta-llama/Llama-3.1-8B",
+       Method::kFull, Precision::kAmpBf16, Framework::kHf, Sharding::kFsdpFull,
+       Checkpointing::kFull, 1, 4, 2048, 1, 1, 8},
+      {"deepspeed_zero3_llama70b.sh", "gres:gpu:a100:8", 2, "deepspeed", "meta-llama/Llama-3.1-70B",
+       Method::kFull, Precision::kMixedBf16, Framework::kDeepspeed, Sharding::kZero3,
+       Checkpointing::kFull, 1, 16, 4096, 1, 1, 16},
+      {"qlora_single_gpu.sh", "gres:gpu:1", 0, "python", "mistralai/Mistral-7B-Instruct-v0.2",
+       Method::kQlora, Precision::kAmpBf16, Framework::kHf, Sharding::kNone, Checkpointing::kNone,
+       4, 4, 2048, 1, 1, 1},
+      {"torchtune_lora_single.sh", "gres:gpu:h100:1", 0, "tune", "meta-llama/Llama-3.1-8B",
+       Method::kLora, Precision::kPureBf16, Framework::kTorchtune, Sharding::kNone,
+       Checkpointing::kFull, 4, 8, 8192, 1, 1, 1},
+      {"torchtune_full_distributed_70b.sh", "gres:gpu:h100:8", 1, "tune",
+       "meta-llama/Llama-3.3-70B-Instruct", Method::kFull, Precision::kPureBf16,
+       Framework::kTorchtune, Sharding::kFsdpFull, Checkpointing::kFull, 2, 1, 4096, 1, 1, 8},
       // Megatron: grad-accum = global 256 / (micro 1 x dp 16/(4x2)=2) = 128.
-      {"megatron_gpt_arrays.sh", "gres:gpu:8", 2, "megatron", "megatron-gpt-40l-5120h", Method::kFull,
-       Precision::kMixedBf16, Framework::kMegatron, Sharding::kZero1, Checkpointing::kSelective, 1, 128, 4096, 4, 2,
-       16},
+      {"megatron_gpt_arrays.sh", "gres:gpu:8", 2, "megatron", "megatron-gpt-40l-5120h",
+       Method::kFull, Precision::kMixedBf16, Framework::kMegatron, Sharding::kZero1,
+       Checkpointing::kSelective, 1, 128, 4096, 4, 2, 16},
       // 64 / (1 x 8/2) = 16.
-      {"megatron_llama_flat.sh", "gres:gpu:h100:8", 1, "megatron", "megatron-llama-32l-4096h", Method::kFull,
-       Precision::kMixedBf16, Framework::kMegatron, Sharding::kZero1, Checkpointing::kFull, 1, 16, 8192, 2, 1, 8},
+      {"megatron_llama_flat.sh", "gres:gpu:h100:8", 1, "megatron", "megatron-llama-32l-4096h",
+       Method::kFull, Precision::kMixedBf16, Framework::kMegatron, Sharding::kZero1,
+       Checkpointing::kFull, 1, 16, 8192, 2, 1, 8},
       {"fmte_lines_custom.sh", "gres:gpu:h100:2", 0, "", "Qwen/Qwen2.5-7B-Instruct", Method::kFull,
-       Precision::kMixedBf16, Framework::kFsdp, Sharding::kFsdpFull, Checkpointing::kFull, 1, 16, 8192, 1, 1, 2},
-      {"hf_full_70b_ddp_too_big.sh", "gres:gpu:a100:4", 0, "accelerate", "meta-llama/Llama-3.1-70B", Method::kFull,
-       Precision::kAmpBf16, Framework::kHf, Sharding::kNone, Checkpointing::kNone, 1, 8, 2048, 1, 1, 4},
-      {"srun_apptainer_accelerate_fsdp.sh", "gres:gpu:a100:2", 1, "accelerate", "meta-llama/Llama-3.1-8B",
-       Method::kFull, Precision::kAmpBf16, Framework::kHf, Sharding::kFsdpFull, Checkpointing::kFull, 4, 2, 2048, 1,
-       1, 2},
+       Precision::kMixedBf16, Framework::kFsdp, Sharding::kFsdpFull, Checkpointing::kFull, 1, 16,
+       8192, 1, 1, 2},
+      {"hf_full_70b_ddp_too_big.sh", "gres:gpu:a100:4", 0, "accelerate", "meta-llama/Llama-3.1-70B",
+       Method::kFull, Precision::kAmpBf16, Framework::kHf, Sharding::kNone, Checkpointing::kNone, 1,
+       8, 2048, 1, 1, 4},
+      {"srun_apptainer_accelerate_fsdp.sh", "gres:gpu:a100:2", 1, "accelerate",
+       "meta-llama/Llama-3.1-8B", Method::kFull, Precision::kAmpBf16, Framework::kHf,
+       Sharding::kFsdpFull, Checkpointing::kFull, 4, 2, 2048, 1, 1, 2},
   };
   for (const ScriptCase& c : kCases) {
     SCOPED_TRACE(c.file);
@@ -156,19 +164,20 @@ TEST(RequestTest, PrecedenceSpankOverFmteOverLauncherOverSlurm) {
       "#!/bin/bash\n"
       "#FMTE seq-len=4096 micro-batch=2 method=lora\n"
       "torchrun --nproc_per_node 4 train.py --model_name_or_path meta-llama/Llama-3.1-8B "
-      "--max_seq_length 1024 --per_device_train_batch_size 8 --gradient_accumulation_steps 3 --bf16\n";
+      "--max_seq_length 1024 --per_device_train_batch_size 8 --gradient_accumulation_steps 3 "
+      "--bf16\n";
   SlurmFacts f;
   f.tres_per_job = "gres:gpu:4";
   const std::vector<std::pair<std::string, std::string>> spank = {{"micro-batch", "1"},
                                                                   {"model", "Qwen/Qwen3-8B"}};
   const JobRequest r = Parse(script, f, spank);
-  EXPECT_EQ(r.job.model, "Qwen/Qwen3-8B");      // spank over launcher
-  EXPECT_EQ(r.job.micro_batch, 1);              // spank over #FMTE over launcher
-  EXPECT_EQ(r.job.seq_len, 4096);               // #FMTE over launcher
-  EXPECT_EQ(r.job.method, Method::kLora);       // #FMTE only
-  EXPECT_EQ(r.job.grad_accum, 3);               // launcher only
+  EXPECT_EQ(r.job.model, "Qwen/Qwen3-8B");  // spank over launcher
+  EXPECT_EQ(r.job.micro_batch, 1);          // spank over #FMTE over launcher
+  EXPECT_EQ(r.job.seq_len, 4096);           // #FMTE over launcher
+  EXPECT_EQ(r.job.method, Method::kLora);   // #FMTE only
+  EXPECT_EQ(r.job.grad_accum, 3);           // launcher only
   EXPECT_EQ(r.job.precision, Precision::kAmpBf16);
-  EXPECT_EQ(r.job.gpus, 4);                     // Slurm
+  EXPECT_EQ(r.job.gpus, 4);  // Slurm
   EXPECT_EQ(r.SourceOf("model")->source, Source::kSpank);
   EXPECT_EQ(r.SourceOf("seq-len")->source, Source::kFmteLine);
   EXPECT_EQ(r.SourceOf("grad-accum")->source, Source::kLauncher);
@@ -194,9 +203,11 @@ TEST(RequestTest, BadValuesAreWarningsAndLowerPrecedenceStays) {
 }
 
 TEST(RequestTest, SpankOptionsContract) {
-  const char* kNames[] = {"model", "method", "seq-len", "micro-batch", "grad-accum", "precision",
-                          "sharding", "tp", "pp", "activation-checkpointing", "lora-r", "quant",
-                          "tokens", "samples", "epochs", "steps", "framework"};
+  const char* kNames[] = {
+      "model",     "method",   "seq-len", "micro-batch", "grad-accum",
+      "precision", "sharding", "tp",      "pp",          "activation-checkpointing",
+      "lora-r",    "quant",    "tokens",  "samples",     "epochs",
+      "steps",     "framework"};
   auto options = FmteOptions();
   ASSERT_EQ(options.size(), std::size(kNames));
   for (size_t i = 0; i < options.size(); ++i) EXPECT_EQ(options[i].key, kNames[i]);
@@ -205,10 +216,16 @@ TEST(RequestTest, SpankOptionsContract) {
 }
 
 TEST(RequestTest, ValidateOptionNamesOptionAndAcceptedValues) {
-  struct Case { const char* key; const char* value; bool ok; const char* in_message; };
+  struct Case {
+    const char* key;
+    const char* value;
+    bool ok;
+    const char* in_message;
+  };
   const Case kCases[] = {
       {"method", "lora", true, ""},
-      {"method", "lorra", false, "--fmte-method: expected one of full|lora|qlora|prompt-tuning|prefix-tuning"},
+      {"method", "lorra", false,
+       "--fmte-method: expected one of full|lora|qlora|prompt-tuning|prefix-tuning"},
       {"seq-len", "4096", true, ""},
       {"seq-len", "-1", false, "--fmte-seq-len"},
       {"seq-len", "1180591620717411303424", false, "--fmte-seq-len"},  // 2^70
@@ -246,21 +263,33 @@ TEST(RequestTest, SpankValuesFromEnv) {
 }
 
 TEST(RequestTest, ForwardedArchitectureFollowsTheModelSource) {
-  const JobRequest r = Parse("#FMTE method=lora\n", {}, {{"model", "/home/u/m"}, {"arch", "{\"a\":1}"}});
+  const JobRequest r =
+      Parse("#FMTE method=lora\n", {}, {{"model", "/home/u/m"}, {"arch", "{\"a\":1}"}});
   EXPECT_EQ(r.arch_json, "{\"a\":1}");
   // A #FMTE model overrides the Megatron flags' ad-hoc architecture.
-  const JobRequest m = Parse("#FMTE model=meta-llama/Llama-3.1-8B\n"
-                             "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4\n");
+  const JobRequest m = Parse(
+      "#FMTE model=meta-llama/Llama-3.1-8B\n"
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4\n");
   EXPECT_EQ(m.job.model, "meta-llama/Llama-3.1-8B");
   EXPECT_TRUE(m.arch_json.empty());
 }
 
 TEST(RequestTest, GpuTresForms) {
-  struct Case { const char* tres; int64_t count; const char* type; };
+  struct Case {
+    const char* tres;
+    int64_t count;
+    const char* type;
+  };
   const Case kCases[] = {
-      {"gres:gpu:2", 2, ""},          {"gres:gpu:a100:2", 2, "a100"}, {"gres/gpu:h100=4", 4, "h100"},
-      {"gres/gpu=3", 3, ""},          {"gpu:1", 1, ""},               {"gres:gpu", 1, ""},
-      {"gres:nvme:1,gres:gpu:a100:8", 8, "a100"}, {"gres:gpumem:10G", 0, ""}, {"", 0, ""},
+      {"gres:gpu:2", 2, ""},
+      {"gres:gpu:a100:2", 2, "a100"},
+      {"gres/gpu:h100=4", 4, "h100"},
+      {"gres/gpu=3", 3, ""},
+      {"gpu:1", 1, ""},
+      {"gres:gpu", 1, ""},
+      {"gres:nvme:1,gres:gpu:a100:8", 8, "a100"},
+      {"gres:gpumem:10G", 0, ""},
+      {"", 0, ""},
   };
   for (const Case& c : kCases) {
     auto g = ParseGpuTres(c.tres);

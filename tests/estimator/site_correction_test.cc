@@ -10,15 +10,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <iomanip>
-#include <vector>
-#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iomanip>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "fmte/estimator.h"
 #include "fmte/policy.h"
@@ -40,26 +40,32 @@ std::string SplitModel(double one_gpu, double more_gpus) {
 
 class Dir {
  public:
-  Dir() : path_(fs::temp_directory_path() / ("fmte_site_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
+  Dir()
+      : path_(fs::temp_directory_path() /
+              ("fmte_site_" + std::to_string(::getpid()) + "_" + std::to_string(n_++))) {
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
   ~Dir() { fs::remove_all(path_); }
   std::string str() const { return path_.string(); }
-  void Write(const std::string& name, const std::string& text) const { std::ofstream(path_ / name) << text; }
+  void Write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+  }
   // A manifest as fmte-retrain train writes it (retrain_train.cc EntryJson).
   void Install(const std::string& key, const std::string& model_json, double p95,
                std::vector<std::string> features = SiteFeatureNames()) const {
     Write(key + ".json", model_json);
     nlohmann::json m;
-    if (fs::exists(path_ / "manifest.json")) m = nlohmann::json::parse(std::ifstream(path_ / "manifest.json"));
-    m["regressors"].push_back({{"key", key},
-                               {"model", key + ".json"},
-                               {"features", features},
-                               {"rows", 40},
-                               {"groups", 9},
-                               {"log_residual_quantiles", {{"p50", 0.0}, {"p90", p95 / 2}, {"p95", p95}}},
-                               {"data", {{"first_end", "2026-11-01T00:00:00"}, {"last_end", "2026-11-20T00:00:00"}}}});
+    if (fs::exists(path_ / "manifest.json"))
+      m = nlohmann::json::parse(std::ifstream(path_ / "manifest.json"));
+    m["regressors"].push_back(
+        {{"key", key},
+         {"model", key + ".json"},
+         {"features", features},
+         {"rows", 40},
+         {"groups", 9},
+         {"log_residual_quantiles", {{"p50", 0.0}, {"p90", p95 / 2}, {"p95", p95}}},
+         {"data", {{"first_end", "2026-11-01T00:00:00"}, {"last_end", "2026-11-20T00:00:00"}}}});
     Write("manifest.json", m.dump());
   }
 
@@ -104,7 +110,8 @@ TEST(SiteFeaturesTest, RowFromTheJobAndThePrediction) {
   EXPECT_FLOAT_EQ(at("lora_r"), 16);
   EXPECT_FLOAT_EQ(at("log2_steps"), static_cast<float>(std::log2(1000.0)));
   EXPECT_FLOAT_EQ(at("epochs"), 1.23457f);
-  EXPECT_FLOAT_EQ(at("log2_pred_time_s"), static_cast<float>(std::log2(3600.0)));  // rounded as recorded
+  EXPECT_FLOAT_EQ(at("log2_pred_time_s"),
+                  static_cast<float>(std::log2(3600.0)));  // rounded as recorded
   EXPECT_FLOAT_EQ(at("log2_pred_mem_bytes"), 35);
   EXPECT_FLOAT_EQ(at("pred_mem_over_cap"), 0.5);
   EXPECT_TRUE(std::isnan(at("log2_tokens")));
@@ -129,7 +136,8 @@ TEST(SiteCorrectionsTest, AbsentMeansNoCorrection) {
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
   Dir d;
-  d.Write("manifest.json", R"({"cluster":"x","regressors":[{"key":"matmul_fwd","model":"m.json"}]})");
+  d.Write("manifest.json",
+          R"({"cluster":"x","regressors":[{"key":"matmul_fwd","model":"m.json"}]})");
   auto other = SiteCorrections::LoadDir(d.str());
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   EXPECT_TRUE(other->empty());
@@ -145,9 +153,11 @@ TEST(SiteCorrectionsTest, RefusesWhatItCannotApplyNamingTheFile) {
   renamed[3] = "tensor_parallel";
   std::vector<std::string> shorter(SiteFeatureNames().begin(), SiteFeatureNames().end() - 1);
   const Case cases[] = {
-      {"feature renamed", [&](const Dir& d) { d.Install("sacct_time_correction", SplitModel(0, 0), 0.1, renamed); },
+      {"feature renamed",
+       [&](const Dir& d) { d.Install("sacct_time_correction", SplitModel(0, 0), 0.1, renamed); },
        "feature #3 is 'tensor_parallel', expected 'tp'"},
-      {"feature missing", [&](const Dir& d) { d.Install("sacct_memory_correction", SplitModel(0, 0), 0.1, shorter); },
+      {"feature missing",
+       [&](const Dir& d) { d.Install("sacct_memory_correction", SplitModel(0, 0), 0.1, shorter); },
        "25 features listed, 26 expected"},
       {"model file missing",
        [](const Dir& d) {
@@ -155,15 +165,18 @@ TEST(SiteCorrectionsTest, RefusesWhatItCannotApplyNamingTheFile) {
          fs::remove(d.str() + "/sacct_time_correction.json");
        },
        "sacct_time_correction.json"},
-      {"manifest not JSON", [](const Dir& d) { d.Write("manifest.json", "{oops"); }, "manifest.json: not a JSON object"},
+      {"manifest not JSON", [](const Dir& d) { d.Write("manifest.json", "{oops"); },
+       "manifest.json: not a JSON object"},
   };
   for (const Case& c : cases) {
     Dir d;
     c.make(d);
     auto s = SiteCorrections::LoadDir(d.str());
     ASSERT_FALSE(s.ok()) << c.what;
-    EXPECT_NE(s.status().message().find(d.str()), std::string::npos) << c.what << ": " << s.status().message();
-    EXPECT_NE(s.status().message().find(c.needle), std::string::npos) << c.what << ": " << s.status().message();
+    EXPECT_NE(s.status().message().find(d.str()), std::string::npos)
+        << c.what << ": " << s.status().message();
+    EXPECT_NE(s.status().message().find(c.needle), std::string::npos)
+        << c.what << ": " << s.status().message();
   }
 }
 
@@ -177,18 +190,24 @@ TEST(SiteCorrectionsTest, Guards) {
     double want;
     bool clamped;
   } cases[] = {
-      {std::log(1.5), 0.1, true, 1.5, false},   {std::log(10.0), 0.1, true, 4.0, true},
-      {std::log(0.5), 0.1, true, 0.9, true},    {std::log(0.95), 0.02, true, 0.95 * std::exp(0.02), true},
-      {std::log(0.95), -0.5, true, 0.95, false}, {std::log(0.3), 0.1, false, 0.3, false},
-      {std::log(1e-4), 0.1, false, 0.01, true}, {std::log(1e3), 0.1, false, 100, true},
+      {std::log(1.5), 0.1, true, 1.5, false},
+      {std::log(10.0), 0.1, true, 4.0, true},
+      {std::log(0.5), 0.1, true, 0.9, true},
+      {std::log(0.95), 0.02, true, 0.95 * std::exp(0.02), true},
+      {std::log(0.95), -0.5, true, 0.95, false},
+      {std::log(0.3), 0.1, false, 0.3, false},
+      {std::log(1e-4), 0.1, false, 0.01, true},
+      {std::log(1e3), 0.1, false, 100, true},
   };
   for (const Case& c : cases) {
     Dir d;
-    d.Install(c.memory ? "sacct_memory_correction" : "sacct_time_correction", SplitModel(c.leaf, 0), c.p95);
+    d.Install(c.memory ? "sacct_memory_correction" : "sacct_time_correction", SplitModel(c.leaf, 0),
+              c.p95);
     auto s = SiteCorrections::LoadDir(d.str());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     const SiteFeatureRow row = SiteFeatures(Lora8b(1), 600, int64_t{20} << 30, int64_t{80} << 30);
-    const AppliedCorrection a = c.memory ? MemoryCorrection(*s->memory, row) : TimeCorrection(*s->time, row);
+    const AppliedCorrection a =
+        c.memory ? MemoryCorrection(*s->memory, row) : TimeCorrection(*s->time, row);
     EXPECT_TRUE(a.applied);
     EXPECT_NEAR(a.factor, c.want, 1e-5) << c.leaf;
     EXPECT_EQ(a.clamped, c.clamped) << c.leaf;
@@ -230,20 +249,23 @@ TEST(SiteCorrectionsTest, FacadePolicyAndRecord) {
   EXPECT_FALSE(base->correction.any());
   ASSERT_TRUE(corrected->correction.memory.applied);
   EXPECT_EQ(ModelPerGpuBytes(*corrected), base->memory.per_gpu_bytes);
-  EXPECT_NEAR(static_cast<double>(corrected->memory.per_gpu_bytes), 1.25 * base->memory.per_gpu_bytes,
-              1e-6 * base->memory.per_gpu_bytes);
+  EXPECT_NEAR(static_cast<double>(corrected->memory.per_gpu_bytes),
+              1.25 * base->memory.per_gpu_bytes, 1e-6 * base->memory.per_gpu_bytes);
   if (!plain.has_time_model) GTEST_SKIP() << "no time model shipped: time correction not testable";
   ASSERT_TRUE(base->has_time && corrected->correction.time.applied);
   EXPECT_DOUBLE_EQ(ModelWallTimeS(*corrected), base->wall_time_s);
   EXPECT_NEAR(corrected->wall_time_s, 0.5 * base->wall_time_s, 1e-6 * base->wall_time_s);
-  EXPECT_NEAR(corrected->wall_time_bound_s, corrected->wall_time_s * std::exp(0.2), 1e-6 * base->wall_time_s);
+  EXPECT_NEAR(corrected->wall_time_bound_s, corrected->wall_time_s * std::exp(0.2),
+              1e-6 * base->wall_time_s);
 
   // Through the policy and the record.
   const Estimator est(Load(d.str()));
-  auto config = ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB MaxTime=2-00:00:00\n");
+  auto config =
+      ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB MaxTime=2-00:00:00\n");
   ASSERT_TRUE(config.ok());
-  auto request = A100Request(1, "model=meta-llama/Llama-3.1-8B method=lora micro-batch=2 seq-len=2048 "
-                                "grad-accum=8 activation-checkpointing=full steps=1000");
+  auto request = A100Request(1,
+                             "model=meta-llama/Llama-3.1-8B method=lora micro-batch=2 seq-len=2048 "
+                             "grad-accum=8 activation-checkpointing=full steps=1000");
   ASSERT_TRUE(request.ok());
   const Decision dec = Decide(*request, *config, est);
   ASSERT_TRUE(dec.estimated && dec.estimate.correction.time.applied);
@@ -253,12 +275,15 @@ TEST(SiteCorrectionsTest, FacadePolicyAndRecord) {
   EXPECT_EQ(rec->corr_mem_bytes, dec.estimate.memory.per_gpu_bytes);
   EXPECT_EQ(rec->pred_time_s, RecordedTimeS(ModelWallTimeS(dec.estimate)));
   EXPECT_NEAR(rec->corr_time_s, dec.estimate.wall_time_s, 0.5);
-  const SiteFeatureRow trained = SiteFeatures(rec->job, rec->pred_time_s, rec->pred_mem_bytes, rec->cap_bytes);
-  const SiteFeatureRow applied =
-      SiteFeatures(dec.job, ModelWallTimeS(dec.estimate), ModelPerGpuBytes(dec.estimate), (*gpu)->memory_bytes);
+  const SiteFeatureRow trained =
+      SiteFeatures(rec->job, rec->pred_time_s, rec->pred_mem_bytes, rec->cap_bytes);
+  const SiteFeatureRow applied = SiteFeatures(dec.job, ModelWallTimeS(dec.estimate),
+                                              ModelPerGpuBytes(dec.estimate), (*gpu)->memory_bytes);
   for (size_t i = 0; i < kSiteFeatureCount; ++i) {
-    if (std::isnan(applied[i])) EXPECT_TRUE(std::isnan(trained[i])) << SiteFeatureNames()[i];
-    else EXPECT_EQ(trained[i], applied[i]) << SiteFeatureNames()[i];
+    if (std::isnan(applied[i]))
+      EXPECT_TRUE(std::isnan(trained[i])) << SiteFeatureNames()[i];
+    else
+      EXPECT_EQ(trained[i], applied[i]) << SiteFeatureNames()[i];
   }
 }
 
@@ -266,11 +291,15 @@ TEST(SiteCorrectionsTest, FacadePolicyAndRecord) {
 // memory, as the decision does: the raised job's own (corrected) estimate must fit the GPU.
 TEST(SiteCorrectionsTest, GpuSearchUsesTheCorrectedMemory) {
   Dir d;
-  d.Install("sacct_memory_correction", SplitModel(std::log(2.0), std::log(2.0)), 0.05);  // x2 everywhere
-  auto config = ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB RaiseGpus=yes MaxTime=2-00:00:00\n");
+  d.Install("sacct_memory_correction", SplitModel(std::log(2.0), std::log(2.0)),
+            0.05);  // x2 everywhere
+  auto config = ParseConfig(
+      "PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB RaiseGpus=yes MaxTime=2-00:00:00\n");
   ASSERT_TRUE(config.ok()) << config.status().ToString();
-  auto request = A100Request(2, "model=meta-llama/Llama-3.1-8B method=full sharding=fsdp-full micro-batch=1 "
-                                "seq-len=2048 activation-checkpointing=full precision=mixed-bf16");
+  auto request =
+      A100Request(2,
+                  "model=meta-llama/Llama-3.1-8B method=full sharding=fsdp-full micro-batch=1 "
+                  "seq-len=2048 activation-checkpointing=full precision=mixed-bf16");
   ASSERT_TRUE(request.ok());
   const Estimator plain(Load(""));
   const Estimator site(Load(d.str()));
@@ -291,9 +320,23 @@ TEST(RecordedTimeTest, EqualsThePrintfRoundTrip) {
     std::snprintf(buf, sizeof(buf), "%.6g", std::round(v));
     return std::strtod(buf, nullptr);
   };
-  std::vector<double> values = {1, 59, 999999, 1000000, 1000005, 1000015, 1234565, 1234575, 9999994,
-                                9999995, 12345650000, 123456500000001, 9007199254740991.0,
-                                1e17, 3.6e6 + 0.4, 86399.5, 0.4};
+  std::vector<double> values = {1,
+                                59,
+                                999999,
+                                1000000,
+                                1000005,
+                                1000015,
+                                1234565,
+                                1234575,
+                                9999994,
+                                9999995,
+                                12345650000,
+                                123456500000001,
+                                9007199254740991.0,
+                                1e17,
+                                3.6e6 + 0.4,
+                                86399.5,
+                                0.4};
   uint64_t x = 88172645463325252u;  // xorshift64: integers of every magnitude
   for (int i = 0; i < 20000; ++i) {
     x ^= x << 13;

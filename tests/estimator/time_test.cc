@@ -1,13 +1,13 @@
 // Step-time model: FLOPs against Megatron's published formulas, communication and bubble against
-// their derivations (reference.md section 5), errors that name the field.
+// their derivations (docs/formulas.md §5), errors that name the field.
 #include "fmte/time.h"
-#include "fmte/timeline.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "../test_gpus.h"
+#include "fmte/timeline.h"
 
 namespace fmte {
 namespace {
@@ -78,7 +78,8 @@ TEST(StepTime, ModelFlopsEqualMegatronFormula) {
   for (const Case& c : cases) {
     const ModelArch m = Gpt(c.h, c.L, c.heads, c.V);
     TrainingJob j = Job(c.gpus, c.tp, c.pp, 1, c.B, c.s);
-    auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+    auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                        DefaultCluster(testing::A100Sxm80()), Ideal());
     ASSERT_TRUE(est.ok()) << est.status().ToString();
     const double megatron = 72.0 * c.B * c.s * c.L * double(c.h) * c.h *
                             (1.0 + double(c.s) / (6.0 * c.h) + double(c.V) / (12.0 * c.L * c.h));
@@ -86,7 +87,8 @@ TEST(StepTime, ModelFlopsEqualMegatronFormula) {
     EXPECT_NEAR(MegatronGptFlops(c.B, c.s, c.L, c.h, c.V) / megatron, 1.0, 1e-12);
     EXPECT_NEAR(est->hardware_flops_per_step / megatron, 1.0, 1e-12);  // no recompute: same work
     j.activation_checkpointing = Checkpointing::kFull;
-    auto rc = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+    auto rc = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                       DefaultCluster(testing::A100Sxm80()), Ideal());
     ASSERT_TRUE(rc.ok());
     const double with_recompute =
         96.0 * c.B * c.s * c.L * double(c.h) * c.h *
@@ -100,7 +102,8 @@ TEST(StepTime, ComputeIsFlopsOverPeakWithIdealEfficiency) {
   // One GPU, no parallelism: step = hardware FLOPs / peak when nothing else costs time.
   const ModelArch m = Gpt(2048, 4, 16, 32000);
   TrainingJob j = Job(1, 1, 1, 2, 8, 1024);
-  auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                      DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_TRUE(est.ok());
   EXPECT_NEAR(est->breakdown.compute_s, est->hardware_flops_per_step / 312e12, 1e-9);
   // Everything else is the optimizer step, memory-bound: per parameter AdamW with mixed bf16 reads
@@ -123,8 +126,10 @@ TEST(StepTime, GemmCurveSlowsEachLinearByItsShapeFactor) {
   TimeEfficiency curved = Ideal();
   curved.gemm_fwd = GemmCurve{1.0, static_cast<double>(b * s), 0, 0};
   curved.gemm_bwd = curved.gemm_fwd;
-  auto flat = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
-  auto slow = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), curved);
+  auto flat = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                       DefaultCluster(testing::A100Sxm80()), Ideal());
+  auto slow = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                       DefaultCluster(testing::A100Sxm80()), curved);
   ASSERT_TRUE(flat.ok() && slow.ok());
   const double linear_flops = static_cast<double>(B * s) * (72.0 * h * h * L + 6.0 * h * V);
   EXPECT_NEAR(slow->breakdown.compute_s - flat->breakdown.compute_s, linear_flops / 312e12, 1e-9);
@@ -160,12 +165,14 @@ TEST(StepTime, WideModelsReachPublishedMegatronUtilisation) {
 TEST(StepTime, FusedCausalAttentionRunsHalfTheScores) {
   const ModelArch m = Gpt(1024, 2, 16, 1000);
   TrainingJob j = Job(1, 1, 1, 1, 1, 4096);
-  auto eager = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  auto eager = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                        DefaultCluster(testing::A100Sxm80()), Ideal());
   j.attention = Attention::kFused;
-  auto fused = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  auto fused = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                        DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_TRUE(eager.ok() && fused.ok());
-  // Scores fwd+bwd = 3 x 4*s*h per token per layer (reference section 5: 12*L*s*h); fused causal:
-  // half.
+  // Scores fwd+bwd = 3 x 4*s*h per token per layer (docs/formulas.md §5: 12*L*s*h); fused
+  // causal: half.
   const double scores = 12.0 * 2 * 4096 * 1024 * 4096;
   EXPECT_NEAR(eager->hardware_flops_per_step - fused->hardware_flops_per_step, scores / 2, 1.0);
 }
@@ -213,7 +220,8 @@ TEST(StepTime, PipelineBubbleIsPMinusOneOverM) {
   for (int64_t v : {1, 2}) {
     TrainingJob j = Job(4, 1, 4, 1, 16, 1024);
     j.vpp = v;
-    auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+    auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                        DefaultCluster(testing::A100Sxm80()), Ideal());
     ASSERT_TRUE(est.ok());
     const double useful =
         est->breakdown.compute_s + est->breakdown.communication_s - est->dp_comm_s;
@@ -228,17 +236,20 @@ TEST(StepTime, LoraSkipsFrozenWeightGradients) {
   const int64_t h = 2048, L = 2, V = 1000, s = 512;
   const ModelArch m = Gpt(h, L, 16, V);
   TrainingJob j = Job(1, 1, 1, 1, 1, s);
-  auto full = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  auto full = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                       DefaultCluster(testing::A100Sxm80()), Ideal());
   j.method = Method::kLora;
   j.lora_r = 8;  // default targets: the fused qkv projection
-  auto lora = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  auto lora = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                       DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_TRUE(full.ok() && lora.ok());
   const double linear_per_token = 2.0 * 12 * h * h * L;
   const double adapters = 3 * 2.0 * 8 * (h + 3 * h) * L;
   const double expected = (linear_per_token + 2.0 * h * V - adapters) * s;
   EXPECT_NEAR(full->hardware_flops_per_step - lora->hardware_flops_per_step, expected, 1.0);
   j.method = Method::kQlora;  // same FLOPs plus dequantisation traffic: slower
-  auto qlora = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  auto qlora = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                        DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_TRUE(qlora.ok());
   EXPECT_GT(qlora->step_time_s, lora->step_time_s);
 }
@@ -246,15 +257,18 @@ TEST(StepTime, LoraSkipsFrozenWeightGradients) {
 TEST(StepTime, ErrorsNameTheField) {
   const ModelArch m = Gpt(1024, 4, 16, 1000);
   TrainingJob j = Job(8, 1, 1, 3, 16, 512);  // 16 is not a multiple of 3 x 8
-  auto r = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  auto r = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                    DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--global-batch"), std::string::npos);
   j = Job(6, 6, 1, 1, 1, 512);  // 6 does not divide 16 heads
-  r = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  r = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()),
+                               Ideal());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--tp"), std::string::npos);
   j = Job(8, 1, 8, 1, 8, 512);  // 8 stages for 4 layers
-  r = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), Ideal());
+  r = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()),
+                               Ideal());
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("--pp"), std::string::npos);
 }
@@ -265,7 +279,8 @@ TEST(StepTime, BreakdownSumsToStepTimeAndTimelineDrawsEveryStage) {
   TimeEfficiency e = Ideal();
   e.gemm_efficiency = 0.5;
   e.step_overhead_s = 0.01;
-  auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), e);
+  auto est =
+      EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), DefaultCluster(testing::A100Sxm80()), e);
   ASSERT_TRUE(est.ok());
   EXPECT_NEAR(est->breakdown.Total(), est->step_time_s, 1e-12);
   const std::string svg = StepTimelineSvg(*est, "test");

@@ -13,7 +13,8 @@ namespace fmte {
 namespace {
 
 // Tree 0: node0 splits f0 < 1.5 (missing goes left): left = node1 leaf 0.25, right = node2;
-//         node2 splits f1 < 10 (missing goes right): left = node3 leaf -1.0, right = node4 leaf 2.0.
+//         node2 splits f1 < 10 (missing goes right): left = node3 leaf -1.0, right = node4
+//         leaf 2.0.
 // Tree 1: a single leaf 0.125.
 std::string Model(const std::string& objective, const std::string& base_score,
                   const std::string& booster = "gbtree", const std::string& extra_tree_key = "") {

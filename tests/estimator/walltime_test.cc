@@ -1,8 +1,6 @@
 // Wall time composition and the calibrated bound (walltime.h).
 #include "fmte/walltime.h"
 
-#include "fmte/memory.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +8,7 @@
 #include <sstream>
 
 #include "../test_gpus.h"
+#include "fmte/memory.h"
 
 namespace fmte {
 namespace {
@@ -35,7 +34,9 @@ ModelArch Tiny() {
 }
 
 // The parameters the estimate hands the wall time (its memory estimate counts them).
-TrainedParams ParamsOf(const ModelArch& m, const TrainingJob& j) { return {m.Counts().total, TrainableParams(m, j)}; }
+TrainedParams ParamsOf(const ModelArch& m, const TrainingJob& j) {
+  return {m.Counts().total, TrainableParams(m, j)};
+}
 
 TEST(WallTime, StepsFromTokensSamplesOrSteps) {
   TrainingJob j;

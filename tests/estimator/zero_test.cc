@@ -14,7 +14,7 @@ std::string Gb(int64_t bytes) {
   return buf;
 }
 
-// Source: ../shared/seeds/deepspeed-memory-notes-README.md, the output of DeepSpeed's
+// Source: DeepSpeed's documentation ("Memory Requirements"), the output of DeepSpeed's
 // estimate_zero3_model_states_mem_needs_all_cold(total_params=2851e6, largest_layer_params=32e6,
 // num_gpus_per_node=8, num_nodes=1) for t5-3b, copied row by row (per CPU, per GPU in "GB").
 TEST(ZeroCold, ReproducesDeepSpeedT5_3bTable) {
@@ -24,9 +24,9 @@ TEST(ZeroCold, ReproducesDeepSpeedT5_3bTable) {
     const char* gpu_gb;
   };
   const Row kExpected[] = {
-      {true, true, true, "71.69", "0.12"},    {true, true, false, "127.45", "0.12"},
-      {false, true, true, "63.72", "0.78"},   {false, true, false, "127.45", "0.78"},
-      {false, false, true, "1.43", "6.09"},   {false, false, false, "127.45", "6.09"},
+      {true, true, true, "71.69", "0.12"},  {true, true, false, "127.45", "0.12"},
+      {false, true, true, "63.72", "0.78"}, {false, true, false, "127.45", "0.78"},
+      {false, false, true, "1.43", "6.09"}, {false, false, false, "127.45", "6.09"},
   };
   ZeroColdInput in;
   in.stage = 3;
@@ -48,7 +48,7 @@ TEST(ZeroCold, ReproducesDeepSpeedT5_3bTable) {
   }
 }
 
-// Derivation (DeepSpeed stage_1_and_2.py, reference.md section 3), P = 1e9, 4 GPUs per node,
+// Derivation (DeepSpeed stage_1_and_2.py, docs/formulas.md §3), P = 1e9, 4 GPUs per node,
 // 2 nodes (N = 8): offload: GPU 2P = 2e9, CPU P*max(4N,16)*1.5 = 48e9;
 // no offload: GPU 2P + 18P/N = 2e9 + 2.25e9, CPU P*4n*1.5 = 24e9.
 TEST(ZeroCold, Zero2MatchesDeepSpeedFormula) {
@@ -118,9 +118,9 @@ TEST(ParseParamCount, AcceptsExponentsAndSuffixes) {
     const char* text;
     double want;
   };
-  const Case kCases[] = {{"2851e6", 2851e6}, {"2.851B", 2851e6}, {"2.851b", 2851e6},
-                         {"32M", 32e6},      {"340k", 340e3},    {"1.5T", 1.5e12},
-                         {"6738415616", 6738415616.0}};
+  const Case kCases[] = {
+      {"2851e6", 2851e6}, {"2.851B", 2851e6}, {"2.851b", 2851e6},          {"32M", 32e6},
+      {"340k", 340e3},    {"1.5T", 1.5e12},   {"6738415616", 6738415616.0}};
   for (const auto& c : kCases) {
     auto v = ParseParamCount(c.text, "--params");
     ASSERT_TRUE(v.ok()) << c.text;

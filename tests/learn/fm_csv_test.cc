@@ -89,15 +89,20 @@ TEST(FmCsv, UnknownHeaderNamesTheExpectedColumns) {
   Result<FmCsvData> d = ReadFmCsvFile(kDir + "data1.csv");
   ASSERT_FALSE(d.ok());
   const std::string m = d.status().message();
-  for (const char* needle : {"data1.csv:1", "v1 (model_name,number_gpus,batch_size,seq_len,tokens_per_second,memory,memory_act)",
-                             "v3 (model_arch,", "method,gpu_model", "closest is v1", "missing memory,memory_act",
-                             "unexpected gpu_model"}) {
+  for (const char* needle :
+       {"data1.csv:1",
+        "v1 (model_name,number_gpus,batch_size,seq_len,tokens_per_second,memory,memory_act)",
+        "v3 (model_arch,", "method,gpu_model", "closest is v1", "missing memory,memory_act",
+        "unexpected gpu_model"}) {
     EXPECT_NE(m.find(needle), std::string::npos) << needle << " in " << m;
   }
   EXPECT_FALSE(ParseFmCsv("", "empty.csv").ok());
   // Reordered columns, CRLF and a BOM are still v1.
-  Result<FmCsvData> r = ParseFmCsv("\xEF\xBB\xBFnumber_gpus,model_name,batch_size,seq_len,memory,memory_act,tokens_per_second\r\n"
-                                   "2,meta-llama/Llama-2-7b-hf,4,512,3e10,1e10,900\r\n", "r.csv");
+  Result<FmCsvData> r = ParseFmCsv(
+      "\xEF\xBB\xBFnumber_gpus,model_name,batch_size,seq_len,memory,memory_act,tokens_per_"
+      "second\r\n"
+      "2,meta-llama/Llama-2-7b-hf,4,512,3e10,1e10,900\r\n",
+      "r.csv");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->format, FmCsvFormat::kV1);
   EXPECT_EQ(r->rows.at(0).model_name, "meta-llama/Llama-2-7b-hf");
@@ -164,10 +169,12 @@ TEST(FmCsv, RowsMapToTheJobsTheFmEstimatorAssumes) {
   // Unsupported values name their column.
   FmCsvRow bad = d->rows[0];
   bad.method = "speculators";
-  EXPECT_NE(MapFmRow(bad, d->format, TestCatalogs(), {}).status().message().find("method:"), std::string::npos);
+  EXPECT_NE(MapFmRow(bad, d->format, TestCatalogs(), {}).status().message().find("method:"),
+            std::string::npos);
   bad = d->rows[0];
   bad.model_arch = "MambaForCausalLM";
-  EXPECT_NE(MapFmRow(bad, d->format, TestCatalogs(), {}).status().message().find("model_arch:"), std::string::npos);
+  EXPECT_NE(MapFmRow(bad, d->format, TestCatalogs(), {}).status().message().find("model_arch:"),
+            std::string::npos);
 }
 
 // A site whose jobs take 1.25x the core's memory and 1.3x the analytic step time (the rule this
@@ -176,12 +183,19 @@ TEST(FmCsv, TrainingRecoversAKnownRuleOnHeldOutGroups) {
   const Catalogs& cat = TestCatalogs();
   Result<TimeModel> base = TimeModel::LoadDir(std::string(FMTE_SOURCE_DIR) + "/regressors/vtrain");
   ASSERT_TRUE(base.ok()) << base.status().ToString();
-  const struct { int64_t h, i, heads, layers, kv; } shapes[] = {
-      {4096, 11008, 32, 32, 32}, {2048, 5632, 32, 22, 4}, {4096, 14336, 32, 32, 8}, {2048, 8192, 32, 16, 8}};
-  const char* archs[] = {"LlamaForCausalLM", "LlamaForCausalLM", "MistralForCausalLM", "LlamaForCausalLM"};
+  const struct {
+    int64_t h, i, heads, layers, kv;
+  } shapes[] = {{4096, 11008, 32, 32, 32},
+                {2048, 5632, 32, 22, 4},
+                {4096, 14336, 32, 32, 8},
+                {2048, 8192, 32, 16, 8}};
+  const char* archs[] = {"LlamaForCausalLM", "LlamaForCausalLM", "MistralForCausalLM",
+                         "LlamaForCausalLM"};
   std::ostringstream csv;
-  csv << "model_arch,model_hidden_size,model_intermediate_size,model_num_attn_heads,model_num_hidden_layers,"
-         "model_num_key_value_heads,method,gpu_model,number_gpus,batch_size,seq_len,tokens_per_second,memory,"
+  csv << "model_arch,model_hidden_size,model_intermediate_size,model_num_attn_heads,model_num_"
+         "hidden_layers,"
+         "model_num_key_value_heads,method,gpu_model,number_gpus,batch_size,seq_len,tokens_per_"
+         "second,memory,"
          "memory_act\n";
   for (int s = 0; s < 4; ++s) {
     for (int64_t gpus : {2, 4, 8}) {
@@ -189,21 +203,24 @@ TEST(FmCsv, TrainingRecoversAKnownRuleOnHeldOutGroups) {
         for (int64_t seq : {512, 1024}) {
           FmCsvRow r;
           r.model_arch = archs[s];
-          r.hidden_size = shapes[s].h, r.intermediate_size = shapes[s].i, r.num_heads = shapes[s].heads;
+          r.hidden_size = shapes[s].h, r.intermediate_size = shapes[s].i,
+          r.num_heads = shapes[s].heads;
           r.num_layers = shapes[s].layers, r.num_kv_heads = shapes[s].kv;
-          r.method = "full", r.gpu_model = "A100", r.number_gpus = gpus, r.batch_size = batch, r.seq_len = seq;
+          r.method = "full", r.gpu_model = "A100", r.number_gpus = gpus, r.batch_size = batch,
+          r.seq_len = seq;
           r.tokens_per_second = 1;
           Result<FmJob> j = MapFmRow(r, FmCsvFormat::kV3, cat, {});
           ASSERT_TRUE(j.ok()) << j.status().ToString();
           Result<MemoryEstimate> mem = EstimateMemory(j->arch, j->job, *j->gpu);
           ASSERT_TRUE(mem.ok()) << mem.status().ToString();
-          Result<TimeEstimate> t = EstimateStepTimeAnalytic(j->arch, j->job, *j->gpu, FmPodCluster(j->job),
-                                                            base->For(*j->gpu));
+          Result<TimeEstimate> t = EstimateStepTimeAnalytic(
+              j->arch, j->job, *j->gpu, FmPodCluster(j->job), base->For(*j->gpu));
           ASSERT_TRUE(t.ok()) << t.status().ToString();
           const double tps = static_cast<double>(gpus * batch * seq) / (1.3 * t->step_time_s);
-          csv << r.model_arch << "," << r.hidden_size << "," << r.intermediate_size << "," << r.num_heads << ","
-              << r.num_layers << "," << r.num_kv_heads << ",full,A100," << gpus << "," << batch << "," << seq << ","
-              << tps << "," << 1.25 * static_cast<double>(mem->per_gpu_bytes) << ",0\n";
+          csv << r.model_arch << "," << r.hidden_size << "," << r.intermediate_size << ","
+              << r.num_heads << "," << r.num_layers << "," << r.num_kv_heads << ",full,A100,"
+              << gpus << "," << batch << "," << seq << "," << tps << ","
+              << 1.25 * static_cast<double>(mem->per_gpu_bytes) << ",0\n";
         }
       }
     }
@@ -226,7 +243,7 @@ TEST(FmCsv, TrainingRecoversAKnownRuleOnHeldOutGroups) {
   Result<StepCorrectionOutcome> st = TrainStepTimeCorrection(s.steps, *base, &*base, {});
   ASSERT_TRUE(st.ok()) << st.status().ToString();
   ASSERT_TRUE(st->trained) << st->skipped_reason;
-  EXPECT_EQ(st->groups, 12);  // 4 shapes x 3 GPU counts
+  EXPECT_EQ(st->groups, 12);          // 4 shapes x 3 GPU counts
   EXPECT_GT(st->analytic_mape, 0.2);  // 1 - 1/1.3 = 0.23
   EXPECT_LT(st->new_mape, 0.05);
   EXPECT_GE(st->installed_mape, 0);

@@ -100,8 +100,8 @@ TEST(GemmFit, ShippedCurvesMatchAFitOfTheProjectData) {
 TEST(GemmFit, ShippedStepModelReproducesMeasuredWideLinears) {
   // The shipped analytic model's efficiency for a linear, gemm_efficiency x GemmCurve factor
   // (regressors/vtrain/efficiency.json, A100 entry), against the measured forward time of the
-  // widest Perlmutter linears (hidden 7680 and 8192, every TP degree). The old flat efficiency
-  // learned from vTrain's hidden-1024 runs (0.358) was 2x slow on these: this fails with it.
+  // widest Perlmutter linears (hidden 7680 and 8192, every TP degree). A flat efficiency learned
+  // from vTrain's hidden-1024 runs (0.358) is 2x slow on these: this fails with it.
   auto tm = TimeModel::LoadDir(std::string(FMTE_SOURCE_DIR) + "/regressors/vtrain");
   ASSERT_TRUE(tm.ok()) << tm.status().ToString();
   GpuSpec a100;

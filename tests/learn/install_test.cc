@@ -27,8 +27,9 @@ std::string Slurp(const std::string& p) {
 class InstallTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (fs::temp_directory_path() / ("fmte_install_test_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name()))
+    dir_ = (fs::temp_directory_path() /
+            ("fmte_install_test_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
                .string();
     fs::remove_all(dir_);
   }
@@ -44,14 +45,20 @@ class InstallTest : public ::testing::Test {
 
 TEST_F(InstallTest, KeepsPreviousAndMergesManifest) {
   fs::create_directories(dir_);
-  // Another kind's manifest already there (the operators' format: cluster + regressors[key, model]).
-  std::ofstream(dir_ + "/manifest.json") << R"({"cluster":"lab","regressors":[{"key":"matmul_fwd","model":"m.json"}]})";
-  ASSERT_TRUE(InstallModels(dir_, {{"sacct_time_correction", "sacct_time_correction.json", "{\"v\":1}", "{\"rows\":3}"}},
+  // Another kind's manifest already there (the operators' format: cluster + regressors[key,
+  // model]).
+  std::ofstream(dir_ + "/manifest.json")
+      << R"({"cluster":"lab","regressors":[{"key":"matmul_fwd","model":"m.json"}]})";
+  ASSERT_TRUE(InstallModels(dir_,
+                            {{"sacct_time_correction", "sacct_time_correction.json", "{\"v\":1}",
+                              "{\"rows\":3}"}},
                             R"({"retrain":{"rows":3}})")
                   .ok());
-  ASSERT_TRUE(InstallModels(dir_, {{"sacct_time_correction", "sacct_time_correction.json", "{\"v\":2}", "{}"}},
-                            R"({"retrain":{"rows":4}})")
-                  .ok());
+  ASSERT_TRUE(
+      InstallModels(dir_,
+                    {{"sacct_time_correction", "sacct_time_correction.json", "{\"v\":2}", "{}"}},
+                    R"({"retrain":{"rows":4}})")
+          .ok());
   EXPECT_EQ(Slurp(dir_ + "/sacct_time_correction.json"), "{\"v\":2}");
   EXPECT_EQ(Slurp(dir_ + "/sacct_time_correction.prev.json"), "{\"v\":1}");
   const nlohmann::json m = nlohmann::json::parse(Slurp(dir_ + "/manifest.json"));
@@ -84,7 +91,8 @@ TEST_F(InstallTest, DirectoryMtimeChanges) {
   ASSERT_TRUE(InstallModels(dir_, {{"k", "k.json", "b", "{}"}}, "{}").ok());
   struct stat after {};
   ASSERT_EQ(::stat(dir_.c_str(), &after), 0);
-  EXPECT_TRUE(after.st_mtim.tv_sec != before.st_mtim.tv_sec || after.st_mtim.tv_nsec != before.st_mtim.tv_nsec);
+  EXPECT_TRUE(after.st_mtim.tv_sec != before.st_mtim.tv_sec ||
+              after.st_mtim.tv_nsec != before.st_mtim.tv_nsec);
 }
 
 TEST_F(InstallTest, BrokenManifestIsAnErrorNotOverwritten) {

@@ -80,7 +80,7 @@ TEST(OperatorDataTest, Linear2LabelsAreLogTimePerFlop) {
   EXPECT_NEAR(fwd.work[0], work, 1);
   EXPECT_NEAR(fwd.labels[0], std::log(547.6 / work), 1e-5);
   EXPECT_NEAR(std::exp2(fwd.x.at(0, 0)), 2048, 1e-2);
-  EXPECT_EQ(fwd.groups[0], 5632);  // CV holds out whole hidden sizes
+  EXPECT_EQ(fwd.groups[0], 5632);                                 // CV holds out whole hidden sizes
   EXPECT_NEAR((*d)[1].labels[0], std::log(1005.6 / work), 1e-5);  // backward column
 }
 

@@ -1,5 +1,5 @@
-// Value parsers of sacct output. Inputs are strings printed by real sacct (tests/data/sacct and
-// /work/shared/docs/slurm-recipe.md §5); expected values derived by hand beside each row.
+// Value parsers of sacct output. Inputs are strings printed by real sacct (tests/data/sacct; the
+// formats: docs/formulas.md §7); expected values derived by hand beside each row.
 #include "fmte/learn/sacct_fields.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@ TEST(SacctFieldsTest, Durations) {
       {"2-22:03:04", 2 * 86400 + 22 * 3600 + 3 * 60 + 4},  // xdmod CANCELLED row
       {"14:00:49", 14 * 3600 + 49},
       {"00:00:00", 0},
-      {"00:00.081", 0},                      // TotalCPU MM:SS.mmm (reportseff)
+      {"00:00.081", 0},  // TotalCPU MM:SS.mmm (reportseff)
       {"06:57.815", 6 * 60 + 57},
       {"451-06:00:24", 451 * 86400 + 6 * 3600 + 24},
       {"12-14:16:39", 12 * 86400 + 14 * 3600 + 16 * 60 + 39},
@@ -38,7 +38,7 @@ TEST(SacctFieldsTest, Durations) {
 }
 
 TEST(SacctFieldsTest, TimelimitRawAndTimestamps) {
-  EXPECT_EQ(*ParseTimelimitRawMinutes("42"), 42);  // slurm-recipe §5 TimelimitRaw
+  EXPECT_EQ(*ParseTimelimitRawMinutes("42"), 42);  // TimelimitRaw is minutes
   EXPECT_EQ(*ParseTimelimitRawMinutes("4294967295"), kNoTimeLimit);
   EXPECT_FALSE(ParseTimelimitRawMinutes("4h").ok());
   // 2015-07-01T02:55:50 UTC = 1435719350 (date -u -d 2015-07-01T02:55:50 +%s).
@@ -74,7 +74,8 @@ TEST(SacctFieldsTest, Bytes) {
 }
 
 TEST(SacctFieldsTest, Tres) {
-  // Real AllocTRES from slurm-recipe §5 (typed and untyped GPU both printed).
+  // Real AllocTRES of the lab cluster (tests/data/sacct/fmte-lab-slurmdbd.psv form: typed and
+  // untyped GPU both printed).
   Result<Tres> t = ParseTres("billing=1,cpu=1,gres/gpu:a100=2,gres/gpu=2,mem=1000M,node=1");
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->gpus, 2);
@@ -88,7 +89,8 @@ TEST(SacctFieldsTest, Tres) {
   EXPECT_EQ(ParseTres("")->gpus, kUnknownValue);
   // Usage TRES: cpu is a duration there.
   Result<Tres> u = ParseTres(
-      "cpu=00:56:24,energy=0,fs/disk=350130624578,gres/gpumem=38888M,gres/gpuutil=100,mem=10372780K,"
+      "cpu=00:56:24,energy=0,fs/disk=350130624578,gres/gpumem=38888M,gres/"
+      "gpuutil=100,mem=10372780K,"
       "pages=3465,vmem=10194376K");
   ASSERT_TRUE(u.ok()) << u.status().message();
   EXPECT_EQ(u->gpumem_bytes, 40777023488LL);
@@ -146,7 +148,8 @@ TEST(SacctFieldsTest, JobIds) {
     EXPECT_EQ(id->array_job, c.array_job);
     EXPECT_EQ(id->array_task, c.array_task);
   }
-  for (const char* bad : {"", "abc", "123.", "12x", "123_"}) EXPECT_FALSE(ParseJobId(bad).ok()) << bad;
+  for (const char* bad : {"", "abc", "123.", "12x", "123_"})
+    EXPECT_FALSE(ParseJobId(bad).ok()) << bad;
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ const std::string kDir = std::string(FMTE_SOURCE_DIR) + "/tests/data/sacct/";
 // The --format of the XDMoD exports (their SOURCES: classes/OpenXdmod/Shredder/Slurm.php).
 const std::vector<std::string> kXdmodFields = SplitFieldList(
     "jobid,jobidraw,cluster,partition,qos,account,group,gid,user,uid,submit,eligible,start,end,"
-    "elapsed,exitcode,state,nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,timelimit,nodelist,jobname");
+    "elapsed,exitcode,state,nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,timelimit,nodelist,"
+    "jobname");
 
 struct Read {
   ReadStats stats;
@@ -162,13 +163,13 @@ TEST(SacctReaderTest, GpuMemTresSumIsSplitOverTheTaskGpus) {
 
 TEST(SacctReaderTest, MalformedLinesAreCountedWithTheirNumbers) {
   const std::string text =
-      "JobID|JobIDRaw|State|Elapsed|Timelimit|AllocTRES\n"        // 1
-      "131042|131042|COMPLETED|00:00:53|00:01:00|cpu=8,node=1\n"  // 2 ok
-      "131043|131043|COMPLETED|00:00:53|00:01:00|cpu=8|extra\n"   // 3 too many fields
-      "abc|abc|COMPLETED|00:00:53|00:01:00|cpu=8\n"               // 4 bad JobID
-      "131044|131044|COMPLETED|12:xx|00:01:00|cpu=8\n"            // 5 bad Elapsed
-      "\n"                                                        // 6 blank
-      "131045|131045|TIMEOUT|00:01:00|00:01:00|cpu=8,gres/gpu=x\n"  // 7 bad TRES
+      "JobID|JobIDRaw|State|Elapsed|Timelimit|AllocTRES\n"           // 1
+      "131042|131042|COMPLETED|00:00:53|00:01:00|cpu=8,node=1\n"     // 2 ok
+      "131043|131043|COMPLETED|00:00:53|00:01:00|cpu=8|extra\n"      // 3 too many fields
+      "abc|abc|COMPLETED|00:00:53|00:01:00|cpu=8\n"                  // 4 bad JobID
+      "131044|131044|COMPLETED|12:xx|00:01:00|cpu=8\n"               // 5 bad Elapsed
+      "\n"                                                           // 6 blank
+      "131045|131045|TIMEOUT|00:01:00|00:01:00|cpu=8,gres/gpu=x\n"   // 7 bad TRES
       "131046|131046|TIMEOUT|00:01:00|00:01:00|cpu=8,gres/gpu=1\n";  // 8 ok
   const Read r = ReadText(text);
   EXPECT_EQ(r.stats.malformed, 4);
@@ -214,15 +215,18 @@ TEST(SacctReaderTest, FieldOrderAndParsableTrailingBarDoNotMatter) {
 }
 
 TEST(SacctReaderTest, PluginRecordInAdminComment) {
-  // The record text is the example of estimator/include/fmte/record.h (format v1).
+  // The record text is the example of estimator/record/include/fmte/record.h (format v1).
   const std::string rec =
       "fmte:v1;model=meta-llama/Llama-3.1-8B;method=lora;gpus=4;gpn=4;gpu=A100-SXM4-80GB;tp=1;pp=1;"
       "mb=2;seq=4096;ga=8;prec=amp-bf16;opt=adamw;shard=fsdp-full;ac=full;fw=hf;lora_r=16;"
       "pred_mem=61203283968;cap=85899345920;pred_time_s=5400;limit_s=8100;decision=accept";
-  const std::string text = "JobID|State|Elapsed|AdminComment\n"
-                           "9|COMPLETED|01:00:00|" + rec + "\n"
-                           "9.0|COMPLETED|00:59:00|\n"
-                           "10|FAILED|00:00:01|fmte:v1;gpus=notanumber\n";
+  const std::string text =
+      "JobID|State|Elapsed|AdminComment\n"
+      "9|COMPLETED|01:00:00|" +
+      rec +
+      "\n"
+      "9.0|COMPLETED|00:59:00|\n"
+      "10|FAILED|00:00:01|fmte:v1;gpus=notanumber\n";
   const Read r = ReadText(text);
   const JobRecord& j = r.by_id.at("9");
   ASSERT_TRUE(j.record.has_value());

@@ -7,6 +7,8 @@
 // Site rule of the generated history (so the expected factors come from the generator, not from
 // the code): LoRA runs take 1.5x the plugin's predicted time and full fine-tuning 0.8x; the GPU
 // peak is 1.2x the predicted memory for LoRA and 0.93x for full fine-tuning; +-2% noise.
+#include "fmte/site_correction.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -22,7 +24,6 @@
 #include "fmte/learn/sacct.h"
 #include "fmte/learn/sacct_train.h"
 #include "fmte/learn/training_set.h"
-#include "fmte/site_correction.h"
 
 namespace fmte::learn {
 namespace {
@@ -36,11 +37,13 @@ std::string Hms(int64_t s) {
   return b;
 }
 
-// Jobs k in [first, last): allocation row with the plugin's record, and a step row with the GPU peak.
+// Jobs k in [first, last): allocation row with the plugin's record, and a step row with the GPU
+// peak.
 std::string History(int first, int last, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> noise(0.98, 1.02);
-  std::string text = "JobID|User|State|Elapsed|Timelimit|AllocTRES|TRESUsageInMax|NTasks|AdminComment\n";
+  std::string text =
+      "JobID|User|State|Elapsed|Timelimit|AllocTRES|TRESUsageInMax|NTasks|AdminComment\n";
   for (int k = first; k < last; ++k) {
     const bool lora = k % 2 == 0;
     const int gpus = 1 << (k % 3);
@@ -48,16 +51,19 @@ std::string History(int first, int last, uint32_t seed) {
     const int pred_s = 600 * (1 + k % 5);
     const int64_t pred_mem = (int64_t{20} + 7 * (k % 6)) << 30;
     const int64_t elapsed = static_cast<int64_t>(pred_s * (lora ? 1.5 : 0.8) * noise(rng));
-    const int64_t peak_mib = static_cast<int64_t>(static_cast<double>(pred_mem) * (lora ? 1.2 : 0.93) * noise(rng)) >> 20;
-    const std::string rec = "fmte:v1;model=meta-llama/Llama-3.1-8B;method=" + std::string(lora ? "lora" : "full") +
-                            ";gpus=" + std::to_string(gpus) + ";gpn=" + std::to_string(gpus) +
-                            ";gpu=A100-SXM4-80GB;mb=2;seq=" + std::to_string(seq) +
-                            ";ga=8;prec=amp-bf16;shard=fsdp-full;steps=1000;pred_mem=" + std::to_string(pred_mem) +
-                            ";cap=85899345920;pred_time_s=" + std::to_string(pred_s) +
-                            ";limit_s=" + std::to_string(pred_s * 2) + ";decision=accept";
+    const int64_t peak_mib =
+        static_cast<int64_t>(static_cast<double>(pred_mem) * (lora ? 1.2 : 0.93) * noise(rng)) >>
+        20;
+    const std::string rec =
+        "fmte:v1;model=meta-llama/Llama-3.1-8B;method=" + std::string(lora ? "lora" : "full") +
+        ";gpus=" + std::to_string(gpus) + ";gpn=" + std::to_string(gpus) +
+        ";gpu=A100-SXM4-80GB;mb=2;seq=" + std::to_string(seq) +
+        ";ga=8;prec=amp-bf16;shard=fsdp-full;steps=1000;pred_mem=" + std::to_string(pred_mem) +
+        ";cap=85899345920;pred_time_s=" + std::to_string(pred_s) +
+        ";limit_s=" + std::to_string(pred_s * 2) + ";decision=accept";
     const std::string tres = "cpu=8,gres/gpu=" + std::to_string(gpus) + ",node=1";
-    text += std::to_string(100 + k) + "|u" + std::to_string(k % 7) + "|COMPLETED|" + Hms(elapsed) + "|" +
-            Hms(pred_s * 2) + "|" + tres + "||1|" + rec + "\n";
+    text += std::to_string(100 + k) + "|u" + std::to_string(k % 7) + "|COMPLETED|" + Hms(elapsed) +
+            "|" + Hms(pred_s * 2) + "|" + tres + "||1|" + rec + "\n";
     // One task using all the step's GPUs: gres/gpumem is their sum (the reader's default mode,
     // GpuMemTresMode::kSumOverTaskGpus, divides it by the task's GPUs).
     text += std::to_string(100 + k) + ".0||COMPLETED|" + Hms(elapsed) + "||" + tres +
@@ -148,7 +154,8 @@ TEST_F(SiteCorrectionLoopTest, CoreAppliesWhatTrainingLearned) {
 TEST_F(SiteCorrectionLoopTest, WithoutModelsNothingChanges) {
   // A directory holding only another kind's manifest, then nothing at all.
   fs::create_directories(dir_);
-  std::ofstream(dir_ + "/manifest.json") << R"({"regressors":[{"key":"matmul_fwd","model":"m.json"}]})";
+  std::ofstream(dir_ + "/manifest.json")
+      << R"({"regressors":[{"key":"matmul_fwd","model":"m.json"}]})";
   for (const std::string& d : {dir_, dir_ + "/nonexistent"}) {
     auto with = LoadCatalogs(std::string(FMTE_SOURCE_DIR) + "/etc", d);
     auto plain = LoadCatalogs(std::string(FMTE_SOURCE_DIR) + "/etc");
@@ -177,10 +184,14 @@ TEST_F(SiteCorrectionLoopTest, FeatureListMismatchIsRefusedNamingTheFile) {
   ASSERT_TRUE(out.ok() && out->targets[0].trained);
   nlohmann::json entry = nlohmann::json::parse(Entry(out->targets[0]));
   entry["features"].erase(entry["features"].begin() + 5);  // a model of an older feature set
-  ASSERT_TRUE(InstallModels(dir_, {{out->targets[0].key, "t.json", out->targets[0].model_json, entry.dump()}}, "{}").ok());
+  ASSERT_TRUE(
+      InstallModels(
+          dir_, {{out->targets[0].key, "t.json", out->targets[0].model_json, entry.dump()}}, "{}")
+          .ok());
   auto site = SiteCorrections::LoadDir(dir_);
   ASSERT_FALSE(site.ok());
-  EXPECT_NE(site.status().message().find(dir_ + "/manifest.json: sacct_time_correction"), std::string::npos)
+  EXPECT_NE(site.status().message().find(dir_ + "/manifest.json: sacct_time_correction"),
+            std::string::npos)
       << site.status().message();
   EXPECT_FALSE(LoadCatalogs(std::string(FMTE_SOURCE_DIR) + "/etc", dir_).ok());
 }

@@ -22,11 +22,12 @@ std::vector<JobRecord> Read(const std::string& text) {
 }
 
 std::string Rec(const std::string& method, int gpus, int seq, int pred_s, int64_t pred_mem) {
-  return "fmte:v1;model=meta-llama/Llama-3.1-8B;method=" + method + ";gpus=" + std::to_string(gpus) +
-         ";gpn=" + std::to_string(std::min(gpus, 4)) + ";gpu=A100-SXM4-80GB;mb=2;seq=" + std::to_string(seq) +
+  return "fmte:v1;model=meta-llama/Llama-3.1-8B;method=" + method +
+         ";gpus=" + std::to_string(gpus) + ";gpn=" + std::to_string(std::min(gpus, 4)) +
+         ";gpu=A100-SXM4-80GB;mb=2;seq=" + std::to_string(seq) +
          ";ga=8;prec=amp-bf16;pred_mem=" + std::to_string(pred_mem) +
-         ";cap=85899345920;pred_time_s=" + std::to_string(pred_s) + ";limit_s=" +
-         std::to_string(pred_s * 3 / 2) + ";decision=accept";
+         ";cap=85899345920;pred_time_s=" + std::to_string(pred_s) +
+         ";limit_s=" + std::to_string(pred_s * 3 / 2) + ";decision=accept";
 }
 
 std::string Hms(int64_t s) {
@@ -36,18 +37,23 @@ std::string Hms(int64_t s) {
   return b;
 }
 
-constexpr const char* kHeader = "JobID|User|State|Elapsed|Timelimit|AllocTRES|TRESUsageInMax|NTasks|AdminComment\n";
+constexpr const char* kHeader =
+    "JobID|User|State|Elapsed|Timelimit|AllocTRES|TRESUsageInMax|NTasks|AdminComment\n";
 
 TEST(TrainingSetTest, TargetsAndCensoring) {
   const int64_t gib = 1LL << 30;
-  const std::string text = std::string(kHeader) +
+  const std::string text =
+      std::string(kHeader) +
       // Completed: time target log(3000/2400); one GPU, gpumem 36G -> memory target log(36/30).
-      "1|u|COMPLETED|00:50:00|01:00:00|cpu=8,gres/gpu=1,node=1||1|" + Rec("lora", 1, 2048, 2400, 30 * gib) + "\n" +
+      "1|u|COMPLETED|00:50:00|01:00:00|cpu=8,gres/gpu=1,node=1||1|" +
+      Rec("lora", 1, 2048, 2400, 30 * gib) + "\n" +
       "1.0||COMPLETED|00:50:00||cpu=8,gres/gpu=1,node=1|cpu=00:10:00,gres/gpumem=36G|1|\n" +
       // Timed out at its one-hour limit: a lower bound of 3600 s, not a sample.
-      "2|u|TIMEOUT|01:00:02|01:00:00|cpu=8,gres/gpu=1,node=1||1|" + Rec("full", 1, 2048, 2400, 30 * gib) + "\n" +
+      "2|u|TIMEOUT|01:00:02|01:00:00|cpu=8,gres/gpu=1,node=1||1|" +
+      Rec("full", 1, 2048, 2400, 30 * gib) + "\n" +
       // Out of GPU memory at 79G: memory lower bound; time not used.
-      "3|u|OUT_OF_MEMORY|00:01:00|01:00:00|cpu=8,gres/gpu=1,node=1||1|" + Rec("full", 1, 4096, 2400, 70 * gib) + "\n" +
+      "3|u|OUT_OF_MEMORY|00:01:00|01:00:00|cpu=8,gres/gpu=1,node=1||1|" +
+      Rec("full", 1, 4096, 2400, 70 * gib) + "\n" +
       "3.0||OUT_OF_MEMORY|00:01:00||cpu=8,gres/gpu=1,node=1|cpu=00:01:00,gres/gpumem=79G|1|\n" +
       // No record: not used.
       "4|u|COMPLETED|00:10:00|01:00:00|cpu=8,gres/gpu=1,node=1||1|\n";
@@ -70,7 +76,8 @@ TEST(TrainingSetTest, TargetsAndCensoring) {
 TEST(TrainingSetTest, GroupsJoinResubmissionsOfOneShape) {
   const std::string r = Rec("lora", 2, 2048, 600, 1LL << 34);
   const std::string text = std::string(kHeader) + "1|alice|COMPLETED|00:10:00|||||" + r + "\n" +
-                           "2|alice|COMPLETED|00:11:00|||||" + r + "\n" + "3|bob|COMPLETED|00:11:00|||||" + r + "\n";
+                           "2|alice|COMPLETED|00:11:00|||||" + r + "\n" +
+                           "3|bob|COMPLETED|00:11:00|||||" + r + "\n";
   const std::vector<JobRecord> jobs = Read(text);
   EXPECT_EQ(SacctGroup(jobs[0]), SacctGroup(jobs[1]));
   EXPECT_NE(SacctGroup(jobs[0]), SacctGroup(jobs[2]));
@@ -89,8 +96,8 @@ TEST(SacctTrainTest, LearnsTheSiteCorrectionOnHeldOutGroups) {
     const int seq = 1024 << (k % 3);
     const int pred = 600 * (1 + k % 5);
     const int64_t elapsed = static_cast<int64_t>(pred * (lora ? 1.5 : 0.8) * noise(rng));
-    text += std::to_string(100 + k) + "|u" + std::to_string(k % 9) + "|COMPLETED|" + Hms(elapsed) + "|" +
-            Hms(pred * 2) + "|cpu=8,gres/gpu=" + std::to_string(gpus) + ",node=1||1|" +
+    text += std::to_string(100 + k) + "|u" + std::to_string(k % 9) + "|COMPLETED|" + Hms(elapsed) +
+            "|" + Hms(pred * 2) + "|cpu=8,gres/gpu=" + std::to_string(gpus) + ",node=1||1|" +
             Rec(lora ? "lora" : "full", gpus, seq, pred, 1LL << 34) + "\n";
   }
   const TrainingSets sets = BuildSacctTrainingSets(Read(text));

@@ -40,12 +40,15 @@ TEST(Vtrain, BadRowsNameLineAndColumn) {
   const std::string header =
       "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,tensor "
       "parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n";
-  struct Case { std::string text, needle; };
-  const Case cases[] = {{header + "2,16,8,1024,16,24,1024,1,1,2,abc\n", ":2: column 'iteration time (ms)'"},
-                        {header + "2,16,x,1024,16,24,1024,1,1,2,3\n", "column 'micro batch'"},
-                        {header + "8,16,8,1024,16,24,1024,1,1,2,3\n", "is not the GPU count"},
-                        {"a,b\n", "header"},
-                        {header, "no data rows"}};
+  struct Case {
+    std::string text, needle;
+  };
+  const Case cases[] = {
+      {header + "2,16,8,1024,16,24,1024,1,1,2,abc\n", ":2: column 'iteration time (ms)'"},
+      {header + "2,16,x,1024,16,24,1024,1,1,2,3\n", "column 'micro batch'"},
+      {header + "8,16,8,1024,16,24,1024,1,1,2,3\n", "is not the GPU count"},
+      {"a,b\n", "header"},
+      {header, "no data rows"}};
   for (const Case& c : cases) {
     auto r = ParseVtrainCsv(c.text, "f.csv");
     ASSERT_FALSE(r.ok());
@@ -83,7 +86,8 @@ TEST(Vtrain, ShippedModelMatchesTheCode) {
   ASSERT_TRUE(rows.ok());
   double sum = 0;
   for (const VtrainRow& r : *rows) {
-    auto est = EstimateStepTime(VtrainGptArch(r), VtrainJob(r, "A100-SXM4-80GB"), testing::A100Sxm80(), VtrainCluster(), *tm);
+    auto est = EstimateStepTime(VtrainGptArch(r), VtrainJob(r, "A100-SXM4-80GB"),
+                                testing::A100Sxm80(), VtrainCluster(), *tm);
     ASSERT_TRUE(est.ok());
     sum += std::fabs(est->step_time_s - r.iteration_s) / r.iteration_s;
   }

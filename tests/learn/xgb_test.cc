@@ -42,8 +42,8 @@ TEST(XgbModelTest, NativeEvaluatorMatchesXgboostOnHeldOutRows) {
     std::string objective;
     int depth;
   };
-  for (const Case& c : {Case{"reg:squarederror", 6}, Case{"reg:gamma", 4},
-                        Case{"reg:absoluteerror", 3}}) {
+  for (const Case& c :
+       {Case{"reg:squarederror", 6}, Case{"reg:gamma", 4}, Case{"reg:absoluteerror", 3}}) {
     SCOPED_TRACE(c.objective);
     Synthetic train = MakeData(400, 1, true);
     Synthetic test = MakeData(200, 2, true);  // held-out rows, different draws
@@ -63,7 +63,8 @@ TEST(XgbModelTest, NativeEvaluatorMatchesXgboostOnHeldOutRows) {
     EXPECT_EQ(native->num_trees(), 60);
     for (int64_t r = 0; r < test.x.rows; ++r) {
       const double got = native->Predict(test.x.Row(r));
-      EXPECT_NEAR(got, (*want)[r], 1e-5 * std::max(1.0, std::abs(double((*want)[r])))) << "row " << r;
+      EXPECT_NEAR(got, (*want)[r], 1e-5 * std::max(1.0, std::abs(double((*want)[r]))))
+          << "row " << r;
     }
   }
 }
@@ -74,8 +75,9 @@ TEST(XgbModelTest, SaveAndLoadJsonRoundTrips) {
   p.num_rounds = 20;
   Result<XgbModel> m = XgbModel::Train(d.x, d.y, p);
   ASSERT_TRUE(m.ok());
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("fmte_xgb_test_" + std::to_string(::getpid()) + ".json")).string();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("fmte_xgb_test_" + std::to_string(::getpid()) + ".json"))
+                               .string();
   ASSERT_TRUE(m->SaveJson(path).ok());
   Result<XgbModel> back = XgbModel::LoadJson(path);
   ASSERT_TRUE(back.ok()) << back.status().ToString();

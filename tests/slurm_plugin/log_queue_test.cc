@@ -44,7 +44,8 @@ TEST_F(LogQueueTest, LinesFromManyThreadsArriveCompleteInOrderOnTheWriterThread)
   for (int t = 0; t < kThreads; ++t) {
     pushers.emplace_back([&q, t] {
       for (int i = 0; i < kLines; ++i)
-        q.Push(i % 2 ? LogLevel::kVerbose : LogLevel::kInfo, std::to_string(t) + ":" + std::to_string(i));
+        q.Push(i % 2 ? LogLevel::kVerbose : LogLevel::kInfo,
+               std::to_string(t) + ":" + std::to_string(i));
     });
     pusher_ids.push_back(pushers.back().get_id());
   }

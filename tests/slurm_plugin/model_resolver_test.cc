@@ -1,7 +1,7 @@
 // The SPANK plugin's client-side model resolution: local config.json files and directories, catalog
-// ids (nothing to forward), and Hugging Face ids fetched with libcurl from a hub that this test runs
-// itself (python3 -m http.server on 127.0.0.1 serving <org>/<name>/resolve/main/config.json, the
-// hub's URL layout), including the on-disk cache and failures.
+// ids (nothing to forward), and Hugging Face ids fetched with libcurl from a hub that this test
+// runs itself (python3 -m http.server on 127.0.0.1 serving <org>/<name>/resolve/main/config.json,
+// the hub's URL layout), including the on-disk cache and failures.
 #include "model_resolver.h"
 
 #include <arpa/inet.h>
@@ -82,13 +82,15 @@ class ModelResolverTest : public ::testing::Test {
     int port = FreePort();
     std::string py = FMTE_PYTHON3[0] != '\0' ? FMTE_PYTHON3 : "python3";
     std::string port_s = std::to_string(port), dir = (root_ / "hub").string();
-    const char* argv[] = {py.c_str(), "-m", "http.server", port_s.c_str(), "--bind", "127.0.0.1",
-                          "--directory", dir.c_str(), nullptr};
+    const char* argv[] = {py.c_str(),  "-m",          "http.server", port_s.c_str(), "--bind",
+                          "127.0.0.1", "--directory", dir.c_str(),   nullptr};
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    ASSERT_EQ(posix_spawnp(&hub_pid_, py.c_str(), &actions, nullptr, const_cast<char**>(argv), environ), 0);
+    ASSERT_EQ(
+        posix_spawnp(&hub_pid_, py.c_str(), &actions, nullptr, const_cast<char**>(argv), environ),
+        0);
     posix_spawn_file_actions_destroy(&actions);
     for (int i = 0; i < 100 && !CanConnect(port); ++i) {  // bounded: 10 s
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -153,11 +155,13 @@ TEST_F(ModelResolverTest, FetchesUnknownIdsFromTheHubAndCachesThem) {
 
   Result<std::string> missing = ResolveForController("test-org/not-there", options_);
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("404"), std::string::npos) << missing.status().message();
+  EXPECT_NE(missing.status().message().find("404"), std::string::npos)
+      << missing.status().message();
 
   Result<std::string> broken = ResolveForController("test-org/broken", options_);
   EXPECT_FALSE(broken.ok());
-  EXPECT_FALSE(fs::exists(root_ / "cache/test-org/broken/config.json")) << "bad files are not cached";
+  EXPECT_FALSE(fs::exists(root_ / "cache/test-org/broken/config.json"))
+      << "bad files are not cached";
 
   // Offline now: the cache answers.
   StopHub();

@@ -1,9 +1,9 @@
 // Loads job_submit_fmte.so and spank_fmte.so as Slurm would (but with RTLD_NOW, so an unresolved
 // symbol fails here instead of crashing slurmctld on first call), checks their exports and version,
-// and drives job_submit/job_modify with job_desc_msg_t built by libslurmfull. Every string the plugin
-// hands back is released with Slurm's own xfree, which aborts on memory
-// that did not come from xmalloc: the test proves the allocation contract too. (Slurm's own
-// slurm_free_job_desc_msg would need a configured select plugin, so the fields are freed here.)
+// and drives job_submit/job_modify with job_desc_msg_t built by libslurmfull. Every string the
+// plugin hands back is released with Slurm's own xfree, which aborts on memory that did not come
+// from xmalloc: the test proves the allocation contract too. (Slurm's own slurm_free_job_desc_msg
+// would need a configured select plugin, so the fields are freed here.)
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -51,7 +51,7 @@ class JobSubmitPluginTest : public ::testing::Test {
     dir_ = new fs::path(fs::temp_directory_path() / ("fmte_harness_" + std::to_string(getpid())));
     fs::create_directories(*dir_);
     std::ofstream(*dir_ / "fmte.conf") << kFmteConf;
-    // The plugin reads fmte.conf beside the slurm.conf in use (contract, issue 3).
+    // The plugin reads fmte.conf beside the slurm.conf in use (contract: docs/slurm.md §2).
     setenv("SLURM_CONF", (*dir_ / "slurm.conf").c_str(), 1);
     plugin_.handle = dlopen((kPluginDir + "/job_submit_fmte.so").c_str(), RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(plugin_.handle, nullptr) << dlerror();
@@ -93,9 +93,9 @@ class JobSubmitPluginTest : public ::testing::Test {
 
   // xfree aborts on pointers that did not come from xmalloc: this checks what the plugin wrote.
   static void FreeDesc(job_desc_msg_t* desc) {
-    for (char** field : {&desc->script, &desc->name, &desc->admin_comment, &desc->job_id_str,
-                         &desc->tres_per_node, &desc->tres_per_job, &desc->tres_per_task,
-                         &desc->tres_per_socket, &desc->comment}) {
+    for (char** field :
+         {&desc->script, &desc->name, &desc->admin_comment, &desc->job_id_str, &desc->tres_per_node,
+          &desc->tres_per_job, &desc->tres_per_task, &desc->tres_per_socket, &desc->comment}) {
       slurm_xfree(reinterpret_cast<void**>(field));
     }
     for (uint32_t i = 0; i < desc->spank_job_env_size; ++i) {
@@ -114,7 +114,8 @@ TEST(PluginLoadTest, BothPluginsLoadWithRtldNowAndExportTheirSymbols) {
     const char* file;
     const char* type;
     std::vector<const char*> functions;
-    bool exact_version;  // job_submit: full version incl. micro; SPANK: major.minor (slurm-recipe.md §2.4)
+    bool exact_version;  // job_submit: full version incl. micro; SPANK: major.minor
+                         // (docs/slurm.md §7.4)
   };
   const Case cases[] = {
       {"job_submit_fmte.so", "job_submit/fmte", {"init", "fini", "job_submit", "job_modify"}, true},
@@ -147,7 +148,8 @@ TEST(PluginLoadTest, BothPluginsLoadWithRtldNowAndExportTheirSymbols) {
 }
 
 TEST_F(JobSubmitPluginTest, NonLlmJobIsLeftUntouched) {
-  job_desc_msg_t* desc = NewDesc("#!/bin/bash\n#SBATCH -t 10\nsrun hostname\nsleep 5\n", "gres:gpu:1");
+  job_desc_msg_t* desc =
+      NewDesc("#!/bin/bash\n#SBATCH -t 10\nsrun hostname\nsleep 5\n", "gres:gpu:1");
   desc->time_limit = 10;
   char* err = nullptr;
   EXPECT_EQ(plugin_.submit(desc, 1000, &err), SLURM_SUCCESS);
@@ -163,8 +165,8 @@ TEST_F(JobSubmitPluginTest, NonLlmJobIsLeftUntouched) {
 //    least 16 bytes/parameter for weights+gradients+optimizer (ZeRO paper, Rajbhandari et al. 2020,
 //    §3.1) = 1.13e12 bytes on one GPU, far above an 80 GB A100: must be rejected;
 //  - LoRA on Llama-3.1-8B (8.03e9) keeps frozen weights plus tiny adapters: 8.03e9 x 4 bytes (fp32
-//    weights under amp) = 32 GB, and 1024-token micro-batches of 1 add a few GB of activations: fits
-//    in 80 GB, so it is accepted and recorded.
+//    weights under amp) = 32 GB, and 1024-token micro-batches of 1 add a few GB of activations:
+//    fits in 80 GB, so it is accepted and recorded.
 TEST_F(JobSubmitPluginTest, DecisionsReachTheJobDescription) {
   struct Case {
     const char* name;

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "run_tool.h"
@@ -19,8 +18,8 @@ json ParseJson(const ToolRun& run) {
   return json::parse(run.out, nullptr, /*allow_exceptions=*/false);
 }
 
-// Published parameter counts (issue 2: Llama-2-7b 6,738,415,616; Mixtral-8x7B 46,702,792,704)
-// must come through the CLI unchanged.
+// Published parameter counts (Llama-2-7b 6,738,415,616; Mixtral-8x7B 46,702,792,704; sources in
+// tests/estimator/model_test.cc) must come through the CLI unchanged.
 TEST(AdviseEstimate, JsonCarriesPublishedParameterCounts) {
   struct Case {
     const char* model;
@@ -29,15 +28,16 @@ TEST(AdviseEstimate, JsonCarriesPublishedParameterCounts) {
   const Case kCases[] = {{"meta-llama/Llama-2-7b-hf", 6738415616},
                          {"mistralai/Mixtral-8x7B-v0.1", 46702792704}};
   for (const auto& c : kCases) {
-    auto doc = ParseJson(RunAdvise({"estimate", "--model", c.model, "--gpus", "8", "--sharding",
-                                    "zero3", "--json"}));
+    auto doc = ParseJson(RunAdvise(
+        {"estimate", "--model", c.model, "--gpus", "8", "--sharding", "zero3", "--json"}));
     ASSERT_TRUE(doc.is_object()) << c.model;
     EXPECT_EQ(doc["params"]["total"], c.total) << c.model;
     EXPECT_EQ(doc["params"]["trainable"], c.total) << c.model;  // full fine-tuning
   }
 }
 
-// The JSON contract of issue 2 and the identities memory.h promises between its fields.
+// The estimate JSON contract (docs/advise.md) and the identities memory.h promises between its
+// fields.
 TEST(AdviseEstimate, JsonHasTheContractFieldsAndTheyAddUp) {
   auto doc = ParseJson(RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--method",
                                   "lora", "--micro-batch", "2", "--seq-len", "1024", "--json"}));
@@ -76,9 +76,9 @@ TEST(AdviseEstimate, GpusPerNodeDefaultsToMinOfGpusAndEight) {
 TEST(AdviseEstimate, PipelineReportsStagesAndTheHeaviest) {
   // Llama-2-7b: 32 layers over 3 stages split unevenly (DeepSpeed's partition_uniform gives
   // 11, 11, 10; Megatron refuses uneven stages).
-  auto doc = ParseJson(RunAdvise({"estimate", "--model", "meta-llama/Llama-2-7b-hf", "--gpus", "3",
-                                  "--pp", "3", "--framework", "deepspeed", "--precision",
-                                  "mixed-bf16", "--json"}));
+  auto doc = ParseJson(
+      RunAdvise({"estimate", "--model", "meta-llama/Llama-2-7b-hf", "--gpus", "3", "--pp", "3",
+                 "--framework", "deepspeed", "--precision", "mixed-bf16", "--json"}));
   ASSERT_TRUE(doc.is_object());
   const json& stages = doc["memory"]["layers_per_stage"];
   ASSERT_EQ(stages.size(), 3u);
@@ -106,20 +106,26 @@ TEST(AdviseEstimate, ErrorsGoToStderrWithTheRightExitCode) {
     std::vector<const char*> in_stderr;
   };
   const Case kCases[] = {
-      {{"estimate", "--model", "meta-llama/Llama-3.1-8b-typo"}, 2,
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8b-typo"},
+       2,
        {"unknown model", "closest catalog ids", "meta-llama/Llama-3.1-8B"}},
-      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "loRA"}, 2,
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "loRA"},
+       2,
        {"--method", "full|lora|qlora|prompt-tuning|prefix-tuning"}},
-      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--sharding", "zero4"}, 2,
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--sharding", "zero4"},
+       2,
        {"--sharding", "zero3"}},
       {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--seq-len", "abc"}, 2, {"--seq-len"}},
-      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--micro-bach", "2"}, 2,
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--micro-bach", "2"},
+       2,
        {"unknown option", "did you mean '--micro-batch'"}},
       {{"estimate", "--method", "lora"}, 2, {"--model"}},
       // Llama-3.1-8B has 32 heads: tp 3 cannot split them.
       {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "3", "--tp", "3"}, 2, {"tp"}},
       // tp * pp must divide the GPUs.
-      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "6", "--tp", "4"}, 2, {"--gpus"}},
+      {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "6", "--tp", "4"},
+       2,
+       {"--gpus"}},
       {{"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "Z900"}, 2, {"Z900"}},
       {{"estimat", "--model", "x"}, 2, {"did you mean 'estimate'"}},
   };
@@ -137,10 +143,23 @@ TEST(AdviseEstimate, ErrorsGoToStderrWithTheRightExitCode) {
 // (tests/data/tokens/test1.contract.json, SOURCES.txt): 9 samples, 533 tokens, and a width of 115.5
 // tokens for batches of 4 (its "bs4": the mean of the longest int(9/4) = 2 samples).
 TEST(AdviseEstimate, WallTimeOverADatasetContract) {
-  std::vector<std::string> args = {"estimate", "--model", "meta-llama/Llama-3.1-8B", "--method", "lora",
-                                   "--gpus", "1", "--micro-batch", "4", "--seq-len", "512", "--epochs", "3",
-                                   "--contract", std::string(FMTE_SOURCE_DIR) + "/tests/data/tokens/test1.contract.json",
-                                   "--json"};
+  std::vector<std::string> args = {
+      "estimate",
+      "--model",
+      "meta-llama/Llama-3.1-8B",
+      "--method",
+      "lora",
+      "--gpus",
+      "1",
+      "--micro-batch",
+      "4",
+      "--seq-len",
+      "512",
+      "--epochs",
+      "3",
+      "--contract",
+      std::string(FMTE_SOURCE_DIR) + "/tests/data/tokens/test1.contract.json",
+      "--json"};
   json doc = ParseJson(RunAdvise(args));
   ASSERT_TRUE(doc.contains("time") && doc["time"].contains("dataset")) << doc.dump();
   // Padded: each step runs at the batch's padded width, ceil(115.5) = 116 tokens per row (not 512);
@@ -164,15 +183,49 @@ TEST(AdviseEstimate, WallTimeOverADatasetContract) {
 TEST(AdviseEstimate, HelpListsEveryContractFlag) {
   auto run = RunAdvise({"estimate", "--help"});
   ASSERT_EQ(run.exit_code, 0);
-  for (const char* flag :
-       {"--model", "--method", "--gpus", "--gpus-per-node", "--gpu", "--micro-batch", "--seq-len",
-        "--grad-accum", "--precision", "--optimizer", "--sharding", "--offload-optimizer",
-        "--offload-params", "--tp", "--pp", "--vpp", "--sp", "--activation-checkpointing",
-        "--attention", "--lora-r", "--lora-targets", "--quant", "--double-quant",
-        "--virtual-tokens", "--framework", "--chunked-loss", "--compile", "--activation-offload",
-        "--optimizer-in-backward", "--json", "--tokens", "--samples", "--epochs", "--steps",
-        "--global-batch", "--cluster", "--inter-node-gbps", "--timeline", "--regressors", "--contract",
-        "--packing", "--template", "--counter"})
+  for (const char* flag : {"--model",
+                           "--method",
+                           "--gpus",
+                           "--gpus-per-node",
+                           "--gpu",
+                           "--micro-batch",
+                           "--seq-len",
+                           "--grad-accum",
+                           "--precision",
+                           "--optimizer",
+                           "--sharding",
+                           "--offload-optimizer",
+                           "--offload-params",
+                           "--tp",
+                           "--pp",
+                           "--vpp",
+                           "--sp",
+                           "--activation-checkpointing",
+                           "--attention",
+                           "--lora-r",
+                           "--lora-targets",
+                           "--quant",
+                           "--double-quant",
+                           "--virtual-tokens",
+                           "--framework",
+                           "--chunked-loss",
+                           "--compile",
+                           "--activation-offload",
+                           "--optimizer-in-backward",
+                           "--json",
+                           "--tokens",
+                           "--samples",
+                           "--epochs",
+                           "--steps",
+                           "--global-batch",
+                           "--cluster",
+                           "--inter-node-gbps",
+                           "--timeline",
+                           "--regressors",
+                           "--contract",
+                           "--packing",
+                           "--template",
+                           "--counter"})
     EXPECT_NE(run.out.find(std::string(flag) + " "), std::string::npos) << flag;
 }
 

@@ -32,8 +32,8 @@ TEST(AdviseTokens, WritesTheirContractOfTeTest1) {
   const int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
   close(fd);
-  auto run = RunAdvise({"tokens", "--data", Data("te_test1.jsonl"), "--write-contract", path,
-                        "--json"});
+  auto run =
+      RunAdvise({"tokens", "--data", Data("te_test1.jsonl"), "--write-contract", path, "--json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   std::string expected = Slurp(Data("test1.contract.json"));
   while (!expected.empty() && expected.back() == '\n') expected.pop_back();
@@ -48,21 +48,23 @@ TEST(AdviseTokens, WritesTheirContractOfTeTest1) {
 TEST(AdviseTokens, BatchingFromDataAndFromContract) {
   // Batch 9 = the whole file in one batch: width = the longest sample (158), 1 step;
   // padding = 1 - 533 / (9 * 158).
-  auto doc = json::parse(RunAdvise({"tokens", "--data", Data("te_test1.jsonl"), "--batch-size", "9",
-                                    "--json"}).out);
+  auto doc = json::parse(
+      RunAdvise({"tokens", "--data", Data("te_test1.jsonl"), "--batch-size", "9", "--json"}).out);
   EXPECT_DOUBLE_EQ(doc["mean_batch_width"].get<double>(), 158);
   EXPECT_EQ(doc["steps_per_epoch"], 1);
   EXPECT_NEAR(doc["padding_fraction"].get<double>(), 1 - 533.0 / (9 * 158), 1e-12);
   // Their axb contract, bs 4: width 48.56884057971015 (its bs4); 1104 / 4 = 276 steps;
   // 2 epochs -> 552 steps.
   doc = json::parse(RunAdvise({"tokens", "--contract", Data("test_axb.contract.json"), "--template",
-                               "{{sentence1}}", "--batch-size", "4", "--epochs", "2", "--json"}).out);
+                               "{{sentence1}}", "--batch-size", "4", "--epochs", "2", "--json"})
+                        .out);
   EXPECT_DOUBLE_EQ(doc["mean_batch_width"].get<double>(), 48.56884057971015);
   EXPECT_EQ(doc["steps"], 552);
   EXPECT_EQ(doc["total_tokens"], 29400);
   // Packing 533 tokens into rows of 100: 6 rows; batch 4 -> 2 steps.
   doc = json::parse(RunAdvise({"tokens", "--data", Data("te_test1.jsonl"), "--packing", "--seq-len",
-                               "100", "--batch-size", "4", "--json"}).out);
+                               "100", "--batch-size", "4", "--json"})
+                        .out);
   EXPECT_EQ(doc["steps_per_epoch"], 2);
   EXPECT_DOUBLE_EQ(doc["padded_tokens"].get<double>(), 600);
 }
@@ -85,15 +87,22 @@ TEST(AdviseTokens, HumanOutputAndErrors) {
   };
   const Case kCases[] = {
       {{"tokens", "--data", path}, 1, ":2: malformed JSON"},
-      {{"tokens", "--data", "/nonexistent.jsonl"}, 1, "/nonexistent.jsonl: cannot read the dataset"},
+      {{"tokens", "--data", "/nonexistent.jsonl"},
+       1,
+       "/nonexistent.jsonl: cannot read the dataset"},
       {{"tokens"}, 2, "--data"},
       {{"tokens", "--data", Data("te_test1.jsonl"), "--packing"}, 2, "--seq-len"},
       {{"tokens", "--data", Data("te_test1.jsonl"), "--batch-size", "0"}, 2, "--batch-size"},
       {{"tokens", "--data", Data("te_test1.jsonl"), "--template", "{{input}}"}, 1, "field 'input'"},
-      {{"tokens", "--contract", Data("test_axb.contract.json"), "--template", "{{q}}"}, 2,
+      {{"tokens", "--contract", Data("test_axb.contract.json"), "--template", "{{q}}"},
+       2,
        "sentence1, sentence2"},
-      {{"tokens", "--data", Data("te_test1.jsonl"), "--counter", "tiktoken"}, 2, "chars|words|bytes"},
-      {{"tokens", "--data", Data("te_test1.jsonl"), "--batchsize", "2"}, 2, "did you mean '--batch-size'"},
+      {{"tokens", "--data", Data("te_test1.jsonl"), "--counter", "tiktoken"},
+       2,
+       "chars|words|bytes"},
+      {{"tokens", "--data", Data("te_test1.jsonl"), "--batchsize", "2"},
+       2,
+       "did you mean '--batch-size'"},
   };
   for (const auto& c : kCases) {
     auto r = RunAdvise(c.args);

@@ -10,7 +10,7 @@ namespace {
 
 using testing::RunAdvise;
 
-// Source: ../shared/seeds/deepspeed-memory-notes-README.md (copied into this test): DeepSpeed's
+// Source: DeepSpeed's documentation ("Memory Requirements"; copied into this test): DeepSpeed's
 // estimate_zero3_model_states_mem_needs_all_cold(total_params=2851e6, largest_layer_params=32e6,
 // num_gpus_per_node=8, num_nodes=1), as printed for t5-3b.
 constexpr const char* kT5_3bTable =

@@ -20,15 +20,17 @@ const std::string kFm = std::string(FMTE_SOURCE_DIR) + "/tests/data/fm/";
 class RetrainKinds : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("fmte_retrain_kinds_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("fmte_retrain_kinds_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
   // 32 v1 rows of catalog models (4 models x 2 GPU counts = 8 groups) with plausible, varied
-  // measurements; the values only need to be trainable (this tests the install rules, not accuracy).
+  // measurements; the values only need to be trainable (this tests the install rules, not
+  // accuracy).
   std::string WriteV1() const {
     const char* models[] = {"meta-llama/Llama-2-7b-hf", "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
                             "meta-llama/Llama-3.2-1B-Instruct", "Qwen/Qwen2.5-0.5B"};
@@ -40,8 +42,9 @@ class RetrainKinds : public ::testing::Test {
         for (int batch : {1, 2}) {
           for (int seq : {512, 1024}) {
             ++i;
-            csv << m << "," << gpus << "," << batch << "," << seq << "," << 5000 * (1 + 0.05 * ((i * 3) % 4)) << ","
-                << 20e9 * (1 + 0.1 * ((i * 7) % 5)) << ",1e9\n";
+            csv << m << "," << gpus << "," << batch << "," << seq << ","
+                << 5000 * (1 + 0.05 * ((i * 3) % 4)) << "," << 20e9 * (1 + 0.1 * ((i * 7) % 5))
+                << ",1e9\n";
           }
         }
       }
@@ -68,7 +71,8 @@ TEST_F(RetrainKinds, FmCsvReportsFormatsAndMalformedLines) {
 }
 
 TEST_F(RetrainKinds, FmCsvUnknownHeaderIsAnError) {
-  const ToolRun r = RunTool(kRetrain, {"train", "--kind", "fm-csv", kFm + "data1.csv", "--into", dir_.string()});
+  const ToolRun r =
+      RunTool(kRetrain, {"train", "--kind", "fm-csv", kFm + "data1.csv", "--into", dir_.string()});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("expected the columns of v1"), std::string::npos) << r.err;
 }
@@ -76,7 +80,8 @@ TEST_F(RetrainKinds, FmCsvUnknownHeaderIsAnError) {
 TEST_F(RetrainKinds, FmCsvInstallsThenRefusesAWorseModelUnlessForced) {
   const std::string csv = WriteV1();
   const std::string into = (dir_ / "regs").string();
-  const std::vector<std::string> base = {"train", "--kind", "fm-csv", csv, "--gpu", "A100", "--into", into, "--json"};
+  const std::vector<std::string> base = {"train", "--kind", "fm-csv", csv,     "--gpu",
+                                         "A100",  "--into", into,     "--json"};
   ToolRun r = RunTool(kRetrain, base);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
@@ -117,11 +122,17 @@ TEST_F(RetrainKinds, BadKindsAndMissingFlagsNameThem) {
   };
   const std::string into = dir_.string();
   const Case cases[] = {
-      {{"train", "--kind", "nccl", "x.csv", "--into", into}, 2, "--kind: expected sacct, vtrain, operators or fm-csv"},
+      {{"train", "--kind", "nccl", "x.csv", "--into", into},
+       2,
+       "--kind: expected sacct, vtrain, operators or fm-csv"},
       {{"train", "--kind", "operators", "samples", "--into", into}, 2, "--cluster NAME"},
       {{"train", "--kind", "vtrain", kFm + "data2.csv", "--into", into}, 1, "vTrain header"},
-      {{"train", "--kind", "fm-csv", kFm + "data2.csv", "--into", into, "--precision", "fp8"}, 2, "--precision"},
-      {{"train", "--kind", "fm-csv", kFm + "data2.csv", "--into", into, "--vocab", "-3"}, 2, "--vocab"},
+      {{"train", "--kind", "fm-csv", kFm + "data2.csv", "--into", into, "--precision", "fp8"},
+       2,
+       "--precision"},
+      {{"train", "--kind", "fm-csv", kFm + "data2.csv", "--into", into, "--vocab", "-3"},
+       2,
+       "--vocab"},
       {{"vtrain", "--out", into}, 2, "--data: required"},
   };
   for (const Case& c : cases) {

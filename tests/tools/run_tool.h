@@ -53,7 +53,9 @@ inline ToolRun RunTool(const std::string& binary, const std::vector<std::string>
   return run;
 }
 
-inline ToolRun RunAdvise(const std::vector<std::string>& args) { return RunTool(AdviseBinary(), args); }
+inline ToolRun RunAdvise(const std::vector<std::string>& args) {
+  return RunTool(AdviseBinary(), args);
+}
 
 }  // namespace fmte::testing
 

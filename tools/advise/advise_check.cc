@@ -1,7 +1,8 @@
 // fmte-advise check SCRIPT: the admission decision for a batch script, offline, made by the same
-// parse (ParseJobRequest) and policy (Decide) as job_submit/fmte. The Slurm side of the request comes
-// from the script's #SBATCH lines (including --fmte-* SPANK options), overridden by sbatch-like flags.
-// Exit codes: 0 accept or rewrite, 3 reject, 2 usage error, 1 failure (catalogs, config file).
+// parse (ParseJobRequest) and policy (Decide) as job_submit/fmte. The Slurm side of the request
+// comes from the script's #SBATCH lines (including --fmte-* SPANK options), overridden by
+// sbatch-like flags. Exit codes: 0 accept or rewrite, 3 reject, 2 usage error, 1 failure (catalogs,
+// config file).
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -25,7 +26,8 @@ constexpr int kExitRejected = 3;
 constexpr std::string_view kSummary =
     "The admission decision job_submit/fmte would make for a batch script: what it reads from the\n"
     "script (#FMTE lines, --fmte-* options in #SBATCH lines, launch lines), the predicted per-GPU\n"
-    "memory against the GPU's capacity, the decision (accept, rewrite, reject) with its reasons and\n"
+    "memory against the GPU's capacity, the decision (accept, rewrite, reject) with its reasons "
+    "and\n"
     "the changes that would make a rejected job fit. Flags override the script's #SBATCH lines.\n"
     "Exit code: 0 accept/rewrite, 3 reject, 2 usage error, 1 failure. Example:\n"
     "  fmte-advise check train.sh --partition gpu --gres gpu:a100:4 --config /etc/slurm/fmte.conf";
@@ -56,15 +58,24 @@ struct SlurmOptions {
 
 // One option (long name without dashes, or a short letter) into `o`. Unknown options are ignored.
 void SetOption(std::string_view name, const std::string& value, SlurmOptions* o) {
-  if (name == "p" || name == "partition") o->partition = value;
-  else if (name == "gres") o->gres = value;
-  else if (name == "G" || name == "gpus") o->gpus = value;
-  else if (name == "gpus-per-node") o->gpus_per_node = value;
-  else if (name == "gpus-per-task") o->gpus_per_task = value;
-  else if (name == "t" || name == "time") o->time = value;
-  else if (name == "N" || name == "nodes") o->nodes = value;
-  else if (name == "n" || name == "ntasks") o->ntasks = value;
-  else if (name.starts_with("fmte-")) o->spank.emplace_back(std::string(name.substr(5)), value);
+  if (name == "p" || name == "partition")
+    o->partition = value;
+  else if (name == "gres")
+    o->gres = value;
+  else if (name == "G" || name == "gpus")
+    o->gpus = value;
+  else if (name == "gpus-per-node")
+    o->gpus_per_node = value;
+  else if (name == "gpus-per-task")
+    o->gpus_per_task = value;
+  else if (name == "t" || name == "time")
+    o->time = value;
+  else if (name == "N" || name == "nodes")
+    o->nodes = value;
+  else if (name == "n" || name == "ntasks")
+    o->ntasks = value;
+  else if (name.starts_with("fmte-"))
+    o->spank.emplace_back(std::string(name.substr(5)), value);
 }
 
 // #SBATCH lines up to the first command, as sbatch reads them.
@@ -84,11 +95,15 @@ void ReadSbatchLines(std::string_view script, SlurmOptions* o) {
       const std::string& t = w[i];
       if (t.starts_with("--")) {
         const size_t eq = t.find('=');
-        if (eq != std::string::npos) SetOption(std::string_view(t).substr(2, eq - 2), t.substr(eq + 1), o);
-        else if (i + 1 < w.size()) SetOption(std::string_view(t).substr(2), w[++i], o);
+        if (eq != std::string::npos)
+          SetOption(std::string_view(t).substr(2, eq - 2), t.substr(eq + 1), o);
+        else if (i + 1 < w.size())
+          SetOption(std::string_view(t).substr(2), w[++i], o);
       } else if (t.size() >= 2 && t[0] == '-') {
-        if (t.size() > 2) SetOption(std::string_view(t).substr(1, 1), t.substr(2), o);
-        else if (i + 1 < w.size()) SetOption(std::string_view(t).substr(1, 1), w[++i], o);
+        if (t.size() > 2)
+          SetOption(std::string_view(t).substr(1, 1), t.substr(2), o);
+        else if (i + 1 < w.size())
+          SetOption(std::string_view(t).substr(1, 1), w[++i], o);
       }
     }
   }
@@ -126,7 +141,10 @@ Result<Config> LoadPolicyConfig(const std::string& flag, std::string* used) {
     const char* slurm_conf = std::getenv("SLURM_CONF");
     for (const std::string& p : {slurm_conf ? FindConfigPath(slurm_conf) : std::string(),
                                  std::string("/etc/slurm/fmte.conf")}) {
-      if (!p.empty() && std::ifstream(p).good()) { path = p; break; }
+      if (!p.empty() && std::ifstream(p).good()) {
+        path = p;
+        break;
+      }
     }
   }
   if (path.empty() || path == "none") {
@@ -149,18 +167,26 @@ nlohmann::json DecisionJson(const JobRequest& r, const Decision& d, const std::s
   j["gpu"] = d.gpu;
   j["user_message"] = d.user_message;
   j["reasons"] = d.reasons;
-  j["rewrite"] = {{"time_limit_min", d.new_time_limit_min}, {"gpus", d.new_gpus},
-                  {"tres_field", std::string(ToString(d.gpu_field))}, {"tres", d.new_gpu_tres},
+  j["rewrite"] = {{"time_limit_min", d.new_time_limit_min},
+                  {"gpus", d.new_gpus},
+                  {"tres_field", std::string(ToString(d.gpu_field))},
+                  {"tres", d.new_gpu_tres},
                   {"min_nodes", d.new_min_nodes}};
   j["alternatives"] = nlohmann::json::array();
   for (const Alternative& a : d.alternatives)
-    j["alternatives"].push_back({{"change", a.change}, {"partition", a.partition}, {"gpu", a.gpu},
-                                 {"per_gpu_bytes", a.per_gpu_bytes}, {"usable_bytes", a.usable_bytes},
+    j["alternatives"].push_back({{"change", a.change},
+                                 {"partition", a.partition},
+                                 {"gpu", a.gpu},
+                                 {"per_gpu_bytes", a.per_gpu_bytes},
+                                 {"usable_bytes", a.usable_bytes},
                                  {"fits", a.fits}});
-  nlohmann::json req = {{"is_llm_job", r.is_llm_job}, {"launcher", r.launcher}, {"warnings", r.warnings}};
+  nlohmann::json req = {
+      {"is_llm_job", r.is_llm_job}, {"launcher", r.launcher}, {"warnings", r.warnings}};
   req["sources"] = nlohmann::json::array();
   for (const FieldSource& s : r.sources)
-    req["sources"].push_back({{"key", s.key}, {"source", std::string(ToString(s.source))}, {"value", s.value},
+    req["sources"].push_back({{"key", s.key},
+                              {"source", std::string(ToString(s.source))},
+                              {"value", s.value},
                               {"origin", s.origin}});
   j["request"] = req;
   j["capacity_bytes"] = d.capacity_bytes;
@@ -180,15 +206,19 @@ nlohmann::json DecisionJson(const JobRequest& r, const Decision& d, const std::s
   return j;
 }
 
-void PrintDecision(std::ostream& os, const JobRequest& r, const Decision& d, const std::string& config_path) {
+void PrintDecision(std::ostream& os, const JobRequest& r, const Decision& d,
+                   const std::string& config_path) {
   os << "decision: " << ToString(d.kind);
-  if (!d.touched) os << " (untouched: " << (r.is_llm_job ? "Mode=off for this partition" : "not an LLM training job") << ")";
+  if (!d.touched)
+    os << " (untouched: "
+       << (r.is_llm_job ? "Mode=off for this partition" : "not an LLM training job") << ")";
   if (d.advise_only) os << " (Mode=advise)";
   if (d.error) os << " (could not estimate)";
   os << "\nconfig:   " << config_path << "\n";
   if (d.touched) {
     os << "partition: " << (d.partition.empty() ? "(none)" : d.partition) << "\n";
-    if (d.new_time_limit_min > 0) os << "rewrite:  time_limit=" << FormatSlurmTime(d.new_time_limit_min) << "\n";
+    if (d.new_time_limit_min > 0)
+      os << "rewrite:  time_limit=" << FormatSlurmTime(d.new_time_limit_min) << "\n";
     if (d.new_gpus > 0)
       os << "rewrite:  " << ToString(d.gpu_field) << "=" << d.new_gpu_tres
          << (d.new_min_nodes > 0 ? " min_nodes=" + std::to_string(d.new_min_nodes) : "") << "\n";
@@ -199,14 +229,16 @@ void PrintDecision(std::ostream& os, const JobRequest& r, const Decision& d, con
     tools::TextTable t("lrrl");
     t.AddRow({"change", "per GPU", "usable", "fits"});
     for (const Alternative& a : d.alternatives)
-      t.AddRow({a.change, tools::FormatGiB(a.per_gpu_bytes), tools::FormatGiB(a.usable_bytes), a.fits ? "yes" : "no"});
+      t.AddRow({a.change, tools::FormatGiB(a.per_gpu_bytes), tools::FormatGiB(a.usable_bytes),
+                a.fits ? "yes" : "no"});
     t.Print(os);
   }
   if (r.is_llm_job) {
     os << "\nwhat fmte read (highest precedence wins: spank > fmte-line > launcher > slurm):\n";
     tools::TextTable t("llll");
     t.AddRow({"key", "value", "source", "where"});
-    for (const FieldSource& s : r.sources) t.AddRow({s.key, s.value, std::string(ToString(s.source)), s.origin});
+    for (const FieldSource& s : r.sources)
+      t.AddRow({s.key, s.value, std::string(ToString(s.source)), s.origin});
     t.Print(os);
     if (d.estimated) os << "\nrecord:   " << EncodeRecord(MakeRecord(r, d)) << "\n";
   }
@@ -217,20 +249,24 @@ void PrintDecision(std::ostream& os, const JobRequest& r, const Decision& d, con
 int RunCheck(const std::vector<std::string>& args) {
   namespace po = tools::po;
   po::options_description desc("options");
-  desc.add_options()
-      ("partition,p", po::value<std::string>(), "partition (sbatch -p); default: the script's #SBATCH or the config's default")
-      ("gres", po::value<std::string>(), "generic resources as sbatch --gres (gpu:a100:4)")
-      ("gpus,G", po::value<std::string>(), "GPUs for the whole job as sbatch --gpus ([type:]N)")
-      ("gpus-per-node", po::value<std::string>(), "as sbatch --gpus-per-node ([type:]N)")
-      ("gpus-per-task", po::value<std::string>(), "as sbatch --gpus-per-task ([type:]N)")
-      ("ntasks,n", po::value<std::string>(), "tasks (with --gpus-per-task)")
-      ("nodes,N", po::value<std::string>(), "nodes as sbatch --nodes (N or MIN-MAX)")
-      ("time,t", po::value<std::string>(), "time limit as sbatch --time (M, H:M:S, D-H:M:S, ...)")
-      ("config", po::value<std::string>(), "fmte.conf to use ('none': all defaults); default: beside $SLURM_CONF, "
-                                           "else /etc/slurm/fmte.conf, else defaults")
-      ("fmte", po::value<std::vector<std::string>>(), "a SPANK option as KEY=VALUE (repeatable): --fmte model=ID")
-      ("regressors", po::value<std::string>()->value_name("DIR"),
-       "regressors directory (step-time model, site corrections); default: the config's RegressorsDir");
+  desc.add_options()(
+      "partition,p", po::value<std::string>(),
+      "partition (sbatch -p); default: the script's #SBATCH or the config's default")(
+      "gres", po::value<std::string>(), "generic resources as sbatch --gres (gpu:a100:4)")(
+      "gpus,G", po::value<std::string>(), "GPUs for the whole job as sbatch --gpus ([type:]N)")(
+      "gpus-per-node", po::value<std::string>(), "as sbatch --gpus-per-node ([type:]N)")(
+      "gpus-per-task", po::value<std::string>(), "as sbatch --gpus-per-task ([type:]N)")(
+      "ntasks,n", po::value<std::string>(), "tasks (with --gpus-per-task)")(
+      "nodes,N", po::value<std::string>(), "nodes as sbatch --nodes (N or MIN-MAX)")(
+      "time,t", po::value<std::string>(), "time limit as sbatch --time (M, H:M:S, D-H:M:S, ...)")(
+      "config", po::value<std::string>(),
+      "fmte.conf to use ('none': all defaults); default: beside $SLURM_CONF, "
+      "else /etc/slurm/fmte.conf, else defaults")(
+      "fmte", po::value<std::vector<std::string>>(),
+      "a SPANK option as KEY=VALUE (repeatable): --fmte model=ID")(
+      "regressors", po::value<std::string>()->value_name("DIR"),
+      "regressors directory (step-time model, site corrections); default: the config's "
+      "RegressorsDir");
   tools::AddCommonOptions(&desc);
 
   // SCRIPT is the one positional argument; the rest go to the flag parser.
@@ -242,12 +278,14 @@ int RunCheck(const std::vector<std::string>& args) {
       flags.push_back(a);
       const std::string name = a.substr(a.starts_with("--") ? 2 : 1);
       const auto* opt = desc.find_nothrow(name, false);
-      if (a.find('=') == std::string::npos && opt != nullptr && opt->semantic()->max_tokens() > 0 && i + 1 < args.size())
+      if (a.find('=') == std::string::npos && opt != nullptr && opt->semantic()->max_tokens() > 0 &&
+          i + 1 < args.size())
         flags.push_back(args[++i]);
     } else if (script_path.empty()) {
       script_path = a;
     } else {
-      return Fail(Status::InvalidArgument("one SCRIPT expected, got '" + script_path + "' and '" + a + "'"));
+      return Fail(Status::InvalidArgument("one SCRIPT expected, got '" + script_path + "' and '" +
+                                          a + "'"));
     }
   }
   po::variables_map vm;
@@ -256,7 +294,8 @@ int RunCheck(const std::vector<std::string>& args) {
     std::cout << tools::HelpText("check SCRIPT", kSummary, desc);
     return cli::kExitOk;
   }
-  if (script_path.empty()) return Fail(Status::InvalidArgument("SCRIPT: the batch script to check is required"));
+  if (script_path.empty())
+    return Fail(Status::InvalidArgument("SCRIPT: the batch script to check is required"));
   std::ifstream in(script_path, std::ios::binary);
   if (!in) return Fail(Status::InvalidArgument("SCRIPT: cannot open '" + script_path + "'"));
   std::string script(kMaxScriptBytes + 1, '\0');
@@ -265,12 +304,14 @@ int RunCheck(const std::vector<std::string>& args) {
 
   SlurmOptions opts;
   ReadSbatchLines(script, &opts);
-  for (const char* name : {"partition", "gres", "gpus", "gpus-per-node", "gpus-per-task", "ntasks", "nodes", "time"})
+  for (const char* name :
+       {"partition", "gres", "gpus", "gpus-per-node", "gpus-per-task", "ntasks", "nodes", "time"})
     if (vm.count(name)) SetOption(name, vm[name].as<std::string>(), &opts);
   if (vm.count("fmte"))
     for (const std::string& kv : vm["fmte"].as<std::vector<std::string>>()) {
       const size_t eq = kv.find('=');
-      if (eq == std::string::npos) return Fail(Status::InvalidArgument("--fmte: expected KEY=VALUE, got '" + kv + "'"));
+      if (eq == std::string::npos)
+        return Fail(Status::InvalidArgument("--fmte: expected KEY=VALUE, got '" + kv + "'"));
       opts.spank.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     }
   // SPANK options are refused on the client when invalid, as the SPANK plugin does.
@@ -284,8 +325,10 @@ int RunCheck(const std::vector<std::string>& args) {
   if (!config.ok()) return Fail(config.status());
   // The regressors the plugin uses (RegressorsDir), unless --regressors names others.
   auto catalogs = LoadCatalogs(config->catalog_dir, config->regressors_dir);
-  if (!catalogs.ok()) return Fail(Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
-  if (Status s = tools::ApplyRegressorsDir(tools::FlagString(vm, "regressors"), &catalogs.value()); !s.ok())
+  if (!catalogs.ok())
+    return Fail(Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
+  if (Status s = tools::ApplyRegressorsDir(tools::FlagString(vm, "regressors"), &catalogs.value());
+      !s.ok())
     return Fail(s);
   const Estimator estimator(std::move(catalogs).value());
 

@@ -1,13 +1,13 @@
-// fmte-advise estimate: per-GPU memory (and, with issue 4, time) of one training job.
+// fmte-advise estimate: per-GPU memory (and time) of one training job.
 #include <iostream>
 
 #include "cli.h"
 #include "commands.h"
 #include "fmte/estimator.h"
 #include "job_options.h"
-#include "token_options.h"
 #include "output.h"
 #include "time_output.h"
+#include "token_options.h"
 
 namespace fmte::advise {
 namespace {
@@ -18,8 +18,10 @@ constexpr std::string_view kSummary =
     "host memory CPU offload needs. Example:\n"
     "  fmte-advise estimate --model meta-llama/Llama-3.1-8B --method lora --gpus 1 \\\n"
     "      --micro-batch 4 --seq-len 4096 --gpu H100-SXM\n"
-    "With --contract (a TE2 dataset contract, fmte-advise tokens --write-contract) the wall time is\n"
-    "over that dataset: --samples (default: the contract's) x --epochs, each micro-batch padded to\n"
+    "With --contract (a TE2 dataset contract, fmte-advise tokens --write-contract) the wall time "
+    "is\n"
+    "over that dataset: --samples (default: the contract's) x --epochs, each micro-batch padded "
+    "to\n"
     "its longest sample (or --packing: rows of --seq-len).";
 
 int Fail(const Status& s) { return cli::ReportError("fmte-advise", s); }
@@ -32,9 +34,9 @@ int RunEstimate(const std::vector<std::string>& args) {
   tools::AddJobOptions(&desc);
   tools::AddWorkOptions(&desc);
   po::options_description dataset("dataset (wall time over a TE2 contract)");
-  dataset.add_options()
-      ("contract", po::value<std::string>()->value_name("IN"), "TE2 contract of the training data")
-      ("packing", po::bool_switch(), "with --contract: samples packed into rows of --seq-len");
+  dataset.add_options()("contract", po::value<std::string>()->value_name("IN"),
+                        "TE2 contract of the training data")(
+      "packing", po::bool_switch(), "with --contract: samples packed into rows of --seq-len");
   tools::AddTokenCountingOptions(&dataset);
   desc.add(dataset);
   tools::AddCommonOptions(&desc);
@@ -52,7 +54,8 @@ int RunEstimate(const std::vector<std::string>& args) {
   if (!catalogs.ok())
     return Fail(Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
   const tools::WorkOutputs work = tools::WorkOutputsFromFlags(vm);
-  if (Status s = tools::ApplyRegressorsDir(work.regressors_dir, &catalogs.value()); !s.ok()) return Fail(s);
+  if (Status s = tools::ApplyRegressorsDir(work.regressors_dir, &catalogs.value()); !s.ok())
+    return Fail(s);
   auto model = ResolveModel(catalogs->models, job->model);
   if (!model.ok()) return Fail(model.status());
   auto gpu = catalogs->gpus.Find(job->gpu);
@@ -74,13 +77,14 @@ int RunEstimate(const std::vector<std::string>& args) {
   }
   if (!estimate.ok()) return Fail(estimate.status());
 
-  // Issue 4 (time): tools::WorkOutputsFromFlags(vm) gives --timeline / --regressors; the time
-  // engineer writes the timeline SVG here. The "time" JSON object and table come from
-  // output_time.cc (AddTimeJson / PrintTime), called by EstimateJson / PrintEstimate.
-  if (Status s = tools::WriteTimeline(work.timeline_svg, *model, *estimate); !s.ok()) return Fail(s);
+  // Time: tools::WorkOutputsFromFlags(vm) gives --timeline / --regressors; the timeline SVG is
+  // written here. The "time" JSON object and table come from output_time.cc (AddTimeJson /
+  // PrintTime), called by EstimateJson / PrintEstimate.
+  if (Status s = tools::WriteTimeline(work.timeline_svg, *model, *estimate); !s.ok())
+    return Fail(s);
   if (tools::FlagSet(vm, "json")) {
     nlohmann::json doc = tools::EstimateJson(*model, *job, **gpu, *estimate);
-    tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections (issue 5)
+    tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections
     std::cout << doc.dump(2) << "\n";
   } else {
     tools::PrintEstimate(std::cout, *model, *job, **gpu, *estimate);

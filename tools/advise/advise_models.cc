@@ -15,10 +15,13 @@ int RunModels(const std::vector<std::string>& args) {
   po::options_description desc("options");
   tools::AddCommonOptions(&desc);
   po::variables_map vm;
-  if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return cli::ReportError("fmte-advise", s);
+  if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok())
+    return cli::ReportError("fmte-advise", s);
   if (vm.count("help")) {
-    std::cout << tools::HelpText("models", "Lists the catalog's model ids (with their parameter "
-                                           "counts) and GPU names, for --model and --gpu.", desc);
+    std::cout << tools::HelpText("models",
+                                 "Lists the catalog's model ids (with their parameter "
+                                 "counts) and GPU names, for --model and --gpu.",
+                                 desc);
     return cli::kExitOk;
   }
   auto catalogs = LoadCatalogs();

@@ -1,5 +1,6 @@
 // fmte-advise recommend: search parallel layouts for a model and a GPU budget, ranked by predicted
-// step time (and GPU-hours), each with its memory per GPU; the fastest layouts that do not fit say why.
+// step time (and GPU-hours), each with its memory per GPU; the fastest layouts that do not fit say
+// why.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -17,7 +18,8 @@ namespace {
 
 constexpr std::string_view kSummary =
     "Searches tensor/pipeline/data parallel degrees, micro-batch, activation checkpointing,\n"
-    "ZeRO/FSDP mode and offload for a model on N GPUs (or a MIN-MAX range) at a fixed global batch,\n"
+    "ZeRO/FSDP mode and offload for a model on N GPUs (or a MIN-MAX range) at a fixed global "
+    "batch,\n"
     "and lists the layouts that fit, fastest first. Example:\n"
     "  fmte-advise recommend --model meta-llama/Llama-3.1-70B --gpu H100-SXM --gpus 64 \\\n"
     "      --global-batch 512 --seq-len 4096 --precision mixed-bf16 --framework deepspeed";
@@ -31,8 +33,10 @@ Status TakeGpuRange(std::vector<std::string>* args, int64_t* lo, int64_t* hi) {
     std::string* value = nullptr;
     std::string& a = (*args)[i];
     std::string inline_value;
-    if (a == "--gpus" && i + 1 < args->size()) value = &(*args)[i + 1];
-    else if (a.rfind("--gpus=", 0) == 0) value = &a;
+    if (a == "--gpus" && i + 1 < args->size())
+      value = &(*args)[i + 1];
+    else if (a.rfind("--gpus=", 0) == 0)
+      value = &a;
     if (value == nullptr) continue;
     std::string text = value == &a ? a.substr(7) : *value;
     const size_t dash = text.find('-');
@@ -40,7 +44,8 @@ Status TakeGpuRange(std::vector<std::string>* args, int64_t* lo, int64_t* hi) {
     auto l = tools::ParseInt(text.substr(0, dash), "--gpus", 1, 1 << 20);
     auto h = tools::ParseInt(text.substr(dash + 1), "--gpus", 1, 1 << 20);
     if (!l.ok() || !h.ok() || *h < *l)
-      return Status::InvalidArgument("--gpus: expected N or MIN-MAX (1 <= MIN <= MAX), got '" + text + "'");
+      return Status::InvalidArgument("--gpus: expected N or MIN-MAX (1 <= MIN <= MAX), got '" +
+                                     text + "'");
     *lo = *l;
     *hi = *h;
     *value = value == &a ? "--gpus=" + std::to_string(*l) : std::to_string(*l);
@@ -50,9 +55,10 @@ Status TakeGpuRange(std::vector<std::string>* args, int64_t* lo, int64_t* hi) {
 }
 
 std::string Layout(const TrainingJob& j) {
-  std::string s = "tp" + std::to_string(j.tp) + " pp" + std::to_string(j.pp) + " dp" + std::to_string(j.DataParallel()) +
-                  " mb" + std::to_string(j.micro_batch) + " " + std::string(ToString(j.activation_checkpointing)) +
-                  " " + std::string(ToString(j.sharding));
+  std::string s = "tp" + std::to_string(j.tp) + " pp" + std::to_string(j.pp) + " dp" +
+                  std::to_string(j.DataParallel()) + " mb" + std::to_string(j.micro_batch) + " " +
+                  std::string(ToString(j.activation_checkpointing)) + " " +
+                  std::string(ToString(j.sharding));
   if (j.offload_optimizer) s += "+off-opt";
   if (j.offload_params) s += "+off-param";
   if (j.sequence_parallel) s += " sp";
@@ -104,13 +110,18 @@ int RunRecommend(const std::vector<std::string>& args_in) {
   if (!top.ok()) return Fail(top.status());
   auto job = tools::JobFromFlags(vm);
   if (!job.ok()) return Fail(job.status());
-  if (job->global_batch <= 0) return Fail(Status::InvalidArgument("--global-batch: required (sequences per step)"));
+  if (job->global_batch <= 0)
+    return Fail(Status::InvalidArgument("--global-batch: required (sequences per step)"));
   auto catalogs = LoadCatalogs();
-  if (!catalogs.ok()) return Fail(Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
-  if (Status s = tools::ApplyRegressorsDir(tools::WorkOutputsFromFlags(vm).regressors_dir, &catalogs.value()); !s.ok())
+  if (!catalogs.ok())
+    return Fail(Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
+  if (Status s = tools::ApplyRegressorsDir(tools::WorkOutputsFromFlags(vm).regressors_dir,
+                                           &catalogs.value());
+      !s.ok())
     return Fail(s);
   if (!catalogs->has_time_model)
-    return Fail(Status::IoError("no step-time model (regressors/vtrain/efficiency.json); give --regressors DIR"));
+    return Fail(Status::IoError(
+        "no step-time model (regressors/vtrain/efficiency.json); give --regressors DIR"));
   auto model = ResolveModel(catalogs->models, job->model);
   if (!model.ok()) return Fail(model.status());
   auto gpu = catalogs->gpus.Find(job->gpu);
@@ -127,30 +138,42 @@ int RunRecommend(const std::vector<std::string>& args_in) {
   const auto t0 = std::chrono::steady_clock::now();
   auto rec = Recommend(*model, **gpu, *cluster, catalogs->time_model, req);
   if (!rec.ok()) return Fail(rec.status());
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   if (tools::FlagSet(vm, "json")) {
-    nlohmann::json j = {{"model", model->id},          {"gpu", (*gpu)->name},
-                        {"cluster", cluster->name},    {"global_batch", req.global_batch},
-                        {"gpus_min", req.min_gpus},    {"gpus_max", req.max_gpus},
-                        {"evaluated", rec->evaluated}, {"feasible_count", rec->feasible_count},
-                        {"search_ms", ms},             {"feasible", nlohmann::json::array()},
+    nlohmann::json j = {{"model", model->id},
+                        {"gpu", (*gpu)->name},
+                        {"cluster", cluster->name},
+                        {"global_batch", req.global_batch},
+                        {"gpus_min", req.min_gpus},
+                        {"gpus_max", req.max_gpus},
+                        {"evaluated", rec->evaluated},
+                        {"feasible_count", rec->feasible_count},
+                        {"search_ms", ms},
+                        {"feasible", nlohmann::json::array()},
                         {"infeasible", nlohmann::json::array()}};
     for (const auto& c : rec->feasible) j["feasible"].push_back(CandidateJson(c));
     for (const auto& c : rec->infeasible) j["infeasible"].push_back(CandidateJson(c));
     std::cout << j.dump(2) << "\n";
     return cli::kExitOk;
   }
-  std::printf("%s on %s (%s), global batch %lld x %lld tokens: %lld layouts estimated, %lld fit (%.1f ms)\n\n",
-              model->id.c_str(), (*gpu)->name.c_str(), cluster->name.c_str(), static_cast<long long>(req.global_batch),
-              static_cast<long long>(job->seq_len), static_cast<long long>(rec->evaluated),
-              static_cast<long long>(rec->feasible_count), ms);
+  std::printf(
+      "%s on %s (%s), global batch %lld x %lld tokens: %lld layouts estimated, %lld fit (%.1f "
+      "ms)\n\n",
+      model->id.c_str(), (*gpu)->name.c_str(), cluster->name.c_str(),
+      static_cast<long long>(req.global_batch), static_cast<long long>(job->seq_len),
+      static_cast<long long>(rec->evaluated), static_cast<long long>(rec->feasible_count), ms);
   tools::TextTable table;
-  table.AddRow({"#", "gpus", "layout", "step", "tok/s/GPU", "MFU", rec->feasible.empty() || rec->feasible[0].gpu_hours_whole_job ? "GPU-h" : "GPU-h/1k steps", "mem/GPU"});
+  table.AddRow(
+      {"#", "gpus", "layout", "step", "tok/s/GPU", "MFU",
+       rec->feasible.empty() || rec->feasible[0].gpu_hours_whole_job ? "GPU-h" : "GPU-h/1k steps",
+       "mem/GPU"});
   char buf[64];
   int rank = 1;
   for (const auto& c : rec->feasible) {
-    std::vector<std::string> row = {std::to_string(rank++), std::to_string(c.job.gpus), Layout(c.job)};
+    std::vector<std::string> row = {std::to_string(rank++), std::to_string(c.job.gpus),
+                                    Layout(c.job)};
     std::snprintf(buf, sizeof buf, "%.3f s", c.step_time_s);
     row.push_back(buf);
     std::snprintf(buf, sizeof buf, "%.0f", c.tokens_per_s_per_gpu);
@@ -168,7 +191,8 @@ int RunRecommend(const std::vector<std::string>& args_in) {
     std::cout << "\nfaster layouts that do not fit:\n";
     for (const auto& c : rec->infeasible) {
       std::snprintf(buf, sizeof buf, "%.3f s", c.step_time_s);
-      std::cout << "  " << c.job.gpus << " GPUs, " << Layout(c.job) << " (" << buf << "): " << c.why_not << "\n";
+      std::cout << "  " << c.job.gpus << " GPUs, " << Layout(c.job) << " (" << buf
+                << "): " << c.why_not << "\n";
     }
   }
   return cli::kExitOk;

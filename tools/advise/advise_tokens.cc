@@ -9,8 +9,8 @@
 #include "commands.h"
 #include "fmte/tokens.h"
 #include "job_options.h"
-#include "token_options.h"
 #include "output.h"
+#include "token_options.h"
 
 namespace fmte::advise {
 namespace {
@@ -36,12 +36,14 @@ std::string Fixed(double v, int decimals) {
 void PrintHuman(const BatchingResult& r, const BatchingOptions& o, const std::string& source,
                 int64_t exact_samples, TokenCounter counter, const std::string& contract_out) {
   tools::TextTable t;
-  std::string counted = counter == TokenCounter::kChars ? "chars/3.6" : std::string(ToString(counter));
+  std::string counted =
+      counter == TokenCounter::kChars ? "chars/3.6" : std::string(ToString(counter));
   if (exact_samples > 0) counted += "; " + std::to_string(exact_samples) + " exact from input_ids";
   t.AddRow({"source", source});
   t.AddRow({"samples", std::to_string(r.samples) + " (tokens: " + counted + ")"});
   t.AddRow({"tokens per epoch", std::to_string(r.total_tokens)});
-  t.AddRow({"tokens in total", Fixed(r.tokens_all_epochs, 0) + " (" + Fixed(o.epochs, 2) + " epochs)"});
+  t.AddRow(
+      {"tokens in total", Fixed(r.tokens_all_epochs, 0) + " (" + Fixed(o.epochs, 2) + " epochs)"});
   std::string longest = std::to_string(r.max_sample_tokens);
   if (!o.packing && o.seq_len > 0 && source.rfind("contract", 0) != 0)
     longest += " (" + std::to_string(r.truncated_samples) + " samples truncated at " +
@@ -65,15 +67,18 @@ void PrintHuman(const BatchingResult& r, const BatchingOptions& o, const std::st
 int RunTokens(const std::vector<std::string>& args) {
   namespace po = tools::po;
   po::options_description desc("options");
-  desc.add_options()
-      ("data", po::value<std::string>()->value_name("FILE"), "dataset: JSONL or a JSON array of objects")
-      ("batch-size", po::value<std::string>()->default_value("1"), "samples (rows) per batch")
-      ("seq-len", po::value<std::string>()->value_name("S"), "truncate samples to S tokens; with --packing the row length")
-      ("packing", po::bool_switch(), "pack samples into rows of --seq-len instead of padding")
-      ("epochs", po::value<std::string>()->default_value("1"), "epochs (for totals and steps)")
-      ("seed", po::value<std::string>()->default_value("42"), "shuffle seed")
-      ("write-contract", po::value<std::string>()->value_name("OUT"), "write the TE2 contract of --data to OUT")
-      ("contract", po::value<std::string>()->value_name("IN"), "estimate from a TE2 contract instead of --data");
+  desc.add_options()("data", po::value<std::string>()->value_name("FILE"),
+                     "dataset: JSONL or a JSON array of objects")(
+      "batch-size", po::value<std::string>()->default_value("1"), "samples (rows) per batch")(
+      "seq-len", po::value<std::string>()->value_name("S"),
+      "truncate samples to S tokens; with --packing the row length")(
+      "packing", po::bool_switch(), "pack samples into rows of --seq-len instead of padding")(
+      "epochs", po::value<std::string>()->default_value("1"), "epochs (for totals and steps)")(
+      "seed", po::value<std::string>()->default_value("42"), "shuffle seed")(
+      "write-contract", po::value<std::string>()->value_name("OUT"),
+      "write the TE2 contract of --data to OUT")("contract",
+                                                 po::value<std::string>()->value_name("IN"),
+                                                 "estimate from a TE2 contract instead of --data");
   tools::AddTokenCountingOptions(&desc);
   tools::AddCommonOptions(&desc);
   po::variables_map vm;
@@ -130,7 +135,8 @@ int RunTokens(const std::vector<std::string>& args) {
       std::ofstream out(contract_out, std::ios::binary | std::ios::trunc);
       out << ContractToJson(MakeContract(*data));
       out.close();
-      if (!out) return Fail(Status::IoError("--write-contract: cannot write '" + contract_out + "'"));
+      if (!out)
+        return Fail(Status::IoError("--write-contract: cannot write '" + contract_out + "'"));
     }
   } else {
     auto contract = LoadContractFile(contract_in);

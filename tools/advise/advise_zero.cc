@@ -29,8 +29,7 @@ void PrintTable(const ZeroColdInput& in, const std::vector<ZeroColdRow>& rows) {
   std::cout << "Estimated memory needed for params, optim states and gradients for a:\n"
             << "HW: Setup with " << in.nodes << (in.nodes > 1 ? " nodes" : " node") << ", "
             << in.gpus_per_node << (in.gpus_per_node > 1 ? " GPUs" : " GPU") << " per node.\n"
-            << "SW: Model with " << static_cast<int64_t>(in.total_params / 1e6)
-            << "M total params";
+            << "SW: Model with " << static_cast<int64_t>(in.total_params / 1e6) << "M total params";
   if (in.stage == 3)
     std::cout << ", " << static_cast<int64_t>(in.largest_layer_params / 1e6)
               << "M largest layer params";
@@ -38,10 +37,12 @@ void PrintTable(const ZeroColdInput& in, const std::vector<ZeroColdRow>& rows) {
   for (const auto& r : rows) {
     // DeepSpeed pads "cpu" to 4 characters so that the columns line up with "none".
     std::string options;
-    if (in.stage == 3) options += std::string("offload_param=") + (r.offload_param ? "cpu " : "none") + ", ";
+    if (in.stage == 3)
+      options += std::string("offload_param=") + (r.offload_param ? "cpu " : "none") + ", ";
     options += std::string("offload_optimizer=") + (r.offload_optimizer ? "cpu " : "none");
     if (in.stage == 3) options += std::string(", zero_init=") + (r.zero_init ? "1" : "0");
-    std::cout << " " << Gb(r.cpu_bytes, 7) << " | " << Gb(r.gpu_bytes, 6) << " | " << options << "\n";
+    std::cout << " " << Gb(r.cpu_bytes, 7) << " | " << Gb(r.gpu_bytes, 6) << " | " << options
+              << "\n";
   }
 }
 
@@ -67,18 +68,18 @@ nlohmann::json RowsJson(const ZeroColdInput& in, const std::vector<ZeroColdRow>&
 int RunZero(const std::vector<std::string>& args) {
   namespace po = tools::po;
   po::options_description desc("options");
-  desc.add_options()
-      ("stage", po::value<std::string>()->default_value("3"), "ZeRO stage: 2 or 3")
-      ("params", po::value<std::string>()->value_name("P"),
-       "total parameters (2851e6, 2.851B, 32M; required)")
-      ("largest-layer-params", po::value<std::string>()->value_name("L"),
-       "parameters of the largest layer (required for stage 3)")
-      ("gpus-per-node", po::value<std::string>()->default_value("1"), "GPUs per node")
-      ("nodes", po::value<std::string>()->default_value("1"), "nodes");
+  desc.add_options()("stage", po::value<std::string>()->default_value("3"), "ZeRO stage: 2 or 3")(
+      "params", po::value<std::string>()->value_name("P"),
+      "total parameters (2851e6, 2.851B, 32M; required)")(
+      "largest-layer-params", po::value<std::string>()->value_name("L"),
+      "parameters of the largest layer (required for stage 3)")(
+      "gpus-per-node", po::value<std::string>()->default_value("1"), "GPUs per node")(
+      "nodes", po::value<std::string>()->default_value("1"), "nodes");
   tools::AddCommonOptions(&desc);
 
   po::variables_map vm;
-  if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return cli::ReportError("fmte-advise", s);
+  if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok())
+    return cli::ReportError("fmte-advise", s);
   if (vm.count("help")) {
     std::cout << tools::HelpText("zero", kSummary, desc);
     return cli::kExitOk;
@@ -88,12 +89,14 @@ int RunZero(const std::vector<std::string>& args) {
   if (!stage.ok()) return cli::ReportError("fmte-advise", stage.status());
   in.stage = static_cast<int>(*stage);
   if (!vm.count("params"))
-    return cli::ReportError("fmte-advise", Status::InvalidArgument("--params: required (e.g. 2851e6)"));
+    return cli::ReportError("fmte-advise",
+                            Status::InvalidArgument("--params: required (e.g. 2851e6)"));
   auto params = ParseParamCount(vm["params"].as<std::string>(), "--params");
   if (!params.ok()) return cli::ReportError("fmte-advise", params.status());
   in.total_params = *params;
   if (vm.count("largest-layer-params")) {
-    auto lp = ParseParamCount(vm["largest-layer-params"].as<std::string>(), "--largest-layer-params");
+    auto lp =
+        ParseParamCount(vm["largest-layer-params"].as<std::string>(), "--largest-layer-params");
     if (!lp.ok()) return cli::ReportError("fmte-advise", lp.status());
     in.largest_layer_params = *lp;
   }

@@ -7,10 +7,12 @@
 
 namespace fmte::advise {
 
-int RunEstimate(const std::vector<std::string>& args);   // memory (+ time) of one job
-int RunZero(const std::vector<std::string>& args);       // DeepSpeed's cold ZeRO estimator table
-int RunTokens(const std::vector<std::string>& args);     // dataset tokens, padding/packing, TE2 contracts
-int RunCheck(const std::vector<std::string>& args);      // offline admission decision for a batch script
+int RunEstimate(const std::vector<std::string>& args);  // memory (+ time) of one job
+int RunZero(const std::vector<std::string>& args);      // DeepSpeed's cold ZeRO estimator table
+int RunTokens(
+    const std::vector<std::string>& args);  // dataset tokens, padding/packing, TE2 contracts
+int RunCheck(
+    const std::vector<std::string>& args);  // offline admission decision for a batch script
 int RunRecommend(const std::vector<std::string>& args);  // layout search ranked by predicted time
 int RunModels(const std::vector<std::string>& args);     // list the model and GPU catalogs
 

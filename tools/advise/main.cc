@@ -6,13 +6,16 @@ int main(int argc, char** argv) {
   using namespace fmte;
   static const std::vector<cli::Command> kCommands = {
       {"estimate", "per-GPU memory, step and wall time of one training job", advise::RunEstimate},
-      {"recommend", "search parallel layouts for a model and GPU budget, ranked by time", advise::RunRecommend},
-      {"check", "the admission decision for a batch script, as the Slurm plugin would make it", advise::RunCheck},
+      {"recommend", "search parallel layouts for a model and GPU budget, ranked by time",
+       advise::RunRecommend},
+      {"check", "the admission decision for a batch script, as the Slurm plugin would make it",
+       advise::RunCheck},
       {"zero", "DeepSpeed's ZeRO-2/3 model-state estimator table (cold)", advise::RunZero},
-      {"tokens", "count a dataset's tokens and simulate batching (padding/packing)", advise::RunTokens},
+      {"tokens", "count a dataset's tokens and simulate batching (padding/packing)",
+       advise::RunTokens},
       {"models", "list the model and GPU catalogs", advise::RunModels},
   };
-  return cli::RunCommandTable("fmte-advise",
-                              "Predicts GPU memory and time of LLM training jobs and says what would fit.",
-                              kCommands, argc, argv);
+  return cli::RunCommandTable(
+      "fmte-advise", "Predicts GPU memory and time of LLM training jobs and says what would fit.",
+      kCommands, argc, argv);
 }

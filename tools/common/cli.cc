@@ -27,13 +27,14 @@ void PrintUsage(std::ostream& os, std::string_view tool, std::string_view descri
   os << "usage: " << tool << " <command> [options]   (" << tool << " <command> --help)\n\n"
      << description << "\n\ncommands:\n";
   for (const auto& c : commands) {
-    os << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ') << c.summary << "\n";
+    os << "  " << c.name << std::string(c.name.size() < 12 ? 12 - c.name.size() : 1, ' ')
+       << c.summary << "\n";
   }
 }
 }  // namespace
 
-int RunCommandTable(std::string_view tool, std::string_view description, const std::vector<Command>& commands,
-                    int argc, char** argv) {
+int RunCommandTable(std::string_view tool, std::string_view description,
+                    const std::vector<Command>& commands, int argc, char** argv) {
   if (argc < 2) {
     PrintUsage(std::cerr, tool, description, commands);
     return kExitUsage;

@@ -29,8 +29,8 @@ struct Command {
 
 // Dispatches argv to the command table; handles --help/-h/--version and unknown commands
 // ("did you mean ...?").
-int RunCommandTable(std::string_view tool, std::string_view description, const std::vector<Command>& commands,
-                    int argc, char** argv);
+int RunCommandTable(std::string_view tool, std::string_view description,
+                    const std::vector<Command>& commands, int argc, char** argv);
 
 // Prints "<tool>: error: <message>" to stderr and returns the exit code for `status`.
 int ReportError(std::string_view tool, const Status& status);

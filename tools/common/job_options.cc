@@ -10,7 +10,6 @@
 namespace fmte::tools {
 namespace {
 
-
 // The closest long option name to `name`, or "" when none is close.
 std::string ClosestOption(const po::options_description& desc, std::string_view name) {
   NearestName nearest(name, 4);
@@ -44,8 +43,10 @@ Status CountFlag(const po::variables_map& vm, const char* flag, int64_t* out) {
   const std::string name = std::string("--") + flag;
   auto v = ParseParamCount(text, name);
   if (!v.ok() || *v != std::floor(*v) || *v > 9e15)
-    return Status::InvalidArgument(name + ": expected a positive whole count such as 1200000, "
-                                   "1.2e6 or 2B, got '" + Shown(text) + "'");
+    return Status::InvalidArgument(name +
+                                   ": expected a positive whole count such as 1200000, "
+                                   "1.2e6 or 2B, got '" +
+                                   Shown(text) + "'");
   *out = static_cast<int64_t>(*v);
   return Status::Ok();
 }
@@ -61,10 +62,11 @@ Result<std::vector<std::string>> SplitList(std::string_view text, std::string_vi
     const size_t e = item.find_last_not_of(" \t");
     item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
     if (item.empty())
-      return Status::InvalidArgument(std::string(flag) +
-                                     ": expected a comma-separated list of module names "
-                                     "(q_proj,v_proj or q,k,v,o,gate,up,down) or all-linear, got '" +
-                                     Shown(text) + "'");
+      return Status::InvalidArgument(
+          std::string(flag) +
+          ": expected a comma-separated list of module names "
+          "(q_proj,v_proj or q,k,v,o,gate,up,down) or all-linear, got '" +
+          Shown(text) + "'");
     out.push_back(std::move(item));
     start = comma + 1;
   }
@@ -105,8 +107,7 @@ std::string HelpText(std::string_view command, std::string_view summary,
 Result<int64_t> ParseInt(std::string_view text, std::string_view flag, int64_t min, int64_t max) {
   int64_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || v < min ||
-      v > max) {
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || v < min || v > max) {
     return Status::InvalidArgument(std::string(flag) + ": expected an integer in " +
                                    std::to_string(min) + ".." + std::to_string(max) + ", got '" +
                                    Shown(text) + "'");
@@ -139,67 +140,73 @@ bool FlagSet(const po::variables_map& vm, const char* name) {
 }
 
 void AddCommonOptions(po::options_description* desc) {
-  desc->add_options()("help,h", "show this help and exit")(
-      "json", po::bool_switch(), "print the result as one JSON document");
+  desc->add_options()("help,h", "show this help and exit")("json", po::bool_switch(),
+                                                           "print the result as one JSON document");
 }
 
 void AddJobOptions(po::options_description* desc) {
   const TrainingJob d;  // the defaults live in TrainingJob; the help shows them
-  const auto str = [](auto v) { return po::value<std::string>()->default_value(std::to_string(v)); };
+  const auto str = [](auto v) {
+    return po::value<std::string>()->default_value(std::to_string(v));
+  };
   const auto name = [](std::string_view v) {
     return po::value<std::string>()->default_value(std::string(v));
   };
   po::options_description job("job");
-  job.add_options()
-      ("model", po::value<std::string>()->value_name("ID|PATH"),
-       "catalog id (fmte-advise models) or a config.json file or model directory (required)")
-      ("method", name(ToString(d.method)), ("training method: " + AcceptedNames(d.method)).c_str())
-      ("gpus", str(d.gpus), "GPUs in total (tp * pp * dp)")
-      ("gpus-per-node", po::value<std::string>(), "GPUs per node (default: min(gpus, 8))")
-      ("gpu", name(kDefaultGpu), "GPU type: catalog name or alias (A100-80GB, H100-SXM, ...)")
-      ("micro-batch", str(d.micro_batch), "sequences per GPU per micro-step")
-      ("seq-len", str(d.seq_len), "tokens per sequence")
-      ("grad-accum", str(d.grad_accum), "gradient accumulation steps (pipeline micro-batches)")
-      ("precision", name(ToString(d.precision)), ("precision: " + AcceptedNames(d.precision)).c_str())
-      ("optimizer", name(ToString(d.optimizer)), ("optimizer: " + AcceptedNames(d.optimizer)).c_str())
-      ("sharding", name(ToString(d.sharding)), ("data-parallel sharding: " + AcceptedNames(d.sharding)).c_str())
-      ("offload-optimizer", po::bool_switch(), "optimizer state in host memory (ZeRO/FSDP offload)")
-      ("offload-params", po::bool_switch(), "parameters in host memory (ZeRO-3/FSDP offload)")
-      ("tp", str(d.tp), "tensor-parallel degree")
-      ("pp", str(d.pp), "pipeline-parallel stages")
-      ("vpp", str(d.vpp), "virtual pipeline stages per GPU (interleaved 1F1B when > 1)")
-      ("sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")
-      ("activation-checkpointing", name(ToString(d.activation_checkpointing)),
-       ("activation recomputation: " + AcceptedNames(d.activation_checkpointing)).c_str())
-      ("attention", name(ToString(d.attention)), ("attention kernel: " + AcceptedNames(d.attention)).c_str())
-      ("lora-r", str(d.lora_r), "LoRA rank")
-      ("lora-targets", po::value<std::string>()->value_name("LIST|all-linear"),
-       "LoRA target modules, comma-separated (default: the framework's default for the family)")
-      ("quant", po::value<std::string>()->value_name("nf4|fp4|int8"),
-       "QLoRA base weight quantisation (default with --method qlora: nf4)")
-      ("double-quant", po::bool_switch(), "QLoRA double quantisation of the constants")
-      ("virtual-tokens", str(d.virtual_tokens), "prompt/prefix tuning virtual tokens")
-      ("framework", name(ToString(d.framework)), ("framework running the job: " + AcceptedNames(d.framework)).c_str())
-      ("chunked-loss", po::bool_switch(), "chunked cross-entropy (torchtune, Liger)")
-      ("compile", po::bool_switch(), "torch.compile")
-      ("activation-offload", po::bool_switch(), "saved activations offloaded to host memory")
-      ("optimizer-in-backward", po::bool_switch(), "optimizer step fused into backward");
+  job.add_options()(
+      "model", po::value<std::string>()->value_name("ID|PATH"),
+      "catalog id (fmte-advise models) or a config.json file or model directory (required)")(
+      "method", name(ToString(d.method)), ("training method: " + AcceptedNames(d.method)).c_str())(
+      "gpus", str(d.gpus), "GPUs in total (tp * pp * dp)")(
+      "gpus-per-node", po::value<std::string>(), "GPUs per node (default: min(gpus, 8))")(
+      "gpu", name(kDefaultGpu), "GPU type: catalog name or alias (A100-80GB, H100-SXM, ...)")(
+      "micro-batch", str(d.micro_batch), "sequences per GPU per micro-step")(
+      "seq-len", str(d.seq_len), "tokens per sequence")(
+      "grad-accum", str(d.grad_accum), "gradient accumulation steps (pipeline micro-batches)")(
+      "precision", name(ToString(d.precision)),
+      ("precision: " + AcceptedNames(d.precision)).c_str())(
+      "optimizer", name(ToString(d.optimizer)),
+      ("optimizer: " + AcceptedNames(d.optimizer)).c_str())(
+      "sharding", name(ToString(d.sharding)),
+      ("data-parallel sharding: " + AcceptedNames(d.sharding)).c_str())(
+      "offload-optimizer", po::bool_switch(), "optimizer state in host memory (ZeRO/FSDP offload)")(
+      "offload-params", po::bool_switch(), "parameters in host memory (ZeRO-3/FSDP offload)")(
+      "tp", str(d.tp), "tensor-parallel degree")("pp", str(d.pp), "pipeline-parallel stages")(
+      "vpp", str(d.vpp), "virtual pipeline stages per GPU (interleaved 1F1B when > 1)")(
+      "sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")(
+      "activation-checkpointing", name(ToString(d.activation_checkpointing)),
+      ("activation recomputation: " + AcceptedNames(d.activation_checkpointing)).c_str())(
+      "attention", name(ToString(d.attention)),
+      ("attention kernel: " + AcceptedNames(d.attention)).c_str())("lora-r", str(d.lora_r),
+                                                                   "LoRA rank")(
+      "lora-targets", po::value<std::string>()->value_name("LIST|all-linear"),
+      "LoRA target modules, comma-separated (default: the framework's default for the family)")(
+      "quant", po::value<std::string>()->value_name("nf4|fp4|int8"),
+      "QLoRA base weight quantisation (default with --method qlora: nf4)")(
+      "double-quant", po::bool_switch(), "QLoRA double quantisation of the constants")(
+      "virtual-tokens", str(d.virtual_tokens), "prompt/prefix tuning virtual tokens")(
+      "framework", name(ToString(d.framework)),
+      ("framework running the job: " + AcceptedNames(d.framework)).c_str())(
+      "chunked-loss", po::bool_switch(), "chunked cross-entropy (torchtune, Liger)")(
+      "compile", po::bool_switch(), "torch.compile")("activation-offload", po::bool_switch(),
+                                                     "saved activations offloaded to host memory")(
+      "optimizer-in-backward", po::bool_switch(), "optimizer step fused into backward");
   desc->add(job);
 }
 
 void AddWorkOptions(po::options_description* desc) {
   po::options_description work("amount of work and time");
-  work.add_options()
-      ("tokens", po::value<std::string>(), "training tokens in total (e.g. 2B)")
-      ("samples", po::value<std::string>(), "training samples (sequences) per epoch")
-      ("epochs", po::value<std::string>(), "epochs over --samples")
-      ("steps", po::value<std::string>(), "optimizer steps")
-      ("global-batch", po::value<std::string>(),
-       "sequences per optimizer step (default: micro-batch * grad-accum * dp)")
-      ("cluster", po::value<std::string>(), "cluster / regressor set name (e.g. Perlmutter)")
-      ("inter-node-gbps", po::value<std::string>(), "network bandwidth per node, Gb/s")
-      ("timeline", po::value<std::string>()->value_name("FILE.svg"), "write the step timeline as SVG")
-      ("regressors", po::value<std::string>()->value_name("DIR"), "regressor directory to use");
+  work.add_options()("tokens", po::value<std::string>(), "training tokens in total (e.g. 2B)")(
+      "samples", po::value<std::string>(), "training samples (sequences) per epoch")(
+      "epochs", po::value<std::string>(), "epochs over --samples")(
+      "steps", po::value<std::string>(), "optimizer steps")(
+      "global-batch", po::value<std::string>(),
+      "sequences per optimizer step (default: micro-batch * grad-accum * dp)")(
+      "cluster", po::value<std::string>(), "cluster / regressor set name (e.g. Perlmutter)")(
+      "inter-node-gbps", po::value<std::string>(), "network bandwidth per node, Gb/s")(
+      "timeline", po::value<std::string>()->value_name("FILE.svg"),
+      "write the step timeline as SVG")("regressors", po::value<std::string>()->value_name("DIR"),
+                                        "regressor directory to use");
   desc->add(work);
 }
 
@@ -246,7 +253,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.activation_offload = FlagSet(vm, "activation-offload");
   job.optimizer_in_backward = FlagSet(vm, "optimizer-in-backward");
 
-  // Work (issue 4); absent when the command did not add AddWorkOptions.
+  // Work; absent when the command did not add AddWorkOptions.
   FMTE_RETURN_IF_ERROR(CountFlag(vm, "tokens", &job.tokens));
   FMTE_RETURN_IF_ERROR(CountFlag(vm, "samples", &job.samples));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "steps", 1, int64_t{1} << 40, &job.steps));

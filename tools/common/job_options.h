@@ -28,8 +28,8 @@ Status ParseFlags(const po::options_description& desc, const std::vector<std::st
                   po::variables_map* vm);
 
 // "usage: <tool> <command> [options]" + summary + the options table, for --help.
-std::string HelpText(std::string_view command, std::string_view summary, const po::options_description& desc,
-                     std::string_view tool = "fmte-advise");
+std::string HelpText(std::string_view command, std::string_view summary,
+                     const po::options_description& desc, std::string_view tool = "fmte-advise");
 
 // Strict number parsing: the whole text must be the number, within [min, max].
 Result<int64_t> ParseInt(std::string_view text, std::string_view flag, int64_t min, int64_t max);
@@ -43,9 +43,9 @@ bool FlagSet(const po::variables_map& vm, const char* name);  // bool_switch or 
 void AddCommonOptions(po::options_description* desc);
 
 // The flags describing one training job: --model, --method, ..., --optimizer-in-backward
-// (issue 2, exactly), with their defaults as in TrainingJob (--gpu A100-80GB).
+// (a contract: docs/advise.md), with their defaults as in TrainingJob (--gpu A100-80GB).
 void AddJobOptions(po::options_description* desc);
-// The amount-of-work and time flags (issue 4): --tokens, --samples, --epochs, --steps,
+// The amount-of-work and time flags: --tokens, --samples, --epochs, --steps,
 // --global-batch, --cluster, --inter-node-gbps, --timeline FILE.svg, --regressors DIR.
 void AddWorkOptions(po::options_description* desc);
 
@@ -55,8 +55,8 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm);
 
 // Outputs of the time estimate that are not part of the job.
 struct WorkOutputs {
-  std::string timeline_svg;   // --timeline: write the step timeline here ("" = no)
-  std::string regressors_dir; // --regressors: regressor set to use ("" = the configured one)
+  std::string timeline_svg;    // --timeline: write the step timeline here ("" = no)
+  std::string regressors_dir;  // --regressors: regressor set to use ("" = the configured one)
 };
 WorkOutputs WorkOutputsFromFlags(const po::variables_map& vm);
 

@@ -101,7 +101,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   }
   if (job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning)
     j["virtual_tokens"] = job.virtual_tokens;
-  // Amount of work, when given (issue 4).
+  // Amount of work, when given.
   if (job.tokens > 0) j["tokens"] = job.tokens;
   if (job.samples > 0) j["samples"] = job.samples;
   if (job.epochs > 0) j["epochs"] = job.epochs;
@@ -140,16 +140,14 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
   mem["fits"] = m.fits;
   mem["cpu_bytes_per_node"] = m.cpu_bytes_per_node;
   mem["peak_phase"] = m.peak_phase;
-  mem["breakdown"] = {{"weights", m.breakdown.weights},
-                      {"gradients", m.breakdown.gradients},
-                      {"optimizer", m.breakdown.optimizer},
-                      {"activations", m.breakdown.activations},
-                      {"logits", m.breakdown.logits},
-                      {"other", m.breakdown.other}};
+  mem["breakdown"] = {
+      {"weights", m.breakdown.weights},     {"gradients", m.breakdown.gradients},
+      {"optimizer", m.breakdown.optimizer}, {"activations", m.breakdown.activations},
+      {"logits", m.breakdown.logits},       {"other", m.breakdown.other}};
   mem["layers_per_stage"] = m.layers_per_stage;
   mem["heaviest_stage"] = m.heaviest_stage;
   doc["memory"] = std::move(mem);
-  AddTimeJson(doc, job, estimate);  // issue 4: output_time.cc
+  AddTimeJson(doc, job, estimate);  // output_time.cc
   return doc;
 }
 
@@ -166,7 +164,8 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   if (job.method == Method::kLora || job.method == Method::kQlora)
     method += " r=" + std::to_string(job.lora_r);
   if (job.method == Method::kQlora)
-    method += std::string(" ") + std::string(ToString(job.quant == Quant::kNone ? Quant::kNf4 : job.quant)) +
+    method += std::string(" ") +
+              std::string(ToString(job.quant == Quant::kNone ? Quant::kNf4 : job.quant)) +
               (job.double_quant ? "+dq" : "");
   head.AddRow({"job", method + ", " + std::string(ToString(job.precision)) + ", " +
                           std::string(ToString(job.optimizer)) + ", framework " +
@@ -174,12 +173,11 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   head.AddRow({"batch", "micro-batch " + std::to_string(job.micro_batch) + " x seq-len " +
                             std::to_string(job.seq_len) + ", grad-accum " +
                             std::to_string(job.grad_accum)});
-  std::string layout = std::to_string(job.gpus) + " x " + gpu.name + " (" +
-                       std::to_string(job.Nodes()) + (job.Nodes() > 1 ? " nodes" : " node") +
-                       " x " + std::to_string(job.EffectiveGpusPerNode()) + "), tp " +
-                       std::to_string(job.tp) + " pp " + std::to_string(job.pp) + " dp " +
-                       std::to_string(job.DataParallel()) + ", sharding " +
-                       std::string(ToString(job.sharding));
+  std::string layout =
+      std::to_string(job.gpus) + " x " + gpu.name + " (" + std::to_string(job.Nodes()) +
+      (job.Nodes() > 1 ? " nodes" : " node") + " x " + std::to_string(job.EffectiveGpusPerNode()) +
+      "), tp " + std::to_string(job.tp) + " pp " + std::to_string(job.pp) + " dp " +
+      std::to_string(job.DataParallel()) + ", sharding " + std::string(ToString(job.sharding));
   if (job.vpp > 1) layout += ", vpp " + std::to_string(job.vpp);
   if (job.sequence_parallel) layout += ", sp";
   if (job.offload_optimizer) layout += ", offload optimizer";
@@ -217,7 +215,7 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
        << m.heaviest_stage << "\n";
   }
   std::ostringstream time;
-  PrintTime(time, job, estimate);  // issue 4: output_time.cc (prints nothing without a time)
+  PrintTime(time, job, estimate);  // output_time.cc (prints nothing without a time)
   if (!time.str().empty()) os << "\n" << time.str();
 }
 

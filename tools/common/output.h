@@ -56,8 +56,8 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
 void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& job,
                    const GpuSpec& gpu, const JobEstimate& estimate);
 
-// The time part of the estimate (issue 4). Implemented in output_time.cc, which the time
-// engineer owns: adds doc["time"] / prints the time table when estimate.has_time.
+// The time part of the estimate, implemented in output_time.cc: adds doc["time"] / prints the
+// time table when estimate.has_time.
 void AddTimeJson(nlohmann::json& doc, const TrainingJob& job, const JobEstimate& estimate);
 void PrintTime(std::ostream& os, const TrainingJob& job, const JobEstimate& estimate);
 

@@ -1,4 +1,4 @@
-// The time part of an estimate's output (issue 4): the `time` JSON object (contract names:
+// The time part of an estimate's output: the `time` JSON object (contract names:
 // step_time_s, tokens_per_s_per_gpu, mfu, wall_time_s, time_limit_s, breakdown.{compute,
 // communication, bubble, optimizer, offload, overhead}) and the human lines.
 #include <cstdio>
@@ -10,9 +10,12 @@ namespace {
 
 std::string Duration(double s) {
   char buf[64];
-  if (s < 120) std::snprintf(buf, sizeof buf, "%.3f s", s);
-  else if (s < 2 * 3600) std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
-  else std::snprintf(buf, sizeof buf, "%.2f h", s / 3600);
+  if (s < 120)
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+  else if (s < 2 * 3600)
+    std::snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f h", s / 3600);
   return buf;
 }
 
@@ -31,9 +34,10 @@ void AddTimeJson(nlohmann::json& doc, const TrainingJob& /*job*/, const JobEstim
     t["model_flops_per_step"] = s.model_flops_per_step;
     t["global_batch"] = s.global_batch;
     t["micro_batches"] = s.micro_batches;
-    t["breakdown"] = {{"compute", s.breakdown.compute_s},     {"communication", s.breakdown.communication_s},
-                      {"bubble", s.breakdown.bubble_s},       {"optimizer", s.breakdown.optimizer_s},
-                      {"offload", s.breakdown.offload_s},     {"overhead", s.breakdown.overhead_s}};
+    t["breakdown"] = {
+        {"compute", s.breakdown.compute_s}, {"communication", s.breakdown.communication_s},
+        {"bubble", s.breakdown.bubble_s},   {"optimizer", s.breakdown.optimizer_s},
+        {"offload", s.breakdown.offload_s}, {"overhead", s.breakdown.overhead_s}};
     t["efficiency_source"] = s.efficiency_source;
   }
   if (estimate.has_time) {
@@ -43,8 +47,11 @@ void AddTimeJson(nlohmann::json& doc, const TrainingJob& /*job*/, const JobEstim
     t["time_limit_s"] = w.time_limit_s;
     t["wall_time_bound_s"] = estimate.wall_time_bound_s;
     t["time_limit_quantile"] = w.quantile;
-    t["wall_breakdown"] = {{"startup", w.startup_s}, {"load", w.load_s},     {"train", w.train_s},
-                           {"eval", w.eval_s},       {"checkpoint", w.checkpoint_s}};
+    t["wall_breakdown"] = {{"startup", w.startup_s},
+                           {"load", w.load_s},
+                           {"train", w.train_s},
+                           {"eval", w.eval_s},
+                           {"checkpoint", w.checkpoint_s}};
     if (w.sequence_tokens > 0) {  // over a dataset (--contract)
       t["dataset"] = {{"sequence_tokens", w.sequence_tokens},
                       {"padding_fraction", w.padding_fraction},
@@ -59,31 +66,37 @@ void PrintTime(std::ostream& os, const TrainingJob& /*job*/, const JobEstimate& 
   const TimeEstimate& s = estimate.time.step;
   if (estimate.has_step_time) {
     const TimeBreakdown& b = s.breakdown;
-    std::snprintf(buf, sizeof buf, "step time       %s  (%.0f tokens/s per GPU, MFU %.1f%%, %lld micro-batches)\n",
+    std::snprintf(buf, sizeof buf,
+                  "step time       %s  (%.0f tokens/s per GPU, MFU %.1f%%, %lld micro-batches)\n",
                   Duration(s.step_time_s).c_str(), s.tokens_per_s_per_gpu, 100 * s.mfu,
                   static_cast<long long>(s.micro_batches));
     os << buf;
     auto pct = [&](double x) { return s.step_time_s > 0 ? 100 * x / s.step_time_s : 0.0; };
-    std::snprintf(buf, sizeof buf,
-                  "  compute %.1f%%  communication %.1f%%  bubble %.1f%%  optimizer %.1f%%  offload %.1f%%  "
-                  "overhead %.1f%%\n",
-                  pct(b.compute_s), pct(b.communication_s), pct(b.bubble_s), pct(b.optimizer_s), pct(b.offload_s),
-                  pct(b.overhead_s));
+    std::snprintf(
+        buf, sizeof buf,
+        "  compute %.1f%%  communication %.1f%%  bubble %.1f%%  optimizer %.1f%%  offload %.1f%%  "
+        "overhead %.1f%%\n",
+        pct(b.compute_s), pct(b.communication_s), pct(b.bubble_s), pct(b.optimizer_s),
+        pct(b.offload_s), pct(b.overhead_s));
     os << buf;
   }
   if (estimate.has_time) {
     const WallTimeEstimate& w = estimate.time;
-    std::snprintf(buf, sizeof buf, "wall time       %s for %lld steps (time limit %s at the %.0f%% quantile)\n",
-                  Duration(w.wall_time_s).c_str(), static_cast<long long>(w.steps), Duration(w.time_limit_s).c_str(),
-                  100 * w.quantile);
+    std::snprintf(buf, sizeof buf,
+                  "wall time       %s for %lld steps (time limit %s at the %.0f%% quantile)\n",
+                  Duration(w.wall_time_s).c_str(), static_cast<long long>(w.steps),
+                  Duration(w.time_limit_s).c_str(), 100 * w.quantile);
     os << buf;
     std::snprintf(buf, sizeof buf, "  start-up %s, load %s, train %s, eval %s, checkpoints %s\n",
-                  Duration(w.startup_s).c_str(), Duration(w.load_s).c_str(), Duration(w.train_s).c_str(),
-                  Duration(w.eval_s).c_str(), Duration(w.checkpoint_s).c_str());
+                  Duration(w.startup_s).c_str(), Duration(w.load_s).c_str(),
+                  Duration(w.train_s).c_str(), Duration(w.eval_s).c_str(),
+                  Duration(w.checkpoint_s).c_str());
     os << buf;
     if (w.sequence_tokens > 0) {
-      std::snprintf(buf, sizeof buf, "  dataset: %.0f tokens over all epochs, steps at %lld tokens per row (%.1f%% padding)\n",
-                    w.dataset_tokens, static_cast<long long>(w.sequence_tokens), 100 * w.padding_fraction);
+      std::snprintf(
+          buf, sizeof buf,
+          "  dataset: %.0f tokens over all epochs, steps at %lld tokens per row (%.1f%% padding)\n",
+          w.dataset_tokens, static_cast<long long>(w.sequence_tokens), 100 * w.padding_fraction);
       os << buf;
     }
   } else {

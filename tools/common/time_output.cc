@@ -16,14 +16,17 @@ nlohmann::json ModelJson(const SiteCorrectionModel& m) {
                       {"data", {{"first_end", m.first_end}, {"last_end", m.last_end}}}};
   if (m.cv_mean_abs_rel_error >= 0) j["cv_mean_abs_rel_error"] = m.cv_mean_abs_rel_error;
   if (m.has_quantiles) {
-    j["log_residual_quantiles"] = {{"p50", m.log_residual_p50}, {"p90", m.log_residual_p90},
-                                   {"p95", m.log_residual_p95}};
+    j["log_residual_quantiles"] = {
+        {"p50", m.log_residual_p50}, {"p90", m.log_residual_p90}, {"p95", m.log_residual_p95}};
   }
   return j;
 }
 
 nlohmann::json FactorJson(const AppliedCorrection& a) {
-  return {{"applied", a.applied}, {"model_factor", a.model_factor}, {"factor", a.factor}, {"clamped", a.clamped}};
+  return {{"applied", a.applied},
+          {"model_factor", a.model_factor},
+          {"factor", a.factor},
+          {"clamped", a.clamped}};
 }
 
 std::string DataRange(const SiteCorrectionModel& m) {
@@ -36,7 +39,8 @@ std::string DataRange(const SiteCorrectionModel& m) {
 Status ApplyRegressorsDir(const std::string& dir, Catalogs* catalogs) {
   if (dir.empty()) return Status::Ok();
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return Status::NotFound("--regressors: " + dir + ": no such directory");
+  if (!std::filesystem::is_directory(dir, ec))
+    return Status::NotFound("--regressors: " + dir + ": no such directory");
   return LoadRegressors(dir, catalogs).WithContext("--regressors");
 }
 
@@ -59,8 +63,9 @@ void AddCorrectionJson(nlohmann::json& doc, const JobEstimate& e, const SiteCorr
       t["model_wall_time_s"] = ModelWallTimeS(e);
       t["wall_time_s"] = e.wall_time_s;
       t["wall_time_bound_s"] = e.wall_time_bound_s;
-      t["bound"] = c.time->has_quantiles ? "corrected wall time x exp(p95 of the held-out log residuals)"
-                                         : "the time model's bound x factor";
+      t["bound"] = c.time->has_quantiles
+                       ? "corrected wall time x exp(p95 of the held-out log residuals)"
+                       : "the time model's bound x factor";
     } else {
       t["why_not"] = "no wall time: give --tokens, --samples (with --epochs) or --steps";
     }
@@ -74,18 +79,25 @@ void PrintCorrection(std::ostream& os, const JobEstimate& e, const SiteCorrectio
   const auto line = [&](const char* what, const AppliedCorrection& a, const SiteCorrectionModel& m,
                         const std::string& before_after) {
     if (!a.applied) {
-      std::snprintf(buf, sizeof buf, "site correction %s: not applied (%s)\n", what, m.path.c_str());
+      std::snprintf(buf, sizeof buf, "site correction %s: not applied (%s)\n", what,
+                    m.path.c_str());
     } else {
-      std::snprintf(buf, sizeof buf, "site correction %s x%.3f%s  %s\n  from %s (%s)\n", what, a.factor,
-                    a.clamped ? (" (model said x" + std::to_string(a.model_factor).substr(0, 6) + ", guarded)").c_str()
-                              : "",
-                    before_after.c_str(), m.path.c_str(), DataRange(m).c_str());
+      std::snprintf(
+          buf, sizeof buf, "site correction %s x%.3f%s  %s\n  from %s (%s)\n", what, a.factor,
+          a.clamped
+              ? (" (model said x" + std::to_string(a.model_factor).substr(0, 6) + ", guarded)")
+                    .c_str()
+              : "",
+          before_after.c_str(), m.path.c_str(), DataRange(m).c_str());
     }
     os << buf;
   };
   if (c.memory) {
-    const auto gib = [](int64_t b) { return std::to_string(static_cast<double>(b) / (1 << 30)).substr(0, 6) + " GiB"; };
-    line("memory", e.correction.memory, *c.memory, gib(ModelPerGpuBytes(e)) + " -> " + gib(e.memory.per_gpu_bytes));
+    const auto gib = [](int64_t b) {
+      return std::to_string(static_cast<double>(b) / (1 << 30)).substr(0, 6) + " GiB";
+    };
+    line("memory", e.correction.memory, *c.memory,
+         gib(ModelPerGpuBytes(e)) + " -> " + gib(e.memory.per_gpu_bytes));
   }
   if (c.time) {
     line("time  ", e.correction.time, *c.time,
@@ -99,7 +111,8 @@ void PrintCorrection(std::ostream& os, const JobEstimate& e, const SiteCorrectio
 Status WriteTimeline(const std::string& path, const ModelArch& model, const JobEstimate& estimate) {
   if (path.empty()) return Status::Ok();
   if (!estimate.has_step_time)
-    return Status::InvalidArgument("--timeline: no step time for this job (is regressors/vtrain installed?)");
+    return Status::InvalidArgument(
+        "--timeline: no step time for this job (is regressors/vtrain installed?)");
   std::ofstream out(path, std::ios::trunc);
   if (!out) return Status::IoError("--timeline: cannot write " + path);
   out << StepTimelineSvg(estimate.time.step, model.id);

@@ -22,9 +22,11 @@ Status ApplyRegressorsDir(const std::string& dir, Catalogs* catalogs);
 // doc["correction"] when the catalogs hold site corrections: per target the model's factor, the
 // factor applied after the guards, the values before and after, and the model's file, rows and
 // data range, so users see why a number moved. Nothing when no correction is installed.
-void AddCorrectionJson(nlohmann::json& doc, const JobEstimate& estimate, const SiteCorrections& corrections);
+void AddCorrectionJson(nlohmann::json& doc, const JobEstimate& estimate,
+                       const SiteCorrections& corrections);
 // The same as text lines ("site correction ...").
-void PrintCorrection(std::ostream& os, const JobEstimate& estimate, const SiteCorrections& corrections);
+void PrintCorrection(std::ostream& os, const JobEstimate& estimate,
+                     const SiteCorrections& corrections);
 
 // --timeline FILE.svg: writes the step's schedule (time.h StepTimelineSvg). Errors name the file;
 // an estimate without a step time is an error saying why.

@@ -25,11 +25,11 @@ std::string Unescape(const std::string& s) {
 }  // namespace
 
 void AddTokenCountingOptions(po::options_description* desc) {
-  desc->add_options()
-      ("template", po::value<std::string>()->value_name("T"),
-       "text of a sample with {{field}} placeholders (default: all string fields joined by newlines)")
-      ("counter", po::value<std::string>()->default_value("chars"),
-       "token count rule: chars (chars/3.6), words (whitespace words), bytes (UTF-8 bytes)");
+  desc->add_options()("template", po::value<std::string>()->value_name("T"),
+                      "text of a sample with {{field}} placeholders (default: all string fields "
+                      "joined by newlines)")(
+      "counter", po::value<std::string>()->default_value("chars"),
+      "token count rule: chars (chars/3.6), words (whitespace words), bytes (UTF-8 bytes)");
 }
 
 Result<TokenCounting> TokenCountingFromFlags(const po::variables_map& vm) {

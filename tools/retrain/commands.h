@@ -7,9 +7,9 @@
 
 namespace fmte::retrain {
 
-int RunRead(const std::vector<std::string>& args);   // summarise what a sacct export holds
-int RunTrain(const std::vector<std::string>& args);  // train, validate and install regressors
-int RunVtrain(const std::vector<std::string>& args); // step-time model from measured iterations
+int RunRead(const std::vector<std::string>& args);    // summarise what a sacct export holds
+int RunTrain(const std::vector<std::string>& args);   // train, validate and install regressors
+int RunVtrain(const std::vector<std::string>& args);  // step-time model from measured iterations
 
 }  // namespace fmte::retrain
 

@@ -44,7 +44,8 @@ Result<ReadFlags> ParseReadFlags(const std::vector<std::string>& args, const std
     }
     auto next = [&](const char* name) -> Result<std::string> {
       if (has_inline) return value;
-      if (i + 1 >= args.size()) return Status::InvalidArgument(std::string(name) + ": expected a value");
+      if (i + 1 >= args.size())
+        return Status::InvalidArgument(std::string(name) + ": expected a value");
       return args[++i];
     };
     auto take = [&](const char* name, std::string* out) -> Status {
@@ -67,7 +68,8 @@ Result<ReadFlags> ParseReadFlags(const std::vector<std::string>& args, const std
       std::string list;
       FMTE_RETURN_IF_ERROR(take("--fields", &list));
       f.fields = learn::SplitFieldList(list);
-      if (f.fields.empty()) return Status::InvalidArgument("--fields: expected a list like JobID,State,Elapsed");
+      if (f.fields.empty())
+        return Status::InvalidArgument("--fields: expected a list like JobID,State,Elapsed");
     } else if (train && a == "--into") {
       FMTE_RETURN_IF_ERROR(take("--into", &f.into));
     } else if (train && a == "--force") {
@@ -78,16 +80,21 @@ Result<ReadFlags> ParseReadFlags(const std::vector<std::string>& args, const std
       FMTE_RETURN_IF_ERROR(take("--svg-dir", &f.svg_dir));
     } else if (train && a == "--report") {
       FMTE_RETURN_IF_ERROR(take("--report", &f.report_path));
-    } else if (train && (a == "--cluster" || a == "--gpu" || a == "--precision" || a == "--provenance")) {
-      std::string* out = a == "--cluster" ? &f.cluster : a == "--gpu" ? &f.gpu : a == "--precision" ? &f.precision
-                                                                                                  : &f.provenance;
+    } else if (train &&
+               (a == "--cluster" || a == "--gpu" || a == "--precision" || a == "--provenance")) {
+      std::string* out = a == "--cluster"     ? &f.cluster
+                         : a == "--gpu"       ? &f.gpu
+                         : a == "--precision" ? &f.precision
+                                              : &f.provenance;
       FMTE_RETURN_IF_ERROR(take(a.c_str(), out));
-    } else if (train && (a == "--tps-per-gpu" || a == "--no-correction" || a == "--dry-run" || a == "--exact-dir")) {
+    } else if (train && (a == "--tps-per-gpu" || a == "--no-correction" || a == "--dry-run" ||
+                         a == "--exact-dir")) {
       (a == "--tps-per-gpu"     ? f.tps_per_gpu
        : a == "--no-correction" ? f.no_correction
        : a == "--dry-run"       ? f.dry_run
                                 : f.into_exact) = true;
-    } else if (train && (a == "--vocab" || a == "--rounds" || a == "--depth" || a == "--threads" || a == "--eta")) {
+    } else if (train && (a == "--vocab" || a == "--rounds" || a == "--depth" || a == "--threads" ||
+                         a == "--eta")) {
       std::string v;
       FMTE_RETURN_IF_ERROR(take(a.c_str(), &v));
       double x = 0;
@@ -95,8 +102,8 @@ Result<ReadFlags> ParseReadFlags(const std::vector<std::string>& args, const std
       const bool integral = a != "--eta";
       if (ec != std::errc() || p != v.data() + v.size() || !(x > 0) || x > 1e9 ||
           (integral && x != static_cast<double>(static_cast<int64_t>(x)))) {
-        return Status::InvalidArgument(a + ": expected a positive " + (integral ? "integer" : "number") + ", got '" +
-                                       v + "'");
+        return Status::InvalidArgument(a + ": expected a positive " +
+                                       (integral ? "integer" : "number") + ", got '" + v + "'");
       }
       if (a == "--vocab") f.vocab = static_cast<int64_t>(x);
       if (a == "--rounds") f.rounds = static_cast<int>(x);
@@ -109,7 +116,8 @@ Result<ReadFlags> ParseReadFlags(const std::vector<std::string>& args, const std
       int64_t n = 0;
       const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
       if (ec != std::errc() || p != v.data() + v.size() || n < (a == "--folds" ? 2 : 0)) {
-        return Status::InvalidArgument(a + ": expected " + (a == "--folds" ? "an integer >= 2" : "an integer") +
+        return Status::InvalidArgument(a + ": expected " +
+                                       (a == "--folds" ? "an integer >= 2" : "an integer") +
                                        ", got '" + v + "'");
       }
       if (a == "--folds") {
@@ -119,13 +127,15 @@ Result<ReadFlags> ParseReadFlags(const std::vector<std::string>& args, const std
         f.seed = static_cast<uint64_t>(n);
       }
     } else if (a.starts_with("-") && a != "-") {
-      return Status::InvalidArgument("unknown flag '" + a + "' for '" + command + "' (" + usage + ")");
+      return Status::InvalidArgument("unknown flag '" + a + "' for '" + command + "' (" + usage +
+                                     ")");
     } else {
       f.files.push_back(args[i]);
     }
   }
   if (f.files.empty()) return Status::InvalidArgument("expected at least one FILE (" + usage + ")");
-  if (train && f.into.empty() && !f.dry_run) return Status::InvalidArgument("--into DIR: the regressors directory is required");
+  if (train && f.into.empty() && !f.dry_run)
+    return Status::InvalidArgument("--into DIR: the regressors directory is required");
   return f;
 }
 
@@ -137,7 +147,9 @@ Result<ReadResult> ReadExports(const ReadFlags& flags) {
   const bool tty = isatty(STDERR_FILENO) != 0;
   std::string current;
   if (tty) {
-    options.progress = [&current](uint64_t done, uint64_t total) { DrawProgress(current, done, total); };
+    options.progress = [&current](uint64_t done, uint64_t total) {
+      DrawProgress(current, done, total);
+    };
   }
   learn::SacctReader reader(options);
   for (const std::string& file : flags.files) {

@@ -20,14 +20,14 @@ struct ReadFlags {
   bool gpumem_per_gpu = false;  // --gpumem-per-gpu: gres/gpumem is per GPU (Slurm 23.x)
   bool help = false;
   // train only
-  std::string into;             // --into DIR
-  bool into_exact = false;      // --exact-dir: install into DIR itself (not DIR/vtrain, DIR/<cluster>)
+  std::string into;         // --into DIR
+  bool into_exact = false;  // --exact-dir: install into DIR itself (not DIR/vtrain, DIR/<cluster>)
   bool force = false;
-  std::string kind = "sacct";   // --kind
-  std::string svg_dir;          // --svg-dir
-  std::string report_path;      // --report FILE (JSON report also written there)
+  std::string kind = "sacct";  // --kind
+  std::string svg_dir;         // --svg-dir
+  std::string report_path;     // --report FILE (JSON report also written there)
   int folds = 5;
-  bool folds_set = false;      // --folds given (kinds have their own default)
+  bool folds_set = false;  // --folds given (kinds have their own default)
   uint64_t seed = 1234;
   // train --kind vtrain | operators | fm-csv (docs/retrain.md)
   std::string cluster;         // --cluster NAME (operators)

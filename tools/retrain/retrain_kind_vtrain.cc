@@ -1,6 +1,6 @@
 // fmte-retrain train --kind vtrain FILE... --into DIR: the step-time model (efficiency constants +
-// correction, learn/vtrain.h) from measured iteration times in vTrain's CSV format, staged, compared
-// with the installed model, installed into DIR/vtrain (or DIR itself when it is one).
+// correction, learn/vtrain.h) from measured iteration times in vTrain's CSV format, staged,
+// compared with the installed model, installed into DIR/vtrain (or DIR itself when it is one).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -36,11 +36,12 @@ Result<std::vector<learn::VtrainRow>> ReadRows(const std::vector<std::string>& f
 }
 
 // Mean |pred - measured| / measured of an installed model on `rows`.
-Result<double> InstalledMape(const TimeModel& model, const std::vector<learn::VtrainRow>& rows, const GpuSpec& gpu) {
+Result<double> InstalledMape(const TimeModel& model, const std::vector<learn::VtrainRow>& rows,
+                             const GpuSpec& gpu) {
   double sum = 0;
   for (const learn::VtrainRow& r : rows) {
-    Result<TimeEstimate> e = EstimateStepTime(learn::VtrainGptArch(r), learn::VtrainJob(r, gpu.name), gpu,
-                                              learn::VtrainCluster(), model);
+    Result<TimeEstimate> e = EstimateStepTime(
+        learn::VtrainGptArch(r), learn::VtrainJob(r, gpu.name), gpu, learn::VtrainCluster(), model);
     if (!e.ok()) return e.status();
     sum += std::fabs(e->step_time_s - r.iteration_s) / r.iteration_s;
   }
@@ -78,7 +79,8 @@ nlohmann::json Compare(const std::string& dir, const learn::VtrainCvReport& rep,
   }
   Result<double> mape = InstalledMape(*installed, rows, gpu);
   if (!mape.ok()) {
-    c["basis"] = "installed model cannot estimate these rows (" + mape.status().message() + "): not compared";
+    c["basis"] = "installed model cannot estimate these rows (" + mape.status().message() +
+                 "): not compared";
     return c;
   }
   c["installed_mape"] = *mape;
@@ -114,20 +116,24 @@ int TrainVtrainKind(const ReadFlags& flags) {
     if (!staging.status().ok()) return cli::ReportError("fmte-retrain", staging.status());
     // The trainer picks up GEMM curves beside its output (gemm.json): give it the installed ones.
     std::error_code ec;
-    if (fs::exists(dir + "/gemm.json", ec)) fs::copy_file(dir + "/gemm.json", staging.path() + "/gemm.json", ec);
-    const Status s = learn::TrainVtrainModel(*rows, **gpu, opt, flags.provenance, staging.path(), &rep);
+    if (fs::exists(dir + "/gemm.json", ec))
+      fs::copy_file(dir + "/gemm.json", staging.path() + "/gemm.json", ec);
+    const Status s =
+        learn::TrainVtrainModel(*rows, **gpu, opt, flags.provenance, staging.path(), &rep);
     if (!s.ok()) return cli::ReportError("fmte-retrain", s);
     const nlohmann::json cmp = Compare(dir, rep, *rows, **gpu);
-    const bool worse = cmp["installed_mape"].is_number() && rep.corrected_mape > cmp["installed_mape"].get<double>() + 1e-12;
+    const bool worse = cmp["installed_mape"].is_number() &&
+                       rep.corrected_mape > cmp["installed_mape"].get<double>() + 1e-12;
     out["comparison"] = cmp;
     if (worse) {
-      PrintRefusal("new model's held-out MAPE " + std::to_string(rep.corrected_mape) + " > installed " +
-                       std::to_string(cmp["installed_mape"].get<double>()),
+      PrintRefusal("new model's held-out MAPE " + std::to_string(rep.corrected_mape) +
+                       " > installed " + std::to_string(cmp["installed_mape"].get<double>()),
                    flags.force);
     }
     if (!worse || flags.force) {
       std::vector<std::string> installed;
-      const Status is = InstallStaged(staging.path(), dir, RetrainBlock(flags, "vtrain", cmp), &installed);
+      const Status is =
+          InstallStaged(staging.path(), dir, RetrainBlock(flags, "vtrain", cmp), &installed);
       if (!is.ok()) return cli::ReportError("fmte-retrain", is);
       out["installed"] = installed;
     } else {
@@ -146,8 +152,8 @@ int TrainVtrainKind(const ReadFlags& flags) {
     std::cout << out.dump(1) << "\n";
     return rc;
   }
-  std::printf("rows %lld in %lld held-out configuration groups, %d folds\n", static_cast<long long>(rep.rows),
-              static_cast<long long>(rep.groups), rep.folds);
+  std::printf("rows %lld in %lld held-out configuration groups, %d folds\n",
+              static_cast<long long>(rep.rows), static_cast<long long>(rep.groups), rep.folds);
   std::printf("held-out MAPE: analytic %.2f%%, analytic+correction %.2f%% (p90 %.2f%% / %.2f%%)\n",
               100 * rep.analytic_mape, 100 * rep.corrected_mape, 100 * rep.analytic_p90_ape,
               100 * rep.corrected_p90_ape);
@@ -155,7 +161,8 @@ int TrainVtrainKind(const ReadFlags& flags) {
     if (flags.into_exact) {  // the former `fmte-retrain vtrain --out DIR` line
       std::printf("wrote %s/{efficiency,correction,manifest}.json\n", dir.c_str());
     } else {
-      std::printf("installed into %s (%s)\n", dir.c_str(), out["comparison"].value("basis", "").c_str());
+      std::printf("installed into %s (%s)\n", dir.c_str(),
+                  out["comparison"].value("basis", "").c_str());
     }
   }
   return rc;

@@ -28,7 +28,8 @@ Result<std::string> ReadAll(const std::string& path) {
 
 }  // namespace
 
-std::string KindDir(const std::string& into, const std::string& name, const std::string& marker_file) {
+std::string KindDir(const std::string& into, const std::string& name,
+                    const std::string& marker_file) {
   std::error_code ec;
   const fs::path p(into);
   const std::string base = (p.has_filename() ? p : p.parent_path()).filename().string();
@@ -54,12 +55,12 @@ Staging::~Staging() {
   if (!path_.empty()) fs::remove_all(path_, ec);
 }
 
-Status InstallStaged(const std::string& staging, const std::string& dir, const nlohmann::json& retrain,
-                     std::vector<std::string>* installed) {
+Status InstallStaged(const std::string& staging, const std::string& dir,
+                     const nlohmann::json& retrain, std::vector<std::string>* installed) {
   std::vector<std::string> files;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(staging, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(staging, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_regular_file()) continue;
     const std::string rel = fs::relative(it->path(), staging).string();
     if (rel != "manifest.json") files.push_back(rel);
@@ -83,7 +84,8 @@ Status InstallStaged(const std::string& staging, const std::string& dir, const n
   nlohmann::json manifest = nlohmann::json::object();
   if (Result<std::string> m = ReadAll(staging + "/manifest.json"); m.ok()) {
     manifest = nlohmann::json::parse(*m, nullptr, false);
-    if (!manifest.is_object()) return Status::ParseError(staging + "/manifest.json: not a JSON object");
+    if (!manifest.is_object())
+      return Status::ParseError(staging + "/manifest.json: not a JSON object");
   }
   manifest["retrain"] = retrain;
   if (Result<std::string> old = learn::ReadManifest(dir); old.ok()) {
@@ -92,7 +94,8 @@ Status InstallStaged(const std::string& staging, const std::string& dir, const n
   return learn::WriteFileAtomic(dir + "/manifest.json", manifest.dump(1) + "\n");
 }
 
-nlohmann::json RetrainBlock(const ReadFlags& flags, const std::string& kind, const nlohmann::json& comparison) {
+nlohmann::json RetrainBlock(const ReadFlags& flags, const std::string& kind,
+                            const nlohmann::json& comparison) {
   return {{"installed_at", FormatTime(static_cast<int64_t>(std::time(nullptr)))},
           {"kind", kind},
           {"sources", flags.files},
@@ -102,8 +105,9 @@ nlohmann::json RetrainBlock(const ReadFlags& flags, const std::string& kind, con
 }
 
 void PrintRefusal(const std::string& what, bool forced) {
-  std::cerr << "fmte-retrain: " << (forced ? "warning: installed anyway (--force): " : "error: not installed: ")
-            << what << (forced ? "" : " (use --force to install anyway)") << "\n";
+  std::cerr << "fmte-retrain: "
+            << (forced ? "warning: installed anyway (--force): " : "error: not installed: ") << what
+            << (forced ? "" : " (use --force to install anyway)") << "\n";
 }
 
 }  // namespace fmte::retrain

@@ -20,7 +20,8 @@ int TrainFmCsvKind(const ReadFlags& flags);      // retrain_kind_fm.cc
 // Where a kind's models go inside --into: `into` itself when it already is such a directory (holds
 // `marker_file`, or is named `name`), else into/name. (vtrain: "vtrain", efficiency.json;
 // operators: the cluster name, manifest.json.)
-std::string KindDir(const std::string& into, const std::string& name, const std::string& marker_file);
+std::string KindDir(const std::string& into, const std::string& name,
+                    const std::string& marker_file);
 
 // A fresh staging directory inside `dir` (same file system); removed by the destructor.
 class Staging {
@@ -41,11 +42,12 @@ class Staging {
 // the replaced one kept as <stem>.prev.json beside it; then manifest.json = the staged manifest
 // with `retrain` set as its "retrain" member (the replaced manifest kept as manifest.prev.json),
 // written last. `installed` receives the relative paths.
-Status InstallStaged(const std::string& staging, const std::string& dir, const nlohmann::json& retrain,
-                     std::vector<std::string>* installed);
+Status InstallStaged(const std::string& staging, const std::string& dir,
+                     const nlohmann::json& retrain, std::vector<std::string>* installed);
 
 // The "retrain" manifest block every kind writes (when, sources, kind, forced, comparison).
-nlohmann::json RetrainBlock(const ReadFlags& flags, const std::string& kind, const nlohmann::json& comparison);
+nlohmann::json RetrainBlock(const ReadFlags& flags, const std::string& kind,
+                            const nlohmann::json& comparison);
 
 // Prints a refusal to stderr (exit code 1 follows unless --force).
 void PrintRefusal(const std::string& what, bool forced);

@@ -1,5 +1,6 @@
 // fmte-retrain read FILE... [--fields LIST] [--json] [--strict]: what a sacct export holds.
-// Contract (issue 5): --json has rows, jobs, steps, malformed, malformed_lines, fmte_records, states.
+// Contract (docs/retrain.md): --json has rows, jobs, steps, malformed, malformed_lines,
+// fmte_records, states.
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -10,9 +11,10 @@
 namespace fmte::retrain {
 
 int RunRead(const std::vector<std::string>& args) {
-  Result<ReadFlags> flags = ParseReadFlags(args, "read",
-                                           "usage: fmte-retrain read FILE... [--fields LIST] [--json] "
-                                           "[--strict] [--gpumem-per-gpu]");
+  Result<ReadFlags> flags =
+      ParseReadFlags(args, "read",
+                     "usage: fmte-retrain read FILE... [--fields LIST] [--json] "
+                     "[--strict] [--gpumem-per-gpu]");
   if (!flags.ok()) return cli::ReportError("fmte-retrain", flags.status());
   if (flags->help) return cli::kExitOk;
   Result<ReadResult> read = ReadExports(*flags);
@@ -23,12 +25,13 @@ int RunRead(const std::vector<std::string>& args) {
     std::cout << ReadJson(st, summary).dump(2) << "\n";
     return cli::kExitOk;
   }
-  std::cout << "files:          " << st.files.size() << " (" << st.lines << " lines, " << st.header_lines
-            << " header lines)\n"
-            << "rows:           " << st.rows << " (" << st.allocation_rows << " allocations, " << st.step_rows
-            << " steps)\n"
+  std::cout << "files:          " << st.files.size() << " (" << st.lines << " lines, "
+            << st.header_lines << " header lines)\n"
+            << "rows:           " << st.rows << " (" << st.allocation_rows << " allocations, "
+            << st.step_rows << " steps)\n"
             << "jobs:           " << summary.jobs << " (" << summary.arrays << " array tasks, "
-            << summary.with_gpus << " with GPUs, " << summary.with_gpu_memory << " with GPU memory)\n"
+            << summary.with_gpus << " with GPUs, " << summary.with_gpu_memory
+            << " with GPU memory)\n"
             << "fmte records:   " << summary.fmte_records;
   if (st.record_errors > 0) std::cout << " (" << st.record_errors << " did not decode)";
   std::cout << "\njobstats:       " << st.jobstats_records << " JS1 records";
@@ -43,7 +46,8 @@ int RunRead(const std::vector<std::string>& args) {
   }
   if (st.malformed_lines.size() > 20) std::cout << "  ... (--json lists all)\n";
   if (st.short_rows > 0) {
-    std::cout << "short rows:     " << st.short_rows << " (fewer fields than the header; missing taken empty)\n";
+    std::cout << "short rows:     " << st.short_rows
+              << " (fewer fields than the header; missing taken empty)\n";
   }
   return cli::kExitOk;
 }

@@ -1,8 +1,9 @@
 // fmte-retrain train FILE... [--fields LIST] --into DIR [--force] [--json]
-//   [--kind sacct|vtrain|operators|fm-csv] [--svg-dir DIR] [--report FILE] [--folds N] [--seed N] [--strict]
-// Contract (issue 5): trains from sacct exports and installs into DIR (a regressors directory),
-// refusing a model worse than the installed one unless --force. The other kinds build the other
-// shipped models with the same install rules (retrain_kind_*.cc, docs/retrain.md).
+//   [--kind sacct|vtrain|operators|fm-csv] [--svg-dir DIR] [--report FILE] [--folds N] [--seed N]
+//   [--strict]
+// Contract (docs/retrain.md): trains from sacct exports and installs into DIR (a regressors
+// directory), refusing a model worse than the installed one unless --force. The other kinds build
+// the other shipped models with the same install rules (retrain_kind_*.cc).
 #include <algorithm>
 #include <ctime>
 #include <fstream>
@@ -24,9 +25,11 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: fmte-retrain train FILE... [--fields LIST] --into DIR [--force] [--json]\n"
-    "         [--kind sacct|vtrain|operators|fm-csv] [--folds N] [--seed N] [--strict] [--dry-run]\n"
+    "         [--kind sacct|vtrain|operators|fm-csv] [--folds N] [--seed N] [--strict] "
+    "[--dry-run]\n"
     "  sacct:     [--svg-dir DIR] [--report FILE] [--gpumem-per-gpu]      (FILE: sacct exports)\n"
-    "  vtrain:    [--gpu NAME] [--provenance TEXT] [--no-correction] [--exact-dir]  (FILE: vTrain CSVs)\n"
+    "  vtrain:    [--gpu NAME] [--provenance TEXT] [--no-correction] [--exact-dir]  (FILE: vTrain "
+    "CSVs)\n"
     "  operators: --cluster NAME [--rounds N] [--depth D] [--eta E] [--threads T] [--exact-dir]\n"
     "             (FILE: one samples directory with operator/ and nccl/)\n"
     "  fm-csv:    [--gpu NAME] [--precision NAME] [--vocab N] [--tps-per-gpu]\n"
@@ -35,9 +38,12 @@ constexpr const char* kUsage =
 std::string EntryJson(const learn::TargetOutcome& t, const learn::TrainingSets& sets) {
   nlohmann::json e;
   e["features"] = learn::SacctFeatureNames();
-  e["target"] = t.what == "time" ? "log(elapsed_s / record.pred_time_s), completed runs"
-                                 : "log(per-GPU peak bytes / record.pred_mem), runs with a measured peak";
-  e["apply"] = "prediction x exp(model(features)); features: fmte::SiteFeatures(job, pred_time_s, pred_mem_bytes, cap_bytes) (site_correction.h)";
+  e["target"] = t.what == "time"
+                    ? "log(elapsed_s / record.pred_time_s), completed runs"
+                    : "log(per-GPU peak bytes / record.pred_mem), runs with a measured peak";
+  e["apply"] =
+      "prediction x exp(model(features)); features: fmte::SiteFeatures(job, pred_time_s, "
+      "pred_mem_bytes, cap_bytes) (site_correction.h)";
   e["rows"] = t.rows;
   e["groups"] = t.groups;
   e["censored_rows"] = t.censored;
@@ -72,11 +78,14 @@ int RunTrain(const std::vector<std::string>& args) {
   if (flags->kind == "operators") return TrainOperatorsKind(*flags);
   if (flags->kind == "fm-csv") return TrainFmCsvKind(*flags);
   if (flags->kind != "sacct") {
-    return cli::ReportError("fmte-retrain", Status::InvalidArgument("--kind: expected sacct, vtrain, operators or "
-                                                                    "fm-csv, got '" + flags->kind + "'"));
+    return cli::ReportError("fmte-retrain",
+                            Status::InvalidArgument("--kind: expected sacct, vtrain, operators or "
+                                                    "fm-csv, got '" +
+                                                    flags->kind + "'"));
   }
   if (flags->dry_run) {
-    return cli::ReportError("fmte-retrain", Status::InvalidArgument("--dry-run: not available for --kind sacct"));
+    return cli::ReportError("fmte-retrain",
+                            Status::InvalidArgument("--dry-run: not available for --kind sacct"));
   }
   Result<ReadResult> read = ReadExports(*flags);
   if (!read.ok()) return cli::ReportError("fmte-retrain", read.status());
@@ -101,8 +110,9 @@ int RunTrain(const std::vector<std::string>& args) {
   for (const learn::TargetOutcome& t : outcome->targets) {
     if (!t.trained) continue;
     if (learn::WorseThanInstalled(t)) {
-      report.refusals.push_back(t.key + ": new model's mean |error| " + std::to_string(t.comparison.new_model) +
-                                " > installed " + std::to_string(t.comparison.installed) + " on the same " +
+      report.refusals.push_back(t.key + ": new model's mean |error| " +
+                                std::to_string(t.comparison.new_model) + " > installed " +
+                                std::to_string(t.comparison.installed) + " on the same " +
                                 std::to_string(t.comparison.rows) + " jobs");
       if (!flags->force) continue;  // the installed one stays; better targets are still installed
     }
@@ -112,7 +122,8 @@ int RunTrain(const std::vector<std::string>& args) {
   const bool any_trained = std::any_of(outcome->targets.begin(), outcome->targets.end(),
                                        [](const learn::TargetOutcome& t) { return t.trained; });
   if (!any_trained) {
-    report.refusals.push_back("nothing trained: too few jobs with an fmte record and a measured outcome");
+    report.refusals.push_back(
+        "nothing trained: too few jobs with an fmte record and a measured outcome");
     rc = cli::kExitFailure;
   }
   if (!models.empty()) {
@@ -121,12 +132,21 @@ int RunTrain(const std::vector<std::string>& args) {
         {"installed_at", FormatTime(static_cast<int64_t>(std::time(nullptr)))},
         {"sources", flags->files},
         {"features", learn::SacctFeatureNames()},
-        {"data", {{"first_end", FormatTime(sets.first_end_time)}, {"last_end", FormatTime(sets.last_end_time)}}},
-        {"rows", {{"read", read->stats.rows}, {"jobs", sets.jobs}, {"with_record", sets.with_record},
-                  {"time", sets.time.x.rows}, {"time_censored", sets.time.x_censored.rows},
-                  {"memory", sets.memory.x.rows}, {"memory_censored", sets.memory.x_censored.rows}}},
-        {"errors", {{"malformed_lines", read->stats.malformed}, {"fmte_record_errors", read->stats.record_errors},
-                    {"jobstats_errors", read->stats.jobstats_errors}}},
+        {"data",
+         {{"first_end", FormatTime(sets.first_end_time)},
+          {"last_end", FormatTime(sets.last_end_time)}}},
+        {"rows",
+         {{"read", read->stats.rows},
+          {"jobs", sets.jobs},
+          {"with_record", sets.with_record},
+          {"time", sets.time.x.rows},
+          {"time_censored", sets.time.x_censored.rows},
+          {"memory", sets.memory.x.rows},
+          {"memory_censored", sets.memory.x_censored.rows}}},
+        {"errors",
+         {{"malformed_lines", read->stats.malformed},
+          {"fmte_record_errors", read->stats.record_errors},
+          {"jobstats_errors", read->stats.jobstats_errors}}},
         {"skipped", sets.skipped},
         {"xgboost_version", learn::XgboostVersion()},
         {"params", nlohmann::json::parse(outcome->params.ToJson(), nullptr, false)},
@@ -155,7 +175,8 @@ int RunTrain(const std::vector<std::string>& args) {
   }
   const std::string json = learn::ReportJson(report);
   if (!flags->report_path.empty()) {
-    if (const Status s = WriteText(flags->report_path, json + "\n"); !s.ok()) return cli::ReportError("fmte-retrain", s);
+    if (const Status s = WriteText(flags->report_path, json + "\n"); !s.ok())
+      return cli::ReportError("fmte-retrain", s);
   }
   std::cout << (flags->json ? json + "\n" : learn::ReportText(report));
   if (rc != cli::kExitOk && !report.refusals.empty()) {

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "fmte/text.h"
 #include "fmte/memory_prepared.h"
+#include "fmte/text.h"
 
 namespace fmte {
 
@@ -44,7 +44,8 @@ Result<Catalogs> LoadCatalogs(const std::string& etc_dir, const std::string& reg
   auto gpus = GpuCatalog::LoadCsv(gpus_path);
   if (!gpus.ok()) return gpus.status();
   Catalogs out{std::move(models).value(), std::move(gpus).value(), {}, {}, false, {}};
-  auto clusters = ClusterCatalog::LoadDir(etc_dir.empty() ? ClusterCatalog::DefaultDir() : etc_dir + "/clusters");
+  auto clusters = ClusterCatalog::LoadDir(etc_dir.empty() ? ClusterCatalog::DefaultDir()
+                                                          : etc_dir + "/clusters");
   if (!clusters.ok()) return clusters.status();
   out.clusters = std::move(clusters).value();
   FMTE_RETURN_IF_ERROR(LoadRegressors(regressors_dir, &out));
@@ -59,19 +60,19 @@ double ModelWallTimeS(const JobEstimate& e) {
   return e.correction.time.applied ? e.correction.model_wall_time_s : e.wall_time_s;
 }
 
-void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob& job, const GpuSpec& gpu,
-                          JobEstimate* e) {
+void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob& job,
+                          const GpuSpec& gpu, JobEstimate* e) {
   if (corrections.empty() || e->correction.any()) return;  // never twice
   // The row the accounting record would give fmte-retrain for this job (record.cc MakeRecord).
-  const SiteFeatureRow row =
-      SiteFeatures(job, e->has_time ? e->wall_time_s : 0, e->memory.per_gpu_bytes, gpu.memory_bytes);
+  const SiteFeatureRow row = SiteFeatures(job, e->has_time ? e->wall_time_s : 0,
+                                          e->memory.per_gpu_bytes, gpu.memory_bytes);
   if (corrections.memory && e->memory.per_gpu_bytes > 0) {
     const AppliedCorrection a = MemoryCorrection(*corrections.memory, row);
     if (a.applied) {
       e->correction.memory = a;
       e->correction.model_per_gpu_bytes = e->memory.per_gpu_bytes;
-      e->memory.per_gpu_bytes =
-          static_cast<int64_t>(std::llround(static_cast<double>(e->memory.per_gpu_bytes) * a.factor));
+      e->memory.per_gpu_bytes = static_cast<int64_t>(
+          std::llround(static_cast<double>(e->memory.per_gpu_bytes) * a.factor));
       e->memory.fits = e->memory.per_gpu_bytes <= e->memory.gpu_capacity_bytes;
     }
   }
@@ -82,11 +83,13 @@ void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob&
       e->correction.model_wall_time_s = e->wall_time_s;
       e->correction.model_wall_time_bound_s = e->wall_time_bound_s;
       e->wall_time_s *= a.factor;
-      // The bound: the corrected time at the p95 of the correction's own held-out residuals when the
-      // manifest records them (retrain_train.cc log_residual_quantiles), else the model's bound scaled.
+      // The bound: the corrected time at the p95 of the correction's own held-out residuals when
+      // the manifest records them (retrain_train.cc log_residual_quantiles), else the model's bound
+      // scaled.
       const double bound_factor = TimeBoundFactor(*corrections.time);
-      e->wall_time_bound_s = bound_factor > 0 ? e->wall_time_s * bound_factor
-                                              : std::max(e->wall_time_bound_s * a.factor, e->wall_time_s);
+      e->wall_time_bound_s = bound_factor > 0
+                                 ? e->wall_time_s * bound_factor
+                                 : std::max(e->wall_time_bound_s * a.factor, e->wall_time_s);
     }
   }
 }
@@ -124,10 +127,13 @@ void PreparedEstimate::ShareActivationsOf(const TrainingJob& job) {
 
 void PreparedEstimate::ForgetActivations() { shared_->activations.clear(); }
 
-Status PreparedEstimate::EstimateMemory(const TrainingJob& job, const GpuSpec& gpu, JobEstimate* out) {
+Status PreparedEstimate::EstimateMemory(const TrainingJob& job, const GpuSpec& gpu,
+                                        JobEstimate* out) {
   const auto* activations = shared_->activations.empty() ? nullptr : &shared_->activations;
   Status s = ValidateJob(job);
-  if (s.ok()) s = memory::EstimateMemory(shared_->model, job, gpu, &out->memory, shared_->ParamsFor(job), activations);
+  if (s.ok())
+    s = memory::EstimateMemory(shared_->model, job, gpu, &out->memory, shared_->ParamsFor(job),
+                               activations);
   if (!s.ok()) {
     out->memory.per_gpu_bytes = 0;
     return s;
@@ -144,7 +150,8 @@ Status PreparedEstimate::Estimate(const TrainingJob& job, const GpuSpec& gpu, Jo
   FMTE_RETURN_IF_ERROR(ValidateJob(job));
   const ModelArch& model = shared_->model.arch;
   JobEstimate& out = *estimate;
-  FMTE_RETURN_IF_ERROR(memory::EstimateMemory(shared_->model, job, gpu, &out.memory, shared_->ParamsFor(job)));
+  FMTE_RETURN_IF_ERROR(
+      memory::EstimateMemory(shared_->model, job, gpu, &out.memory, shared_->ParamsFor(job)));
   const TrainedParams params{out.memory.params.total, out.memory.trainable_params};
   // Step time whenever the time model is loaded; wall time when the job says how much work it
   // does. An unknown --cluster is the user's error; other time failures leave the estimate without
@@ -154,16 +161,20 @@ Status PreparedEstimate::Estimate(const TrainingJob& job, const GpuSpec& gpu, Jo
     FMTE_RETURN_IF_ERROR(ResolveClusterNumbers(catalogs_.clusters, job, &cluster));
     if (dataset != nullptr) {
       // The dataset was asked for explicitly: its errors are the user's.
-      auto wall = EstimateWallTimeForDataset(model, job, gpu, cluster, catalogs_.time_model, *dataset, params);
+      auto wall = EstimateWallTimeForDataset(model, job, gpu, cluster, catalogs_.time_model,
+                                             *dataset, params);
       if (!wall.ok()) return wall.status();
       out.time = std::move(wall).value();
       out.has_step_time = out.has_time = true;
       out.wall_time_s = out.time.wall_time_s;
       out.wall_time_bound_s = out.time.time_limit_s;
-    } else if (EstimateStepTimeInto(model, job, gpu, cluster, catalogs_.time_model, &out.time.step).ok()) {
+    } else if (EstimateStepTimeInto(model, job, gpu, cluster, catalogs_.time_model, &out.time.step)
+                   .ok()) {
       out.has_step_time = true;
       // A wall time needs --steps/--tokens/--samples; without them the estimate has step time only.
-      if (WallTimeFromOwnStep(job, cluster, catalogs_.time_model, params, WallTimeOptions{}, &out.time).ok()) {
+      if (WallTimeFromOwnStep(job, cluster, catalogs_.time_model, params, WallTimeOptions{},
+                              &out.time)
+              .ok()) {
         out.has_time = true;
         out.wall_time_s = out.time.wall_time_s;
         out.wall_time_bound_s = out.time.time_limit_s;
@@ -174,15 +185,16 @@ Status PreparedEstimate::Estimate(const TrainingJob& job, const GpuSpec& gpu, Jo
   return Status::Ok();
 }
 
-Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
-                             const GpuSpec& gpu) {
+Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model,
+                             const TrainingJob& job, const GpuSpec& gpu) {
   JobEstimate out;
   FMTE_RETURN_IF_ERROR(PreparedEstimate(catalogs, model).Estimate(job, gpu, &out));
   return out;
 }
 
-Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
-                             const GpuSpec& gpu, const DatasetTokens& dataset) {
+Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model,
+                             const TrainingJob& job, const GpuSpec& gpu,
+                             const DatasetTokens& dataset) {
   JobEstimate out;
   FMTE_RETURN_IF_ERROR(PreparedEstimate(catalogs, model).Estimate(job, gpu, &out, &dataset));
   return out;

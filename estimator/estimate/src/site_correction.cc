@@ -1,6 +1,5 @@
 // Site corrections (site_correction.h): features, loading from a regressors directory, guards.
 #include "fmte/site_correction.h"
-#include "fmte/file.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +11,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "fmte/file.h"
 
 namespace fmte {
 namespace {
@@ -43,14 +44,16 @@ double AsPrinted(double v) {
 using Json = nlohmann::json;
 
 // "a vs b" at the first difference of two feature lists, for the mismatch error.
-std::string FirstDifference(const std::vector<std::string>& got, const std::vector<std::string>& want) {
+std::string FirstDifference(const std::vector<std::string>& got,
+                            const std::vector<std::string>& want) {
   const size_t n = std::min(got.size(), want.size());
   for (size_t i = 0; i < n; ++i) {
     if (got[i] != want[i]) {
       return "feature #" + std::to_string(i) + " is '" + got[i] + "', expected '" + want[i] + "'";
     }
   }
-  return std::to_string(got.size()) + " features listed, " + std::to_string(want.size()) + " expected";
+  return std::to_string(got.size()) + " features listed, " + std::to_string(want.size()) +
+         " expected";
 }
 
 double NumberOr(const Json& obj, const char* key, double fallback) {
@@ -59,30 +62,34 @@ double NumberOr(const Json& obj, const char* key, double fallback) {
 }
 
 // One manifest entry -> a loaded model. `manifest` is the path shown in errors.
-Result<SiteCorrectionModel> LoadEntry(const std::string& dir, const std::string& manifest, const Json& top,
-                                      const Json& entry, const std::string& key) {
+Result<SiteCorrectionModel> LoadEntry(const std::string& dir, const std::string& manifest,
+                                      const Json& top, const Json& entry, const std::string& key) {
   const std::string where = manifest + ": " + key;
-  if (!entry.contains("model") || !entry["model"].is_string() || entry["model"].get<std::string>().empty())
+  if (!entry.contains("model") || !entry["model"].is_string() ||
+      entry["model"].get<std::string>().empty())
     return Status::ParseError(where + ": \"model\" (the model file name) is missing");
   // The features it was trained on: the entry's own list, else the retrain section's.
   const Json* features = nullptr;
   if (entry.contains("features")) {
     features = &entry["features"];
-  } else if (top.contains("retrain") && top["retrain"].is_object() && top["retrain"].contains("features")) {
+  } else if (top.contains("retrain") && top["retrain"].is_object() &&
+             top["retrain"].contains("features")) {
     features = &top["retrain"]["features"];
   }
   if (features == nullptr || !features->is_array())
-    return Status::ParseError(where + ": no \"features\" list; cannot check the model matches this fmte");
+    return Status::ParseError(where +
+                              ": no \"features\" list; cannot check the model matches this fmte");
   std::vector<std::string> names;
   for (const Json& f : *features) {
-    if (!f.is_string()) return Status::ParseError(where + ": \"features\" must be a list of strings");
+    if (!f.is_string())
+      return Status::ParseError(where + ": \"features\" must be a list of strings");
     names.push_back(f.get<std::string>());
   }
   if (names != SiteFeatureNames()) {
     return Status::InvalidArgument(where + ": the model's feature list differs from this fmte's (" +
                                    FirstDifference(names, SiteFeatureNames()) +
-                                   "); retrain it with this version (fmte-retrain train --into " + dir +
-                                   ") or remove it from the manifest");
+                                   "); retrain it with this version (fmte-retrain train --into " +
+                                   dir + ") or remove it from the manifest");
   }
   SiteCorrectionModel m;
   m.key = key;
@@ -90,16 +97,19 @@ Result<SiteCorrectionModel> LoadEntry(const std::string& dir, const std::string&
   Result<TreeModel> model = TreeModel::LoadFile(m.path);
   if (!model.ok()) return model.status().WithContext(where);
   if (model->num_features() > static_cast<int64_t>(kSiteFeatureCount))
-    return Status::InvalidArgument(m.path + ": the model uses " + std::to_string(model->num_features()) +
-                                   " features; the site features are " + std::to_string(kSiteFeatureCount));
+    return Status::InvalidArgument(
+        m.path + ": the model uses " + std::to_string(model->num_features()) +
+        " features; the site features are " + std::to_string(kSiteFeatureCount));
   m.model = std::move(model).value();
   m.rows = static_cast<int64_t>(NumberOr(entry, "rows", 0));
   m.groups = static_cast<int64_t>(NumberOr(entry, "groups", 0));
   m.cv_mean_abs_rel_error = NumberOr(entry, "cv_mean_abs_rel_error", -1);
   if (entry.contains("data") && entry["data"].is_object()) {
     const Json& d = entry["data"];
-    if (d.contains("first_end") && d["first_end"].is_string()) m.first_end = d["first_end"].get<std::string>();
-    if (d.contains("last_end") && d["last_end"].is_string()) m.last_end = d["last_end"].get<std::string>();
+    if (d.contains("first_end") && d["first_end"].is_string())
+      m.first_end = d["first_end"].get<std::string>();
+    if (d.contains("last_end") && d["last_end"].is_string())
+      m.last_end = d["last_end"].get<std::string>();
   }
   if (entry.contains("log_residual_quantiles")) {
     const Json& q = entry["log_residual_quantiles"];
@@ -119,11 +129,32 @@ Result<SiteCorrectionModel> LoadEntry(const std::string& dir, const std::string&
 
 const std::vector<std::string>& SiteFeatureNames() {
   static const std::vector<std::string> kNames = {
-      "log2_gpus", "gpus_per_node", "log2_nodes", "tp", "pp", "log2_dp", "log2_micro_batch",
-      "log2_seq_len", "log2_grad_accum", "method", "precision", "optimizer", "framework", "sharding",
-      "activation_checkpointing", "offload_optimizer", "offload_params", "lora_r", "quant",
-      "log2_tokens", "log2_steps", "epochs", "log2_pred_time_s", "log2_pred_mem_bytes",
-      "log2_cap_bytes", "pred_mem_over_cap",
+      "log2_gpus",
+      "gpus_per_node",
+      "log2_nodes",
+      "tp",
+      "pp",
+      "log2_dp",
+      "log2_micro_batch",
+      "log2_seq_len",
+      "log2_grad_accum",
+      "method",
+      "precision",
+      "optimizer",
+      "framework",
+      "sharding",
+      "activation_checkpointing",
+      "offload_optimizer",
+      "offload_params",
+      "lora_r",
+      "quant",
+      "log2_tokens",
+      "log2_steps",
+      "epochs",
+      "log2_pred_time_s",
+      "log2_pred_mem_bytes",
+      "log2_cap_bytes",
+      "pred_mem_over_cap",
   };
   return kNames;
 }
@@ -132,7 +163,8 @@ double RecordedTimeS(double wall_time_s) {
   return wall_time_s > 0 ? AsPrinted(std::round(wall_time_s)) : 0;
 }
 
-SiteFeatureRow SiteFeatures(const TrainingJob& j, double pred_time_s, int64_t pred_mem_bytes, int64_t cap_bytes) {
+SiteFeatureRow SiteFeatures(const TrainingJob& j, double pred_time_s, int64_t pred_mem_bytes,
+                            int64_t cap_bytes) {
   const int64_t gpn = j.EffectiveGpusPerNode();
   const int64_t nodes = j.Nodes();
   const int64_t model_parallel = std::max<int64_t>(1, j.tp * j.pp);
@@ -180,14 +212,17 @@ Result<SiteCorrections> SiteCorrections::LoadDir(const std::string& dir) {
   if (!text.ok()) return text.status();
   try {
     const Json top = Json::parse(*text, nullptr, false);
-    if (top.is_discarded() || !top.is_object()) return Status::ParseError(manifest + ": not a JSON object");
+    if (top.is_discarded() || !top.is_object())
+      return Status::ParseError(manifest + ": not a JSON object");
     if (!top.contains("regressors")) return out;
-    if (!top["regressors"].is_array()) return Status::ParseError(manifest + ": \"regressors\" must be a list");
+    if (!top["regressors"].is_array())
+      return Status::ParseError(manifest + ": \"regressors\" must be a list");
     for (const Json& entry : top["regressors"]) {
       if (!entry.is_object() || !entry.contains("key") || !entry["key"].is_string()) continue;
       const std::string key = entry["key"].get<std::string>();
-      std::optional<SiteCorrectionModel>* slot =
-          key == kSiteTimeKey ? &out.time : key == kSiteMemoryKey ? &out.memory : nullptr;
+      std::optional<SiteCorrectionModel>* slot = key == kSiteTimeKey     ? &out.time
+                                                 : key == kSiteMemoryKey ? &out.memory
+                                                                         : nullptr;
       if (slot == nullptr) continue;  // another kind of model sharing the directory
       Result<SiteCorrectionModel> m = LoadEntry(dir, manifest, top, entry, key);
       if (!m.ok()) return m.status();
@@ -210,7 +245,8 @@ AppliedCorrection MemoryCorrection(const SiteCorrectionModel& model, const SiteF
   } else {
     // Lower only as far as the model's own held-out p95 error still supports, and at most by
     // 1 - kMinMemoryFactor: an over-optimistic model must not admit jobs that run out of memory.
-    const double supported = model.has_quantiles ? std::exp(f + std::max(0.0, model.log_residual_p95)) : a.model_factor;
+    const double supported =
+        model.has_quantiles ? std::exp(f + std::max(0.0, model.log_residual_p95)) : a.model_factor;
     a.factor = std::clamp(supported, kMinMemoryFactor, 1.0);
   }
   a.clamped = a.factor != a.model_factor;

@@ -50,13 +50,12 @@ void memory::PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int
 }
 
 Status ValidateLayout(const ModelArch& model, const TrainingJob& job) {
-  return memory::ValidateLayout(
-      model, job, memory::KindUses(model, 0, memory::LayerCount(model)),
-      memory::ResolveLoraTargets(model, job));
+  return memory::ValidateLayout(model, job, memory::KindUses(model, 0, memory::LayerCount(model)),
+                                memory::ResolveLoraTargets(model, job));
 }
 
 Status memory::ValidateLayout(const ModelArch& model, const TrainingJob& job,
-                                       const KindUses& all_layers, const LoraTargets& targets) {
+                              const KindUses& all_layers, const LoraTargets& targets) {
   // Built only for an error message (a valid layout allocates nothing here).
   const auto name = [&model] { return model.id.empty() ? std::string("the model") : model.id; };
   if (model.num_layers <= 0 || model.hidden_size <= 0 || model.num_heads <= 0 ||
@@ -68,7 +67,8 @@ Status memory::ValidateLayout(const ModelArch& model, const TrainingJob& job,
         "and per-layer blocks are required)");
   }
   if (all_layers.counted() != model.num_layers)
-    return Status::InvalidArgument("--model: " + name() + " has a layer with an unknown block kind");
+    return Status::InvalidArgument("--model: " + name() +
+                                   " has a layer with an unknown block kind");
   const int64_t tp = job.tp, pp = job.pp, gpus = job.gpus;
   if (tp <= 0 || pp <= 0 || gpus <= 0 || job.vpp <= 0)
     return Status::InvalidArgument("--tp, --pp, --vpp and --gpus must be positive");

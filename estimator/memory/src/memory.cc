@@ -42,9 +42,8 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
                         const StageParams& sp, int stage, const StageActivations* known_act) {
   const ModelStates ms = memory::ComputeModelStates(m, j, lay, dt, sp);
   const StageActivations act =
-      known_act != nullptr
-          ? *known_act
-          : memory::ComputeStageActivations(m, j, lay, dt, targets, uses, stage);
+      known_act != nullptr ? *known_act
+                           : memory::ComputeStageActivations(m, j, lay, dt, targets, uses, stage);
   const Buffers buf = memory::ComputeBuffers(m, j, lay, dt, sp);
   const double logits = stage == lay.p - 1 ? memory::LogitsBytes(m, j, lay, dt, sp) : 0;
 
@@ -107,8 +106,8 @@ auto PerStage(const memory::PreparedModel& prepared, const Layout& lay, Count co
 // splitting); `all_layers` holds every layer of the model.
 double PeftTrainable(const ModelArch& model, const TrainingJob& job, const LoraTargets& targets,
                      const KindUses& all_layers, int num_layers) {
-  return memory::CountStageParams(model, job, memory::MakeLayout(job, 1, 1, 1),
-                                           targets, all_layers, 0, num_layers)
+  return memory::CountStageParams(model, job, memory::MakeLayout(job, 1, 1, 1), targets, all_layers,
+                                  0, num_layers)
       .trainable;
 }
 
@@ -129,16 +128,15 @@ int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int
   const Layout lay = memory::MakeLayout(job);
   const Dtypes dt = memory::ChooseDtypes(job);
   const LoraTargets targets = memory::ResolveLoraTargets(model, job);
-  return Saturate(memory::LayerActivations(
-      model, job, lay, dt, targets, model.block_kinds[static_cast<size_t>(kind)],
-      job.activation_checkpointing == Checkpointing::kFull));
+  return Saturate(memory::LayerActivations(model, job, lay, dt, targets,
+                                           model.block_kinds[static_cast<size_t>(kind)],
+                                           job.activation_checkpointing == Checkpointing::kFull));
 }
 
 Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job,
                                       const GpuSpec& gpu) {
   MemoryEstimate est;
-  FMTE_RETURN_IF_ERROR(
-      memory::EstimateMemory(memory::PreparedModel(model), job, gpu, &est));
+  FMTE_RETURN_IF_ERROR(memory::EstimateMemory(memory::PreparedModel(model), job, gpu, &est));
   return est;
 }
 
@@ -146,7 +144,7 @@ memory::PreparedModel::PreparedModel(const ModelArch& m)
     : arch(m), all_layers(m, 0, LayerCount(m)), counts(m.CountsWithLayers(all_layers.counts())) {}
 
 std::vector<StageParams> memory::CountPipelineParams(const PreparedModel& prepared,
-                                                              const TrainingJob& job) {
+                                                     const TrainingJob& job) {
   const Layout lay = MakeLayout(job);
   const LoraTargets targets = ResolveLoraTargets(prepared.arch, job);
   return PerStage(prepared, lay, [&](const KindUses& uses, int stage, int layers) {
@@ -154,8 +152,8 @@ std::vector<StageParams> memory::CountPipelineParams(const PreparedModel& prepar
   });
 }
 
-std::vector<StageActivations> memory::CountPipelineActivations(
-    const PreparedModel& prepared, const TrainingJob& job) {
+std::vector<StageActivations> memory::CountPipelineActivations(const PreparedModel& prepared,
+                                                               const TrainingJob& job) {
   const Layout lay = MakeLayout(job);
   const Dtypes dt = ChooseDtypes(job);
   const LoraTargets targets = ResolveLoraTargets(prepared.arch, job);
@@ -171,9 +169,9 @@ bool memory::SameParamCounts(const TrainingJob& a, const TrainingJob& b) {
 }
 
 Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job,
-                                       const GpuSpec& gpu, MemoryEstimate* out,
-                                       const std::vector<StageParams>* stage_params,
-                                       const std::vector<StageActivations>* stage_activations) {
+                              const GpuSpec& gpu, MemoryEstimate* out,
+                              const std::vector<StageParams>* stage_params,
+                              const std::vector<StageActivations>* stage_activations) {
   // The block kind of every layer, counted once: the validation, the parameter counts, the
   // trainable parameters and (one pipeline stage) the stage's counts all read it.
   const ModelArch& model = prepared.arch;
@@ -200,10 +198,10 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   for (size_t st = 0; st < est.layers_per_stage.size(); ++st) {
     const int n = est.layers_per_stage[st];
     const KindUses uses = lay.p == 1 ? all_layers : KindUses(model, first_layer, n);
-    const StageParams sp = stage_params != nullptr
-                               ? (*stage_params)[st]
-                               : memory::CountStageParams(model, job, lay, targets, uses,
-                                                                   static_cast<int>(st), n);
+    const StageParams sp =
+        stage_params != nullptr
+            ? (*stage_params)[st]
+            : memory::CountStageParams(model, job, lay, targets, uses, static_cast<int>(st), n);
     // Without tensor and pipeline splitting the one stage's count is TrainableParams' own.
     if (lay.t == 1 && lay.p == 1) est.trainable_params = Saturate(sp.trainable);
     StagePeak peak =

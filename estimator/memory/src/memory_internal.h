@@ -1,7 +1,8 @@
-// Private to the memory model (the reuse API is fmte/memory_prepared.h) (memory*.cc, layout.cc): the quantities derived once per estimate
-// (layout, dtypes, LoRA targets) and the per-concern pieces EstimateMemory composes.
-// All byte arithmetic is in double (no int64 overflow for absurd inputs) and saturated to int64
-// only at the end (Saturate). Thread-safety: plain values, no shared state.
+// Private to the memory model (the reuse API is fmte/memory_prepared.h) (memory*.cc, layout.cc):
+// the quantities derived once per estimate (layout, dtypes, LoRA targets) and the per-concern
+// pieces EstimateMemory composes. All byte arithmetic is in double (no int64 overflow for absurd
+// inputs) and saturated to int64 only at the end (Saturate). Thread-safety: plain values, no shared
+// state.
 #ifndef FMTE_SRC_MEMORY_INTERNAL_H_
 #define FMTE_SRC_MEMORY_INTERNAL_H_
 
@@ -58,10 +59,6 @@ Layout MakeLayout(const TrainingJob& j);
 // counts the whole model on one GPU: MakeLayout(j, 1, 1, 1)).
 Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp);
 
-
-
-
-
 // PipelineStageLayers (fmte/memory.h) into `out`, reusing its buffer.
 void PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out);
 
@@ -75,7 +72,6 @@ Status ValidateLayout(const ModelArch& model, const TrainingJob& job, const Kind
 StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                              const LoraTargets& targets, const KindUses& uses, int stage,
                              int num_layers);
-
 
 // Model-state bytes of one stage on one GPU (memory_states.cc).
 struct ModelStates {
@@ -100,7 +96,6 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
                                          const Layout& lay, const Dtypes& dt,
                                          const LoraTargets& targets, const KindUses& uses,
                                          int stage);
-
 
 // Logits and loss at their peak on the last stage (memory_logits.cc).
 double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,

@@ -103,9 +103,9 @@ KindUses::KindUses(const ModelArch& m, int first_layer, int num_layers)
   if (size_ > kInlineKinds) heap_.assign(size_, 0);
   int* counts = heap_.empty() ? inline_.data() : heap_.data();
   const int begin = std::max(first_layer, 0);
-  const int end = static_cast<int>(std::min<int64_t>(
-      static_cast<int64_t>(first_layer) + num_layers,
-      static_cast<int64_t>(m.block_kind_of_layer.size())));
+  const int end =
+      static_cast<int>(std::min<int64_t>(static_cast<int64_t>(first_layer) + num_layers,
+                                         static_cast<int64_t>(m.block_kind_of_layer.size())));
   for (int i = begin; i < end; ++i) {
     const int k = m.block_kind_of_layer[static_cast<size_t>(i)];
     if (k >= 0 && static_cast<size_t>(k) < size_) ++counts[k];

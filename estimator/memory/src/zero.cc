@@ -97,7 +97,8 @@ Result<double> ParseParamCount(std::string_view text, std::string_view field) {
   auto bad = [&] {
     return Status::InvalidArgument(std::string(field) +
                                    ": expected a parameter count such as 2851e6, 2.851B or 32M, "
-                                   "got '" + std::string(text.substr(0, 64)) + "'");
+                                   "got '" +
+                                   std::string(text.substr(0, 64)) + "'");
   };
   std::string s(text);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
@@ -105,11 +106,21 @@ Result<double> ParseParamCount(std::string_view text, std::string_view field) {
   // A suffix becomes a decimal exponent, so "2.851B" parses as exactly the double of 2851e6.
   const char* exponent = nullptr;
   switch (std::tolower(static_cast<unsigned char>(s.back()))) {
-    case 'k': exponent = "e3"; break;
-    case 'm': exponent = "e6"; break;
-    case 'b': case 'g': exponent = "e9"; break;
-    case 't': exponent = "e12"; break;
-    default: break;
+    case 'k':
+      exponent = "e3";
+      break;
+    case 'm':
+      exponent = "e6";
+      break;
+    case 'b':
+    case 'g':
+      exponent = "e9";
+      break;
+    case 't':
+      exponent = "e12";
+      break;
+    default:
+      break;
   }
   if (exponent != nullptr) {
     s.pop_back();

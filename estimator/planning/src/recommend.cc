@@ -73,15 +73,18 @@ bool Better(const LayoutCandidate& a, const LayoutCandidate& b) {
 
 }  // namespace
 
-Result<Recommendation> Recommend(const ModelArch& model, const GpuSpec& gpu, const ClusterSpec& cluster,
-                                 const TimeModel& time_model, const RecommendRequest& req) {
-  if (req.global_batch <= 0) return Status::InvalidArgument("--global-batch: required (sequences per step)");
+Result<Recommendation> Recommend(const ModelArch& model, const GpuSpec& gpu,
+                                 const ClusterSpec& cluster, const TimeModel& time_model,
+                                 const RecommendRequest& req) {
+  if (req.global_batch <= 0)
+    return Status::InvalidArgument("--global-batch: required (sequences per step)");
   if (req.min_gpus <= 0 || req.max_gpus < req.min_gpus)
     return Status::InvalidArgument("--gpus: expected N or MIN-MAX with 1 <= MIN <= MAX");
   if (req.max_gpus > (1 << 20)) return Status::InvalidArgument("--gpus: at most 1048576");
   const int64_t per_node = std::max<int64_t>(1, cluster.gpus_per_node);
   std::vector<Checkpointing> ckpts = {req.base.activation_checkpointing};
-  if (req.search_checkpointing) ckpts = {Checkpointing::kNone, Checkpointing::kSelective, Checkpointing::kFull};
+  if (req.search_checkpointing)
+    ckpts = {Checkpointing::kNone, Checkpointing::kSelective, Checkpointing::kFull};
 
   Recommendation rec;
   std::vector<LayoutCandidate> feasible, infeasible;
@@ -130,8 +133,8 @@ Result<Recommendation> Recommend(const ModelArch& model, const GpuSpec& gpu, con
               if (c.fits) {
                 feasible.push_back(std::move(c));
               } else {
-                c.why_not = "needs " + GiB(c.per_gpu_bytes) + " per GPU, the " + gpu.name + " has " +
-                            GiB(c.gpu_capacity_bytes);
+                c.why_not = "needs " + GiB(c.per_gpu_bytes) + " per GPU, the " + gpu.name +
+                            " has " + GiB(c.gpu_capacity_bytes);
                 infeasible.push_back(std::move(c));
                 break;  // memory grows with the micro-batch: larger ones do not fit either
               }
@@ -149,12 +152,14 @@ Result<Recommendation> Recommend(const ModelArch& model, const GpuSpec& gpu, con
   };
   keep(&feasible, req.top);
   keep(&infeasible, req.top_infeasible);
-  // Only report infeasible layouts that would have beaten the best feasible one (or all, if none fit).
+  // Only report infeasible layouts that would have beaten the best feasible one (or all, if none
+  // fit).
   if (!feasible.empty()) {
     const double best = feasible.front().step_time_s;
-    infeasible.erase(std::remove_if(infeasible.begin(), infeasible.end(),
-                                    [&](const LayoutCandidate& c) { return c.step_time_s >= best; }),
-                     infeasible.end());
+    infeasible.erase(
+        std::remove_if(infeasible.begin(), infeasible.end(),
+                       [&](const LayoutCandidate& c) { return c.step_time_s >= best; }),
+        infeasible.end());
   }
   rec.feasible = std::move(feasible);
   rec.infeasible = std::move(infeasible);

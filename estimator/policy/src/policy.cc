@@ -31,31 +31,38 @@ std::string Join(const std::vector<std::string>& lines) {
 // The parser's warnings go after the verdict, as notes.
 void Finish(const JobRequest& r, Decision* d) {
   for (const std::string& w : r.warnings) d->reasons.push_back(Cat({"note: ", w}));
-  if (r.dropped_warnings > 0) d->reasons.push_back("note: " + std::to_string(r.dropped_warnings) + " more warnings");
+  if (r.dropped_warnings > 0)
+    d->reasons.push_back("note: " + std::to_string(r.dropped_warnings) + " more warnings");
   d->user_message = Join(d->reasons);
 }
 
 std::string_view MethodText(const TrainingJob& j) {
   switch (j.method) {
-    case Method::kFull: return "full fine-tuning";
-    case Method::kLora: return "LoRA";
-    case Method::kQlora: return "QLoRA";
-    case Method::kPromptTuning: return "prompt tuning";
-    case Method::kPrefixTuning: return "prefix tuning";
+    case Method::kFull:
+      return "full fine-tuning";
+    case Method::kLora:
+      return "LoRA";
+    case Method::kQlora:
+      return "QLoRA";
+    case Method::kPromptTuning:
+      return "prompt tuning";
+    case Method::kPrefixTuning:
+      return "prefix tuning";
   }
   return "training";
 }
 
 // Failing to estimate: OnError decides (fail open by default). Decide returns `d` itself on every
 // path, so that it is built in place (no Decision moved on return).
-void Fail(const JobRequest& r, const Config& config, const PartitionConfig& p, const std::string& why,
-          Decision* d) {
+void Fail(const JobRequest& r, const Config& config, const PartitionConfig& p,
+          const std::string& why, Decision* d) {
   d->error = true;
   d->reasons.push_back("could not estimate this job: " + why);
   if (config.on_error == OnError::kReject && p.mode == Mode::kEnforce) {
     d->kind = DecisionKind::kReject;
     d->reject_reason = RejectReason::kError;
-    d->reasons.push_back("rejected because OnError=reject; fix the fmte settings or ask the administrators");
+    d->reasons.push_back(
+        "rejected because OnError=reject; fix the fmte settings or ask the administrators");
   } else {
     d->reasons.push_back("the job is accepted unchanged");
   }
@@ -75,9 +82,10 @@ Result<const ModelArch*> ResolveArch(const JobRequest& r, const Catalogs& c,
   auto found = c.models.Find(r.job.model);
   if (found.ok()) return *found;
   if (r.job.model.find('/') == 0 || r.job.model.ends_with(".json"))
-    return Status::NotFound("model '" + r.job.model +
-                            "' is a path the controller cannot read; submit with the SPANK option --fmte-model so "
-                            "the client forwards its architecture");
+    return Status::NotFound(
+        "model '" + r.job.model +
+        "' is a path the controller cannot read; submit with the SPANK option --fmte-model so "
+        "the client forwards its architecture");
   return found.status();
 }
 
@@ -86,20 +94,24 @@ void DecideTime(const JobRequest& r, const PartitionConfig& p, Decision* d) {
   d->time_limit_min = r.time_limit_min;
   if (!d->estimate.has_time || d->kind == DecisionKind::kReject) return;
   const double predicted_s = d->estimate.wall_time_s;
-  const double bound_s = d->estimate.wall_time_bound_s > 0 ? d->estimate.wall_time_bound_s : predicted_s;
+  const double bound_s =
+      d->estimate.wall_time_bound_s > 0 ? d->estimate.wall_time_bound_s : predicted_s;
   if (r.time_limit_min == 0) {
     // The larger of the calibrated upper bound and prediction x DefaultTimeFactor.
-    int64_t limit = static_cast<int64_t>(std::ceil(std::max(bound_s, predicted_s * p.default_time_factor) / 60.0));
+    int64_t limit = static_cast<int64_t>(
+        std::ceil(std::max(bound_s, predicted_s * p.default_time_factor) / 60.0));
     limit = std::max(limit, p.min_time_min);
     if (p.max_time_min > 0 && limit > p.max_time_min) {
       limit = p.max_time_min;
-      d->reasons.push_back(Cat({"predicted wall time ", FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))),
+      d->reasons.push_back(Cat({"predicted wall time ",
+                                FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))),
                                 " (x", std::to_string(p.default_time_factor).substr(0, 4),
-                                ") exceeds the partition limit; time limit set to the limit ", FormatSlurmTime(limit),
-                                ": checkpoint and resubmit"}));
+                                ") exceeds the partition limit; time limit set to the limit ",
+                                FormatSlurmTime(limit), ": checkpoint and resubmit"}));
     } else {
-      d->reasons.push_back(Cat({"no time limit given: set to ", FormatSlurmTime(limit), " (predicted ",
-                                FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))), ")"}));
+      d->reasons.push_back(
+          Cat({"no time limit given: set to ", FormatSlurmTime(limit), " (predicted ",
+               FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))), ")"}));
     }
     d->new_time_limit_min = limit;
     d->time_limit_min = limit;
@@ -107,8 +119,9 @@ void DecideTime(const JobRequest& r, const PartitionConfig& p, Decision* d) {
     return;
   }
   if (static_cast<double>(r.time_limit_min) * 60.0 < predicted_s) {
-    const std::string why = Cat({"the time limit ", FormatSlurmTime(r.time_limit_min), " is shorter than the predicted ",
-                                 FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60)))});
+    const std::string why = Cat(
+        {"the time limit ", FormatSlurmTime(r.time_limit_min), " is shorter than the predicted ",
+         FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60)))});
     if (p.short_limit == ShortLimit::kReject) {
       d->kind = DecisionKind::kReject;
       d->reject_reason = RejectReason::kTimeLimit;
@@ -159,7 +172,8 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     return d;
   }
   if (r.slurm_gpus == 0) {
-    d.reasons.push_back("this LLM training job requests no GPUs; ask for them with --gres=gpu:N or --gpus=N");
+    d.reasons.push_back(
+        "this LLM training job requests no GPUs; ask for them with --gres=gpu:N or --gpus=N");
     Finish(r, &d);
     return d;
   }
@@ -173,7 +187,8 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   if (gpu_name.empty()) gpu_name = r.job.gpu;
   if (gpu_name.empty()) {
     Fail(r, config, p,
-         "the GPU model is unknown: request a typed GPU (--gres=gpu:a100:N) or set Gpu= for partition '" +
+         "the GPU model is unknown: request a typed GPU (--gres=gpu:a100:N) or set Gpu= for "
+         "partition '" +
              d.partition + "' in fmte.conf",
          &d);
     return d;
@@ -208,10 +223,12 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   d.capacity_bytes = (*gpu)->memory_bytes;
   d.usable_bytes = ctx.usable_bytes;
   const int64_t need = d.estimate.memory.per_gpu_bytes;
-  const std::string what = Cat({job.model, " ", MethodText(job), " on ", std::to_string(job.gpus), "x ", job.gpu});
+  const std::string what =
+      Cat({job.model, " ", MethodText(job), " on ", std::to_string(job.gpus), "x ", job.gpu});
   const std::string against =
-      Cat({Gib(need), " per GPU; ", job.gpu, " has ", Gib(d.capacity_bytes), " (", Gib(d.usable_bytes),
-           " usable at ", std::to_string(static_cast<int>(std::lround(p.usable_memory_fraction * 100))), "%)"});
+      Cat({Gib(need), " per GPU; ", job.gpu, " has ", Gib(d.capacity_bytes), " (",
+           Gib(d.usable_bytes), " usable at ",
+           std::to_string(static_cast<int>(std::lround(p.usable_memory_fraction * 100))), "%)"});
 
   if (need <= d.usable_bytes) {
     d.reasons.push_back(Cat({what, " fits: predicted ", against}));
@@ -222,8 +239,9 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     prepared.ShareParamsOf(job);
     TrainingJob more;
     JobEstimate more_est;
-    const bool can_raise = p.raise_gpus && ShardsOptimizer(job.sharding) &&
-                           (r.gpu_field == GpuTresField::kPerNode || r.gpu_field == GpuTresField::kPerJob);
+    const bool can_raise =
+        p.raise_gpus && ShardsOptimizer(job.sharding) &&
+        (r.gpu_field == GpuTresField::kPerNode || r.gpu_field == GpuTresField::kPerJob);
     if (can_raise && internal::FindMoreGpus(ctx, job, &more, &more_est)) {
       // The search judges by memory only; the chosen layout gets the full estimate (time included),
       // so a raised job still gets its time limit.
@@ -235,16 +253,18 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
       d.kind = DecisionKind::kRewrite;
       SetGpuRewrite(r, more, &d);
       const std::string more_gpus = std::to_string(more.gpus);
-      d.reasons.push_back(Cat({what, " needs ", Gib(need), " per GPU (", Gib(d.usable_bytes), " usable); with ",
-                               ToString(job.sharding), " sharding over ", more_gpus, " GPUs it needs ",
-                               Gib(d.estimate.memory.per_gpu_bytes), ": GPU count raised to ", more_gpus, " (",
-                               ToString(d.gpu_field), "=", d.new_gpu_tres,
-                               d.new_min_nodes > 0 ? ", nodes=" + std::to_string(d.new_min_nodes) : "", ")"}));
+      d.reasons.push_back(
+          Cat({what, " needs ", Gib(need), " per GPU (", Gib(d.usable_bytes), " usable); with ",
+               ToString(job.sharding), " sharding over ", more_gpus, " GPUs it needs ",
+               Gib(d.estimate.memory.per_gpu_bytes), ": GPU count raised to ", more_gpus, " (",
+               ToString(d.gpu_field), "=", d.new_gpu_tres,
+               d.new_min_nodes > 0 ? ", nodes=" + std::to_string(d.new_min_nodes) : "", ")"}));
       if (job.global_batch == 0 && more.gpus > job.gpus)
-        d.reasons.push_back(Cat({"the global batch grows from ",
-                                 std::to_string(job.micro_batch * job.grad_accum * job.DataParallel()), " to ",
-                                 std::to_string(more.micro_batch * more.grad_accum * more.DataParallel()),
-                                 " sequences per step; lower the gradient accumulation to keep it"}));
+        d.reasons.push_back(
+            Cat({"the global batch grows from ",
+                 std::to_string(job.micro_batch * job.grad_accum * job.DataParallel()), " to ",
+                 std::to_string(more.micro_batch * more.grad_accum * more.DataParallel()),
+                 " sequences per step; lower the gradient accumulation to keep it"}));
       d.job = std::move(more);
     } else {
       d.kind = DecisionKind::kReject;
@@ -255,21 +275,25 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
       for (const Alternative& a : d.alternatives) {
         if (!a.fits) continue;
         any = true;
-        d.reasons.push_back(
-            Cat({"would fit: ", a.change, ": ", Gib(a.per_gpu_bytes), " per GPU of ", Gib(a.usable_bytes), " usable"}));
+        d.reasons.push_back(Cat({"would fit: ", a.change, ": ", Gib(a.per_gpu_bytes),
+                                 " per GPU of ", Gib(a.usable_bytes), " usable"}));
       }
       for (const Alternative& a : d.alternatives)
         if (!a.fits)
-          d.reasons.push_back(Cat({"not enough alone: ", a.change, ": ", Gib(a.per_gpu_bytes), " per GPU"}));
-      if (!any) d.reasons.push_back("no single change found that fits; combine them or use a smaller model");
+          d.reasons.push_back(
+              Cat({"not enough alone: ", a.change, ": ", Gib(a.per_gpu_bytes), " per GPU"}));
+      if (!any)
+        d.reasons.push_back(
+            "no single change found that fits; combine them or use a smaller model");
     }
   }
   DecideTime(r, p, &d);
 
   if (p.mode == Mode::kAdvise && d.kind != DecisionKind::kAccept) {
     d.advise_only = true;
-    d.reasons.insert(d.reasons.begin(), std::string("advice only (Mode=advise): would ") +
-                                             (d.kind == DecisionKind::kReject ? "reject" : "rewrite") + " this job");
+    d.reasons.insert(d.reasons.begin(),
+                     std::string("advice only (Mode=advise): would ") +
+                         (d.kind == DecisionKind::kReject ? "reject" : "rewrite") + " this job");
     d.kind = DecisionKind::kAccept;
     d.reject_reason = RejectReason::kNone;
     d.new_time_limit_min = 0;

@@ -1,6 +1,6 @@
-// What would make a job fit: the changes a rejection message offers, each re-estimated with the same
-// estimator (more GPUs with sharding, sharding on the same GPUs, more tensor parallelism, activation
-// checkpointing, a smaller micro-batch, LoRA, QLoRA, a partition with bigger GPUs).
+// What would make a job fit: the changes a rejection message offers, each re-estimated with the
+// same estimator (more GPUs with sharding, sharding on the same GPUs, more tensor parallelism,
+// activation checkpointing, a smaller micro-batch, LoRA, QLoRA, a partition with bigger GPUs).
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -12,12 +12,15 @@
 namespace fmte::internal {
 namespace {
 
-std::string Flag(std::string_view key, std::string_view value) { return Cat({"--fmte-", key, "=", value}); }
+std::string Flag(std::string_view key, std::string_view value) {
+  return Cat({"--fmte-", key, "=", value});
+}
 
 constexpr std::string_view kFullCheckpointingFlag = "--fmte-activation-checkpointing=full";
 
 // Node-aligned GPU counts above job.gpus, ascending, at most `max`.
-std::vector<int64_t> LargerCounts(const TrainingJob& job, GpuTresField field, int64_t node, int64_t max) {
+std::vector<int64_t> LargerCounts(const TrainingJob& job, GpuTresField field, int64_t node,
+                                  int64_t max) {
   std::vector<int64_t> out;
   out.reserve(64);
   const int64_t cur = job.gpus;
@@ -28,7 +31,8 @@ std::vector<int64_t> LargerCounts(const TrainingJob& job, GpuTresField field, in
     for (int64_t kk = k + 1; kk * node <= max && out.size() < 64; ++kk) out.push_back(kk * node);
   } else {
     for (int64_t n = cur + 1; n <= node; ++n) out.push_back(n);
-    for (int64_t kk = std::max<int64_t>(2, cur / node + 1); kk * node <= max && out.size() < 64; ++kk)
+    for (int64_t kk = std::max<int64_t>(2, cur / node + 1); kk * node <= max && out.size() < 64;
+         ++kk)
       out.push_back(kk * node);
   }
   std::erase_if(out, [&](int64_t n) { return n <= cur || n > max; });
@@ -52,7 +56,8 @@ bool SuitsLayout(const TrainingJob& base, int64_t n) {
 // Gives `out`, a copy of `base`, `n` GPUs (REQUIRES SuitsLayout(base, n)): the layout per node and,
 // for a Megatron global batch, the accumulation. Only these fields differ between the GPU counts
 // tried, so a search copies the job (and its strings) once.
-void SetGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t node, TrainingJob* out) {
+void SetGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t node,
+             TrainingJob* out) {
   const int64_t mp = base.tp * base.pp;
   out->gpus = n;
   if (field == GpuTresField::kPerNode && n > base.EffectiveGpusPerNode() * base.Nodes() &&
@@ -66,8 +71,8 @@ void SetGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t nod
 // Whether `job` fits `gpu` under partition `p`, judged by memory alone
 // (PreparedEstimate::EstimateMemory into `estimate`; a job the memory model refuses does not fit
 // and its per-GPU bytes are 0).
-bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p, const TrainingJob& job,
-          JobEstimate* estimate) {
+bool Fits(const PolicyContext& ctx, const GpuSpec& gpu, const PartitionConfig& p,
+          const TrainingJob& job, JobEstimate* estimate) {
   return ctx.prepared->EstimateMemory(job, gpu, estimate).ok() &&
          estimate->memory.per_gpu_bytes <= UsableBytes(gpu, p);
 }
@@ -80,7 +85,8 @@ int64_t UsableBytes(const GpuSpec& gpu, const PartitionConfig& p) {
 
 std::string Gib(int64_t bytes) {
   // Exactly printf("%.1f GiB", bytes / 2^30) (round half to even on the exact quotient), in integer
-  // arithmetic: a decision prints this 3 to 20 times and snprintf's float path costs ~2k instructions.
+  // arithmetic: a decision prints this 3 to 20 times and snprintf's float path costs ~2k
+  // instructions.
   constexpr int64_t kGib = int64_t{1} << 30;
   if (bytes >= 0 && bytes <= INT64_MAX / 10) {
     const int64_t scaled = bytes * 10;
@@ -96,7 +102,8 @@ std::string Gib(int64_t bytes) {
     return std::string(buf, end);
   }
   char buf[48];
-  std::snprintf(buf, sizeof(buf), "%.1f GiB", static_cast<double>(bytes) / static_cast<double>(kGib));
+  std::snprintf(buf, sizeof(buf), "%.1f GiB",
+                static_cast<double>(bytes) / static_cast<double>(kGib));
   return buf;
 }
 
@@ -115,13 +122,17 @@ std::string Cat(std::initializer_list<std::string_view> parts) {
 
 Sharding StateSharding(const TrainingJob& job) {
   switch (job.framework) {
-    case Framework::kDeepspeed: return Sharding::kZero3;
-    case Framework::kMegatron: return Sharding::kZero1;
-    default: return Sharding::kFsdpFull;
+    case Framework::kDeepspeed:
+      return Sharding::kZero3;
+    case Framework::kMegatron:
+      return Sharding::kZero1;
+    default:
+      return Sharding::kFsdpFull;
   }
 }
 
-bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob* out, JobEstimate* estimate) {
+bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob* out,
+                  JobEstimate* estimate) {
   const int64_t node = ctx.partition->gpus_per_node;
   const GpuTresField field = ctx.request->gpu_field;
   // GPU counts of valid layouts, ascending.
@@ -171,12 +182,13 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   // Estimates `j` (moved into the alternative) on `gpu` under partition `p`. One estimate serves
   // them all: only its per-GPU bytes are read.
   JobEstimate e;
-  const auto add = [&](std::string change, TrainingJob&& j, const GpuSpec& gpu, const PartitionConfig& p,
-                       const std::string& partition) {
+  const auto add = [&](std::string change, TrainingJob&& j, const GpuSpec& gpu,
+                       const PartitionConfig& p, const std::string& partition) {
     const bool fits = Fits(ctx, gpu, p, j, &e);
     if (e.memory.per_gpu_bytes == 0) return;  // the estimate failed: not a valid alternative
-    out.emplace(fits ? out.begin() + static_cast<std::ptrdiff_t>(fitting++) : out.end(), std::move(change),
-                std::move(j), partition, gpu.name, e.memory.per_gpu_bytes, UsableBytes(gpu, p), fits);
+    out.emplace(fits ? out.begin() + static_cast<std::ptrdiff_t>(fitting++) : out.end(),
+                std::move(change), std::move(j), partition, gpu.name, e.memory.per_gpu_bytes,
+                UsableBytes(gpu, p), fits);
   };
   const GpuSpec& gpu = *ctx.gpu;
   const PartitionConfig& part = *ctx.partition;
@@ -185,7 +197,8 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   if (!ShardsWeights(job.sharding) && job.gpus > 1 && job.framework != Framework::kMegatron) {
     TrainingJob j = job;
     j.sharding = StateSharding(job);
-    std::string change = Cat({"--fmte-sharding=", ToString(j.sharding), " (same ", std::to_string(job.gpus), " GPUs)"});
+    std::string change = Cat(
+        {"--fmte-sharding=", ToString(j.sharding), " (same ", std::to_string(job.gpus), " GPUs)"});
     add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   {
@@ -203,11 +216,13 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
     }
     if (found) {
       const bool reshard = sharded.sharding != job.sharding;
-      std::string change = Cat({"--gpus=", std::to_string(more.gpus), reshard ? " with --fmte-sharding=" : "",
-                                reshard ? ToString(sharded.sharding) : "", add_ac ? " " : "",
-                                add_ac ? kFullCheckpointingFlag : ""});
-      out.emplace(out.begin() + static_cast<std::ptrdiff_t>(fitting++), std::move(change), std::move(more),
-                  ctx.partition_name, gpu.name, e.memory.per_gpu_bytes, UsableBytes(gpu, part), true);
+      std::string change =
+          Cat({"--gpus=", std::to_string(more.gpus), reshard ? " with --fmte-sharding=" : "",
+               reshard ? ToString(sharded.sharding) : "", add_ac ? " " : "",
+               add_ac ? kFullCheckpointingFlag : ""});
+      out.emplace(out.begin() + static_cast<std::ptrdiff_t>(fitting++), std::move(change),
+                  std::move(more), ctx.partition_name, gpu.name, e.memory.per_gpu_bytes,
+                  UsableBytes(gpu, part), true);
     }
   }
   // 2. More tensor parallelism on the same GPUs (Megatron and others that support it).
@@ -230,8 +245,10 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   if (job.micro_batch > 1) {
     TrainingJob j = job;
     j.micro_batch = 1;
-    if (j.global_batch == 0) j.grad_accum = job.grad_accum * job.micro_batch;  // same sequences per step
-    std::string change = Cat({"--fmte-micro-batch=1 --fmte-grad-accum=", std::to_string(j.grad_accum)});
+    if (j.global_batch == 0)
+      j.grad_accum = job.grad_accum * job.micro_batch;  // same sequences per step
+    std::string change =
+        Cat({"--fmte-micro-batch=1 --fmte-grad-accum=", std::to_string(j.grad_accum)});
     add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   // 4. Parameter-efficient methods (alone, and with checkpointing).
@@ -264,7 +281,8 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
       TrainingJob j = job;
       j.gpu = (*other)->name;
       j.gpus_per_node = std::min(j.gpus, p.gpus_per_node);
-      add(Cat({"--partition=", p.name, " (", (*other)->name, ")"}), std::move(j), **other, p, p.name);
+      add(Cat({"--partition=", p.name, " (", (*other)->name, ")"}), std::move(j), **other, p,
+          p.name);
     }
   }
   if (out.size() > kMaxAlternatives) out.erase(out.begin() + kMaxAlternatives, out.end());

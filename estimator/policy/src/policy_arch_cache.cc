@@ -10,9 +10,10 @@
 // cached (their error message is rebuilt each time).
 // Bounds: at most kArchCacheEntries entries, each key at most id + kMaxArchJsonBytes (the parser
 // refuses longer forwarded JSON before it gets here); when full, the cache is emptied (a cluster
-// with more distinct ad-hoc architectures than that gets the uncached speed, never unbounded memory).
-// Thread-safety: one mutex guards the map; parsing runs outside it, so concurrent decisions never
-// wait for each other's parse (two may parse the same text at once; the first insert wins).
+// with more distinct ad-hoc architectures than that gets the uncached speed, never unbounded
+// memory). Thread-safety: one mutex guards the map; parsing runs outside it, so concurrent
+// decisions never wait for each other's parse (two may parse the same text at once; the first
+// insert wins).
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
@@ -44,7 +45,8 @@ std::string Key(std::string_view json, std::string_view id) {
 
 }  // namespace
 
-Result<std::shared_ptr<const ModelArch>> CachedModelConfig(std::string_view json, const std::string& id) {
+Result<std::shared_ptr<const ModelArch>> CachedModelConfig(std::string_view json,
+                                                           const std::string& id) {
   ArchCache& cache = Cache();
   const bool enabled = cache.enabled.load(std::memory_order_relaxed);
   std::string key;

@@ -46,7 +46,8 @@ std::string Cat(std::initializer_list<std::string_view> parts);
 // `job` is the base; on success `out` holds the job as estimated and `estimate` its (memory-only)
 // estimate (when none fits, `out` holds some candidate). `estimate` is default-constructed or was
 // last written by PreparedEstimate::EstimateMemory.
-bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob* out, JobEstimate* estimate);
+bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob* out,
+                  JobEstimate* estimate);
 
 // Alternatives that would make `job` fit, each re-estimated (fitting ones first, at most
 // kMaxAlternatives).
@@ -60,7 +61,8 @@ Sharding StateSharding(const TrainingJob& job);
 // ParseModelConfig(json, id) through a process-wide cache (policy_arch_cache.cc: bounds and
 // thread-safety there). Thread-safe.
 inline constexpr size_t kArchCacheEntries = 64;
-Result<std::shared_ptr<const ModelArch>> CachedModelConfig(std::string_view json, const std::string& id);
+Result<std::shared_ptr<const ModelArch>> CachedModelConfig(std::string_view json,
+                                                           const std::string& id);
 void ClearArchCache();
 size_t ArchCacheSize();
 // Tests: off = every decision parses (and the cache is emptied); on by default.

@@ -25,8 +25,9 @@ constexpr std::array<bool, 256> kPlain = [] {
 // Appends `v` percent-encoded to `out`, at most `max` bytes of it (an escape is never cut).
 void AppendEncoded(std::string_view v, size_t max, std::string* out) {
   // Most values need no escape and fit: one append.
-  if (v.size() + 3 <= max &&
-      std::all_of(v.begin(), v.end(), [](char c) { return kPlain[static_cast<unsigned char>(c)]; })) {
+  if (v.size() + 3 <= max && std::all_of(v.begin(), v.end(), [](char c) {
+        return kPlain[static_cast<unsigned char>(c)];
+      })) {
     out->append(v);
     return;
   }
@@ -36,7 +37,9 @@ void AppendEncoded(std::string_view v, size_t max, std::string* out) {
   while (i < v.size() && written + 3 <= max) {
     // A run of plain bytes at once (at most as many as keep written + 3 <= max before each).
     size_t end = i;
-    while (end < v.size() && kPlain[static_cast<unsigned char>(v[end])] && written + (end - i) + 3 <= max) ++end;
+    while (end < v.size() && kPlain[static_cast<unsigned char>(v[end])] &&
+           written + (end - i) + 3 <= max)
+      ++end;
     out->append(v.data() + i, end - i);
     written += end - i;
     i = end;
@@ -58,7 +61,10 @@ int HexValue(char c) {
 Result<std::string> Decode(std::string_view v, std::string_view key) {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] != '%') { out += v[i]; continue; }
+    if (v[i] != '%') {
+      out += v[i];
+      continue;
+    }
     if (i + 2 >= v.size() || HexValue(v[i + 1]) < 0 || HexValue(v[i + 2]) < 0)
       return Status::ParseError("fmte record: " + std::string(key) + ": bad percent escape");
     out += static_cast<char>(HexValue(v[i + 1]) * 16 + HexValue(v[i + 2]));
@@ -72,8 +78,11 @@ Result<std::string> Decode(std::string_view v, std::string_view key) {
 class Number {
  public:
   explicit Number(int64_t v) : end_(std::to_chars(buf_, buf_ + sizeof(buf_), v).ptr) {}
-  explicit Number(double v) : end_(std::to_chars(buf_, buf_ + sizeof(buf_), v, std::chars_format::general, 6).ptr) {}
-  operator std::string_view() const { return std::string_view(buf_, static_cast<size_t>(end_ - buf_)); }
+  explicit Number(double v)
+      : end_(std::to_chars(buf_, buf_ + sizeof(buf_), v, std::chars_format::general, 6).ptr) {}
+  operator std::string_view() const {
+    return std::string_view(buf_, static_cast<size_t>(end_ - buf_));
+  }
 
  private:
   char buf_[32];
@@ -160,7 +169,8 @@ std::string EncodeRecord(const AccountingRecord& r) {
 
 Result<AccountingRecord> DecodeRecord(std::string_view text) {
   size_t start = std::string_view::npos;
-  for (size_t p = text.find(kRecordPrefix); p != std::string_view::npos; p = text.find(kRecordPrefix, p + 1)) {
+  for (size_t p = text.find(kRecordPrefix); p != std::string_view::npos;
+       p = text.find(kRecordPrefix, p + 1)) {
     if (p + kRecordPrefix.size() < text.size() && text[p + kRecordPrefix.size()] == 'v' &&
         (p == 0 || !std::isalnum(static_cast<unsigned char>(text[p - 1])))) {
       start = p;
@@ -203,48 +213,82 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
     };
     constexpr int64_t kBig = int64_t{1} << 62;
     Status s;
-    if (key == "model") j.model = v;
-    else if (key == "method") s = enum_field(&j.method, ParseMethod);
-    else if (key == "gpus") s = int_field(&j.gpus, 1, 1 << 20);
-    else if (key == "gpn") s = int_field(&j.gpus_per_node, 0, 1024);
-    else if (key == "gpu") j.gpu = v;
-    else if (key == "tp") s = int_field(&j.tp, 1, 1 << 16);
-    else if (key == "pp") s = int_field(&j.pp, 1, 1 << 16);
-    else if (key == "vpp") s = int_field(&j.vpp, 1, 1024);
-    else if (key == "sp") j.sequence_parallel = v == "1";
-    else if (key == "mb") s = int_field(&j.micro_batch, 1, 1 << 20);
-    else if (key == "seq") s = int_field(&j.seq_len, 1, int64_t{1} << 24);
-    else if (key == "ga") s = int_field(&j.grad_accum, 1, 1 << 20);
-    else if (key == "gb") s = int_field(&j.global_batch, 0, kBig);
-    else if (key == "prec") s = enum_field(&j.precision, ParsePrecision);
-    else if (key == "opt") s = enum_field(&j.optimizer, ParseOptimizer);
-    else if (key == "shard") s = enum_field(&j.sharding, ParseSharding);
-    else if (key == "off_opt") j.offload_optimizer = v == "1";
-    else if (key == "off_par") j.offload_params = v == "1";
-    else if (key == "ac") s = enum_field(&j.activation_checkpointing, ParseCheckpointing);
-    else if (key == "attn") s = enum_field(&j.attention, ParseAttention);
-    else if (key == "lora_r") s = int_field(&j.lora_r, 1, 1 << 16);
-    else if (key == "quant") s = enum_field(&j.quant, ParseQuant);
-    else if (key == "fw") s = enum_field(&j.framework, ParseFramework);
-    else if (key == "tokens") s = int_field(&j.tokens, 0, kBig);
-    else if (key == "samples") s = int_field(&j.samples, 0, kBig);
-    else if (key == "steps") s = int_field(&j.steps, 0, kBig);
+    if (key == "model")
+      j.model = v;
+    else if (key == "method")
+      s = enum_field(&j.method, ParseMethod);
+    else if (key == "gpus")
+      s = int_field(&j.gpus, 1, 1 << 20);
+    else if (key == "gpn")
+      s = int_field(&j.gpus_per_node, 0, 1024);
+    else if (key == "gpu")
+      j.gpu = v;
+    else if (key == "tp")
+      s = int_field(&j.tp, 1, 1 << 16);
+    else if (key == "pp")
+      s = int_field(&j.pp, 1, 1 << 16);
+    else if (key == "vpp")
+      s = int_field(&j.vpp, 1, 1024);
+    else if (key == "sp")
+      j.sequence_parallel = v == "1";
+    else if (key == "mb")
+      s = int_field(&j.micro_batch, 1, 1 << 20);
+    else if (key == "seq")
+      s = int_field(&j.seq_len, 1, int64_t{1} << 24);
+    else if (key == "ga")
+      s = int_field(&j.grad_accum, 1, 1 << 20);
+    else if (key == "gb")
+      s = int_field(&j.global_batch, 0, kBig);
+    else if (key == "prec")
+      s = enum_field(&j.precision, ParsePrecision);
+    else if (key == "opt")
+      s = enum_field(&j.optimizer, ParseOptimizer);
+    else if (key == "shard")
+      s = enum_field(&j.sharding, ParseSharding);
+    else if (key == "off_opt")
+      j.offload_optimizer = v == "1";
+    else if (key == "off_par")
+      j.offload_params = v == "1";
+    else if (key == "ac")
+      s = enum_field(&j.activation_checkpointing, ParseCheckpointing);
+    else if (key == "attn")
+      s = enum_field(&j.attention, ParseAttention);
+    else if (key == "lora_r")
+      s = int_field(&j.lora_r, 1, 1 << 16);
+    else if (key == "quant")
+      s = enum_field(&j.quant, ParseQuant);
+    else if (key == "fw")
+      s = enum_field(&j.framework, ParseFramework);
+    else if (key == "tokens")
+      s = int_field(&j.tokens, 0, kBig);
+    else if (key == "samples")
+      s = int_field(&j.samples, 0, kBig);
+    else if (key == "steps")
+      s = int_field(&j.steps, 0, kBig);
     else if (key == "epochs") {
       auto e = ParseBoundedDouble(v, 0, 1e9, shown);
       if (!e.ok()) return Status::ParseError(e.status().message());
       j.epochs = *e;
-    } else if (key == "part") r.partition = v;
-    else if (key == "pred_mem") s = int_field(&r.pred_mem_bytes, 0, kBig);
-    else if (key == "cap") s = int_field(&r.cap_bytes, 0, kBig);
-    else if (key == "limit_s") s = int_field(&r.limit_s, 0, kBig);
-    else if (key == "corr_mem") s = int_field(&r.corr_mem_bytes, 0, kBig);
+    } else if (key == "part")
+      r.partition = v;
+    else if (key == "pred_mem")
+      s = int_field(&r.pred_mem_bytes, 0, kBig);
+    else if (key == "cap")
+      s = int_field(&r.cap_bytes, 0, kBig);
+    else if (key == "limit_s")
+      s = int_field(&r.limit_s, 0, kBig);
+    else if (key == "corr_mem")
+      s = int_field(&r.corr_mem_bytes, 0, kBig);
     else if (key == "pred_time_s" || key == "corr_time_s") {
       auto e = ParseBoundedDouble(v, 0, 1e12, shown);
       if (!e.ok()) return Status::ParseError(e.status().message());
       (key == "pred_time_s" ? r.pred_time_s : r.corr_time_s) = *e;
-    } else if (key == "decision") r.decision = v;
-    else if (key == "src") r.sources = v;
-    else if (r.extra.size() < 64) r.extra.emplace_back(key, v);
+    } else if (key == "decision")
+      r.decision = v;
+    else if (key == "src")
+      r.sources = v;
+    else if (r.extra.size() < 64)
+      r.extra.emplace_back(key, v);
     if (!s.ok()) return s;
   }
   return r;
@@ -255,16 +299,20 @@ AccountingRecord MakeRecord(const JobRequest& request, const Decision& decision)
   r.job = decision.estimated ? decision.job : request.job;
   r.partition = decision.partition;
   if (decision.estimated) {
-    // The models' own predictions (record.h: what fmte-retrain divides by), then the corrected ones.
+    // The models' own predictions (record.h: what fmte-retrain divides by), then the corrected
+    // ones.
     const JobEstimate& e = decision.estimate;
     r.pred_mem_bytes = ModelPerGpuBytes(e);
     r.cap_bytes = decision.capacity_bytes;
     if (e.has_time) r.pred_time_s = RecordedTimeS(ModelWallTimeS(e));
     if (e.correction.memory.applied) r.corr_mem_bytes = e.memory.per_gpu_bytes;
-    if (e.has_time && e.correction.time.applied) r.corr_time_s = std::max(1.0, std::round(e.wall_time_s));
+    if (e.has_time && e.correction.time.applied)
+      r.corr_time_s = std::max(1.0, std::round(e.wall_time_s));
   }
   r.limit_s = decision.time_limit_min * 60;
-  r.decision = decision.error ? "error" : decision.advise_only ? "advise" : std::string(ToString(decision.kind));
+  r.decision = decision.error         ? "error"
+               : decision.advise_only ? "advise"
+                                      : std::string(ToString(decision.kind));
   // Which sources described the job, highest first ("spank+fmte-line+launcher").
   for (Source s : {Source::kSpank, Source::kFmteLine, Source::kLauncher}) {
     bool used = false;

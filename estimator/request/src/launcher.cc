@@ -1,12 +1,12 @@
 // DetectLauncher: finds the training launch among a script's commands (behind srun, env, exec,
-// apptainer/singularity exec, ... prefixes), splits it into flags and positionals and hands it to the
-// framework reader. The launch with the most recognised settings wins (setup and conversion steps
-// before or after training name fewer).
+// apptainer/singularity exec, ... prefixes), splits it into flags and positionals and hands it to
+// the framework reader. The launch with the most recognised settings wins (setup and conversion
+// steps before or after training name fewer).
+#include "launcher.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
-
-#include "launcher.h"
 
 namespace fmte::internal {
 namespace {
@@ -23,7 +23,8 @@ bool IsPython(std::string_view b) {
 // Launcher name of a word, empty when it is none.
 std::string_view LauncherName(std::string_view word) {
   const std::string_view b = Basename(word);
-  if (b == "torchrun" || b == "accelerate" || b == "deepspeed" || b == "tune" || b == "trl") return b;
+  if (b == "torchrun" || b == "accelerate" || b == "deepspeed" || b == "tune" || b == "trl")
+    return b;
   if (b == "llamafactory-cli") return "llamafactory";
   if (IsPython(b)) return "python";
   if (b.ends_with(".py")) return "script";
@@ -33,9 +34,9 @@ std::string_view LauncherName(std::string_view word) {
 // Words that may stand before the launcher on the same command.
 bool IsPrefix(std::string_view b) {
   static constexpr std::string_view kPrefixes[] = {
-      "srun", "mpirun", "mpiexec", "env", "exec", "time", "nohup", "numactl", "taskset", "stdbuf",
-      "apptainer", "singularity", "conda", "uv", "poetry", "pixi", "micromamba", "mamba", "nsys",
-      "enroot", "ibrun", "timeout", "cd"};
+      "srun",       "mpirun", "mpiexec",   "env",         "exec",  "time",    "nohup",  "numactl",
+      "taskset",    "stdbuf", "apptainer", "singularity", "conda", "uv",      "poetry", "pixi",
+      "micromamba", "mamba",  "nsys",      "enroot",      "ibrun", "timeout", "cd"};
   for (std::string_view p : kPrefixes)
     if (b == p) return true;
   return false;
@@ -43,19 +44,53 @@ bool IsPrefix(std::string_view b) {
 
 // Flags whose value is optional (a bare flag means true): only an explicit boolean literal after
 // them is consumed as their value.
-constexpr std::string_view kBooleanFlags[] = {
-    "add_qkv_bias", "bf16", "bnb_4bit_use_double_quant", "ddp_find_unused_parameters",
-    "disable_bias_linear", "do_eval", "do_train", "fp16", "fp32",
-    "fsdp_activation_checkpointing", "fsdp_offload_params", "gradient_checkpointing",
-    "gradient_checkpointing_kwargs_use_reentrant", "group_query_attention", "load_in_4bit",
-    "load_in_8bit", "multi_gpu", "no_gradient_accumulation_fusion", "no_masked_softmax_fusion",
-    "no_python", "overlap_grad_reduce", "overlap_param_gather", "overwrite_output_dir",
-    "packing", "recompute_activations", "remove_unused_columns", "report_to_none",
-    "sequence_parallel", "standalone", "swiglu", "tf32", "torch_compile", "trust_remote_code",
-    "untie_embeddings_and_output_weights", "use_bnb_nested_quant", "use_cpu", "use_deepspeed",
-    "use_distributed_optimizer", "use_flash_attention_2", "use_flash_attn", "use_fsdp",
-    "use_liger", "use_liger_kernel", "use_mcore_models", "use_peft", "use_reentrant",
-    "use_rotary_position_embeddings"};
+constexpr std::string_view kBooleanFlags[] = {"add_qkv_bias",
+                                              "bf16",
+                                              "bnb_4bit_use_double_quant",
+                                              "ddp_find_unused_parameters",
+                                              "disable_bias_linear",
+                                              "do_eval",
+                                              "do_train",
+                                              "fp16",
+                                              "fp32",
+                                              "fsdp_activation_checkpointing",
+                                              "fsdp_offload_params",
+                                              "gradient_checkpointing",
+                                              "gradient_checkpointing_kwargs_use_reentrant",
+                                              "group_query_attention",
+                                              "load_in_4bit",
+                                              "load_in_8bit",
+                                              "multi_gpu",
+                                              "no_gradient_accumulation_fusion",
+                                              "no_masked_softmax_fusion",
+                                              "no_python",
+                                              "overlap_grad_reduce",
+                                              "overlap_param_gather",
+                                              "overwrite_output_dir",
+                                              "packing",
+                                              "recompute_activations",
+                                              "remove_unused_columns",
+                                              "report_to_none",
+                                              "sequence_parallel",
+                                              "standalone",
+                                              "swiglu",
+                                              "tf32",
+                                              "torch_compile",
+                                              "trust_remote_code",
+                                              "untie_embeddings_and_output_weights",
+                                              "use_bnb_nested_quant",
+                                              "use_cpu",
+                                              "use_deepspeed",
+                                              "use_distributed_optimizer",
+                                              "use_flash_attention_2",
+                                              "use_flash_attn",
+                                              "use_fsdp",
+                                              "use_liger",
+                                              "use_liger_kernel",
+                                              "use_mcore_models",
+                                              "use_peft",
+                                              "use_reentrant",
+                                              "use_rotary_position_embeddings"};
 
 bool IsBooleanFlag(std::string_view n) {
   static const LengthGroups<48> kByLength = [] {
@@ -89,13 +124,14 @@ bool IsBoolLiteral(std::string_view v) {
 std::string_view NormalizeFlag(std::string_view n, std::string* text) {
   const size_t at = text->size();
   text->resize(at + n.size());
-  // Local pointers: a char store may alias the string's own fields, which would be reloaded per byte.
+  // Local pointers: a char store may alias the string's own fields, which would be reloaded per
+  // byte.
   char* out = text->data() + at;
   const char* in = n.data();
-  for (size_t k = 0, len = n.size(); k < len; ++k) out[k] = kFlagNameByte[static_cast<unsigned char>(in[k])];
+  for (size_t k = 0, len = n.size(); k < len; ++k)
+    out[k] = kFlagNameByte[static_cast<unsigned char>(in[k])];
   return std::string_view(out, n.size());
 }
-
 
 // Splits the words after the launcher. Returns false when the command is no launch.
 bool Split(const Command& c, LaunchLine* l) {
@@ -129,19 +165,22 @@ bool Split(const Command& c, LaunchLine* l) {
       Flag f;
       f.index = static_cast<int>(i);
       const size_t eq = w.find('=');
-      f.name = NormalizeFlag(w.substr(2, eq == std::string_view::npos ? std::string_view::npos : eq - 2), &l->text_);
+      f.name = NormalizeFlag(
+          w.substr(2, eq == std::string_view::npos ? std::string_view::npos : eq - 2), &l->text_);
       f.unresolved = c.words[i].unresolved;
       if (eq != std::string_view::npos) {
         f.value = w.substr(eq + 1);
       } else if (IsListFlag(f.name)) {
         // nargs='+' (PEFT/TRL lora_target_modules q_proj k_proj ...): the following plain words.
         const size_t at = l->text_.size();
-        while (i + 1 < n && !c.words[i + 1].text.starts_with("-") && l->text_.size() - at < kMaxValueBytes) {
+        while (i + 1 < n && !c.words[i + 1].text.starts_with("-") &&
+               l->text_.size() - at < kMaxValueBytes) {
           if (l->text_.size() > at) l->text_ += ',';
           l->text_ += c.words[++i].text;
           f.unresolved = f.unresolved || c.words[i].unresolved;
         }
-        f.value = l->text_.size() > at ? std::string_view(l->text_).substr(at) : std::string_view("true");
+        f.value =
+            l->text_.size() > at ? std::string_view(l->text_).substr(at) : std::string_view("true");
       } else if (i + 1 < n && !(c.words[i + 1].text.starts_with("--")) &&
                  (!IsBooleanFlag(f.name) || IsBoolLiteral(c.words[i + 1].text))) {
         ++i;
@@ -156,7 +195,8 @@ bool Split(const Command& c, LaunchLine* l) {
     } else if (w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1]))) {
       // short options (python -u, tune -c cfg)
       if (w == "-c" && i + 1 < n) {
-        l->flags.push_back(Flag{"config", c.words[i + 1].text, c.words[i + 1].unresolved, static_cast<int>(i)});
+        l->flags.push_back(
+            Flag{"config", c.words[i + 1].text, c.words[i + 1].unresolved, static_cast<int>(i)});
         ++i;
       }
     } else if (!c.words[i].unresolved) {
@@ -165,11 +205,16 @@ bool Split(const Command& c, LaunchLine* l) {
   }
   // python -m torch.distributed.run / accelerate.commands.launch / deepspeed.launcher.runner
   if (l->launcher == "python" && !l->module.empty()) {
-    if (l->module.starts_with("torch.distributed")) l->launcher = "torchrun";
-    else if (l->module.starts_with("accelerate")) l->launcher = "accelerate";
-    else if (l->module.starts_with("deepspeed")) l->launcher = "deepspeed";
-    else if (l->module.starts_with("torchtune")) l->launcher = "tune";
-    else if (l->module.starts_with("trl")) l->launcher = "trl";
+    if (l->module.starts_with("torch.distributed"))
+      l->launcher = "torchrun";
+    else if (l->module.starts_with("accelerate"))
+      l->launcher = "accelerate";
+    else if (l->module.starts_with("deepspeed"))
+      l->launcher = "deepspeed";
+    else if (l->module.starts_with("torchtune"))
+      l->launcher = "tune";
+    else if (l->module.starts_with("trl"))
+      l->launcher = "trl";
   }
   // The readers look up some 60 names: group the flags once by name length.
   l->by_length_.Build(l->flags.size(), [l](size_t i) { return l->flags[i].name; });
@@ -182,19 +227,23 @@ bool IsMegatronScript(const LaunchLine& l) {
     if (b.starts_with("pretrain_") && b.ends_with(".py")) return true;
   }
   for (const Flag& f : l.flags)
-    if (f.name == "tensor_model_parallel_size" || f.name == "num_layers_per_virtual_pipeline_stage") return true;
+    if (f.name == "tensor_model_parallel_size" || f.name == "num_layers_per_virtual_pipeline_stage")
+      return true;
   return false;
 }
 
 }  // namespace
 
-void Sink::Set(std::string_view key, std::string_view value, std::string_view flag) { Add(key, value, "", flag); }
+void Sink::Set(std::string_view key, std::string_view value, std::string_view flag) {
+  Add(key, value, "", flag);
+}
 
 void Sink::SetFromFlag(std::string_view key, std::string_view value, std::string_view flag_name) {
   Add(key, value, "--", flag_name);
 }
 
-void Sink::Add(std::string_view key, std::string_view value, std::string_view prefix, std::string_view flag) {
+void Sink::Add(std::string_view key, std::string_view value, std::string_view prefix,
+               std::string_view flag) {
   // "line N: --flag", built in one allocation (this runs for every recognised flag).
   char line[32] = "line ";
   char* end = std::to_chars(line + 5, line + sizeof(line) - 2, line_).ptr;
@@ -207,7 +256,8 @@ void Sink::Add(std::string_view key, std::string_view value, std::string_view pr
 }
 
 void Sink::Warn(std::string_view flag, std::string_view what) {
-  out_->warnings.push_back("line " + std::to_string(line_) + ": " + std::string(flag) + ": " + std::string(what));
+  out_->warnings.push_back("line " + std::to_string(line_) + ": " + std::string(flag) + ": " +
+                           std::string(what));
 }
 
 const Flag* LaunchLine::Find(std::string_view name) const {

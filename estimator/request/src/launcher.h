@@ -1,6 +1,6 @@
 // Private: the launch-line readers (launcher.cc finds and splits launch commands; launcher_hf.cc,
-// launcher_megatron.cc and launcher_torchtune.cc translate each framework's flags into request keys).
-// Thread-safety: pure functions.
+// launcher_megatron.cc and launcher_torchtune.cc translate each framework's flags into request
+// keys). Thread-safety: pure functions.
 #ifndef FMTE_SRC_LAUNCHER_H_
 #define FMTE_SRC_LAUNCHER_H_
 
@@ -21,7 +21,7 @@ struct Flag {
   std::string_view name;
   std::string_view value;  // "true" for a bare boolean flag
   bool unresolved = false;
-  int index = 0;      // word index in the command
+  int index = 0;  // word index in the command
 };
 
 // One split launch command. It refers to the Command it was split from (which must outlive it)
@@ -37,8 +37,9 @@ struct LaunchLine {
   int line = 0;
   std::string_view launcher;  // torchrun|accelerate|deepspeed|python|tune|trl|llamafactory
   std::vector<Flag> flags;
-  std::vector<std::string_view> positionals;  // non-flag words after the launcher (script, overrides)
-  std::string_view module;                    // python -m <module>
+  std::vector<std::string_view>
+      positionals;          // non-flag words after the launcher (script, overrides)
+  std::string_view module;  // python -m <module>
   // Normalised flag names and joined list values; reserved once by Split so the views stay valid.
   std::string text_;
   // `flags` grouped by name length, each group in command order (built by Split for Find).
@@ -58,7 +59,8 @@ class Sink {
   LauncherFindings* out() { return out_; }
 
  private:
-  void Add(std::string_view key, std::string_view value, std::string_view prefix, std::string_view flag);
+  void Add(std::string_view key, std::string_view value, std::string_view prefix,
+           std::string_view flag);
 
   LauncherFindings* out_;
   int line_;
@@ -69,12 +71,12 @@ bool FlagTrue(const Flag* f);
 // "2" -> 2, "1:4" -> 4 (elastic max), anything else (auto, gpu, $VAR) -> 0.
 int64_t ProcCount(const Flag* f);
 
-void ReadHfFlags(const LaunchLine& l, Sink* sink);         // HF Trainer / TRL / PEFT / accelerate / DS
-void ReadMegatronFlags(const LaunchLine& l, Sink* sink);   // pretrain_gpt.py
-void ReadTorchtune(const LaunchLine& l, Sink* sink);       // tune run <recipe> --config <cfg> k=v
+void ReadHfFlags(const LaunchLine& l, Sink* sink);  // HF Trainer / TRL / PEFT / accelerate / DS
+void ReadMegatronFlags(const LaunchLine& l, Sink* sink);  // pretrain_gpt.py
+void ReadTorchtune(const LaunchLine& l, Sink* sink);      // tune run <recipe> --config <cfg> k=v
 
-void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);    // fms-fsdp main_training.py
-bool IsFmsFsdpScript(const LaunchLine& l);                  // runs fms-fsdp's main_training.py
+void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);  // fms-fsdp main_training.py
+bool IsFmsFsdpScript(const LaunchLine& l);               // runs fms-fsdp's main_training.py
 
 // One "key":value of a JSON object; `raw_value` is JSON text as is (a number, true, "quoted").
 struct JsonField {
@@ -87,7 +89,9 @@ std::string JsonObject(std::initializer_list<JsonField> fields);
 class JsonInt {
  public:
   explicit JsonInt(int64_t v);
-  operator std::string_view() const { return std::string_view(buf_, static_cast<size_t>(end_ - buf_)); }
+  operator std::string_view() const {
+    return std::string_view(buf_, static_cast<size_t>(end_ - buf_));
+  }
 
  private:
   char buf_[24];
@@ -96,8 +100,8 @@ class JsonInt {
 
 // A config.json-style LLaMA architecture (RMSNorm, SwiGLU, no biases) for ParseModelConfig, for
 // launchers that describe the model by its dimensions (Megatron flags, fms-fsdp variants).
-std::string LlamaConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads, int64_t ffn,
-                            int64_t vocab, int64_t positions, bool tied);
+std::string LlamaConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads,
+                            int64_t ffn, int64_t vocab, int64_t positions, bool tied);
 
 // torchtune config name -> Hugging Face id ("llama3_1/8B_lora" -> "meta-llama/Llama-3.1-8B").
 std::string TorchtuneModelId(std::string_view config);

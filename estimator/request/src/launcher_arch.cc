@@ -23,8 +23,8 @@ JsonInt::JsonInt(int64_t v) : end_(std::to_chars(buf_, buf_ + sizeof(buf_), v).p
 
 // transformers' LlamaConfig keys; rms_norm_eps and hidden_act as Llama's (they do not change the
 // parameter count or memory, only ParseModelConfig's view of the family).
-std::string LlamaConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads, int64_t ffn,
-                            int64_t vocab, int64_t positions, bool tied) {
+std::string LlamaConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads,
+                            int64_t ffn, int64_t vocab, int64_t positions, bool tied) {
   return JsonObject({{"model_type", "\"llama\""},
                      {"architectures", "[\"LlamaForCausalLM\"]"},
                      {"hidden_size", JsonInt(hidden)},

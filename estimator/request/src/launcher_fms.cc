@@ -27,10 +27,26 @@ constexpr Variant kVariants[] = {
     {{"llama2_34b", "34b"}, nullptr, 8192, 64, 8, 48, 22016, 32000, 4096},
     {{"llama2_70b", "70b"}, "meta-llama/Llama-2-70b-chat-hf", 8192, 64, 8, 80, 28672, 32000, 4096},
     {{"llama2_1.4b", "1.4b"}, nullptr, 2048, 16, 4, 24, 6144, 32000, 4096},
-    {{"llama3_8b", "llama3_8b_4k"}, "meta-llama/Llama-3.1-8B", 4096, 32, 8, 32, 14336, 128256, 8192},
+    {{"llama3_8b", "llama3_8b_4k"},
+     "meta-llama/Llama-3.1-8B",
+     4096,
+     32,
+     8,
+     32,
+     14336,
+     128256,
+     8192},
     {{"llama3_1.8b", "llama3_1.8b_4k"}, nullptr, 2048, 16, 8, 24, 7168, 128256, 8192},
     {{"llama3_3.2b", "llama3_3.2b_4k"}, nullptr, 3072, 24, 8, 24, 8192, 128256, 8192},
-    {{"llama3_70b", "llama3_70b_4k"}, "meta-llama/Llama-3.1-70B", 8192, 64, 8, 80, 28672, 128256, 8192},
+    {{"llama3_70b", "llama3_70b_4k"},
+     "meta-llama/Llama-3.1-70B",
+     8192,
+     64,
+     8,
+     80,
+     28672,
+     128256,
+     8192},
 };
 
 const Variant* FindVariant(std::string_view name) {
@@ -42,7 +58,8 @@ const Variant* FindVariant(std::string_view name) {
 // The model: a catalog id when one has the same tensors, else the variant's LLaMA architecture.
 void SetModel(const Flag* f, Sink* sink) {
   const std::string name = f == nullptr ? "7b" : Lower(f->value);
-  const std::string shown = f == nullptr ? "main_training.py (default model_variant 7b)" : "--model_variant";
+  const std::string shown =
+      f == nullptr ? "main_training.py (default model_variant 7b)" : "--model_variant";
   if (f != nullptr && f->unresolved) {
     sink->Warn(shown, "value depends on the environment; set #FMTE model=...");
     return;
@@ -50,7 +67,8 @@ void SetModel(const Flag* f, Sink* sink) {
   const Variant* v = FindVariant(name);
   if (v == nullptr) {
     std::string known;
-    for (const Variant& k : kVariants) known += (known.empty() ? "" : "|") + std::string(k.names[0]);
+    for (const Variant& k : kVariants)
+      known += (known.empty() ? "" : "|") + std::string(k.names[0]);
     sink->Warn(shown, "unknown fms-fsdp model variant '" + Shown(name) + "' (expected " + known +
                           "); set #FMTE model=...");
     return;
@@ -59,8 +77,8 @@ void SetModel(const Flag* f, Sink* sink) {
     sink->Set("model", v->catalog_id, shown);
     return;
   }
-  sink->out()->arch_json = LlamaConfigJson(v->hidden, v->layers, v->heads, v->kv_heads, v->ffn, v->vocab,
-                                           v->positions, /*tied=*/false);
+  sink->out()->arch_json = LlamaConfigJson(v->hidden, v->layers, v->heads, v->kv_heads, v->ffn,
+                                           v->vocab, v->positions, /*tied=*/false);
   sink->Set("model", "fms-" + std::string(v->names[0]), shown);
 }
 
@@ -88,7 +106,8 @@ void SetCheckpointing(const LaunchLine& l, Sink* sink) {
     // Only some blocks recompute: estimating as if none did keeps the memory an upper bound.
     sink->Set("activation-checkpointing", "none", "--selective_checkpointing");
     sink->Warn("--selective_checkpointing",
-               "checkpointing a fraction of the blocks is estimated as no checkpointing (memory upper bound)");
+               "checkpointing a fraction of the blocks is estimated as no checkpointing (memory "
+               "upper bound)");
   }
 }
 
@@ -108,9 +127,14 @@ void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink) {
   sink->Set("method", "full", "main_training.py");
   SetModel(sink->Find(l, "model_variant"), sink);
   // train_config defaults stand unless a flag overrides them (fire keeps the dataclass defaults).
-  struct Map { std::string_view flag; std::string_view key; std::string_view fallback; };
-  static constexpr Map kDirect[] = {
-      {"batch_size", "micro-batch", "2"}, {"seq_length", "seq-len", "4096"}, {"num_steps", "steps", "1000000"}};
+  struct Map {
+    std::string_view flag;
+    std::string_view key;
+    std::string_view fallback;
+  };
+  static constexpr Map kDirect[] = {{"batch_size", "micro-batch", "2"},
+                                    {"seq_length", "seq-len", "4096"},
+                                    {"num_steps", "steps", "1000000"}};
   for (const Map& m : kDirect) {
     const Flag* f = sink->Find(l, m.flag);
     const std::string shown = "--" + std::string(m.flag);
@@ -123,10 +147,14 @@ void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink) {
   }
   const Flag* s = sink->Find(l, "sharding_strategy");
   const std::string strategy = s == nullptr || s->unresolved ? "hsdp" : Lower(s->value);
-  if (strategy == "fsdp") sink->Set("sharding", "fsdp-full", "--sharding_strategy");
-  else if (strategy == "hsdp") sink->Set("sharding", "fsdp-hybrid", "--sharding_strategy");
-  else if (strategy == "ddp") sink->Set("sharding", "ddp", "--sharding_strategy");
-  else sink->Warn("--sharding_strategy", "expected fsdp|hsdp|ddp, got '" + Shown(strategy) + "'");
+  if (strategy == "fsdp")
+    sink->Set("sharding", "fsdp-full", "--sharding_strategy");
+  else if (strategy == "hsdp")
+    sink->Set("sharding", "fsdp-hybrid", "--sharding_strategy");
+  else if (strategy == "ddp")
+    sink->Set("sharding", "ddp", "--sharding_strategy");
+  else
+    sink->Warn("--sharding_strategy", "expected fsdp|hsdp|ddp, got '" + Shown(strategy) + "'");
   const Flag* mp = sink->Find(l, "mixed_precision");
   const bool bf16 = mp == nullptr || mp->unresolved || FlagTrue(mp);
   sink->Set("precision", bf16 ? "mixed-bf16" : "fp32", "--mixed_precision");

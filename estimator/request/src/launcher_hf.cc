@@ -3,8 +3,8 @@
 // (per_device_train_batch_size, gradient_accumulation_steps, bf16, fp16, fsdp, deepspeed,
 // gradient_checkpointing, optim, max_steps, num_train_epochs, torch_compile), TRL's ModelConfig /
 // SFTConfig (model_name_or_path, use_peft, lora_r, lora_target_modules, load_in_4bit,
-// max_seq_length / max_length), run_clm.py (block_size), LLaMA-Factory (cutoff_len, finetuning_type,
-// lora_rank, quantization_bit) and accelerate launch (mixed_precision, use_fsdp,
+// max_seq_length / max_length), run_clm.py (block_size), LLaMA-Factory (cutoff_len,
+// finetuning_type, lora_rank, quantization_bit) and accelerate launch (mixed_precision, use_fsdp,
 // fsdp_sharding_strategy, use_deepspeed, zero_stage).
 #include "launcher.h"
 
@@ -14,11 +14,13 @@ namespace {
 // DeepSpeed ZeRO stage from the config file's NAME only (no file I/O in the controller):
 // "ds_z3_offload.json", "zero3.json", "zero_stage2.json", "ds_config_stage1.json".
 int ZeroStageFromName(std::string_view path) {
-  const std::string n = Lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  const std::string n =
+      Lower(path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
   for (int stage = 3; stage >= 0; --stage) {
     const std::string d = std::to_string(stage);
-    for (const std::string& pat : {"zero" + d, "zero_" + d, "zero-" + d, "stage" + d, "stage_" + d,
-                                   "stage-" + d, "_z" + d, "-z" + d, "z" + d + "_", "z" + d + "-", "z" + d + "."})
+    for (const std::string& pat :
+         {"zero" + d, "zero_" + d, "zero-" + d, "stage" + d, "stage_" + d, "stage-" + d, "_z" + d,
+          "-z" + d, "z" + d + "_", "z" + d + "-", "z" + d + "."})
       if (n.find(pat) != std::string::npos) return stage;
   }
   return -1;
@@ -27,7 +29,8 @@ int ZeroStageFromName(std::string_view path) {
 // HF Trainer --optim names (transformers OptimizerNames) -> fmte optimizer names.
 std::string OptimizerName(std::string_view optim) {
   const std::string o = Lower(optim);
-  if (o.find("8bit") != std::string::npos) return "adamw-8bit";  // adamw_bnb_8bit, paged_adamw_8bit, adamw_8bit
+  if (o.find("8bit") != std::string::npos)
+    return "adamw-8bit";  // adamw_bnb_8bit, paged_adamw_8bit, adamw_8bit
   if (o == "adafactor") return "adafactor";
   if (o == "sgd") return "sgd";
   if (o.starts_with("adamw") || o.starts_with("paged_adamw") || o == "adam") return "adamw";
@@ -38,16 +41,22 @@ std::string OptimizerName(std::string_view optim) {
 void ReadFsdp(const Flag& f, Sink* sink) {
   const std::string v = Lower(f.value);
   const char* shard = nullptr;
-  if (v.find("hybrid_shard") != std::string::npos) shard = "fsdp-hybrid";
-  else if (v.find("full_shard") != std::string::npos) shard = "fsdp-full";
-  else if (v.find("shard_grad_op") != std::string::npos) shard = "fsdp-grad-op";
-  else if (v.find("no_shard") != std::string::npos) shard = "fsdp-no-shard";
+  if (v.find("hybrid_shard") != std::string::npos)
+    shard = "fsdp-hybrid";
+  else if (v.find("full_shard") != std::string::npos)
+    shard = "fsdp-full";
+  else if (v.find("shard_grad_op") != std::string::npos)
+    shard = "fsdp-grad-op";
+  else if (v.find("no_shard") != std::string::npos)
+    shard = "fsdp-no-shard";
   if (shard == nullptr) {
-    if (v != "false" && !v.empty() && v != "\"\"") sink->Warn("--fsdp", "unknown FSDP option '" + Shown(f.value) + "'");
+    if (v != "false" && !v.empty() && v != "\"\"")
+      sink->Warn("--fsdp", "unknown FSDP option '" + Shown(f.value) + "'");
     return;
   }
   sink->Set("sharding", shard, "--fsdp");
-  if (v.find("offload") != std::string::npos) {  // FSDP CPUOffload(offload_params=True): params+grads+optimizer
+  if (v.find("offload") !=
+      std::string::npos) {  // FSDP CPUOffload(offload_params=True): params+grads+optimizer
     sink->Set("offload-params", "true", "--fsdp");
     sink->Set("offload-optimizer", "true", "--fsdp");
   }
@@ -75,11 +84,14 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   bool qlora = false, lora = false;
   // Model: the first of these names present.
   bool has_model = false;
-  for (std::string_view name : {"model_name_or_path", "model_name", "model_id", "pretrained_model_name_or_path",
-                                "base_model", "model"}) {
+  for (std::string_view name : {"model_name_or_path", "model_name", "model_id",
+                                "pretrained_model_name_or_path", "base_model", "model"}) {
     const Flag* f = sink->Find(l, name);
     if (f == nullptr) continue;
-    if (f->unresolved) { sink->Warn("--" + std::string(name), "value depends on the environment; ignored"); continue; }
+    if (f->unresolved) {
+      sink->Warn("--" + std::string(name), "value depends on the environment; ignored");
+      continue;
+    }
     sink->SetFromFlag("model", f->value, name);
     has_model = true;
     break;
@@ -87,31 +99,49 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   // DetectLauncher drops a launch that names no model (with its values and warnings): the rest
   // would be read for nothing (python preprocessing steps, evaluation scripts).
   if (!has_model) return;
-  struct Map { std::string_view flag; std::string_view key; };
+  struct Map {
+    std::string_view flag;
+    std::string_view key;
+  };
   static constexpr Map kDirect[] = {
-      {"per_device_train_batch_size", "micro-batch"}, {"per_gpu_train_batch_size", "micro-batch"},
-      {"micro_batch_size", "micro-batch"},           {"gradient_accumulation_steps", "grad-accum"},
-      {"max_seq_length", "seq-len"},                 {"model_max_length", "seq-len"},
-      {"block_size", "seq-len"},                     {"max_length", "seq-len"},
-      {"max_seq_len", "seq-len"},                    {"cutoff_len", "seq-len"},
-      {"seq_length", "seq-len"},                     {"lora_r", "lora-r"},
-      {"lora_rank", "lora-r"},                       {"lora_target_modules", "lora-targets"},
-      {"lora_target", "lora-targets"},               {"num_train_epochs", "epochs"},
+      {"per_device_train_batch_size", "micro-batch"},
+      {"per_gpu_train_batch_size", "micro-batch"},
+      {"micro_batch_size", "micro-batch"},
+      {"gradient_accumulation_steps", "grad-accum"},
+      {"max_seq_length", "seq-len"},
+      {"model_max_length", "seq-len"},
+      {"block_size", "seq-len"},
+      {"max_length", "seq-len"},
+      {"max_seq_len", "seq-len"},
+      {"cutoff_len", "seq-len"},
+      {"seq_length", "seq-len"},
+      {"lora_r", "lora-r"},
+      {"lora_rank", "lora-r"},
+      {"lora_target_modules", "lora-targets"},
+      {"lora_target", "lora-targets"},
+      {"num_train_epochs", "epochs"},
   };
   for (const Map& m : kDirect) {
     const Flag* f = sink->Find(l, m.flag);
     if (f == nullptr) continue;
-    if (f->unresolved) { sink->Warn("--" + std::string(m.flag), "value depends on the environment; ignored"); continue; }
+    if (f->unresolved) {
+      sink->Warn("--" + std::string(m.flag), "value depends on the environment; ignored");
+      continue;
+    }
     sink->SetFromFlag(m.key, f->value, m.flag);
   }
-  if (const Flag* f = sink->Find(l, "max_steps"); f != nullptr && !f->unresolved && f->value != "-1")
+  if (const Flag* f = sink->Find(l, "max_steps");
+      f != nullptr && !f->unresolved && f->value != "-1")
     sink->Set("steps", f->value, "--max_steps");
   if (const Flag* f = sink->Find(l, "optim"); f != nullptr && !f->unresolved) {
     const std::string o = OptimizerName(f->value);
-    if (o.empty()) sink->Warn("--optim", "optimizer '" + Shown(f->value) + "' not modelled; adamw assumed");
-    else sink->Set("optimizer", o, "--optim");
+    if (o.empty())
+      sink->Warn("--optim", "optimizer '" + Shown(f->value) + "' not modelled; adamw assumed");
+    else
+      sink->Set("optimizer", o, "--optim");
   }
-  // Sharding: --deepspeed cfg.json (HF) / --deepspeed_config (launcher scripts), --fsdp, accelerate.
+  // Sharding: --deepspeed cfg.json (HF) / --deepspeed_config (launcher scripts), --fsdp,
+  // accelerate.
   for (std::string_view name : {"deepspeed", "deepspeed_config"}) {
     const Flag* f = sink->Find(l, name);
     if (f == nullptr || f->unresolved || f->value == "true") continue;
@@ -123,9 +153,12 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     std::string shard = "fsdp-full";
     if (const Flag* s = sink->Find(l, "fsdp_sharding_strategy"); s != nullptr) {
       const std::string v = Lower(s->value);
-      if (v == "2" || v == "shard_grad_op") shard = "fsdp-grad-op";
-      else if (v == "3" || v == "no_shard") shard = "fsdp-no-shard";
-      else if (v == "4" || v == "5" || v.starts_with("hybrid")) shard = "fsdp-hybrid";
+      if (v == "2" || v == "shard_grad_op")
+        shard = "fsdp-grad-op";
+      else if (v == "3" || v == "no_shard")
+        shard = "fsdp-no-shard";
+      else if (v == "4" || v == "5" || v.starts_with("hybrid"))
+        shard = "fsdp-hybrid";
     }
     sink->Set("sharding", shard, "--use_fsdp");
     if (FlagTrue(sink->Find(l, "fsdp_offload_params"))) {
@@ -138,10 +171,13 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   if (FlagTrue(sink->Find(l, "use_deepspeed"))) {
     deepspeed = true;
     if (const Flag* z = sink->Find(l, "zero_stage"); z != nullptr && !z->unresolved)
-      sink->Set("sharding", z->value == "0" ? "ddp" : "zero" + std::string(z->value), "--zero_stage");
-    if (const Flag* o = sink->Find(l, "offload_optimizer_device"); o != nullptr && Lower(o->value) != "none")
+      sink->Set("sharding", z->value == "0" ? "ddp" : "zero" + std::string(z->value),
+                "--zero_stage");
+    if (const Flag* o = sink->Find(l, "offload_optimizer_device");
+        o != nullptr && Lower(o->value) != "none")
       sink->Set("offload-optimizer", "true", "--offload_optimizer_device");
-    if (const Flag* o = sink->Find(l, "offload_param_device"); o != nullptr && Lower(o->value) != "none")
+    if (const Flag* o = sink->Find(l, "offload_param_device");
+        o != nullptr && Lower(o->value) != "none")
       sink->Set("offload-params", "true", "--offload_param_device");
   }
   // Precision: --bf16/--fp16 (TrainingArguments: autocast over fp32 weights; under DeepSpeed the
@@ -150,13 +186,17 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   const bool fp16 = FlagTrue(sink->Find(l, "fp16"));
   const std::string mode = deepspeed ? "mixed-" : "amp-";
   if (bf16 && fp16) {
-    sink->Warn("--bf16/--fp16", "both set (transformers refuses this combination); precision not taken from the script");
+    sink->Warn(
+        "--bf16/--fp16",
+        "both set (transformers refuses this combination); precision not taken from the script");
   } else if (bf16 || fp16) {
     sink->Set("precision", mode + (bf16 ? "bf16" : "fp16"), bf16 ? "--bf16" : "--fp16");
   } else if (const Flag* m = sink->Find(l, "mixed_precision"); m != nullptr && !m->unresolved) {
     const std::string v = Lower(m->value);
-    if (v == "bf16" || v == "fp16") sink->Set("precision", mode + v, "--mixed_precision");
-    else if (v == "no") sink->Set("precision", "fp32", "--mixed_precision");
+    if (v == "bf16" || v == "fp16")
+      sink->Set("precision", mode + v, "--mixed_precision");
+    else if (v == "no")
+      sink->Set("precision", "fp32", "--mixed_precision");
   }
   if (FlagTrue(sink->Find(l, "gradient_checkpointing")))
     sink->Set("activation-checkpointing", "full", "--gradient_checkpointing");
@@ -169,14 +209,19 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   lora = FlagTrue(sink->Find(l, "use_peft")) || sink->Find(l, "lora_r") != nullptr;
   if (const Flag* t = sink->Find(l, "finetuning_type"); t != nullptr) {
     const std::string v = Lower(t->value);
-    if (v == "lora") lora = true;
-    else if (v == "full") sink->Set("method", "full", "--finetuning_type");
-    else sink->Warn("--finetuning_type", "'" + Shown(t->value) + "' not modelled");
+    if (v == "lora")
+      lora = true;
+    else if (v == "full")
+      sink->Set("method", "full", "--finetuning_type");
+    else
+      sink->Warn("--finetuning_type", "'" + Shown(t->value) + "' not modelled");
   }
   std::string quant;
   if (FlagTrue(sink->Find(l, "load_in_4bit"))) {
     quant = "nf4";
-    if (const Flag* q = sink->Find(l, "bnb_4bit_quant_type"); q != nullptr && Lower(q->value) == "fp4") quant = "fp4";
+    if (const Flag* q = sink->Find(l, "bnb_4bit_quant_type");
+        q != nullptr && Lower(q->value) == "fp4")
+      quant = "fp4";
   } else if (FlagTrue(sink->Find(l, "load_in_8bit"))) {
     quant = "int8";
   } else if (const Flag* q = sink->Find(l, "quantization_bit"); q != nullptr) {
@@ -188,13 +233,16 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   if (qlora) {
     sink->Set("method", "qlora", "--load_in_4bit");
     sink->Set("quant", quant, "--load_in_4bit");
-    if (FlagTrue(sink->Find(l, "bnb_4bit_use_double_quant")) || FlagTrue(sink->Find(l, "use_bnb_nested_quant")))
+    if (FlagTrue(sink->Find(l, "bnb_4bit_use_double_quant")) ||
+        FlagTrue(sink->Find(l, "use_bnb_nested_quant")))
       sink->Set("double-quant", "true", "--bnb_4bit_use_double_quant");
   } else if (lora) {
     sink->Set("method", "lora", "--use_peft");
   }
-  if (deepspeed) sink->Set("framework", "deepspeed", l.launcher == "deepspeed" ? "deepspeed" : "--deepspeed");
-  else sink->Set("framework", "hf", l.launcher);
+  if (deepspeed)
+    sink->Set("framework", "deepspeed", l.launcher == "deepspeed" ? "deepspeed" : "--deepspeed");
+  else
+    sink->Set("framework", "hf", l.launcher);
 }
 
 }  // namespace fmte::internal

@@ -1,6 +1,6 @@
 // Megatron-LM pretrain_gpt.py flags (megatron/training/arguments.py): layout, batch, precision,
-// recompute, distributed optimizer, work, and the architecture flags, which become a config.json-style
-// JSON for ParseModelConfig when the script names no Hugging Face model.
+// recompute, distributed optimizer, work, and the architecture flags, which become a
+// config.json-style JSON for ParseModelConfig when the script names no Hugging Face model.
 
 #include "launcher.h"
 
@@ -35,7 +35,8 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
     // Megatron takes the vocabulary from the tokenizer; GPT-2's BPE (50257) padded to a multiple of
     // 128 (make-vocab-size-divisible-by default) is what its GPT examples use.
     vocab = 50304;
-    sink->Warn("--padded-vocab-size", "vocabulary comes from the tokenizer; GPT-2's 50304 (padded) assumed");
+    sink->Warn("--padded-vocab-size",
+               "vocabulary comes from the tokenizer; GPT-2's 50304 (padded) assumed");
   }
   int64_t positions = IntFlag(l, sink, "max_position_embeddings");
   if (positions == 0) positions = IntFlag(l, sink, "seq_length");
@@ -44,12 +45,14 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
   const Flag* norm = sink->Find(l, "normalization");
   const bool rms = norm != nullptr && Lower(norm->value) == "rmsnorm";
   const bool untie = FlagTrue(sink->Find(l, "untie_embeddings_and_output_weights"));
-  int64_t groups = FlagTrue(sink->Find(l, "group_query_attention")) ? IntFlag(l, sink, "num_query_groups") : 0;
+  int64_t groups =
+      FlagTrue(sink->Find(l, "group_query_attention")) ? IntFlag(l, sink, "num_query_groups") : 0;
   if (groups == 0) groups = heads;
   if (swiglu) {
     // Megatron's default SwiGLU width: int(4h * 2/3) rounded down to a multiple of 64.
     if (ffn == 0) ffn = (4 * hidden * 2 / 3) / 64 * 64;
-    sink->out()->arch_json = LlamaConfigJson(hidden, layers, heads, groups, ffn, vocab, positions, !untie);
+    sink->out()->arch_json =
+        LlamaConfigJson(hidden, layers, heads, groups, ffn, vocab, positions, !untie);
     if (!rms) sink->Warn("--normalization", "SwiGLU model without RMSNorm; RMSNorm assumed");
   } else {
     if (ffn == 0) ffn = 4 * hidden;
@@ -65,8 +68,8 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
                                          {"torch_dtype", "\"bfloat16\""}});
   }
   sink->Set("model",
-            "megatron-" + std::string(swiglu ? "llama" : "gpt") + "-" + std::to_string(layers) + "l-" +
-                std::to_string(hidden) + "h",
+            "megatron-" + std::string(swiglu ? "llama" : "gpt") + "-" + std::to_string(layers) +
+                "l-" + std::to_string(hidden) + "h",
             "--num-layers/--hidden-size");
 }
 
@@ -75,8 +78,13 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
 void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
   sink->Set("framework", "megatron", "pretrain_gpt.py");
   BuildArch(l, sink);
-  // The flag as Megatron spells it (shown in origins and warnings), as Split normalises it, the key.
-  struct Map { std::string_view shown; std::string_view flag; std::string_view key; };
+  // The flag as Megatron spells it (shown in origins and warnings), as Split normalises it, the
+  // key.
+  struct Map {
+    std::string_view shown;
+    std::string_view flag;
+    std::string_view key;
+  };
   static constexpr Map kDirect[] = {
       {"--tensor-model-parallel-size", "tensor_model_parallel_size", "tp"},
       {"--pipeline-model-parallel-size", "pipeline_model_parallel_size", "pp"},
@@ -88,7 +96,10 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
   for (const Map& m : kDirect) {
     const Flag* f = sink->Find(l, m.flag);
     if (f == nullptr) continue;
-    if (f->unresolved) { sink->Warn(m.shown, "value depends on the environment; ignored"); continue; }
+    if (f->unresolved) {
+      sink->Warn(m.shown, "value depends on the environment; ignored");
+      continue;
+    }
     sink->Set(m.key, f->value, m.shown);
   }
   // --num-layers-per-virtual-pipeline-stage K: vpp = layers / (pp * K).
@@ -97,22 +108,31 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
   const int64_t pp = IntFlag(l, sink, "pipeline_model_parallel_size");
   if (per_stage > 0) {
     if (layers > 0 && pp > 0 && layers % (pp * per_stage) == 0)
-      sink->Set("vpp", std::to_string(layers / (pp * per_stage)), "--num-layers-per-virtual-pipeline-stage");
+      sink->Set("vpp", std::to_string(layers / (pp * per_stage)),
+                "--num-layers-per-virtual-pipeline-stage");
     else
-      sink->Warn("--num-layers-per-virtual-pipeline-stage", "needs --num-layers divisible by pp x this value");
+      sink->Warn("--num-layers-per-virtual-pipeline-stage",
+                 "needs --num-layers divisible by pp x this value");
   }
   if (FlagTrue(sink->Find(l, "sequence_parallel"))) sink->Set("sp", "true", "--sequence-parallel");
   // Megatron keeps bf16/fp16 weights with fp32 main params in the optimizer: mixed precision.
   const bool bf16 = FlagTrue(sink->Find(l, "bf16"));
   const bool fp16 = FlagTrue(sink->Find(l, "fp16"));
-  if (bf16 && fp16) sink->Warn("--bf16/--fp16", "both set (Megatron asserts on this); precision not taken");
-  else if (bf16) sink->Set("precision", "mixed-bf16", "--bf16");
-  else if (fp16) sink->Set("precision", "mixed-fp16", "--fp16");
-  else sink->Set("precision", "fp32", "pretrain_gpt.py (no --bf16/--fp16)");
+  if (bf16 && fp16)
+    sink->Warn("--bf16/--fp16", "both set (Megatron asserts on this); precision not taken");
+  else if (bf16)
+    sink->Set("precision", "mixed-bf16", "--bf16");
+  else if (fp16)
+    sink->Set("precision", "mixed-fp16", "--fp16");
+  else
+    sink->Set("precision", "fp32", "pretrain_gpt.py (no --bf16/--fp16)");
   if (const Flag* g = sink->Find(l, "recompute_granularity"); g != nullptr && !g->unresolved) {
     const std::string v = Lower(g->value);
-    if (v == "full" || v == "selective") sink->Set("activation-checkpointing", v, "--recompute-granularity");
-    else sink->Warn("--recompute-granularity", "expected full|selective, got '" + Shown(g->value) + "'");
+    if (v == "full" || v == "selective")
+      sink->Set("activation-checkpointing", v, "--recompute-granularity");
+    else
+      sink->Warn("--recompute-granularity",
+                 "expected full|selective, got '" + Shown(g->value) + "'");
   } else if (FlagTrue(sink->Find(l, "recompute_activations"))) {
     sink->Set("activation-checkpointing", "selective", "--recompute-activations");
   }

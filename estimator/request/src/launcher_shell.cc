@@ -1,6 +1,7 @@
 // ScanScript: just enough of POSIX shell / bash to read the launch lines of batch scripts the way
 // they are written in the wild (HF/TRL examples, Megatron's examples/*.sh with bash arrays,
-// torchtune docs): backslash continuations, quotes, VAR=value and VAR=( ... ) assignments with $VAR,
+// torchtune docs): backslash continuations, quotes, VAR=value and VAR=( ... ) assignments with
+// $VAR,
 // ${VAR}, ${VAR:-default}, ${ARR[@]} expansion, command separators, redirections, heredocs and
 // comments. It never executes anything; $(...), `...`, $1 and unknown variables are "unresolved".
 // Bounded: kMaxScriptBytes of input, kMaxLineBytes per logical line, kMaxJoinedLines physical lines
@@ -17,14 +18,18 @@ namespace {
 
 constexpr size_t kMaxJoinedLines = 2000;  // physical lines in one logical line
 // Words that may stand before an array assignment, with their blank.
-constexpr std::string_view kDeclarations[] = {"export ", "local ", "readonly ", "declare -a ", "declare "};
+constexpr std::string_view kDeclarations[] = {"export ", "local ", "readonly ", "declare -a ",
+                                              "declare "};
 
 // "NAME=( ... )" (optionally after export/declare -a/local/readonly): the array's inner text.
 bool ArrayAssignment(std::string_view line, std::string_view* name, std::string_view* inner) {
   if (line.find('(') == std::string_view::npos) return false;  // most lines
   std::string_view s = Trim(line);
   for (std::string_view kw : kDeclarations)
-    if (s.starts_with(kw)) { s.remove_prefix(kw.size()); s = Trim(s); }
+    if (s.starts_with(kw)) {
+      s.remove_prefix(kw.size());
+      s = Trim(s);
+    }
   size_t k = 0;
   if (s.empty() || !IsIdentStart(s[0])) return false;
   while (k < s.size() && IsIdent(s[k])) ++k;
@@ -40,7 +45,10 @@ bool ArrayAssignment(std::string_view line, std::string_view* name, std::string_
 bool StartsOpenArray(std::string_view s) {
   if (s.find('(') == std::string_view::npos) return false;  // most lines
   for (std::string_view kw : kDeclarations)
-    if (s.starts_with(kw)) { s.remove_prefix(kw.size()); s = Trim(s); }
+    if (s.starts_with(kw)) {
+      s.remove_prefix(kw.size());
+      s = Trim(s);
+    }
   size_t k = 0;
   if (s.empty() || !IsIdentStart(s[0])) return false;
   while (k < s.size() && IsIdent(s[k])) ++k;
@@ -99,7 +107,8 @@ ScanOutput ScanScript(std::string_view script) {
     script = script.substr(0, kMaxScriptBytes);
   }
   const size_t binary = CountBinaryBytes(script);
-  if (binary > 0) out.warnings.push_back("script: " + std::to_string(binary) + " binary/control bytes ignored");
+  if (binary > 0)
+    out.warnings.push_back("script: " + std::to_string(binary) + " binary/control bytes ignored");
 
   ShellVars vars;
   ShellTokenizer tok(&vars, &out.text, &out.warnings);
@@ -145,11 +154,16 @@ ScanOutput ScanScript(std::string_view script) {
     if (!phys.empty() && phys.back() == '\\' && open_quote != '\'') {
       size_t bs = 0;
       for (size_t k = phys.size(); k > 0 && phys[k - 1] == '\\'; --k) ++bs;
-      if (bs % 2 == 1) { phys.remove_suffix(1); cont = true; }
+      if (bs % 2 == 1) {
+        phys.remove_suffix(1);
+        cont = true;
+      }
     }
     open_quote = OpenQuoteAfter(phys, open_quote);
-    if (open_array && Trim(phys).find(')') != std::string_view::npos && open_quote == 0) open_array = false;
-    if ((cont || open_quote != 0 || open_array) && pos < script.size() && ++joined < kMaxJoinedLines) {
+    if (open_array && Trim(phys).find(')') != std::string_view::npos && open_quote == 0)
+      open_array = false;
+    if ((cont || open_quote != 0 || open_array) && pos < script.size() &&
+        ++joined < kMaxJoinedLines) {
       logical += phys;
       logical += (open_quote != 0 || open_array) ? '\n' : ' ';
       continue;
@@ -175,8 +189,10 @@ ScanOutput ScanScript(std::string_view script) {
       for (const Command& c : cmds) items += c.words.size();
       v.items.reserve(items);
       for (const Command& c : cmds) v.items.insert(v.items.end(), c.words.begin(), c.words.end());
-      if (const auto it = vars.find(name); it != vars.end()) it->second = std::move(v);
-      else if (vars.size() < kMaxShellVars) vars.emplace(out.text.Store(name), std::move(v));
+      if (const auto it = vars.find(name); it != vars.end())
+        it->second = std::move(v);
+      else if (vars.size() < kMaxShellVars)
+        vars.emplace(out.text.Store(name), std::move(v));
       logical.clear();
       continue;
     }

@@ -1,31 +1,47 @@
-// torchtune: `tune run [torchrun flags] <recipe> --config <config> [key=value ...]`. The recipe gives
-// the method and sharding (lora_finetune_single_device, full_finetune_distributed (FSDP2 full shard),
-// lora_finetune_distributed, qlora via *_qlora configs); the config name gives the model
-// (recipes/configs/<family>/<size>_<method>...yaml and the checkpoint each one downloads); overrides
-// use the config's keys (batch_size, gradient_accumulation_steps, enable_activation_checkpointing,
-// enable_activation_offloading, compile, tokenizer.max_seq_len, model.lora_rank, epochs,
-// max_steps_per_epoch, dtype, optimizer_in_bwd, optimizer._component_).
+// torchtune: `tune run [torchrun flags] <recipe> --config <config> [key=value ...]`. The recipe
+// gives the method and sharding (lora_finetune_single_device, full_finetune_distributed (FSDP2 full
+// shard), lora_finetune_distributed, qlora via *_qlora configs); the config name gives the model
+// (recipes/configs/<family>/<size>_<method>...yaml and the checkpoint each one downloads);
+// overrides use the config's keys (batch_size, gradient_accumulation_steps,
+// enable_activation_checkpointing, enable_activation_offloading, compile, tokenizer.max_seq_len,
+// model.lora_rank, epochs, max_steps_per_epoch, dtype, optimizer_in_bwd, optimizer._component_).
 #include "launcher.h"
 
 namespace fmte::internal {
 namespace {
 
-struct TuneModel { std::string_view prefix; std::string_view hf_id; };
+struct TuneModel {
+  std::string_view prefix;
+  std::string_view hf_id;
+};
 // recipes/configs/<dir>/<size>: the checkpoint the config downloads (its `tune download` line).
 constexpr TuneModel kTuneModels[] = {
-    {"llama3_1/8b", "meta-llama/Llama-3.1-8B"},       {"llama3_1/70b", "meta-llama/Llama-3.1-70B"},
-    {"llama3_1/405b", "meta-llama/Llama-3.1-405B"},   {"llama3_2/1b", "meta-llama/Llama-3.2-1B-Instruct"},
-    {"llama3_2/3b", "meta-llama/Llama-3.2-3B-Instruct"}, {"llama3_3/70b", "meta-llama/Llama-3.3-70B-Instruct"},
-    {"llama3/8b", "meta-llama/Meta-Llama-3-8B-Instruct"}, {"llama3/70b", "meta-llama/Meta-Llama-3-70B-Instruct"},
-    {"llama2/7b", "meta-llama/Llama-2-7b-hf"},         {"llama2/13b", "meta-llama/Llama-2-13b-hf"},
-    {"llama2/70b", "meta-llama/Llama-2-70b-hf"},       {"mistral/7b", "mistralai/Mistral-7B-v0.1"},
-    {"qwen2_5/0.5b", "Qwen/Qwen2.5-0.5B-Instruct"},    {"qwen2_5/1.5b", "Qwen/Qwen2.5-1.5B-Instruct"},
-    {"qwen2_5/3b", "Qwen/Qwen2.5-3B-Instruct"},        {"qwen2_5/7b", "Qwen/Qwen2.5-7B-Instruct"},
-    {"qwen2_5/14b", "Qwen/Qwen2.5-14B-Instruct"},      {"qwen2_5/32b", "Qwen/Qwen2.5-32B-Instruct"},
-    {"qwen2_5/72b", "Qwen/Qwen2.5-72B-Instruct"},      {"qwen3/0.6b", "Qwen/Qwen3-0.6B"},
-    {"qwen3/1.7b", "Qwen/Qwen3-1.7B"},                 {"qwen3/8b", "Qwen/Qwen3-8B"},
-    {"qwen3/32b", "Qwen/Qwen3-32B"},                   {"gemma/2b", "google/gemma-2b"},
-    {"gemma/7b", "google/gemma-7b"},                   {"phi3/mini", "microsoft/Phi-3-mini-4k-instruct"},
+    {"llama3_1/8b", "meta-llama/Llama-3.1-8B"},
+    {"llama3_1/70b", "meta-llama/Llama-3.1-70B"},
+    {"llama3_1/405b", "meta-llama/Llama-3.1-405B"},
+    {"llama3_2/1b", "meta-llama/Llama-3.2-1B-Instruct"},
+    {"llama3_2/3b", "meta-llama/Llama-3.2-3B-Instruct"},
+    {"llama3_3/70b", "meta-llama/Llama-3.3-70B-Instruct"},
+    {"llama3/8b", "meta-llama/Meta-Llama-3-8B-Instruct"},
+    {"llama3/70b", "meta-llama/Meta-Llama-3-70B-Instruct"},
+    {"llama2/7b", "meta-llama/Llama-2-7b-hf"},
+    {"llama2/13b", "meta-llama/Llama-2-13b-hf"},
+    {"llama2/70b", "meta-llama/Llama-2-70b-hf"},
+    {"mistral/7b", "mistralai/Mistral-7B-v0.1"},
+    {"qwen2_5/0.5b", "Qwen/Qwen2.5-0.5B-Instruct"},
+    {"qwen2_5/1.5b", "Qwen/Qwen2.5-1.5B-Instruct"},
+    {"qwen2_5/3b", "Qwen/Qwen2.5-3B-Instruct"},
+    {"qwen2_5/7b", "Qwen/Qwen2.5-7B-Instruct"},
+    {"qwen2_5/14b", "Qwen/Qwen2.5-14B-Instruct"},
+    {"qwen2_5/32b", "Qwen/Qwen2.5-32B-Instruct"},
+    {"qwen2_5/72b", "Qwen/Qwen2.5-72B-Instruct"},
+    {"qwen3/0.6b", "Qwen/Qwen3-0.6B"},
+    {"qwen3/1.7b", "Qwen/Qwen3-1.7B"},
+    {"qwen3/8b", "Qwen/Qwen3-8B"},
+    {"qwen3/32b", "Qwen/Qwen3-32B"},
+    {"gemma/2b", "google/gemma-2b"},
+    {"gemma/7b", "google/gemma-7b"},
+    {"phi3/mini", "microsoft/Phi-3-mini-4k-instruct"},
 };
 
 const char* kOverrideKeys[][2] = {
@@ -62,7 +78,8 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   const Flag* cfg = sink->Find(l, "config");
   const std::string config = cfg == nullptr ? "" : Lower(cfg->value);
   if (recipe.find("lora") != std::string::npos) {
-    const bool q = recipe.find("qlora") != std::string::npos || config.find("qlora") != std::string::npos;
+    const bool q =
+        recipe.find("qlora") != std::string::npos || config.find("qlora") != std::string::npos;
     sink->Set("method", q ? "qlora" : "lora", "tune run " + recipe);
     if (q) sink->Set("quant", "nf4", "tune run " + recipe);
   } else if (recipe.find("full_finetune") != std::string::npos) {
@@ -72,12 +89,16 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   }
   // Distributed recipes wrap the model in FSDP2 fully_shard; torchtune trains in bf16 end to end
   // (dtype: bf16 in every shipped config).
-  if (recipe.find("distributed") != std::string::npos) sink->Set("sharding", "fsdp-full", "tune run " + recipe);
+  if (recipe.find("distributed") != std::string::npos)
+    sink->Set("sharding", "fsdp-full", "tune run " + recipe);
   sink->Set("precision", "pure-bf16", "tune run (dtype bf16)");
   if (cfg != nullptr) {
     const std::string id = TorchtuneModelId(cfg->value);
-    if (!id.empty()) sink->Set("model", id, "--config " + Shown(cfg->value));
-    else sink->Warn("--config", "config '" + Shown(cfg->value) + "' names no known model; set #FMTE model=...");
+    if (!id.empty())
+      sink->Set("model", id, "--config " + Shown(cfg->value));
+    else
+      sink->Warn("--config",
+                 "config '" + Shown(cfg->value) + "' names no known model; set #FMTE model=...");
   }
   int64_t steps_per_epoch = 0;
   double epochs = 0;
@@ -109,14 +130,17 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
       const std::string v = Lower(value);
       sink->Set("precision", v == "fp32" ? "fp32" : "pure-bf16", shown);
     } else if (key == "optimizer._component_") {
-      sink->Set("optimizer", Lower(value).find("8bit") != std::string::npos ? "adamw-8bit" : "adamw", shown);
+      sink->Set("optimizer",
+                Lower(value).find("8bit") != std::string::npos ? "adamw-8bit" : "adamw", shown);
     } else if (key == "model.lora_attn_modules") {
       sink->Set("lora-targets", value, shown);
     }
   }
   if (steps_per_epoch > 0)
-    sink->Set("steps", std::to_string(steps_per_epoch * static_cast<int64_t>(epochs > 0 ? epochs + 0.999 : 1)),
-              "override max_steps_per_epoch");
+    sink->Set(
+        "steps",
+        std::to_string(steps_per_epoch * static_cast<int64_t>(epochs > 0 ? epochs + 0.999 : 1)),
+        "override max_steps_per_epoch");
 }
 
 }  // namespace fmte::internal

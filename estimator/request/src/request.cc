@@ -1,6 +1,6 @@
-// ParseJobRequest: merges SPANK values > #FMTE lines > launcher flags > Slurm facts. Every source goes
-// through the one key table (request_options.cc); a bad value is a warning naming its key and origin,
-// and the lower-precedence value stays.
+// ParseJobRequest: merges SPANK values > #FMTE lines > launcher flags > Slurm facts. Every source
+// goes through the one key table (request_options.cc); a bad value is a warning naming its key and
+// origin, and the lower-precedence value stays.
 #include <algorithm>
 
 #include "launcher.h"
@@ -12,8 +12,10 @@ namespace {
 using internal::Assignment;
 
 void AddWarning(JobRequest* r, std::string w) {
-  if (r->warnings.size() < kMaxWarnings) r->warnings.push_back(Shown(w, 300));
-  else ++r->dropped_warnings;
+  if (r->warnings.size() < kMaxWarnings)
+    r->warnings.push_back(Shown(w, 300));
+  else
+    ++r->dropped_warnings;
 }
 
 // "key=value key='v w' --fmte-key=value" after #FMTE.
@@ -29,8 +31,10 @@ std::vector<Assignment> ParseFmteLine(int line, std::string_view text, JobReques
     for (; i < text.size(); ++i) {
       const char c = text[i];
       if (quote != 0) {
-        if (c == quote) quote = 0;
-        else word += c;
+        if (c == quote)
+          quote = 0;
+        else
+          word += c;
       } else if (c == '"' || c == '\'') {
         quote = c;
       } else if (c == ' ' || c == '\t') {
@@ -50,7 +54,8 @@ std::vector<Assignment> ParseFmteLine(int line, std::string_view text, JobReques
     const std::string key = Lower(w.substr(0, eq));
     if (!internal::IsKnownKey(key)) {
       std::string known;
-      for (const OptionSpec& o : FmteOptions()) known += (known.empty() ? "" : " ") + std::string(o.key);
+      for (const OptionSpec& o : FmteOptions())
+        known += (known.empty() ? "" : " ") + std::string(o.key);
       AddWarning(r, origin + ": unknown key '" + Shown(key) + "' ignored (keys: " + known + ")");
       continue;
     }
@@ -64,8 +69,10 @@ void Apply(std::vector<Assignment>* values, Source source, JobRequest* r) {
   std::string shown_buf;
   for (Assignment& a : *values) {
     std::string_view shown = a.origin;  // launcher values: "line 12: --flag" as is
-    if (source == Source::kSpank) shown = shown_buf.assign("--fmte-").append(a.key);
-    else if (source == Source::kFmteLine) shown = shown_buf.assign(a.origin).append(": ").append(a.key);
+    if (source == Source::kSpank)
+      shown = shown_buf.assign("--fmte-").append(a.key);
+    else if (source == Source::kFmteLine)
+      shown = shown_buf.assign(a.origin).append(": ").append(a.key);
     const Status s = internal::ApplyKey(a.key, a.value, shown, &r->job);
     if (!s.ok()) {
       AddWarning(r, s.message() + " (ignored)");
@@ -75,13 +82,18 @@ void Apply(std::vector<Assignment>* values, Source source, JobRequest* r) {
     FieldSource fs{std::move(a.key), source, std::move(a.value), std::move(a.origin)};
     auto it = std::find_if(r->sources.begin(), r->sources.end(),
                            [&](const FieldSource& f) { return f.key == fs.key; });
-    if (it == r->sources.end()) r->sources.push_back(std::move(fs));
-    else *it = std::move(fs);
+    if (it == r->sources.end())
+      r->sources.push_back(std::move(fs));
+    else
+      *it = std::move(fs);
   }
 }
 
 void ReadSlurmGpus(const SlurmFacts& f, JobRequest* r) {
-  struct Field { const std::string* text; GpuTresField kind; };
+  struct Field {
+    const std::string* text;
+    GpuTresField kind;
+  };
   const Field fields[] = {{&f.tres_per_job, GpuTresField::kPerJob},
                           {&f.tres_per_node, GpuTresField::kPerNode},
                           {&f.tres_per_task, GpuTresField::kPerTask},
@@ -113,7 +125,9 @@ void ReadSlurmGpus(const SlurmFacts& f, JobRequest* r) {
         break;
       case GpuTresField::kPerSocket:
         r->slurm_gpus = g->count * nodes;
-        AddWarning(r, "tres_per_socket: the socket count is not known at submit time; one socket per node assumed");
+        AddWarning(r,
+                   "tres_per_socket: the socket count is not known at submit time; one socket per "
+                   "node assumed");
         break;
       case GpuTresField::kNone:
         break;
@@ -130,8 +144,8 @@ const FieldSource* JobRequest::SourceOf(std::string_view key) const {
 }
 
 JobRequest ParseJobRequest(std::string_view script,
-                                   const std::vector<std::pair<std::string, std::string>>& spank_values,
-                                   const SlurmFacts& facts) {
+                           const std::vector<std::pair<std::string, std::string>>& spank_values,
+                           const SlurmFacts& facts) {
   JobRequest r;
   r.partition = Shown(facts.partition, 128);
   r.time_limit_min = std::max<int64_t>(0, facts.time_limit_min);
@@ -149,14 +163,17 @@ JobRequest ParseJobRequest(std::string_view script,
   std::vector<Assignment> fmte_values;
   for (const auto& [line, text] : scan.fmte_lines) {
     std::vector<Assignment> v = ParseFmteLine(line, text, &r);
-    fmte_values.insert(fmte_values.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
+    fmte_values.insert(fmte_values.end(), std::make_move_iterator(v.begin()),
+                       std::make_move_iterator(v.end()));
   }
   std::vector<Assignment> spank;
   std::string spank_arch;
   for (const auto& [key, value] : spank_values) {
     if (key == kArchKey) {
-      if (value.size() > kMaxArchJsonBytes) AddWarning(&r, std::string(kArchEnvName) + ": architecture JSON too long; ignored");
-      else spank_arch = value;
+      if (value.size() > kMaxArchJsonBytes)
+        AddWarning(&r, std::string(kArchEnvName) + ": architecture JSON too long; ignored");
+      else
+        spank_arch = value;
       continue;
     }
     spank.push_back(Assignment{key, value, "spank"});
@@ -169,47 +186,61 @@ JobRequest ParseJobRequest(std::string_view script,
 
   // The forwarded or derived architecture belongs to the source that named the winning model.
   if (const FieldSource* m = r.SourceOf("model"); m != nullptr) {
-    if (m->source == Source::kSpank) r.arch_json = spank_arch;
-    else if (m->source == Source::kLauncher) r.arch_json = launch.arch_json;
+    if (m->source == Source::kSpank)
+      r.arch_json = spank_arch;
+    else if (m->source == Source::kLauncher)
+      r.arch_json = launch.arch_json;
   }
   r.is_llm_job = !r.job.model.empty() || !spank.empty() || !fmte_values.empty();
   if (r.is_llm_job && r.job.model.empty())
-    AddWarning(&r, "model: fmte settings were given but no model (--fmte-model or #FMTE model=...)");
+    AddWarning(&r,
+               "model: fmte settings were given but no model (--fmte-model or #FMTE model=...)");
 
   // GPUs: Slurm's request is what the job gets; the launcher's process count only fills in.
   const int64_t launcher_gpus = launch.procs_per_node * std::max<int64_t>(1, launch.nodes);
   if (r.slurm_gpus > 0) {
     r.job.gpus = r.slurm_gpus;
     if (r.job.gpus_per_node == 0) {
-      if (r.slurm_gpus_per_node > 0) r.job.gpus_per_node = r.slurm_gpus_per_node;
-      else if (r.nodes > 0) r.job.gpus_per_node = (r.slurm_gpus + r.nodes - 1) / r.nodes;
+      if (r.slurm_gpus_per_node > 0)
+        r.job.gpus_per_node = r.slurm_gpus_per_node;
+      else if (r.nodes > 0)
+        r.job.gpus_per_node = (r.slurm_gpus + r.nodes - 1) / r.nodes;
     }
     r.sources.push_back(FieldSource{"gpus", Source::kSlurm, std::to_string(r.slurm_gpus),
                                     std::string(ToString(r.gpu_field))});
     // A launcher whose node count is not written out (--nnodes=$SLURM_NNODES) on a multi-node
     // allocation starts an unknown number of processes: nothing to compare.
     const bool launcher_count_known = launch.nodes > 0 || r.nodes <= 1;
-    if (launch.procs_per_node > 0 && launcher_count_known && r.is_llm_job && launcher_gpus != r.slurm_gpus)
-      AddWarning(&r, "gpus: the launcher starts " + std::to_string(launcher_gpus) + " processes but Slurm was asked for " +
-                         std::to_string(r.slurm_gpus) + " GPUs");
+    if (launch.procs_per_node > 0 && launcher_count_known && r.is_llm_job &&
+        launcher_gpus != r.slurm_gpus)
+      AddWarning(&r, "gpus: the launcher starts " + std::to_string(launcher_gpus) +
+                         " processes but Slurm was asked for " + std::to_string(r.slurm_gpus) +
+                         " GPUs");
   } else if (launcher_gpus > 0) {
     r.job.gpus = launcher_gpus;
     if (r.job.gpus_per_node == 0) r.job.gpus_per_node = launch.procs_per_node;
-    r.sources.push_back(FieldSource{"gpus", Source::kLauncher, std::to_string(launcher_gpus), r.launcher});
-    if (r.is_llm_job) AddWarning(&r, "gpus: no GPUs requested from Slurm (--gres=gpu:N or --gpus=N)");
+    r.sources.push_back(
+        FieldSource{"gpus", Source::kLauncher, std::to_string(launcher_gpus), r.launcher});
+    if (r.is_llm_job)
+      AddWarning(&r, "gpus: no GPUs requested from Slurm (--gres=gpu:N or --gpus=N)");
   } else {
     r.job.gpus = std::max<int64_t>(1, r.job.tp * r.job.pp);
-    if (r.is_llm_job) AddWarning(&r, "gpus: no GPUs requested from Slurm (--gres=gpu:N or --gpus=N)");
+    if (r.is_llm_job)
+      AddWarning(&r, "gpus: no GPUs requested from Slurm (--gres=gpu:N or --gpus=N)");
   }
   // Megatron-style global batch: gradient accumulation = global / (micro x data-parallel).
   if (r.job.global_batch > 0 && r.SourceOf("grad-accum") == nullptr) {
     const int64_t dp = r.job.gpus / std::max<int64_t>(1, r.job.tp * r.job.pp);
     const int64_t per_step = r.job.micro_batch * std::max<int64_t>(1, dp);
-    if (dp == 0) AddWarning(&r, "gpus: " + std::to_string(r.job.gpus) + " GPUs are fewer than tp x pp = " +
-                                    std::to_string(r.job.tp * r.job.pp));
-    else if (r.job.global_batch % per_step == 0) r.job.grad_accum = r.job.global_batch / per_step;
-    else AddWarning(&r, "global-batch: " + std::to_string(r.job.global_batch) + " is not a multiple of micro-batch x data-parallel = " +
-                            std::to_string(per_step));
+    if (dp == 0)
+      AddWarning(&r, "gpus: " + std::to_string(r.job.gpus) +
+                         " GPUs are fewer than tp x pp = " + std::to_string(r.job.tp * r.job.pp));
+    else if (r.job.global_batch % per_step == 0)
+      r.job.grad_accum = r.job.global_batch / per_step;
+    else
+      AddWarning(&r, "global-batch: " + std::to_string(r.job.global_batch) +
+                         " is not a multiple of micro-batch x data-parallel = " +
+                         std::to_string(per_step));
   }
   return r;
 }

@@ -23,14 +23,15 @@ namespace fmte::internal {
 
 // One value from one source, before merging.
 struct Assignment {
-  std::string key;     // table key: "model", "seq-len", ..., or an extra key ("optimizer", "vpp")
+  std::string key;  // table key: "model", "seq-len", ..., or an extra key ("optimizer", "vpp")
   std::string value;
   std::string origin;  // "line 12: --per_device_train_batch_size", "#FMTE line 3", "spank"
 };
 
 // Applies `value` of `key` to `job`. The error names the key as `shown` ("--fmte-seq-len",
 // "#FMTE seq-len", "line 12: --max_seq_length") and says what was expected.
-Status ApplyKey(std::string_view key, std::string_view value, std::string_view shown, TrainingJob* job);
+Status ApplyKey(std::string_view key, std::string_view value, std::string_view shown,
+                TrainingJob* job);
 bool IsKnownKey(std::string_view key);  // contract keys and the extra keys
 
 // Names grouped by length with a counting sort, each group in the names' own order, so that a
@@ -48,7 +49,8 @@ class LengthGroups {
     order_.resize(count);
     std::array<uint32_t, kGroups> next;
     std::copy(start_.begin(), start_.end() - 1, next.begin());
-    for (size_t i = 0; i < count; ++i) order_[next[GroupOf(name_of(i))]++] = static_cast<uint32_t>(i);
+    for (size_t i = 0; i < count; ++i)
+      order_[next[GroupOf(name_of(i))]++] = static_cast<uint32_t>(i);
   }
   // The indices of the names as long as `name` (in the last group: at least as long), in order.
   std::span<const uint32_t> Candidates(std::string_view name) const {
@@ -65,8 +67,8 @@ class LengthGroups {
 // ---- Script scanning (launcher_shell.cc) ----------------------------------------------------
 
 // Bytes that stay where they are: the views Store returns are valid while the arena lives, also
-// after it is moved (each block is allocated once and never grows). Words of a script go here, so a
-// word costs a copy into a block instead of an allocation of its own.
+// after it is moved (each block is allocated once and never grows). Words of a script go here: a
+// word is copied into a block and has no allocation of its own.
 class TextArena {
  public:
   std::string_view Store(std::string_view text) {
@@ -102,8 +104,8 @@ struct Command {
 };
 
 struct ScanOutput {
-  TextArena text;                                // the bytes of every command's words
-  std::vector<Command> commands;                 // commands in order (assignments excluded)
+  TextArena text;                                       // the bytes of every command's words
+  std::vector<Command> commands;                        // commands in order (assignments excluded)
   std::vector<std::pair<int, std::string>> fmte_lines;  // (#FMTE line number, text after "#FMTE")
   std::vector<std::string> warnings;
 };
@@ -116,7 +118,8 @@ ScanOutput ScanScript(std::string_view script);
 // ---- Launch lines (launcher.cc) ---------------------------------------------------------------
 
 struct LauncherFindings {
-  std::string launcher;  // torchrun|accelerate|deepspeed|python|tune|megatron|trl|llamafactory; empty: none
+  std::string
+      launcher;  // torchrun|accelerate|deepspeed|python|tune|megatron|trl|llamafactory; empty: none
   std::vector<Assignment> values;
   int64_t procs_per_node = 0;
   int64_t nodes = 0;

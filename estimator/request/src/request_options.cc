@@ -53,7 +53,8 @@ Status SetModel(std::string_view v, std::string_view shown, TrainingJob* job) {
     return Expected(shown, "a model id or config.json path (1-512 bytes)", v);
   for (char c : t) {
     const unsigned char u = static_cast<unsigned char>(c);
-    if (u < 0x21 || u == 0x7f) return Expected(shown, "a model id or path without spaces or control bytes", v);
+    if (u < 0x21 || u == 0x7f)
+      return Expected(shown, "a model id or path without spaces or control bytes", v);
   }
   job->model = std::string(t);
   return Status::Ok();
@@ -86,34 +87,50 @@ struct KeySpec {
   Setter set;
 };
 
-#define FMTE_SETTER(body) [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
+#define FMTE_SETTER(body) \
+  [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
 const std::array<KeySpec, 33> kKeys{{
-    {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"}, true,
+    {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
+     true,
      FMTE_SETTER(return SetModel(v, s, j);)},
-    {{"method", "full|lora|qlora|prompt-tuning|prefix-tuning", "training method"}, true,
+    {{"method", "full|lora|qlora|prompt-tuning|prefix-tuning", "training method"},
+     true,
      FMTE_SETTER(return SetEnum(v, s, &j->method, ParseMethod);)},
-    {{"seq-len", "N", "sequence length in tokens"}, true,
+    {{"seq-len", "N", "sequence length in tokens"},
+     true,
      FMTE_SETTER(return SetInt(v, s, &j->seq_len, 1, kMaxSeq);)},
-    {{"micro-batch", "N", "sequences per GPU per step (micro-batch)"}, true,
+    {{"micro-batch", "N", "sequences per GPU per step (micro-batch)"},
+     true,
      FMTE_SETTER(return SetInt(v, s, &j->micro_batch, 1, kMaxBatch);)},
-    {{"grad-accum", "N", "gradient accumulation steps"}, true,
+    {{"grad-accum", "N", "gradient accumulation steps"},
+     true,
      FMTE_SETTER(return SetInt(v, s, &j->grad_accum, 1, kMaxBatch);)},
-    {{"precision", "fp32|amp-bf16|amp-fp16|mixed-bf16|mixed-fp16|pure-bf16", "numeric precision"}, true,
+    {{"precision", "fp32|amp-bf16|amp-fp16|mixed-bf16|mixed-fp16|pure-bf16", "numeric precision"},
+     true,
      FMTE_SETTER(return SetEnum(v, s, &j->precision, ParsePrecision);)},
     {{"sharding", "none|ddp|zero1|zero2|zero3|fsdp-full|fsdp-grad-op|fsdp-hybrid|fsdp-no-shard",
-      "data-parallel sharding"}, true,
+      "data-parallel sharding"},
+     true,
      FMTE_SETTER(return SetEnum(v, s, &j->sharding, ParseSharding);)},
-    {{"tp", "N", "tensor-parallel degree"}, true, FMTE_SETTER(return SetInt(v, s, &j->tp, 1, kMaxParallel);)},
-    {{"pp", "N", "pipeline-parallel degree"}, true, FMTE_SETTER(return SetInt(v, s, &j->pp, 1, kMaxParallel);)},
-    {{"activation-checkpointing", "none|selective|full", "activation checkpointing"}, true,
+    {{"tp", "N", "tensor-parallel degree"},
+     true,
+     FMTE_SETTER(return SetInt(v, s, &j->tp, 1, kMaxParallel);)},
+    {{"pp", "N", "pipeline-parallel degree"},
+     true,
+     FMTE_SETTER(return SetInt(v, s, &j->pp, 1, kMaxParallel);)},
+    {{"activation-checkpointing", "none|selective|full", "activation checkpointing"},
+     true,
      FMTE_SETTER(return SetEnum(v, s, &j->activation_checkpointing, ParseCheckpointing);)},
     {{"lora-r", "N", "LoRA rank"}, true, FMTE_SETTER(return SetInt(v, s, &j->lora_r, 1, 1 << 16);)},
-    {{"quant", "none|nf4|fp4|int8", "quantisation of the frozen base weights (qlora)"}, true,
+    {{"quant", "none|nf4|fp4|int8", "quantisation of the frozen base weights (qlora)"},
+     true,
      FMTE_SETTER(return SetEnum(v, s, &j->quant, ParseQuant);)},
-    {{"tokens", "N", "tokens to train on (K/M/B/T suffixes)"}, true,
+    {{"tokens", "N", "tokens to train on (K/M/B/T suffixes)"},
+     true,
      FMTE_SETTER(return SetInt(v, s, &j->tokens, 1, kMaxWork, true);)},
-    {{"samples", "N", "training samples per epoch (K/M/B/T suffixes)"}, true,
+    {{"samples", "N", "training samples per epoch (K/M/B/T suffixes)"},
+     true,
      FMTE_SETTER(return SetInt(v, s, &j->samples, 1, kMaxWork, true);)},
     {{"epochs", "E", "epochs"}, true, FMTE_SETTER({
        auto r = ParseBoundedDouble(v, 1e-6, 1e6, s);
@@ -121,28 +138,50 @@ const std::array<KeySpec, 33> kKeys{{
        j->epochs = *r;
        return Status::Ok();
      })},
-    {{"steps", "N", "optimizer steps (K/M suffixes)"}, true,
+    {{"steps", "N", "optimizer steps (K/M suffixes)"},
+     true,
      FMTE_SETTER(return SetInt(v, s, &j->steps, 1, kMaxWork, true);)},
-    {{"framework", "hf|torchtune|megatron|deepspeed|fsdp", "training framework"}, true,
+    {{"framework", "hf|torchtune|megatron|deepspeed|fsdp", "training framework"},
+     true,
      FMTE_SETTER(return SetEnum(v, s, &j->framework, ParseFramework);)},
     // Extra keys: #FMTE lines and launcher detection (not SPANK options).
-    {{"optimizer", "adamw|adamw-8bit|sgd|adafactor", ""}, false,
+    {{"optimizer", "adamw|adamw-8bit|sgd|adafactor", ""},
+     false,
      FMTE_SETTER(return SetEnum(v, s, &j->optimizer, ParseOptimizer);)},
     {{"vpp", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->vpp, 1, 1024);)},
     {{"sp", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->sequence_parallel);)},
-    {{"offload-optimizer", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->offload_optimizer);)},
-    {{"offload-params", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->offload_params);)},
-    {{"global-batch", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->global_batch, 1, int64_t{1} << 40);)},
+    {{"offload-optimizer", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->offload_optimizer);)},
+    {{"offload-params", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->offload_params);)},
+    {{"global-batch", "N", ""},
+     false,
+     FMTE_SETTER(return SetInt(v, s, &j->global_batch, 1, int64_t{1} << 40);)},
     {{"lora-targets", "LIST|all-linear", ""}, false, FMTE_SETTER(return SetLoraTargets(v, s, j);)},
-    {{"attention", "fused|eager", ""}, false, FMTE_SETTER(return SetEnum(v, s, &j->attention, ParseAttention);)},
+    {{"attention", "fused|eager", ""},
+     false,
+     FMTE_SETTER(return SetEnum(v, s, &j->attention, ParseAttention);)},
     {{"compile", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->compile);)},
-    {{"chunked-loss", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->chunked_loss);)},
-    {{"double-quant", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->double_quant);)},
-    {{"activation-offload", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->activation_offload);)},
-    {{"optimizer-in-backward", "true|false", ""}, false,
+    {{"chunked-loss", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->chunked_loss);)},
+    {{"double-quant", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->double_quant);)},
+    {{"activation-offload", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->activation_offload);)},
+    {{"optimizer-in-backward", "true|false", ""},
+     false,
      FMTE_SETTER(return SetBool(v, s, &j->optimizer_in_backward);)},
-    {{"virtual-tokens", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->virtual_tokens, 1, 1 << 16);)},
-    {{"gpus-per-node", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->gpus_per_node, 1, 1024);)},
+    {{"virtual-tokens", "N", ""},
+     false,
+     FMTE_SETTER(return SetInt(v, s, &j->virtual_tokens, 1, 1 << 16);)},
+    {{"gpus-per-node", "N", ""},
+     false,
+     FMTE_SETTER(return SetInt(v, s, &j->gpus_per_node, 1, 1024);)},
     {{"gpu", "NAME", ""}, false, FMTE_SETTER({
        const std::string_view t = Trim(v);
        if (t.empty() || t.size() > 64) return Expected(s, "a GPU name", v);
@@ -173,7 +212,8 @@ std::array<OptionSpec, 17> MakeOptionSpecs() {
 
 }  // namespace
 
-Status ApplyKey(std::string_view key, std::string_view value, std::string_view shown, TrainingJob* job) {
+Status ApplyKey(std::string_view key, std::string_view value, std::string_view shown,
+                TrainingJob* job) {
   const KeySpec* k = FindKey(key);
   if (k == nullptr) return Status::InvalidArgument(std::string(shown) + ": unknown key");
   if (value.size() > kMaxValueBytes)
@@ -192,12 +232,14 @@ std::span<const OptionSpec> FmteOptions() {
 }
 
 Status ValidateOption(std::string_view key, std::string_view value, bool as_fmte_line) {
-  const std::string shown = as_fmte_line ? "#FMTE " + std::string(key) : "--fmte-" + std::string(key);
+  const std::string shown =
+      as_fmte_line ? "#FMTE " + std::string(key) : "--fmte-" + std::string(key);
   bool known = false;
   for (const OptionSpec& o : FmteOptions()) known = known || o.key == key;
   if (!known && !(as_fmte_line && internal::IsKnownKey(key))) {
     std::string names;
-    for (const OptionSpec& o : FmteOptions()) names += (names.empty() ? "" : " ") + std::string(o.key);
+    for (const OptionSpec& o : FmteOptions())
+      names += (names.empty() ? "" : " ") + std::string(o.key);
     return Status::InvalidArgument(Shown(shown) + ": unknown option; known: " + names);
   }
   TrainingJob scratch;
@@ -210,7 +252,8 @@ std::string SpankEnvKey(std::string_view key) {
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(std::span<const char* const> env) {
+std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
+    std::span<const char* const> env) {
   std::vector<std::pair<std::string, std::string>> out;
   static const std::string kPrefix = "_SLURM_SPANK_OPTION_fmte_fmte_";
   const std::string arch_prefix = std::string(kArchEnvName) + "=";
@@ -238,11 +281,16 @@ std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(std::span<co
 
 std::string_view ToString(Source s) {
   switch (s) {
-    case Source::kDefault: return "default";
-    case Source::kSlurm: return "slurm";
-    case Source::kLauncher: return "launcher";
-    case Source::kFmteLine: return "fmte-line";
-    case Source::kSpank: return "spank";
+    case Source::kDefault:
+      return "default";
+    case Source::kSlurm:
+      return "slurm";
+    case Source::kLauncher:
+      return "launcher";
+    case Source::kFmteLine:
+      return "fmte-line";
+    case Source::kSpank:
+      return "spank";
   }
   return "?";
 }

@@ -1,4 +1,4 @@
-// GPU entries of Slurm's tres_per_* strings (slurm-recipe.md §2.1): "gres:gpu:2",
+// GPU entries of Slurm's tres_per_* strings (docs/slurm.md §7.1): "gres:gpu:2",
 // "gres:gpu:a100:2", comma-joined with other gres; the 23.02+ "gres/gpu:a100=2" spelling and a bare
 // "gpu:2" are understood too.
 #include <cctype>
@@ -49,17 +49,19 @@ Result<GpuTres> ParseGpuTres(std::string_view tres) {
       const size_t sep = spec.find_first_of(":=");
       if (sep == std::string_view::npos) {
         // ":2" or ":a100" (count 1)
-        if (!spec.empty() && std::isdigit(static_cast<unsigned char>(spec.front()))) count_text = spec;
-        else type = std::string(spec);
+        if (!spec.empty() && std::isdigit(static_cast<unsigned char>(spec.front())))
+          count_text = spec;
+        else
+          type = std::string(spec);
       } else {
         type = std::string(spec.substr(0, sep));
         count_text = spec.substr(sep + 1);
       }
     }
-    auto count = ParseBoundedInt(count_text, 0, kMaxTresGpus,
-                                           "gpu count in '" + Shown(item) + "'");
+    auto count = ParseBoundedInt(count_text, 0, kMaxTresGpus, "gpu count in '" + Shown(item) + "'");
     if (!count.ok()) return count.status();
-    if (type.size() > 64) return Status::InvalidArgument("gpu type in '" + Shown(item) + "': too long");
+    if (type.size() > 64)
+      return Status::InvalidArgument("gpu type in '" + Shown(item) + "': too long");
     out.count += *count;
     if (out.type.empty()) out.type = type;
     if (out.count > kMaxTresGpus) return Status::InvalidArgument("gpu count: more than 2^20");
@@ -105,11 +107,16 @@ std::string ReplaceGpuCount(std::string_view tres, int64_t count) {
 
 std::string_view ToString(GpuTresField f) {
   switch (f) {
-    case GpuTresField::kNone: return "none";
-    case GpuTresField::kPerNode: return "tres_per_node";
-    case GpuTresField::kPerJob: return "tres_per_job";
-    case GpuTresField::kPerTask: return "tres_per_task";
-    case GpuTresField::kPerSocket: return "tres_per_socket";
+    case GpuTresField::kNone:
+      return "none";
+    case GpuTresField::kPerNode:
+      return "tres_per_node";
+    case GpuTresField::kPerJob:
+      return "tres_per_job";
+    case GpuTresField::kPerTask:
+      return "tres_per_task";
+    case GpuTresField::kPerSocket:
+      return "tres_per_socket";
   }
   return "?";
 }

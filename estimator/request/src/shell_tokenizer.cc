@@ -35,7 +35,8 @@ size_t RunEnd(std::string_view s, size_t i, const std::array<bool, 256>& special
   return i;
 }
 
-constexpr std::array<bool, 256> kQuoteStateSpecial = MakeSpecial("'\"\\#", false);  // outside quotes
+constexpr std::array<bool, 256> kQuoteStateSpecial =
+    MakeSpecial("'\"\\#", false);  // outside quotes
 constexpr std::array<bool, 256> kInDoubleSpecial = MakeSpecial("\"\\", false);
 
 bool IsQuoteStateByte(unsigned char c) { return c == '\'' || c == '"' || c == '\\' || c == '#'; }
@@ -81,7 +82,11 @@ class TokenizerImpl {
     size_t i = 0;
     while (i < s.size()) {
       const char c = s[i];
-      if (IsBlank(c)) { EndWord(); ++i; continue; }
+      if (IsBlank(c)) {
+        EndWord();
+        ++i;
+        continue;
+      }
       if (c == '#' && !started_) {  // comment, up to the end of this physical line
         const size_t e = s.find('\n', i);
         if (e == std::string_view::npos) break;
@@ -91,14 +96,31 @@ class TokenizerImpl {
       if (c == '\'') {
         const size_t end = s.find('\'', i + 1);
         started_ = true;
-        if (end == std::string_view::npos) { Warn("unterminated single quote"); word_ += s.substr(i + 1); break; }
+        if (end == std::string_view::npos) {
+          Warn("unterminated single quote");
+          word_ += s.substr(i + 1);
+          break;
+        }
         word_ += s.substr(i + 1, end - i - 1);
         i = end + 1;
         continue;
       }
-      if (c == '"') { i = DoubleQuoted(s, i + 1); continue; }
-      if (c == '\\') { if (i + 1 < s.size()) { word_ += s[i + 1]; started_ = true; } i += 2; continue; }
-      if (c == '$') { i = Dollar(s, i, /*quoted=*/false); continue; }
+      if (c == '"') {
+        i = DoubleQuoted(s, i + 1);
+        continue;
+      }
+      if (c == '\\') {
+        if (i + 1 < s.size()) {
+          word_ += s[i + 1];
+          started_ = true;
+        }
+        i += 2;
+        continue;
+      }
+      if (c == '$') {
+        i = Dollar(s, i, /*quoted=*/false);
+        continue;
+      }
       if (c == '`') {
         const size_t end = s.find('`', i + 1);
         started_ = true;
@@ -106,7 +128,11 @@ class TokenizerImpl {
         i = end == std::string_view::npos ? s.size() : end + 1;
         continue;
       }
-      if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')') { EndCommand(); ++i; continue; }
+      if (c == ';' || c == '&' || c == '|' || c == '(' || c == ')') {
+        EndCommand();
+        ++i;
+        continue;
+      }
       if (c == '>' || c == '<') {
         // Redirection: drop an fd number just before it and the target word after it.
         if (!word_.empty() && word_.find_first_not_of("0123456789") == std::string::npos) Discard();
@@ -125,14 +151,20 @@ class TokenizerImpl {
   }
 
  private:
-  void Warn(const std::string& w) { warnings_->push_back("line " + std::to_string(line_) + ": " + w); }
+  void Warn(const std::string& w) {
+    warnings_->push_back("line " + std::to_string(line_) + ": " + w);
+  }
   // Clears rather than replaces the command, so an assignment line keeps the vectors' capacity.
   void StartCommand() {
     cmd_.words.clear();
     cmd_.line = line_;
     Discard();
   }
-  void Discard() { word_.clear(); started_ = false; unresolved_ = false; }
+  void Discard() {
+    word_.clear();
+    started_ = false;
+    unresolved_ = false;
+  }
   void EndWord() {
     if (!started_) return;
     if (KeepNextWord()) AddWord(Word{arena_->Store(word_), unresolved_});  // word_ keeps its buffer
@@ -148,13 +180,14 @@ class TokenizerImpl {
     if (cmd_.words.size() < kMaxTokensPerCommand) return true;
     if (!capped_) {
       capped_ = true;
-      Warn("more than " + std::to_string(kMaxTokensPerCommand) + " words in one command; rest ignored");
+      Warn("more than " + std::to_string(kMaxTokensPerCommand) +
+           " words in one command; rest ignored");
     }
     return false;
   }
   // REQUIRES: w.text is in the arena.
   void AddWord(Word w) {
-    if (cmd_.words.empty()) cmd_.words.reserve(16);  // one allocation instead of one per doubling
+    if (cmd_.words.empty()) cmd_.words.reserve(16);  // up to 16 words: one allocation
     cmd_.words.push_back(w);
   }
   // A finished command: assignments take effect at once (so `X=1 && cmd $X` sees them); other
@@ -162,7 +195,8 @@ class TokenizerImpl {
   void EndCommand() {
     EndWord();
     skip_next_ = false;
-    if (!cmd_.words.empty() && !(assignments_ && StoreAssignments()) && out_->size() < kMaxCommands) out_->push_back(std::move(cmd_));
+    if (!cmd_.words.empty() && !(assignments_ && StoreAssignments()) && out_->size() < kMaxCommands)
+      out_->push_back(std::move(cmd_));
     StartCommand();
   }
 
@@ -184,15 +218,18 @@ class TokenizerImpl {
       IsAssignmentWord(w[k].text, &n, &v);
       const auto it = vars_->find(n);
       if (it == vars_->end() && vars_->size() >= kMaxShellVars) {
-        if (!vars_capped_) Warn("more than " + std::to_string(kMaxShellVars) + " variables; later ones ignored");
+        if (!vars_capped_)
+          Warn("more than " + std::to_string(kMaxShellVars) + " variables; later ones ignored");
         vars_capped_ = true;
         continue;
       }
       Var value;
       value.items.push_back(Word{v, false});
       value.unresolved = w[k].unresolved;
-      if (it == vars_->end()) vars_->emplace(n, std::move(value));  // n: a view into the arena
-      else it->second = std::move(value);
+      if (it == vars_->end())
+        vars_->emplace(n, std::move(value));  // n: a view into the arena
+      else
+        it->second = std::move(value);
     }
     return true;
   }
@@ -211,12 +248,16 @@ class TokenizerImpl {
     while (i < s.size()) {
       const char c = s[i];
       if (c == '"') return i + 1;
-      if (c == '\\' && i + 1 < s.size() && (s[i + 1] == '"' || s[i + 1] == '\\' || s[i + 1] == '$' || s[i + 1] == '`')) {
+      if (c == '\\' && i + 1 < s.size() &&
+          (s[i + 1] == '"' || s[i + 1] == '\\' || s[i + 1] == '$' || s[i + 1] == '`')) {
         word_ += s[i + 1];
         i += 2;
         continue;
       }
-      if (c == '$') { i = Dollar(s, i, /*quoted=*/true); continue; }
+      if (c == '$') {
+        i = Dollar(s, i, /*quoted=*/true);
+        continue;
+      }
       if (c == '`') {
         const size_t end = s.find('`', i + 1);
         unresolved_ = true;
@@ -241,16 +282,17 @@ class TokenizerImpl {
     }
     if (!expand_capped_) {
       expand_capped_ = true;
-      Warn("variable expansions beyond " + std::to_string(kMaxExpandedBytes) + " bytes in total are not expanded");
+      Warn("variable expansions beyond " + std::to_string(kMaxExpandedBytes) +
+           " bytes in total are not expanded");
     }
     started_ = true;
     unresolved_ = true;
     return false;
   }
 
-  // Appends the expansion of a scalar `value`: in split mode it splits on whitespace into words (the
-  // first piece joins the current word); otherwise it is appended whole. No allocation beyond the
-  // words themselves (this runs for every $VAR of a launch line).
+  // Appends the expansion of a scalar `value`: in split mode it splits on whitespace into words
+  // (the first piece joins the current word); otherwise it is appended whole. No allocation beyond
+  // the words themselves (this runs for every $VAR of a launch line).
   void AppendScalar(std::string_view value, bool split) {
     if (!Charge(value.size() + 1)) return;
     started_ = true;
@@ -265,7 +307,10 @@ class TokenizerImpl {
       if (r.empty()) break;
       size_t e = 0;
       while (e < r.size() && !IsShellSpace(r[e])) ++e;
-      if (any) { EndWord(); started_ = true; }
+      if (any) {
+        EndWord();
+        started_ = true;
+      }
       word_ += r.substr(0, e);
       any = true;
       r.remove_prefix(e);
@@ -283,7 +328,8 @@ class TokenizerImpl {
     for (size_t n = 0; n < var.items.size(); ++n) {
       const Word& item = var.items[n];
       if (n > 0) EndWord();
-      if (n > 0 && n + 1 < var.items.size()) {  // a middle item is a word of its own, already stored
+      if (n > 0 &&
+          n + 1 < var.items.size()) {  // a middle item is a word of its own, already stored
         if (KeepNextWord()) AddWord(item);
         continue;
       }
@@ -291,19 +337,26 @@ class TokenizerImpl {
       word_ += item.text;
       unresolved_ = unresolved_ || item.unresolved;
     }
-    if (var.items.empty() && split && word_.empty()) started_ = false;  // ${EMPTY[@]} alone is no word
+    if (var.items.empty() && split && word_.empty())
+      started_ = false;  // ${EMPTY[@]} alone is no word
   }
 
   size_t Dollar(std::string_view s, size_t i, bool quoted) {
     const bool split = !quoted && !InAssignment();
-    if (i + 1 >= s.size()) { word_ += '$'; started_ = true; return i + 1; }
+    if (i + 1 >= s.size()) {
+      word_ += '$';
+      started_ = true;
+      return i + 1;
+    }
     const char n = s[i + 1];
     if (n == '(') {  // $(cmd) or $((arith)): skip to the matching parenthesis
       int depth = 0;
       size_t k = i + 1;
       for (; k < s.size(); ++k) {
-        if (s[k] == '(') ++depth;
-        else if (s[k] == ')' && --depth == 0) break;
+        if (s[k] == '(')
+          ++depth;
+        else if (s[k] == ')' && --depth == 0)
+          break;
       }
       started_ = true;
       unresolved_ = true;
@@ -314,7 +367,12 @@ class TokenizerImpl {
     size_t next;
     if (n == '{') {
       const size_t end = s.find('}', i + 2);
-      if (end == std::string_view::npos) { Warn("unterminated ${"); started_ = true; unresolved_ = true; return s.size(); }
+      if (end == std::string_view::npos) {
+        Warn("unterminated ${");
+        started_ = true;
+        unresolved_ = true;
+        return s.size();
+      }
       const std::string_view inner = s.substr(i + 2, end - i - 2);
       size_t k = 0;
       while (k < inner.size() && IsIdent(inner[k])) ++k;
@@ -326,7 +384,8 @@ class TokenizerImpl {
       while (k < s.size() && IsIdent(s[k])) ++k;
       name = s.substr(i + 1, k - i - 1);
       next = k;
-    } else if (std::isdigit(static_cast<unsigned char>(n)) || std::string_view("@*#?$!-").find(n) != std::string_view::npos) {
+    } else if (std::isdigit(static_cast<unsigned char>(n)) ||
+               std::string_view("@*#?$!-").find(n) != std::string_view::npos) {
       started_ = true;
       unresolved_ = true;
       return i + 2;
@@ -335,21 +394,34 @@ class TokenizerImpl {
       started_ = true;
       return i + 1;
     }
-    if (name.empty() || (!op.empty() && op[0] == '#')) { started_ = true; unresolved_ = true; return next; }
+    if (name.empty() || (!op.empty() && op[0] == '#')) {
+      started_ = true;
+      unresolved_ = true;
+      return next;
+    }
     const auto it = vars_->find(name);
     const Var* var = it == vars_->end() ? nullptr : &it->second;
     const bool array_all = op == "[@]" || op == "[*]";
     if (op.empty() || array_all || op == "[0]") {
-      if (var == nullptr || var->unresolved) { started_ = true; unresolved_ = true; return next; }
-      if (array_all) AppendArray(*var, split);
-      else AppendScalar(var->items.empty() ? std::string_view() : var->items[0].text, split);
+      if (var == nullptr || var->unresolved) {
+        started_ = true;
+        unresolved_ = true;
+        return next;
+      }
+      if (array_all)
+        AppendArray(*var, split);
+      else
+        AppendScalar(var->items.empty() ? std::string_view() : var->items[0].text, split);
       return next;
     }
-    if (op.starts_with(":-") || op.starts_with("-") || op.starts_with(":=") || op.starts_with("=")) {
+    if (op.starts_with(":-") || op.starts_with("-") || op.starts_with(":=") ||
+        op.starts_with("=")) {
       const bool set = var != nullptr && !var->unresolved && !var->items.empty() &&
                        (op[0] == '-' || op[0] == '=' || !var->items[0].text.empty());
-      if (set) AppendScalar(var->items[0].text, split);
-      else AppendScalar(op.substr(op[0] == ':' ? 2 : 1), split);
+      if (set)
+        AppendScalar(var->items[0].text, split);
+      else
+        AppendScalar(op.substr(op[0] == ':' ? 2 : 1), split);
       return next;
     }
     started_ = true;
@@ -378,21 +450,30 @@ class TokenizerImpl {
 
 char OpenQuoteAfter(std::string_view s, char open) {
   for (size_t i = 0; i < s.size(); ++i) {
-    // Skip to the next byte that can change the state (the same decisions, fewer branches per byte).
-    if (open == 0) i = NextQuoteStateByte(s, i);
-    else if (open == '"') i = RunEnd(s, i, kInDoubleSpecial);
-    else i = std::min(s.find('\'', i), s.size());
+    // Skip to the next byte that can change the state (the same decisions, fewer branches per
+    // byte).
+    if (open == 0)
+      i = NextQuoteStateByte(s, i);
+    else if (open == '"')
+      i = RunEnd(s, i, kInDoubleSpecial);
+    else
+      i = std::min(s.find('\'', i), s.size());
     if (i >= s.size()) break;
     const char c = s[i];
     if (open == '\'') {
       if (c == '\'') open = 0;
     } else if (open == '"') {
-      if (c == '\\') ++i;
-      else if (c == '"') open = 0;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        open = 0;
     } else {
-      if (c == '\\') ++i;
-      else if (c == '\'' || c == '"') open = c;
-      else if (c == '#' && (i == 0 || IsShellSpace(s[i - 1]))) return 0;  // rest is a comment
+      if (c == '\\')
+        ++i;
+      else if (c == '\'' || c == '"')
+        open = c;
+      else if (c == '#' && (i == 0 || IsShellSpace(s[i - 1])))
+        return 0;  // rest is a comment
     }
   }
   return open;
@@ -403,11 +484,13 @@ class ShellTokenizer::Impl : public TokenizerImpl {
   using TokenizerImpl::TokenizerImpl;
 };
 
-ShellTokenizer::ShellTokenizer(ShellVars* vars, TextArena* arena, std::vector<std::string>* warnings)
+ShellTokenizer::ShellTokenizer(ShellVars* vars, TextArena* arena,
+                               std::vector<std::string>* warnings)
     : impl_(std::make_unique<Impl>(vars, arena, warnings)) {}
 ShellTokenizer::~ShellTokenizer() = default;
 
-void ShellTokenizer::Run(std::string_view s, int line, std::vector<Command>* out, bool assignments) {
+void ShellTokenizer::Run(std::string_view s, int line, std::vector<Command>* out,
+                         bool assignments) {
   impl_->Run(s, line, out, assignments);
 }
 

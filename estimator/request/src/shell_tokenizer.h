@@ -21,7 +21,9 @@ namespace fmte::internal {
 inline constexpr size_t kMaxCommands = 20000;
 
 // Characters of shell names (ASCII only, no locale): a letter or '_' starts one, digits follow.
-constexpr bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+constexpr bool IsIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 inline constexpr std::array<bool, 256> kIdent = [] {
   std::array<bool, 256> t{};
   for (int c = 0; c < 256; ++c) t[c] = IsIdentStart(static_cast<char>(c)) || (c >= '0' && c <= '9');

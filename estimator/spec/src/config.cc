@@ -1,16 +1,16 @@
 // fmte.conf: Slurm-style Key=Value words (slurm.conf(5) conventions: '#' comments, case-insensitive
-// keys, PartitionName= lines with per-partition values, PartitionName=DEFAULT for the defaults of later
-// partition lines). Every key has a default (config.h).
+// keys, PartitionName= lines with per-partition values, PartitionName=DEFAULT for the defaults of
+// later partition lines). Every key has a default (config.h).
 #include "fmte/config.h"
-#include "fmte/file.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "fmte/file.h"
 #include "fmte/text.h"
 
 namespace fmte {
@@ -44,12 +44,18 @@ Status ApplyPartitionKey(const Pair& p, const std::string& where, PartitionConfi
   const std::string& k = p.key;
   const std::string v = Lower(p.value);
   if (k == "mode") {
-    if (v == "enforce") c->mode = Mode::kEnforce;
-    else if (v == "advise") c->mode = Mode::kAdvise;
-    else if (v == "off") c->mode = Mode::kOff;
-    else return Status::InvalidArgument(where + "expected enforce|advise|off, got '" + Shown(p.value) + "'");
+    if (v == "enforce")
+      c->mode = Mode::kEnforce;
+    else if (v == "advise")
+      c->mode = Mode::kAdvise;
+    else if (v == "off")
+      c->mode = Mode::kOff;
+    else
+      return Status::InvalidArgument(where + "expected enforce|advise|off, got '" + Shown(p.value) +
+                                     "'");
   } else if (k == "gpu") {
-    if (p.value.size() > 64) return Status::InvalidArgument(where + "GPU name longer than 64 bytes");
+    if (p.value.size() > 64)
+      return Status::InvalidArgument(where + "GPU name longer than 64 bytes");
     c->gpu = p.value;
   } else if (k == "usablememoryfraction") {
     auto r = ParseBoundedDouble(p.value, 0.01, 1.0, where.substr(0, where.size() - 2));
@@ -68,9 +74,12 @@ Status ApplyPartitionKey(const Pair& p, const std::string& where, PartitionConfi
     if (!r.ok()) return r.status();
     c->min_time_min = *r;
   } else if (k == "shortlimit") {
-    if (v == "warn") c->short_limit = ShortLimit::kWarn;
-    else if (v == "reject") c->short_limit = ShortLimit::kReject;
-    else return Status::InvalidArgument(where + "expected warn|reject, got '" + Shown(p.value) + "'");
+    if (v == "warn")
+      c->short_limit = ShortLimit::kWarn;
+    else if (v == "reject")
+      c->short_limit = ShortLimit::kReject;
+    else
+      return Status::InvalidArgument(where + "expected warn|reject, got '" + Shown(p.value) + "'");
   } else if (k == "raisegpus") {
     auto r = YesNo(p.value, where);
     if (!r.ok()) return r.status();
@@ -93,9 +102,13 @@ Status ApplyGlobalKey(const Pair& p, const std::string& where, Config* c) {
   const std::string& k = p.key;
   if (k == "onerror") {
     const std::string v = Lower(p.value);
-    if (v == "accept") c->on_error = OnError::kAccept;
-    else if (v == "reject") c->on_error = OnError::kReject;
-    else return Status::InvalidArgument(where + "expected accept|reject, got '" + Shown(p.value) + "'");
+    if (v == "accept")
+      c->on_error = OnError::kAccept;
+    else if (v == "reject")
+      c->on_error = OnError::kReject;
+    else
+      return Status::InvalidArgument(where + "expected accept|reject, got '" + Shown(p.value) +
+                                     "'");
   } else if (k == "grestypegpu") {
     // a100:A100-SXM4-80GB,h100:H100-SXM
     std::string_view rest = p.value;
@@ -106,9 +119,12 @@ Status ApplyGlobalKey(const Pair& p, const std::string& where, Config* c) {
       if (item.empty()) continue;
       const size_t colon = item.find(':');
       if (colon == std::string_view::npos || colon == 0 || colon + 1 == item.size())
-        return Status::InvalidArgument(where + "expected type:GPU[,type:GPU...], got '" + Shown(item) + "'");
-      if (c->gres_type_gpu.size() >= 256) return Status::InvalidArgument(where + "more than 256 gres types");
-      c->gres_type_gpu.emplace_back(Lower(item.substr(0, colon)), std::string(item.substr(colon + 1)));
+        return Status::InvalidArgument(where + "expected type:GPU[,type:GPU...], got '" +
+                                       Shown(item) + "'");
+      if (c->gres_type_gpu.size() >= 256)
+        return Status::InvalidArgument(where + "more than 256 gres types");
+      c->gres_type_gpu.emplace_back(Lower(item.substr(0, colon)),
+                                    std::string(item.substr(colon + 1)));
     }
   } else if (k == "catalogdir") {
     c->catalog_dir = p.value;
@@ -127,10 +143,11 @@ Status ApplyGlobalKey(const Pair& p, const std::string& where, Config* c) {
 }
 
 Status Unknown(const std::string& where) {
-  return Status::InvalidArgument(where +
-                                 "unknown key (known: Mode, Gpu, UsableMemoryFraction, DefaultTimeFactor, MaxTime, "
-                                 "MinTime, ShortLimit, RaiseGpus, MaxGpusPerJob, GpusPerNode, OnError, GresTypeGpu, "
-                                 "CatalogDir, RegressorsDir, SuggestPartitions, DefaultPartition, PartitionName, Default)");
+  return Status::InvalidArgument(
+      where +
+      "unknown key (known: Mode, Gpu, UsableMemoryFraction, DefaultTimeFactor, MaxTime, "
+      "MinTime, ShortLimit, RaiseGpus, MaxGpusPerJob, GpusPerNode, OnError, GresTypeGpu, "
+      "CatalogDir, RegressorsDir, SuggestPartitions, DefaultPartition, PartitionName, Default)");
 }
 
 }  // namespace
@@ -166,12 +183,14 @@ Result<Config> ParseConfig(std::string_view text, std::string_view origin) {
       i = e;
       const size_t eq = word.find('=');
       if (eq == std::string_view::npos || eq == 0)
-        return Status::ParseError(std::string(origin) + ":" + std::to_string(number) + ": expected Key=Value, got '" +
-                                  Shown(word) + "'");
+        return Status::ParseError(std::string(origin) + ":" + std::to_string(number) +
+                                  ": expected Key=Value, got '" + Shown(word) + "'");
       std::string value(word.substr(eq + 1));
-      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+          value.back() == value.front())
         value = value.substr(1, value.size() - 2);
-      line.pairs.push_back(Pair{Lower(word.substr(0, eq)), std::string(word.substr(0, eq)), std::move(value)});
+      line.pairs.push_back(
+          Pair{Lower(word.substr(0, eq)), std::string(word.substr(0, eq)), std::move(value)});
     }
     if (!line.pairs.empty()) lines.push_back(std::move(line));
   }
@@ -182,7 +201,8 @@ Result<Config> ParseConfig(std::string_view text, std::string_view origin) {
     if (l.pairs.front().key == "partitionname") continue;
     for (const Pair& p : l.pairs) {
       const std::string where = Where(origin, l.number, p.shown_key);
-      if (p.key == "default") return Status::InvalidArgument(where + "only valid on a PartitionName= line");
+      if (p.key == "default")
+        return Status::InvalidArgument(where + "only valid on a PartitionName= line");
       const Status s = ApplyGlobalKey(p, where, &c);
       if (s.code() == Status::Code::kNotFound) return Unknown(where);
       if (!s.ok()) return s;
@@ -195,7 +215,8 @@ Result<Config> ParseConfig(std::string_view text, std::string_view origin) {
     const std::string& name = l.pairs.front().value;
     const bool is_default = Lower(name) == "default";
     if (name.empty() || name.size() > 128)
-      return Status::InvalidArgument(Where(origin, l.number, "PartitionName") + "expected a partition name");
+      return Status::InvalidArgument(Where(origin, l.number, "PartitionName") +
+                                     "expected a partition name");
     PartitionConfig* target = &base;
     PartitionConfig scratch;
     if (!is_default) {
@@ -221,9 +242,11 @@ Result<Config> ParseConfig(std::string_view text, std::string_view origin) {
       }
       const Status s = ApplyPartitionKey(p, where, target);
       if (s.code() == Status::Code::kNotFound) {
-        return Status::InvalidArgument(where + "not a per-partition key (per partition: Mode, Gpu, "
-                                       "UsableMemoryFraction, DefaultTimeFactor, MaxTime, MinTime, ShortLimit, "
-                                       "RaiseGpus, MaxGpusPerJob, GpusPerNode, Default)");
+        return Status::InvalidArgument(
+            where +
+            "not a per-partition key (per partition: Mode, Gpu, "
+            "UsableMemoryFraction, DefaultTimeFactor, MaxTime, MinTime, ShortLimit, "
+            "RaiseGpus, MaxGpusPerJob, GpusPerNode, Default)");
       }
       if (!s.ok()) return s;
     }
@@ -266,9 +289,10 @@ Result<int64_t> ParseSlurmTimeMinutes(std::string_view text, std::string_view fi
   const std::string t = Lower(Trim(text));
   if (t == "unlimited" || t == "infinite") return int64_t{0};
   const auto bad = [&]() {
-    return Status::InvalidArgument(std::string(field) +
-                                   ": expected a Slurm time (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED), got '" +
-                                   Shown(text) + "'");
+    return Status::InvalidArgument(
+        std::string(field) +
+        ": expected a Slurm time (M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED), got '" +
+        Shown(text) + "'");
   };
   if (t.empty() || t.size() > 32) return bad();
   int64_t days = 0;
@@ -293,7 +317,8 @@ Result<int64_t> ParseSlurmTimeMinutes(std::string_view text, std::string_view fi
   }
   int64_t seconds = 0;
   if (has_days) {  // D-H, D-H:M, D-H:M:S
-    const int64_t h = parts[0], m = parts.size() > 1 ? parts[1] : 0, s = parts.size() > 2 ? parts[2] : 0;
+    const int64_t h = parts[0], m = parts.size() > 1 ? parts[1] : 0,
+                  s = parts.size() > 2 ? parts[2] : 0;
     seconds = ((days * 24 + h) * 60 + m) * 60 + s;
   } else if (parts.size() == 1) {
     seconds = parts[0] * 60;
@@ -307,8 +332,8 @@ Result<int64_t> ParseSlurmTimeMinutes(std::string_view text, std::string_view fi
 
 std::string FormatSlurmTime(int64_t minutes) {
   if (minutes <= 0) return "UNLIMITED";
-  // "[D-]HH:MM:00" (printf "%lld-%02lld:%02lld:00"), without printf: the policy formats two or three
-  // of these per decision inside slurmctld.
+  // "[D-]HH:MM:00" (printf "%lld-%02lld:%02lld:00"), without printf: the policy formats two or
+  // three of these per decision inside slurmctld.
   const int64_t d = minutes / (24 * 60), h = minutes / 60 % 24, m = minutes % 60;
   char buf[40];
   char* p = buf;

@@ -1,16 +1,15 @@
 // GpuCatalog: etc/gpus.csv (RFC 4180 CSV with a header row) and lookups by canonical name or alias.
 #include "fmte/gpu.h"
 
-#include "fmte/csv.h"
-#include "fmte/file.h"
-#include "fmte/text.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
 
+#include "fmte/csv.h"
+#include "fmte/file.h"
+#include "fmte/text.h"
 
 namespace fmte {
 namespace {
@@ -44,10 +43,15 @@ Result<GpuCatalog> GpuCatalog::LoadCsv(const std::string& path) {
   Result<CsvTable> table = ReadCsv(path, "the GPU catalog");
   if (!table.ok()) return table.status();
   const CsvTable& csv = *table;
-  const char* required[] = {"gpu", "hbm_bandwidth_gbps", "peak_dense_bf16_tflops",
-                            "peak_dense_fp16_tflops", "gpu_interconnect_bw_gbps_bidir", "aliases"};
+  const char* required[] = {"gpu",
+                            "hbm_bandwidth_gbps",
+                            "peak_dense_bf16_tflops",
+                            "peak_dense_fp16_tflops",
+                            "gpu_interconnect_bw_gbps_bidir",
+                            "aliases"};
   for (const char* name : required) {
-    if (csv.Column(name) < 0) return FileParseError(path, 1, "missing column '" + std::string(name) + "'");
+    if (csv.Column(name) < 0)
+      return FileParseError(path, 1, "missing column '" + std::string(name) + "'");
   }
   if (csv.Column("memory_mib") < 0 && csv.Column("memory_gb") < 0)
     return FileParseError(path, 1, "missing column 'memory_mib' (or 'memory_gb')");
@@ -99,8 +103,7 @@ Result<GpuCatalog> GpuCatalog::LoadCsv(const std::string& path) {
     for (const std::string& name : aliases) {
       auto it = catalog.alias_.find(Key(name));
       if (it != catalog.alias_.end()) {
-        return Status::ParseError(where + "aliases: '" + name + "' already names " +
-                                  it->second);
+        return Status::ParseError(where + "aliases: '" + name + "' already names " + it->second);
       }
     }
     if (catalog.alias_.count(Key(g.name)) != 0) {
@@ -111,9 +114,7 @@ Result<GpuCatalog> GpuCatalog::LoadCsv(const std::string& path) {
   return catalog;
 }
 
-std::string GpuCatalog::DefaultPath() {
-  return EtcDir() + "/gpus.csv";
-}
+std::string GpuCatalog::DefaultPath() { return EtcDir() + "/gpus.csv"; }
 
 Result<const GpuSpec*> GpuCatalog::Find(std::string_view name) const {
   auto it = alias_.find(Key(name));

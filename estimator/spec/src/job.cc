@@ -39,8 +39,8 @@ constexpr NameTable<Sharding, 9> kShardingNames{{{Sharding::kNone, "none"},
 constexpr NameTable<Checkpointing, 3> kCheckpointingNames{{{Checkpointing::kNone, "none"},
                                                            {Checkpointing::kSelective, "selective"},
                                                            {Checkpointing::kFull, "full"}}};
-constexpr NameTable<Attention, 2> kAttentionNames{{{Attention::kFused, "fused"},
-                                                   {Attention::kEager, "eager"}}};
+constexpr NameTable<Attention, 2> kAttentionNames{
+    {{Attention::kFused, "fused"}, {Attention::kEager, "eager"}}};
 constexpr NameTable<Quant, 4> kQuantNames{
     {{Quant::kNone, "none"}, {Quant::kNf4, "nf4"}, {Quant::kFp4, "fp4"}, {Quant::kInt8, "int8"}}};
 constexpr NameTable<Framework, 5> kFrameworkNames{{{Framework::kHf, "hf"},
@@ -93,16 +93,30 @@ std::string_view ToString(Attention v) { return NameOf(kAttentionNames, v); }
 std::string_view ToString(Quant v) { return NameOf(kQuantNames, v); }
 std::string_view ToString(Framework v) { return NameOf(kFrameworkNames, v); }
 
-Result<Method> ParseMethod(std::string_view s, std::string_view f) { return ParseName(kMethodNames, s, f); }
-Result<Precision> ParsePrecision(std::string_view s, std::string_view f) { return ParseName(kPrecisionNames, s, f); }
-Result<Optimizer> ParseOptimizer(std::string_view s, std::string_view f) { return ParseName(kOptimizerNames, s, f); }
-Result<Sharding> ParseSharding(std::string_view s, std::string_view f) { return ParseName(kShardingNames, s, f); }
+Result<Method> ParseMethod(std::string_view s, std::string_view f) {
+  return ParseName(kMethodNames, s, f);
+}
+Result<Precision> ParsePrecision(std::string_view s, std::string_view f) {
+  return ParseName(kPrecisionNames, s, f);
+}
+Result<Optimizer> ParseOptimizer(std::string_view s, std::string_view f) {
+  return ParseName(kOptimizerNames, s, f);
+}
+Result<Sharding> ParseSharding(std::string_view s, std::string_view f) {
+  return ParseName(kShardingNames, s, f);
+}
 Result<Checkpointing> ParseCheckpointing(std::string_view s, std::string_view f) {
   return ParseName(kCheckpointingNames, s, f);
 }
-Result<Attention> ParseAttention(std::string_view s, std::string_view f) { return ParseName(kAttentionNames, s, f); }
-Result<Quant> ParseQuant(std::string_view s, std::string_view f) { return ParseName(kQuantNames, s, f); }
-Result<Framework> ParseFramework(std::string_view s, std::string_view f) { return ParseName(kFrameworkNames, s, f); }
+Result<Attention> ParseAttention(std::string_view s, std::string_view f) {
+  return ParseName(kAttentionNames, s, f);
+}
+Result<Quant> ParseQuant(std::string_view s, std::string_view f) {
+  return ParseName(kQuantNames, s, f);
+}
+Result<Framework> ParseFramework(std::string_view s, std::string_view f) {
+  return ParseName(kFrameworkNames, s, f);
+}
 
 std::string AcceptedNames(Method) { return Joined(kMethodNames); }
 std::string AcceptedNames(Precision) { return Joined(kPrecisionNames); }
@@ -134,7 +148,8 @@ int64_t TrainingJob::Nodes() const {
 int64_t TrainingJob::DataParallel() const { return gpus / std::max<int64_t>(1, tp * pp); }
 
 Status ValidateJob(const TrainingJob& job) {
-  if (job.model.empty()) return Status::InvalidArgument("--model: required (a catalog id or a config.json path)");
+  if (job.model.empty())
+    return Status::InvalidArgument("--model: required (a catalog id or a config.json path)");
   if (job.micro_batch <= 0) return NotPositive(job.micro_batch, "--micro-batch");
   if (job.seq_len <= 0) return NotPositive(job.seq_len, "--seq-len");
   if (job.grad_accum <= 0) return NotPositive(job.grad_accum, "--grad-accum");
@@ -147,16 +162,18 @@ Status ValidateJob(const TrainingJob& job) {
                                    std::to_string(job.gpus_per_node));
   // Bounds that keep every product below 2^63 and reject absurd requests early.
   constexpr int64_t kMaxGpus = 1 << 20, kMaxSeq = int64_t{1} << 24, kMaxBatch = 1 << 20;
-  if (job.gpus > kMaxGpus) return Status::InvalidArgument("--gpus: at most " + std::to_string(kMaxGpus));
-  if (job.seq_len > kMaxSeq) return Status::InvalidArgument("--seq-len: at most " + std::to_string(kMaxSeq));
+  if (job.gpus > kMaxGpus)
+    return Status::InvalidArgument("--gpus: at most " + std::to_string(kMaxGpus));
+  if (job.seq_len > kMaxSeq)
+    return Status::InvalidArgument("--seq-len: at most " + std::to_string(kMaxSeq));
   if (job.micro_batch > kMaxBatch)
     return Status::InvalidArgument("--micro-batch: at most " + std::to_string(kMaxBatch));
   if (job.grad_accum > kMaxBatch)
     return Status::InvalidArgument("--grad-accum: at most " + std::to_string(kMaxBatch));
   if (job.tp * job.pp > job.gpus || job.gpus % (job.tp * job.pp) != 0) {
-    return Status::InvalidArgument("--gpus: " + std::to_string(job.gpus) +
-                                   " GPUs is not a multiple of tp*pp = " + std::to_string(job.tp * job.pp) +
-                                   " (tp*pp*dp must equal the GPU count)");
+    return Status::InvalidArgument(
+        "--gpus: " + std::to_string(job.gpus) + " GPUs is not a multiple of tp*pp = " +
+        std::to_string(job.tp * job.pp) + " (tp*pp*dp must equal the GPU count)");
   }
   if (job.vpp > 1 && job.pp == 1)
     return Status::InvalidArgument("--vpp: interleaved pipeline stages need --pp > 1");
@@ -164,7 +181,8 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
   if ((job.method == Method::kLora || job.method == Method::kQlora) && job.lora_r <= 0)
     return NotPositive(job.lora_r, "--lora-r");
-  if ((job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning) && job.virtual_tokens <= 0)
+  if ((job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning) &&
+      job.virtual_tokens <= 0)
     return NotPositive(job.virtual_tokens, "--virtual-tokens");
   if (job.quant != Quant::kNone && job.method != Method::kQlora)
     return Status::InvalidArgument("--quant: quantised base weights need --method qlora");
@@ -172,12 +190,15 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument("--double-quant: needs --method qlora");
   if ((job.offload_optimizer || job.offload_params) &&
       !(ShardsOptimizer(job.sharding) || job.sharding == Sharding::kNone)) {
-    return Status::InvalidArgument("--offload-optimizer/--offload-params: need --sharding zero1|zero2|zero3|fsdp-*");
+    return Status::InvalidArgument(
+        "--offload-optimizer/--offload-params: need --sharding zero1|zero2|zero3|fsdp-*");
   }
   if (job.offload_params && !ShardsWeights(job.sharding))
-    return Status::InvalidArgument("--offload-params: needs --sharding zero3, fsdp-full or fsdp-hybrid");
+    return Status::InvalidArgument(
+        "--offload-params: needs --sharding zero3, fsdp-full or fsdp-hybrid");
   if (job.tokens < 0 || job.samples < 0 || job.steps < 0 || job.global_batch < 0 || job.epochs < 0)
-    return Status::InvalidArgument("--tokens/--samples/--steps/--epochs/--global-batch: must not be negative");
+    return Status::InvalidArgument(
+        "--tokens/--samples/--steps/--epochs/--global-batch: must not be negative");
   return Status::Ok();
 }
 

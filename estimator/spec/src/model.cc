@@ -1,16 +1,15 @@
 // Parameter counting over ModelArch, and config.json parsing: JSON -> model_type dispatch -> the
 // family builder (model_families*.cc).
 #include "fmte/model.h"
-#include "fmte/file.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
 
-#include <nlohmann/json.hpp>
-
+#include "fmte/file.h"
 #include "model_config.h"
 
 namespace fmte {
@@ -170,7 +169,8 @@ Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
   family->build(r, arch);
   Status st = r.status();
   if (!st.ok()) return Status(st).WithContext(seen.empty() ? "config" : "config" + seen);
-  if (arch.num_layers <= 0 || arch.block_kind_of_layer.size() != static_cast<size_t>(arch.num_layers) ||
+  if (arch.num_layers <= 0 ||
+      arch.block_kind_of_layer.size() != static_cast<size_t>(arch.num_layers) ||
       arch.block_kinds.empty()) {
     return Status::Internal("model_type '" + model_type + "': builder produced no layers");
   }
@@ -194,7 +194,8 @@ Result<ModelArch> ParseModelConfig(std::string_view json_text, std::string id) {
   }
   try {
     return ParseJson(j, std::move(id));
-  } catch (const std::exception& e) {  // nlohmann type errors should not happen; never let one escape
+  } catch (
+      const std::exception& e) {  // nlohmann type errors should not happen; never let one escape
     return Status::ParseError(std::string("malformed config: ") + e.what());
   }
 }

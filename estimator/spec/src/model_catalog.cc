@@ -9,7 +9,6 @@
 #include "fmte/model.h"
 #include "fmte/text.h"
 
-
 namespace fmte {
 namespace {
 
@@ -51,9 +50,7 @@ Result<ModelCatalog> ModelCatalog::LoadDir(const std::string& dir) {
   return catalog;
 }
 
-std::string ModelCatalog::DefaultDir() {
-  return EtcDir() + "/models";
-}
+std::string ModelCatalog::DefaultDir() { return EtcDir() + "/models"; }
 
 Result<const ModelArch*> ModelCatalog::Find(std::string_view id) const {
   auto it = models_.find(Lower(id));
@@ -81,9 +78,9 @@ std::vector<std::string> ModelCatalog::Closest(std::string_view id, size_t n) co
   std::vector<Scored> scored;
   for (const auto& [key, arch] : models_) {
     std::string_view name = NamePart(key);
-    int tier = name.substr(0, query_name.size()) == query_name ? 0
+    int tier = name.substr(0, query_name.size()) == query_name   ? 0
                : name.find(query_name) != std::string_view::npos ? 1
-                                                                   : 2;
+                                                                 : 2;
     if (query_name.empty()) tier = 2;
     size_t d_name = EditDistance(query_name, name);
     size_t d_id = has_org ? EditDistance(query, key) : d_name;

@@ -138,7 +138,8 @@ std::vector<int64_t> ConfigReader::IntList(std::string_view key) {
     }
   }
   if (!ok) {
-    bad_.push_back(std::string(key) + ": expected a list of non-negative integers, got " + v->dump());
+    bad_.push_back(std::string(key) + ": expected a list of non-negative integers, got " +
+                   v->dump());
     out.clear();
   }
   return out;
@@ -181,9 +182,9 @@ void SetUniformBlocks(ModelArch& arch, BlockSpec block) {
 void SetEmbeddingsAndHead(ModelArch& arch, NormKind final_norm, bool head_bias) {
   arch.embedding_params = arch.vocab_size * arch.hidden_size;
   arch.final_norm_params = NormParams(final_norm, arch.hidden_size);
-  arch.lm_head_params = arch.tie_word_embeddings
-                            ? 0
-                            : arch.vocab_size * arch.hidden_size + (head_bias ? arch.vocab_size : 0);
+  arch.lm_head_params = arch.tie_word_embeddings ? 0
+                                                 : arch.vocab_size * arch.hidden_size +
+                                                       (head_bias ? arch.vocab_size : 0);
 }
 
 }  // namespace fmte::model_internal

@@ -1,16 +1,15 @@
-// Private to the model parser: a reader over one config.json that collects every missing or malformed
-// key instead of stopping at the first, and the per-family builders that turn a config into a
-// ModelArch. Thread-safety: a ConfigReader is used by one thread for one parse.
+// Private to the model parser: a reader over one config.json that collects every missing or
+// malformed key instead of stopping at the first, and the per-family builders that turn a config
+// into a ModelArch. Thread-safety: a ConfigReader is used by one thread for one parse.
 #ifndef FMTE_SRC_MODEL_CONFIG_H_
 #define FMTE_SRC_MODEL_CONFIG_H_
 
 #include <cstdint>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "fmte/model.h"
 #include "fmte/status.h"
@@ -91,7 +90,8 @@ void SetEmbeddingsAndHead(ModelArch& arch, NormKind final_norm, bool head_bias);
 
 // Family builders: read the keys the family needs from `r` and fill `arch` (which already holds
 // id, model_type and torch_dtype). Problems are recorded in `r`; the caller checks r.status().
-void BuildLlamaLike(ConfigReader& r, ModelArch& arch);  // llama mistral qwen2 qwen3 gemma gemma2 granite
+void BuildLlamaLike(ConfigReader& r,
+                    ModelArch& arch);  // llama mistral qwen2 qwen3 gemma gemma2 granite
 void BuildMoeLlamaLike(ConfigReader& r, ModelArch& arch);  // mixtral qwen2_moe qwen3_moe
 void BuildPhi3(ConfigReader& r, ModelArch& arch);
 void BuildGpt2(ConfigReader& r, ModelArch& arch);
@@ -101,7 +101,8 @@ void BuildPhi(ConfigReader& r, ModelArch& arch);      // phi (PhiForCausalLM in 
 void BuildPhiMsft(ConfigReader& r, ModelArch& arch);  // phi-msft (legacy remote code)
 void BuildFalcon(ConfigReader& r, ModelArch& arch);   // falcon, RefinedWeb, RefinedWebModel
 void BuildStarcoder2(ConfigReader& r, ModelArch& arch);
-void BuildDeepseek(ConfigReader& r, ModelArch& arch);  // deepseek (deepseek-moe), deepseek_v2, deepseek_v3
+void BuildDeepseek(ConfigReader& r,
+                   ModelArch& arch);  // deepseek (deepseek-moe), deepseek_v2, deepseek_v3
 void BuildGptOss(ConfigReader& r, ModelArch& arch);
 
 }  // namespace fmte::model_internal

@@ -1,10 +1,10 @@
 // Builders for the Llama-shaped families: separate q/k/v/o projections, gated MLP, RMSNorm.
 // Module names and biases follow transformers' modeling_<family>.py:
 //   llama/granite: q,k,v,o bias = attention_bias; gate/up/down bias = mlp_bias; 2 RMSNorms.
-//   mistral: no biases.  qwen2: q,k,v bias always, o without.  qwen3: attention_bias on q,k,v,o plus
-//   q_norm/k_norm (RMSNorm over head_dim) per layer.  gemma: head_dim given, tied embeddings by
-//   default.  gemma2: four RMSNorms per layer (input, post_attention, pre_ and post_feedforward).
-//   mixtral: block_sparse_moe.gate (h->E, no bias) + experts w1/w3/w2.
+//   mistral: no biases.  qwen2: q,k,v bias always, o without.  qwen3: attention_bias on q,k,v,o
+//   plus q_norm/k_norm (RMSNorm over head_dim) per layer.  gemma: head_dim given, tied embeddings
+//   by default.  gemma2: four RMSNorms per layer (input, post_attention, pre_ and
+//   post_feedforward). mixtral: block_sparse_moe.gate (h->E, no bias) + experts w1/w3/w2.
 //   qwen2_moe/qwen3_moe: mlp.gate (h->E, no bias) + experts gate/up/down of moe_intermediate_size;
 //   sparse on layers with (i+1) % decoder_sparse_step == 0 unless i is in mlp_only_layers;
 //   qwen2_moe also a shared_expert (shared_expert_intermediate_size) and shared_expert_gate (h->1).
@@ -72,7 +72,8 @@ BlockSpec AttentionBlock(ConfigReader& r, const CommonDims& d) {
   }
   AddAttention(b, d.h, d.heads, d.kv_heads, d.head_dim, qkv_bias, o_bias);
   AddNorms(b, NormKind::kRms, d.h, t == "gemma2" ? 4 : 2);
-  if (t == "qwen3" || t == "qwen3_moe") AddNorms(b, NormKind::kRms, d.head_dim, 2);  // q_norm, k_norm
+  if (t == "qwen3" || t == "qwen3_moe")
+    AddNorms(b, NormKind::kRms, d.head_dim, 2);  // q_norm, k_norm
   return b;
 }
 
@@ -95,8 +96,8 @@ void BuildPhi3(ConfigReader& r, ModelArch& arch) {
   int64_t f = r.Int({"intermediate_size"});
   arch.intermediate_size = f;
   BlockSpec b;
-  b.linears.push_back(Linear("qkv_proj", LinearRole::kQkv, d.h,
-                             (d.heads + 2 * d.kv_heads) * d.head_dim, false));
+  b.linears.push_back(
+      Linear("qkv_proj", LinearRole::kQkv, d.h, (d.heads + 2 * d.kv_heads) * d.head_dim, false));
   b.linears.push_back(Linear("o_proj", LinearRole::kO, d.heads * d.head_dim, d.h, false));
   b.linears.push_back(Linear("gate_up_proj", LinearRole::kGateUp, d.h, 2 * f, false));
   b.linears.push_back(Linear("down_proj", LinearRole::kDown, f, d.h, false));
@@ -140,8 +141,8 @@ void BuildMoeLlamaLike(ConfigReader& r, ModelArch& arch) {
   arch.block_kind_of_layer.assign(static_cast<size_t>(std::max<int64_t>(d.layers, 0)), 0);
   bool any_dense = false;
   for (int64_t i = 0; i < d.layers && step > 0; ++i) {
-    bool sparse = std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() &&
-                  (i + 1) % step == 0;
+    bool sparse =
+        std::find(mlp_only.begin(), mlp_only.end(), i) == mlp_only.end() && (i + 1) % step == 0;
     if (sparse) continue;
     if (!any_dense) {
       if (dense_f <= 0) r.Fail("intermediate_size is needed: some layers have a dense MLP");

@@ -1,5 +1,5 @@
-// Builders for the GPT-2-era families: LayerNorm (weight + bias), plain two-linear MLPs with biases,
-// fused or separate attention projections. Shapes and names follow transformers'
+// Builders for the GPT-2-era families: LayerNorm (weight + bias), plain two-linear MLPs with
+// biases, fused or separate attention projections. Shapes and names follow transformers'
 // modeling_<family>.py (and the legacy remote code where the published config still uses it).
 #include <string>
 
@@ -14,9 +14,9 @@ struct Dims {
 
 // The dimension reads every GPT-era family does, under the family's key names (the first key
 // present wins): hidden size, layers, heads, KV heads (`kv` empty or absent: multi-head attention),
-// MLP width (`ffn` absent: 4h when `ffn_default_4h`, else required), vocabulary and positions. Checks
-// that the heads divide the hidden size and fills `arch`'s dimensions, LayerNorm, plain MLP and
-// tie_word_embeddings (default `tie_default`, the family's config-class default).
+// MLP width (`ffn` absent: 4h when `ffn_default_4h`, else required), vocabulary and positions.
+// Checks that the heads divide the hidden size and fills `arch`'s dimensions, LayerNorm, plain MLP
+// and tie_word_embeddings (default `tie_default`, the family's config-class default).
 Dims ReadDims(ConfigReader& r, ModelArch& arch, Keys hidden, Keys layers, Keys heads, Keys kv,
               Keys ffn, bool ffn_default_4h, Keys positions, bool tie_default) {
   Dims d{};
@@ -70,12 +70,12 @@ void BuildGpt2(ConfigReader& r, ModelArch& arch) {
   arch.position_embedding_params = positions * h;
 }
 
-// modeling_gptj.py: q/k/v/out_proj without bias, mlp fc_in/fc_out with bias, one ln_1 (attention and
-// MLP in parallel), ln_f, lm_head with bias, untied (GPTJConfig default).
+// modeling_gptj.py: q/k/v/out_proj without bias, mlp fc_in/fc_out with bias, one ln_1 (attention
+// and MLP in parallel), ln_f, lm_head with bias, untied (GPTJConfig default).
 void BuildGptJ(ConfigReader& r, ModelArch& arch) {
-  const Dims d = ReadDims(r, arch, {"n_embd", "hidden_size"}, {"n_layer", "num_hidden_layers"},
-                          {"n_head", "num_attention_heads"}, {}, {"n_inner"}, true,
-                          {"n_positions"}, false);
+  const Dims d =
+      ReadDims(r, arch, {"n_embd", "hidden_size"}, {"n_layer", "num_hidden_layers"},
+               {"n_head", "num_attention_heads"}, {}, {"n_inner"}, true, {"n_positions"}, false);
   const int64_t h = d.h, heads = d.heads, f = d.f;
   arch.parallel_attn_mlp = true;
   BlockSpec b;

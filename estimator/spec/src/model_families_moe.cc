@@ -9,18 +9,17 @@ namespace fmte::model_internal {
 
 // DeepSeek. Layer i has a MoE MLP when n_routed_experts is set, i >= first_k_dense_replace and
 // i % moe_layer_freq == 0; otherwise a dense gate/up/down MLP of intermediate_size.
-// MoE: mlp.gate.weight (E x h, no bias; V3 with topk_method noaux_tc adds e_score_correction_bias of
-// E), routed experts of moe_intermediate_size, shared_experts = one MLP of
-// moe_intermediate_size * n_shared_experts.
-// Attention: deepseek (MoE-16B): plain MHA q/k/v/o. deepseek_v2/v3 (MLA): q_proj (h -> heads*(nope+rope))
-// when q_lora_rank is null, else q_a_proj (h -> q_lora_rank) + q_a_layernorm + q_b_proj;
-// kv_a_proj_with_mqa (h -> kv_lora_rank + rope) + kv_a_layernorm + kv_b_proj
-// (kv_lora_rank -> heads*(nope + v_head_dim)); o_proj (heads*v_head_dim -> h); attention_bias on
-// q_a_proj, kv_a_proj_with_mqa and o_proj.
-// DeepSeek-V3's checkpoint also holds num_nextn_predict_layers multi-token-prediction layers
-// (model.layers.61: one MoE block, enorm, hnorm, eh_proj 2h->h, shared_head.norm, and its own copies of
-// embed_tokens and shared_head.head). DeepseekV3ForCausalLM does not load them, so they are not in
-// Counts(); they are reported in unloaded_checkpoint_params.
+// MoE: mlp.gate.weight (E x h, no bias; V3 with topk_method noaux_tc adds e_score_correction_bias
+// of E), routed experts of moe_intermediate_size, shared_experts = one MLP of moe_intermediate_size
+// * n_shared_experts. Attention: deepseek (MoE-16B): plain MHA q/k/v/o. deepseek_v2/v3 (MLA):
+// q_proj (h -> heads*(nope+rope)) when q_lora_rank is null, else q_a_proj (h -> q_lora_rank) +
+// q_a_layernorm + q_b_proj; kv_a_proj_with_mqa (h -> kv_lora_rank + rope) + kv_a_layernorm +
+// kv_b_proj (kv_lora_rank -> heads*(nope + v_head_dim)); o_proj (heads*v_head_dim -> h);
+// attention_bias on q_a_proj, kv_a_proj_with_mqa and o_proj. DeepSeek-V3's checkpoint also holds
+// num_nextn_predict_layers multi-token-prediction layers (model.layers.61: one MoE block, enorm,
+// hnorm, eh_proj 2h->h, shared_head.norm, and its own copies of embed_tokens and shared_head.head).
+// DeepseekV3ForCausalLM does not load them, so they are not in Counts(); they are reported in
+// unloaded_checkpoint_params.
 void BuildDeepseek(ConfigReader& r, ModelArch& arch) {
   const std::string& t = r.model_type();
   bool mla = t != "deepseek";
@@ -68,11 +67,14 @@ void BuildDeepseek(ConfigReader& r, ModelArch& arch) {
     } else {
       attn.linears.push_back(Linear("q_a_proj", LinearRole::kOther, h, q_rank, bias));
       AddNorms(attn, NormKind::kRms, q_rank, 1);
-      attn.linears.push_back(Linear("q_b_proj", LinearRole::kQ, q_rank, heads * (nope + rope), false));
+      attn.linears.push_back(
+          Linear("q_b_proj", LinearRole::kQ, q_rank, heads * (nope + rope), false));
     }
-    attn.linears.push_back(Linear("kv_a_proj_with_mqa", LinearRole::kOther, h, kv_rank + rope, bias));
+    attn.linears.push_back(
+        Linear("kv_a_proj_with_mqa", LinearRole::kOther, h, kv_rank + rope, bias));
     AddNorms(attn, NormKind::kRms, kv_rank, 1);
-    attn.linears.push_back(Linear("kv_b_proj", LinearRole::kOther, kv_rank, heads * (nope + v_dim), false));
+    attn.linears.push_back(
+        Linear("kv_b_proj", LinearRole::kOther, kv_rank, heads * (nope + v_dim), false));
     attn.linears.push_back(Linear("o_proj", LinearRole::kO, heads * v_dim, h, bias));
   }
   AddNorms(attn, NormKind::kRms, h, 2);  // input_layernorm, post_attention_layernorm

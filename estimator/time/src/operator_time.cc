@@ -2,10 +2,10 @@
 // the seed composes it (Estimator/mml_3d_prediction.py get_operator_statistics / all_F_all_B;
 // docs/formulas.md §5): checked against the seed's own per-operator trace in
 // tests/estimator/operator_time_test.cc.
+#include "fmte/operator_time.h"
+
 #include <algorithm>
 #include <cmath>
-
-#include "fmte/operator_time.h"
 
 namespace fmte {
 namespace {
@@ -39,7 +39,8 @@ void Partition(const PipelineConfig& c, int64_t layers[3]) {
 
 }  // namespace
 
-Result<OperatorTimeEstimate> ComposeBatchTime(const PipelineConfig& c, const OperatorPredictor& pr) {
+Result<OperatorTimeEstimate> ComposeBatchTime(const PipelineConfig& c,
+                                              const OperatorPredictor& pr) {
   if (c.pp < 1 || c.tp < 1 || c.dp < 1 || c.micro_batches < 1 || c.gpus_per_node < 1) {
     return Status::InvalidArgument("pp, tp, dp, micro-batches and gpus per node must be >= 1");
   }
@@ -118,7 +119,8 @@ Result<OperatorTimeEstimate> ComposeBatchTime(const PipelineConfig& c, const Ope
   e.stage_fwd_us[kFirst] += head_f, e.stage_bwd_us[kFirst] += head_b;
   e.stage_fwd_us[kLast] += tail_f, e.stage_bwd_us[kLast] += tail_b;
   if (c.pp == 1) {  // one stage holds everything
-    e.stage_fwd_us[kLast] += e.stage_fwd_us[kFirst], e.stage_bwd_us[kLast] += e.stage_bwd_us[kFirst];
+    e.stage_fwd_us[kLast] += e.stage_fwd_us[kFirst],
+        e.stage_bwd_us[kLast] += e.stage_bwd_us[kFirst];
     e.stage_fwd_us[kFirst] = e.stage_bwd_us[kFirst] = 0;
   }
 

@@ -51,7 +51,8 @@ Status ReadInt(const json& doc, const char* key, int64_t* out, bool required) {
   if (it == doc.end()) {
     return required ? Status::InvalidArgument(std::string(key) + ": missing") : Status::Ok();
   }
-  if (!it->is_number() || it->get<double>() < 0 || it->get<double>() != std::floor(it->get<double>())) {
+  if (!it->is_number() || it->get<double>() < 0 ||
+      it->get<double>() != std::floor(it->get<double>())) {
     return Status::InvalidArgument(std::string(key) + ": expected a non-negative integer, got " +
                                    it->dump());
   }
@@ -62,10 +63,12 @@ Status ReadInt(const json& doc, const char* key, int64_t* out, bool required) {
 Status ReadStrings(const json& doc, const char* key, std::vector<std::string>* out) {
   auto it = doc.find(key);
   if (it == doc.end()) return Status::Ok();
-  if (!it->is_array()) return Status::InvalidArgument(std::string(key) + ": expected a list of names");
+  if (!it->is_array())
+    return Status::InvalidArgument(std::string(key) + ": expected a list of names");
   out->clear();
   for (const json& v : *it) {
-    if (!v.is_string()) return Status::InvalidArgument(std::string(key) + ": expected names, got " + v.dump());
+    if (!v.is_string())
+      return Status::InvalidArgument(std::string(key) + ": expected names, got " + v.dump());
     out->push_back(v.get<std::string>());
   }
   return Status::Ok();
@@ -88,10 +91,11 @@ Result<PipelineConfig> ParsePipelineConfig(std::string_view text) {
         "training_config: expected 9 integers [pp, mp, dp, b, h, l, dim, steps_per_update, "
         "gpus_per_node]");
   }
-  int64_t* fields[9] = {&c.pp, &c.tp, &c.dp, &c.micro_batch, &c.heads, &c.seq_len, &c.hidden,
-                        &c.micro_batches, &c.gpus_per_node};
-  static const char* kNames[9] = {"pp", "mp", "dp", "b", "h", "l", "dim", "steps_per_update",
-                                  "gpus_per_node"};
+  int64_t* fields[9] = {&c.pp,           &c.tp,      &c.dp,     &c.micro_batch,
+                        &c.heads,        &c.seq_len, &c.hidden, &c.micro_batches,
+                        &c.gpus_per_node};
+  static const char* kNames[9] = {
+      "pp", "mp", "dp", "b", "h", "l", "dim", "steps_per_update", "gpus_per_node"};
   for (size_t i = 0; i < 9; ++i) {
     const json& v = (*tc)[i];
     if (!v.is_number_integer() || v.get<int64_t>() < 1) {
@@ -139,22 +143,26 @@ Result<PipelineConfig> PipelineConfigFor(const ModelArch& model, const TrainingJ
   c.seq_len = job.seq_len;
   c.hidden = model.hidden_size;
   // Micro-batches per step per pipeline (Megatron: global batch / (micro-batch x dp)).
-  c.micro_batches = job.global_batch > 0 ? job.global_batch / (job.micro_batch * c.dp) : job.grad_accum;
+  c.micro_batches =
+      job.global_batch > 0 ? job.global_batch / (job.micro_batch * c.dp) : job.grad_accum;
   if (c.micro_batches < 1) {
     return Status::InvalidArgument("--global-batch: expected at least micro-batch x dp sequences");
   }
   c.gpus_per_node = job.EffectiveGpusPerNode();
   c.encoders = model.num_layers;
-  c.ffn = static_cast<double>(model.intermediate_size > 0 ? model.intermediate_size : 4 * model.hidden_size);
+  c.ffn = static_cast<double>(model.intermediate_size > 0 ? model.intermediate_size
+                                                          : 4 * model.hidden_size);
   c.gated_mlp = model.gated_mlp;
-  const int64_t head_dim = model.head_dim > 0 ? model.head_dim : model.hidden_size / model.num_heads;
+  const int64_t head_dim =
+      model.head_dim > 0 ? model.head_dim : model.hidden_size / model.num_heads;
   const int64_t kv = model.num_kv_heads > 0 ? model.num_kv_heads : model.num_heads;
   c.qkv_out = static_cast<double>((model.num_heads + 2 * kv) * head_dim);
   c.vocab = static_cast<double>(model.vocab_size > 0 ? model.vocab_size : 50257);
   c.layernorm_name = model.norm == NormKind::kRms ? "RMSlayernorm" : "layernorm";
   const std::string attention = job.attention == Attention::kFused ? "flash_atten" : "baddbmm";
-  c.encoder_function_list = {c.layernorm_name, "linear1", "RoPE", attention, "linear2",
-                             c.layernorm_name, "res_add", "linear3", "gelu", "linear4", "res_add"};
+  c.encoder_function_list = {c.layernorm_name, "linear1",        "RoPE",    attention,
+                             "linear2",        c.layernorm_name, "res_add", "linear3",
+                             "gelu",           "linear4",        "res_add"};
   if (job.attention != Attention::kFused) {
     // Eager attention: scores (baddbmm), masked softmax, weighted values (bmm).
     c.encoder_function_list.insert(c.encoder_function_list.begin() + 4,

@@ -12,7 +12,16 @@ namespace {
 float L2(double v) { return static_cast<float>(std::log2(std::max(v, 1e-30))); }
 
 enum class Kind {
-  kEmbedding, kRowwise, kGemm, kRope, kFlash, kBmm, kScores, kFillmask, kCrossEntropy, kGelu,
+  kEmbedding,
+  kRowwise,
+  kGemm,
+  kRope,
+  kFlash,
+  kBmm,
+  kScores,
+  kFillmask,
+  kCrossEntropy,
+  kGelu,
   kOptimizer,
 };
 
@@ -81,9 +90,7 @@ void GemmShape(std::string_view op, const OperatorConfig& c, double* m, double* 
 
 }  // namespace
 
-double OperatorConfig::VocabPartition() const {
-  return std::ceil(vocab / (128 * tp)) * 128;
-}
+double OperatorConfig::VocabPartition() const { return std::ceil(vocab / (128 * tp)) * 128; }
 
 const std::vector<std::string>& KnownOperators() {
   static const std::vector<std::string> names = [] {
@@ -101,9 +108,12 @@ bool OperatorHasPasses(std::string_view op) {
 
 std::string_view ToString(Pass p) {
   switch (p) {
-    case Pass::kFwd: return "fwd";
-    case Pass::kBwd: return "bwd";
-    case Pass::kDur: return "dur";
+    case Pass::kFwd:
+      return "fwd";
+    case Pass::kBwd:
+      return "bwd";
+    case Pass::kDur:
+      return "dur";
   }
   return "dur";
 }
@@ -112,18 +122,28 @@ std::vector<std::string> OperatorFeatureNames(std::string_view op) {
   const OpInfo* o = Find(op);
   if (o == nullptr) return {};
   switch (o->kind) {
-    case Kind::kEmbedding: return {"log2_tokens", "log2_vocab_per_gpu", "log2_hidden"};
-    case Kind::kRowwise: return {"log2_tokens", "log2_hidden", "log2_micro_batch"};
-    case Kind::kGemm: return {"log2_m", "log2_k", "log2_n"};
-    case Kind::kRope: return {"log2_tokens", "log2_heads_per_gpu", "log2_head_dim"};
+    case Kind::kEmbedding:
+      return {"log2_tokens", "log2_vocab_per_gpu", "log2_hidden"};
+    case Kind::kRowwise:
+      return {"log2_tokens", "log2_hidden", "log2_micro_batch"};
+    case Kind::kGemm:
+      return {"log2_m", "log2_k", "log2_n"};
+    case Kind::kRope:
+      return {"log2_tokens", "log2_heads_per_gpu", "log2_head_dim"};
     case Kind::kFlash:
       return {"log2_micro_batch", "log2_seq", "log2_heads_per_gpu", "log2_head_dim"};
-    case Kind::kBmm: return {"log2_batch_heads", "log2_seq", "log2_head_dim"};
-    case Kind::kScores: return {"log2_batch_heads", "log2_seq"};
-    case Kind::kFillmask: return {"log2_batch_heads", "log2_seq", "log2_hidden"};
-    case Kind::kCrossEntropy: return {"log2_tokens", "log2_vocab_per_gpu"};
-    case Kind::kGelu: return {"log2_tokens", "log2_ffn_per_gpu"};
-    case Kind::kOptimizer: return {"log2_params", "log2_tp", "log2_hidden", "layers"};
+    case Kind::kBmm:
+      return {"log2_batch_heads", "log2_seq", "log2_head_dim"};
+    case Kind::kScores:
+      return {"log2_batch_heads", "log2_seq"};
+    case Kind::kFillmask:
+      return {"log2_batch_heads", "log2_seq", "log2_hidden"};
+    case Kind::kCrossEntropy:
+      return {"log2_tokens", "log2_vocab_per_gpu"};
+    case Kind::kGelu:
+      return {"log2_tokens", "log2_ffn_per_gpu"};
+    case Kind::kOptimizer:
+      return {"log2_params", "log2_tp", "log2_hidden", "layers"};
   }
   return {};
 }

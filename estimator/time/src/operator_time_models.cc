@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fmte/operator_time.h"
 #include "fmte/file.h"
+#include "fmte/operator_time.h"
 #include "fmte/text.h"
 
 namespace fmte {
@@ -19,7 +19,8 @@ std::string OperatorModels::DefaultDir(std::string_view cluster) {
 Result<OperatorModels> OperatorModels::Load(const std::string& dir) {
   const std::string path = dir + "/manifest.json";
   Result<std::string> text = ReadFile(path, "the operator regressors manifest");
-  if (!text.ok()) return Status::NotFound(text.status().message() + " (train with fmte-train-operators)");
+  if (!text.ok())
+    return Status::NotFound(text.status().message() + " (train with fmte-train-operators)");
   OperatorModels m;
   try {
     const nlohmann::json doc = nlohmann::json::parse(*text);

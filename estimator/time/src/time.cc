@@ -125,8 +125,8 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
   out.stages.reserve(static_cast<size_t>(p));
   for (int64_t i = 0; i < p; ++i) {
     const int64_t layers = L / p + (i < L % p ? 1 : 0);
-    const StageWork w = time_parts::StageWorkOf(model, job, lora, kind_work, first, layers, i == 0, i == p - 1,
-                                    context, tokens_mb, eff);
+    const StageWork w = time_parts::StageWorkOf(model, job, lora, kind_work, first, layers, i == 0,
+                                                i == p - 1, context, tokens_mb, eff);
     first += layers;
     model_flops_token += w.model_flops;
     hw_flops_token += w.fwd_flops + w.bwd_flops + w.recompute_flops;

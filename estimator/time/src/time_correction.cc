@@ -27,10 +27,12 @@ Result<std::shared_ptr<const StepTimeCorrection>> LoadTreeCorrection(std::string
   Result<TreeModel> m = TreeModel::FromJson(json_text);
   if (!m.ok()) return m.status().WithContext(origin);
   if (m->num_features() > static_cast<int64_t>(num_features)) {
-    return Status::ParseError(origin + ": the correction expects " + std::to_string(m->num_features()) +
-                              " features, the step-time model provides " + std::to_string(num_features));
+    return Status::ParseError(
+        origin + ": the correction expects " + std::to_string(m->num_features()) +
+        " features, the step-time model provides " + std::to_string(num_features));
   }
-  return std::shared_ptr<const StepTimeCorrection>(std::make_shared<TreeCorrection>(std::move(m).value()));
+  return std::shared_ptr<const StepTimeCorrection>(
+      std::make_shared<TreeCorrection>(std::move(m).value()));
 }
 
 }  // namespace fmte

@@ -23,8 +23,7 @@ double ActivationBytesPerToken(const ModelArch& model, const TrainingJob& job, d
 LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, const BlockSpec& block,
                       const LoraTargets& lora, double context, double tokens_mb,
                       const TimeEfficiency& eff) {
-  const BlockFlops f =
-      BlockFlopsPerToken(model, block, job, lora, context, tokens_mb, eff);
+  const BlockFlops f = BlockFlopsPerToken(model, block, job, lora, context, tokens_mb, eff);
   LayerWork lw;
   const double fwd = f.linear + f.adapter + f.attention_executed;
   // Backward: the input gradient of every linear (also frozen ones: gradients flow to the
@@ -48,8 +47,7 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, const Bloc
   }
   const double model_fwd = f.linear + f.adapter + f.attention_full;
   lw.model_flops = model_fwd + (f.linear + f.adapter + 2 * f.attention_full) + wgrad;
-  lw.weight_elems =
-      f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
+  lw.weight_elems = f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
   if (job.method == Method::kLora || job.method == Method::kQlora) {
     lw.lora_adapters.reserve(block.linears.size());  // at most one per linear: never reallocates
     for (const LinearShape& lin : block.linears)
@@ -69,7 +67,8 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, const Bloc
 
 StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const LoraTargets& lora,
                       KindWork& kind_work, int64_t first_layer, int64_t layers, bool first_stage,
-                      bool last_stage, double context, double tokens_mb, const TimeEfficiency& eff) {
+                      bool last_stage, double context, double tokens_mb,
+                      const TimeEfficiency& eff) {
   StageWork w;
   w.layers = layers;
   const bool full_method = job.method == Method::kFull;
@@ -139,11 +138,9 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     w.fwd_flops += 2 * h * v;
     w.bwd_flops += 2 * h * v + (full_method ? 2 * h * v : 0);
     // Megatron's vocabulary-parallel head: an (tokens, h, V/t) product (column-parallel).
-    const GemmShape head_shape{tokens_mb, h,
-                                           v / static_cast<double>(std::max<int64_t>(job.tp, 1))};
+    const GemmShape head_shape{tokens_mb, h, v / static_cast<double>(std::max<int64_t>(job.tp, 1))};
     w.fwd_weighted += FwdWeighted(eff, 2 * h * v, head_shape);
-    w.bwd_weighted +=
-        BwdWeighted(eff, 2 * h * v + (full_method ? 2 * h * v : 0), head_shape);
+    w.bwd_weighted += BwdWeighted(eff, 2 * h * v + (full_method ? 2 * h * v : 0), head_shape);
     w.model_flops += 6 * h * v - (full_method ? 0 : 2 * h * v);
     const double head = static_cast<double>(model.lm_head_params > 0 ? model.lm_head_params : 0);
     w.weight_elems += head + static_cast<double>(model.final_norm_params);

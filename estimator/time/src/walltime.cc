@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 
-
 namespace fmte {
 namespace {
 

@@ -34,10 +34,13 @@ Status Check(const std::vector<int64_t>& tokens, const BatchingOptions& o) {
 }
 
 void FinishSteps(const BatchingOptions& o, BatchingResult* r) {
-  r->steps = static_cast<int64_t>(std::ceil(static_cast<double>(r->steps_per_epoch) * o.epochs - 1e-9));
+  r->steps =
+      static_cast<int64_t>(std::ceil(static_cast<double>(r->steps_per_epoch) * o.epochs - 1e-9));
   r->tokens_all_epochs = static_cast<double>(r->total_tokens) * o.epochs;
   r->padding_fraction =
-      r->padded_tokens > 0 ? std::max(0.0, 1 - static_cast<double>(r->total_tokens) / r->padded_tokens) : 0;
+      r->padded_tokens > 0
+          ? std::max(0.0, 1 - static_cast<double>(r->total_tokens) / r->padded_tokens)
+          : 0;
 }
 
 }  // namespace

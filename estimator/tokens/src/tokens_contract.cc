@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fmte/tokens.h"
 #include "fmte/file.h"
+#include "fmte/tokens.h"
 
 namespace fmte {
 namespace {
@@ -83,16 +83,32 @@ std::string PythonJsonString(std::string_view s) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
         default:
-          if (c < 0x20) u(c);
-          else out += static_cast<char>(c);
+          if (c < 0x20)
+            u(c);
+          else
+            out += static_cast<char>(c);
       }
       ++i;
       continue;
@@ -121,13 +137,15 @@ Result<FieldContract> ParseField(const std::string& name, const ordered_json& j)
   FieldContract f;
   auto integer = [&](const char* key, int64_t* out) -> Status {
     const auto it = j.find(key);
-    if (it == j.end() || !it->is_number()) return ContractError(name, std::string("missing number '") + key + "'");
+    if (it == j.end() || !it->is_number())
+      return ContractError(name, std::string("missing number '") + key + "'");
     *out = static_cast<int64_t>(it->get<double>());
     return Status::Ok();
   };
   auto real = [&](const char* key, double* out) -> Status {
     const auto it = j.find(key);
-    if (it == j.end() || !it->is_number()) return ContractError(name, std::string("missing number '") + key + "'");
+    if (it == j.end() || !it->is_number())
+      return ContractError(name, std::string("missing number '") + key + "'");
     *out = it->get<double>();
     return Status::Ok();
   };
@@ -160,15 +178,18 @@ Result<TokenContract> ParseOldFormat(const ordered_json& j) {
   f.len = static_cast<int64_t>(n.get<double>());
   if (f.len <= 0) return ContractError("number_of_tokens", "must be positive");
   double mean = 0, std = 0, min = 0, max = 0;
-  const std::pair<const char*, int64_t> kPercentiles[] = {
-      {"50%ile_token_length", 2}, {"75%ile_token_length", 4}, {"83.33%ile_token_length", 6},
-      {"87.5%ile_token_length", 8}, {"93.75%ile_token_length", 16}};
+  const std::pair<const char*, int64_t> kPercentiles[] = {{"50%ile_token_length", 2},
+                                                          {"75%ile_token_length", 4},
+                                                          {"83.33%ile_token_length", 6},
+                                                          {"87.5%ile_token_length", 8},
+                                                          {"93.75%ile_token_length", 16}};
   int index = 0;
   for (const auto& field : j["fields"]) {
     const std::string name = "fields[" + std::to_string(index++) + "]";
     auto get = [&](const char* key, double* sum) -> Status {
       const auto it = field.find(key);
-      if (it == field.end() || !it->is_number()) return ContractError(name, std::string("missing number '") + key + "'");
+      if (it == field.end() || !it->is_number())
+        return ContractError(name, std::string("missing number '") + key + "'");
       *sum += it->get<double>();
       return Status::Ok();
     };
@@ -176,7 +197,8 @@ Result<TokenContract> ParseOldFormat(const ordered_json& j) {
     FMTE_RETURN_IF_ERROR(get("maximum_token_length", &max));
     FMTE_RETURN_IF_ERROR(get("standard_deviation", &std));  // their sum: covariances taken as 0
     FMTE_RETURN_IF_ERROR(get("mean_token_length", &mean));
-    for (const auto& [key, bs] : kPercentiles) FMTE_RETURN_IF_ERROR(get(key, &f.width_by_batch[bs]));
+    for (const auto& [key, bs] : kPercentiles)
+      FMTE_RETURN_IF_ERROR(get(key, &f.width_by_batch[bs]));
   }
   f.mean = mean;
   f.std = std;
@@ -284,8 +306,8 @@ Result<TokenContract> LoadContractFile(const std::string& path) {
 }
 
 Result<BatchingResult> EstimateFromContract(const TokenContract& contract,
-                                            const TextTemplate& text_template,
-                                            TokenCounter counter, const BatchingOptions& o) {
+                                            const TextTemplate& text_template, TokenCounter counter,
+                                            const BatchingOptions& o) {
   if (contract.empty()) return Status::InvalidArgument("the contract has no fields");
   if (o.batch_size < 1) return Status::InvalidArgument("--batch-size: expected a positive integer");
   if (o.packing && o.seq_len <= 0)
@@ -341,10 +363,12 @@ Result<BatchingResult> EstimateFromContract(const TokenContract& contract,
     r.mean_batch_width = width;
     r.padded_tokens = width * static_cast<double>(r.samples);
   }
-  r.steps = static_cast<int64_t>(std::ceil(static_cast<double>(r.steps_per_epoch) * o.epochs - 1e-9));
+  r.steps =
+      static_cast<int64_t>(std::ceil(static_cast<double>(r.steps_per_epoch) * o.epochs - 1e-9));
   r.tokens_all_epochs = static_cast<double>(r.total_tokens) * o.epochs;
   r.padding_fraction =
-      r.padded_tokens > 0 ? std::max(0.0, 1 - static_cast<double>(r.total_tokens) / r.padded_tokens) : 0;
+      r.padded_tokens > 0 ? std::max(0.0, 1 - static_cast<double>(r.total_tokens) / r.padded_tokens)
+                          : 0;
   return r;
 }
 

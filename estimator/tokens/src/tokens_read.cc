@@ -1,15 +1,15 @@
 // Reading datasets and counting tokens per sample (tokens.h): TE0's text rendering and
 // chars/3.6 rule (fm_training_estimator/tokens/te0/te0.py), streamed one sample at a time.
-#include <cerrno>
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <fstream>
 #include <istream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "fmte/tokens.h"
 #include "fmte/file.h"
+#include "fmte/tokens.h"
 
 namespace fmte {
 namespace {
@@ -42,7 +42,8 @@ class SampleCounter {
 
   Status Add(const ordered_json& sample, int64_t line) {
     if (!sample.is_object())
-      return Error(line, std::string("expected a JSON object per sample, got ") + sample.type_name());
+      return Error(line,
+                   std::string("expected a JSON object per sample, got ") + sample.type_name());
     const auto ids = sample.find("input_ids");
     if (ids != sample.end() && ids->is_array()) {
       // Already tokenized: the exact count.
@@ -95,10 +96,10 @@ class SampleCounter {
     }
     for (size_t i = 0; i < data_.fields.size(); ++i) {
       const auto it = sample.find(data_.fields[i]);
-      data_.field_tokens[i].push_back(it != sample.end() && it->is_string()
-                                          ? CountTokens(it->get_ref<const std::string&>(),
-                                                        options_.counter)
-                                          : 0);
+      data_.field_tokens[i].push_back(
+          it != sample.end() && it->is_string()
+              ? CountTokens(it->get_ref<const std::string&>(), options_.counter)
+              : 0);
     }
   }
 
@@ -156,9 +157,12 @@ Status ReadJsonArray(std::istream& in, SampleCounter& counter, int64_t first_lin
     }
     element += c;
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' || c == '[') {
@@ -201,7 +205,8 @@ Result<TokenizedDataset> Tokenize(std::istream& in, const TokenizeOptions& optio
   }
   TokenizedDataset data = std::move(counter).Take();
   if (data.sample_tokens.empty())
-    return Status::ParseError(std::string(name) + ": no samples (expected JSONL or a JSON array of objects)");
+    return Status::ParseError(std::string(name) +
+                              ": no samples (expected JSONL or a JSON array of objects)");
   return data;
 }
 
@@ -217,9 +222,12 @@ Result<TokenCounter> ParseTokenCounter(std::string_view s, std::string_view fiel
 
 std::string_view ToString(TokenCounter c) {
   switch (c) {
-    case TokenCounter::kChars: return "chars";
-    case TokenCounter::kWords: return "words";
-    case TokenCounter::kBytes: return "bytes";
+    case TokenCounter::kChars:
+      return "chars";
+    case TokenCounter::kWords:
+      return "words";
+    case TokenCounter::kBytes:
+      return "bytes";
   }
   return "?";
 }

@@ -33,8 +33,8 @@ Result<std::string> ReadFile(const std::string& path, std::string_view what, siz
     const size_t n = std::fread(buf, 1, sizeof(buf), f.get());
     if (n > 0) {
       if (text.size() + n > max_bytes)
-        return Status::IoError(path + ": " + std::string(what) + " is larger than " + std::to_string(max_bytes) +
-                               " bytes");
+        return Status::IoError(path + ": " + std::string(what) + " is larger than " +
+                               std::to_string(max_bytes) + " bytes");
       text.append(buf, n);
     }
     if (n < sizeof(buf)) {

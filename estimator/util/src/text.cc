@@ -16,7 +16,8 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      cur[j] =
+          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
     }
     std::swap(prev, cur);
   }
@@ -55,12 +56,12 @@ std::string Shown(std::string_view s, size_t max) {
 }
 
 Status Expected(std::string_view shown, std::string_view what, std::string_view text) {
-  return Status::InvalidArgument(std::string(shown) + ": expected " + std::string(what) + ", got '" +
-                                 Shown(text) + "'");
+  return Status::InvalidArgument(std::string(shown) + ": expected " + std::string(what) +
+                                 ", got '" + Shown(text) + "'");
 }
 
-Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max, std::string_view shown,
-                                bool suffixes) {
+Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max,
+                                std::string_view shown, bool suffixes) {
   // The error text is built only on failure (this runs for every numeric flag of every script).
   const auto fail = [&] {
     return Expected(shown,
@@ -84,11 +85,21 @@ Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max,
     if (!suffixes || i + 1 != t.size()) return fail();
     int64_t mult = 1;
     switch (std::toupper(static_cast<unsigned char>(t[i]))) {
-      case 'K': mult = 1000; break;
-      case 'M': mult = 1000 * 1000; break;
-      case 'B': case 'G': mult = 1000LL * 1000 * 1000; break;
-      case 'T': mult = 1000LL * 1000 * 1000 * 1000; break;
-      default: return fail();
+      case 'K':
+        mult = 1000;
+        break;
+      case 'M':
+        mult = 1000 * 1000;
+        break;
+      case 'B':
+      case 'G':
+        mult = 1000LL * 1000 * 1000;
+        break;
+      case 'T':
+        mult = 1000LL * 1000 * 1000 * 1000;
+        break;
+      default:
+        return fail();
     }
     if (v > max / mult) return fail();
     v *= mult;
@@ -97,15 +108,17 @@ Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max,
   return v;
 }
 
-Result<double> ParseBoundedDouble(std::string_view text, double min, double max, std::string_view shown) {
+Result<double> ParseBoundedDouble(std::string_view text, double min, double max,
+                                  std::string_view shown) {
   const auto fail = [&] {
-    return Expected(shown, "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]", text);
+    return Expected(shown, "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]",
+                    text);
   };
   const std::string_view t = Trim(text).substr(0, 64);
   if (t.empty()) return fail();
   for (char c : t)
-    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' || c == '-' ||
-          c == '+'))
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'e' || c == 'E' ||
+          c == '-' || c == '+'))
       return fail();
   // strtod needs a terminated copy; at most 64 bytes, on the stack.
   char buf[65];
@@ -122,7 +135,9 @@ Result<bool> ParseBool(std::string_view text, std::string_view shown) {
   if (t.empty() || EqualsIgnoreCase(t, "true") || EqualsIgnoreCase(t, "yes") || t == "1" ||
       EqualsIgnoreCase(t, "on"))
     return true;
-  if (EqualsIgnoreCase(t, "false") || EqualsIgnoreCase(t, "no") || t == "0" || EqualsIgnoreCase(t, "off")) return false;
+  if (EqualsIgnoreCase(t, "false") || EqualsIgnoreCase(t, "no") || t == "0" ||
+      EqualsIgnoreCase(t, "off"))
+    return false;
   return Expected(shown, "true|false", text);
 }
 

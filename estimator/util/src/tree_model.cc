@@ -1,7 +1,6 @@
 // Native evaluation of XGBoost JSON models (format of dmlc/xgboost src/tree/tree_model.cc
 // RegTree::SaveModel and src/learner.cc, versions 1.x-2.x).
 #include "fmte/tree_model.h"
-#include "fmte/file.h"
 
 #include <cmath>
 #include <cstdio>
@@ -10,6 +9,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "fmte/file.h"
 
 namespace fmte {
 namespace {
@@ -118,14 +119,16 @@ Result<TreeModel> TreeModel::FromJson(std::string_view json_text) {
     auto it = (*mp)->find(key);
     if (it == (*mp)->end()) continue;
     Result<double> v = NumberOf(*it, std::string("$.learner.learner_model_param.") + key);
-    if (v.ok() && *v > 1) return Status::Unsupported(std::string("multi-output models (") + key + ")");
+    if (v.ok() && *v > 1)
+      return Status::Unsupported(std::string("multi-output models (") + key + ")");
   }
 
   Result<const json*> obj = Member(**learner, "objective", "$.learner");
   if (!obj.ok()) return obj.status();
   Result<const json*> obj_name = Member(**obj, "name", "$.learner.objective");
   if (!obj_name.ok()) return obj_name.status();
-  if (!(*obj_name)->is_string()) return Status::ParseError("$.learner.objective.name: expected a string");
+  if (!(*obj_name)->is_string())
+    return Status::ParseError("$.learner.objective.name: expected a string");
   m.objective_ = (*obj_name)->get<std::string>();
   const std::string& o = m.objective_;
   // Inverse links and base-score-to-margin (ObjFunction::ProbToMargin in dmlc/xgboost).
@@ -163,7 +166,8 @@ Result<TreeModel> TreeModel::FromJson(std::string_view json_text) {
     FMTE_RETURN_IF_ERROR(ReadTree((**trees)[i], path, &t));
     const int64_t n = static_cast<int64_t>(t.left.size());
     const int64_t offset = static_cast<int64_t>(m.nodes_.size());
-    if (offset + n > std::numeric_limits<int32_t>::max()) return Status::Unsupported("model too large");
+    if (offset + n > std::numeric_limits<int32_t>::max())
+      return Status::Unsupported("model too large");
     m.roots_.push_back(static_cast<int32_t>(offset));
     for (int64_t j = 0; j < n; ++j) {
       Node node;
@@ -181,7 +185,8 @@ Result<TreeModel> TreeModel::FromJson(std::string_view json_text) {
         }
         node.left = static_cast<int32_t>(offset + t.left[j]);
         node.right = static_cast<int32_t>(offset + t.right[j]);
-        node.feature = static_cast<uint32_t>(t.feature[j]) | (t.default_left[j] ? kDefaultLeftBit : 0u);
+        node.feature =
+            static_cast<uint32_t>(t.feature[j]) | (t.default_left[j] ? kDefaultLeftBit : 0u);
       }
       m.nodes_.push_back(node);
     }
@@ -209,7 +214,8 @@ float TreeModel::PredictMargin(std::span<const float> row) const {
   for (int32_t root : roots_) {
     const Node* n = nodes + root;
     if (!missing) {
-      while (n->left >= 0) n = nodes + (row[n->feature & ~kDefaultLeftBit] < n->value ? n->left : n->right);
+      while (n->left >= 0)
+        n = nodes + (row[n->feature & ~kDefaultLeftBit] < n->value ? n->left : n->right);
     } else {
       while (n->left >= 0) {
         const float v = row[n->feature & ~kDefaultLeftBit];

@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "fmte/cluster.h"
 #include "fmte/gpu.h"
 #include "fmte/job.h"
 #include "fmte/memory.h"
 #include "fmte/model.h"
 #include "fmte/site_correction.h"
 #include "fmte/status.h"
-#include "fmte/cluster.h"
 #include "fmte/time.h"
 #include "fmte/walltime.h"
 
@@ -35,8 +35,10 @@ struct Catalogs {
 };
 
 // Loads `<etc_dir>/models/`, `<etc_dir>/gpus.csv` and `<etc_dir>/clusters/` (empty etc_dir: the
-// compiled-in FMTE_ETC_DIR, or $FMTE_ETC_DIR), then LoadRegressors(regressors_dir). Errors name the file.
-Result<Catalogs> LoadCatalogs(const std::string& etc_dir = "", const std::string& regressors_dir = "");
+// compiled-in FMTE_ETC_DIR, or $FMTE_ETC_DIR), then LoadRegressors(regressors_dir). Errors name the
+// file.
+Result<Catalogs> LoadCatalogs(const std::string& etc_dir = "",
+                              const std::string& regressors_dir = "");
 
 // Loads a regressors directory into `catalogs` (empty: the shipped one, RegressorsDir()):
 //  - the step-time model from DIR itself when it holds efficiency.json, else DIR/vtrain, else the
@@ -53,7 +55,7 @@ struct JobEstimate {
   double wall_time_bound_s = 0;  // calibrated upper bound (quantile) to size a time limit from
   // Step time (whenever the time model is loaded) and the wall-time details (when has_time).
   bool has_step_time = false;
-  WallTimeEstimate time;         // time.step: the step-time estimate with its breakdown
+  WallTimeEstimate time;  // time.step: the step-time estimate with its breakdown
   // Site corrections (site_correction.h). When applied, memory.per_gpu_bytes (and memory.fits),
   // wall_time_s and wall_time_bound_s above are the CORRECTED values (what the policy decides by);
   // the models' own predictions are kept here (and in ModelPerGpuBytes / ModelWallTimeS). `time`
@@ -67,17 +69,18 @@ int64_t ModelPerGpuBytes(const JobEstimate& estimate);
 double ModelWallTimeS(const JobEstimate& estimate);
 
 // Applies `corrections` to an estimate of `job` on `gpu` (Estimate does this itself).
-void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob& job, const GpuSpec& gpu,
-                          JobEstimate* estimate);
+void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob& job,
+                          const GpuSpec& gpu, JobEstimate* estimate);
 
 // One job on one GPU model. REQUIRES nothing: runs ValidateJob itself and returns its error.
-Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
-                             const GpuSpec& gpu);
+Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model,
+                             const TrainingJob& job, const GpuSpec& gpu);
 // The same over a dataset (a TE2 contract, walltime.h DatasetTokens): the wall time comes from
 // EstimateWallTimeForDataset (steps at the padded micro-batch width, or packed rows); memory is
 // still sized for seq_len, the widest micro-batch. A contract that cannot be used is an error.
-Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model, const TrainingJob& job,
-                             const GpuSpec& gpu, const DatasetTokens& dataset);
+Result<JobEstimate> Estimate(const Catalogs& catalogs, const ModelArch& model,
+                             const TrainingJob& job, const GpuSpec& gpu,
+                             const DatasetTokens& dataset);
 
 // One model prepared for many estimates of its jobs: a decision with its GPU-count search and
 // alternatives estimate one model many times. The model's layers are counted once; per-stage
@@ -129,10 +132,12 @@ class Estimator {
  public:
   explicit Estimator(Catalogs catalogs) : catalogs_(std::move(catalogs)) {}
   // LoadCatalogs(etc_dir, regressors_dir).
-  static Result<Estimator> Load(const std::string& etc_dir = "", const std::string& regressors_dir = "");
+  static Result<Estimator> Load(const std::string& etc_dir = "",
+                                const std::string& regressors_dir = "");
 
   const Catalogs& catalogs() const { return catalogs_; }
-  Result<JobEstimate> Estimate(const ModelArch& model, const TrainingJob& job, const GpuSpec& gpu) const {
+  Result<JobEstimate> Estimate(const ModelArch& model, const TrainingJob& job,
+                               const GpuSpec& gpu) const {
     return ::fmte::Estimate(catalogs_, model, job, gpu);
   }
 

@@ -2,11 +2,12 @@
 // (sacct_time_correction.json, sacct_memory_correction.json, listed in DIR/manifest.json). Each
 // predicts log(measured / the plugin's own prediction) (natural log, learn/src/training_set.cc)
 // from features that exist at submit time. This file owns those features: fmte-retrain computes its
-// training rows with SiteFeatures() and the estimator facade computes the applying row with the same
-// function from the same values, so training and applying cannot disagree.
+// training rows with SiteFeatures() and the estimator facade computes the applying row with the
+// same function from the same values, so training and applying cannot disagree.
 //
 // Applying (docs/site-corrections.md):
-//   time:   wall = model wall x clamp(exp(f), kMinTimeFactor, kMaxTimeFactor); the time-limit bound is
+//   time:   wall = model wall x clamp(exp(f), kMinTimeFactor, kMaxTimeFactor); the time-limit bound
+//   is
 //           that x exp(p95 of the held-out log residuals) when the manifest records them.
 //   memory: raised by exp(f) (at most kMaxMemoryRaise); LOWERED only as far as the model's own
 //           p95 held-out error still supports (exp(f + p95)), and never below kMinMemoryFactor of
@@ -55,14 +56,15 @@ inline constexpr double kMaxTimeFactor = 100.0;
 
 // One installed correction model with what its manifest entry says about it.
 struct SiteCorrectionModel {
-  std::string key;     // kSiteTimeKey | kSiteMemoryKey
-  std::string path;    // the model file
+  std::string key;   // kSiteTimeKey | kSiteMemoryKey
+  std::string path;  // the model file
   TreeModel model;
-  int64_t rows = 0;    // exact samples it was trained on
+  int64_t rows = 0;  // exact samples it was trained on
   int64_t groups = 0;
   std::string first_end, last_end;  // data range: end times of the jobs used ("" when unknown)
   bool has_quantiles = false;       // log_residual_quantiles in the manifest
-  double log_residual_p50 = 0, log_residual_p90 = 0, log_residual_p95 = 0;  // log(actual/predicted), out of fold
+  double log_residual_p50 = 0, log_residual_p90 = 0,
+         log_residual_p95 = 0;        // log(actual/predicted), out of fold
   double cv_mean_abs_rel_error = -1;  // -1: not recorded
 
   // The model's output for one row: log(measured / prediction).
@@ -101,9 +103,9 @@ double TimeBoundFactor(const SiteCorrectionModel& model);
 struct SiteCorrectionInfo {
   AppliedCorrection memory;
   AppliedCorrection time;
-  int64_t model_per_gpu_bytes = 0;      // the memory model's prediction (valid when memory.applied)
-  double model_wall_time_s = 0;         // the time model's wall time (valid when time.applied)
-  double model_wall_time_bound_s = 0;   // and its bound
+  int64_t model_per_gpu_bytes = 0;     // the memory model's prediction (valid when memory.applied)
+  double model_wall_time_s = 0;        // the time model's wall time (valid when time.applied)
+  double model_wall_time_bound_s = 0;  // and its bound
   bool any() const { return memory.applied || time.applied; }
 };
 

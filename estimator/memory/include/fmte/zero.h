@@ -23,16 +23,16 @@ struct ZeroColdInput {
   double largest_layer_params = 0;  // stage 3 only
   int64_t gpus_per_node = 1;
   int64_t nodes = 1;
-  double buffer_factor = 1.5;       // DeepSpeed's additional_buffer_factor default
+  double buffer_factor = 1.5;  // DeepSpeed's additional_buffer_factor default
 };
 
 // One row of DeepSpeed's table. Bytes are DeepSpeed's int() of its float formula.
 struct ZeroColdRow {
-  bool offload_param = false;      // stage 2: always false
+  bool offload_param = false;  // stage 2: always false
   bool offload_optimizer = false;
-  bool zero_init = false;          // stage 2: not applicable (false)
-  int64_t gpu_bytes = 0;           // per GPU
-  int64_t cpu_bytes = 0;           // per node (DeepSpeed's "per CPU")
+  bool zero_init = false;  // stage 2: not applicable (false)
+  int64_t gpu_bytes = 0;   // per GPU
+  int64_t cpu_bytes = 0;   // per node (DeepSpeed's "per CPU")
 };
 
 // Rows in DeepSpeed's print order: stage 3 gives 6 rows (offload optimizer cpu/none x offload

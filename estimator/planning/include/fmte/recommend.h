@@ -25,7 +25,7 @@
 namespace fmte {
 
 struct RecommendRequest {
-  TrainingJob base;          // model, method, precision, optimizer, seq_len, framework, work...
+  TrainingJob base;  // model, method, precision, optimizer, seq_len, framework, work...
   int64_t min_gpus = 1;
   int64_t max_gpus = 1;      // a range tries whole nodes (and counts below one node)
   int64_t global_batch = 0;  // sequences per step; required
@@ -33,20 +33,20 @@ struct RecommendRequest {
   bool search_sharding = true;
   bool search_offload = true;
   int64_t max_micro_batch = 64;
-  size_t top = 10;           // feasible layouts kept
-  size_t top_infeasible = 3; // best layouts that do not fit, with the reason
+  size_t top = 10;            // feasible layouts kept
+  size_t top_infeasible = 3;  // best layouts that do not fit, with the reason
 };
 
 struct LayoutCandidate {
-  TrainingJob job;                 // the full job of this layout
+  TrainingJob job;  // the full job of this layout
   bool fits = false;
-  std::string why_not;             // when !fits: memory or layout reason
+  std::string why_not;  // when !fits: memory or layout reason
   int64_t per_gpu_bytes = 0;
   int64_t gpu_capacity_bytes = 0;
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;
-  double gpu_hours = 0;            // whole job when the work is known, else per 1,000 steps
+  double gpu_hours = 0;  // whole job when the work is known, else per 1,000 steps
   bool gpu_hours_whole_job = false;
 };
 
@@ -57,8 +57,9 @@ struct Recommendation {
   int64_t feasible_count = 0;
 };
 
-Result<Recommendation> Recommend(const ModelArch& model, const GpuSpec& gpu, const ClusterSpec& cluster,
-                                 const TimeModel& time_model, const RecommendRequest& request);
+Result<Recommendation> Recommend(const ModelArch& model, const GpuSpec& gpu,
+                                 const ClusterSpec& cluster, const TimeModel& time_model,
+                                 const RecommendRequest& request);
 
 }  // namespace fmte
 

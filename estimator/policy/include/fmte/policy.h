@@ -7,7 +7,8 @@
 //  - model/GPU unknown or estimate impossible           -> OnError (accept with notice | reject)
 //  - predicted per-GPU memory <= usable capacity        -> accept (time limit set/checked below)
 //  - too big, sharded, RaiseGpus=yes, a GPU count <= MaxGpusPerJob fits -> rewrite the GPU count
-//  - too big otherwise                                   -> reject with alternatives, each re-estimated
+//  - too big otherwise                                   -> reject with alternatives, each
+//  re-estimated
 //  - Mode=advise: the decision is computed but downgraded to accept; its text becomes a notice
 //  - time: with a time estimate, no limit -> limit = max(calibrated bound, prediction x
 //    DefaultTimeFactor), capped by MaxTime, at least MinTime; a user limit below the predicted wall
@@ -41,12 +42,12 @@ enum class RejectReason : uint8_t {
 
 // A change that would make a rejected (or rewritten) job fit, re-estimated.
 struct Alternative {
-  std::string change;           // what to do, in the user's terms: "--gpus=8 with --fmte-sharding=zero3"
-  TrainingJob job;              // the changed job, as estimated
-  std::string partition;        // the partition to use (differs only for "bigger GPUs")
-  std::string gpu;              // GPU catalog name it was estimated on
-  int64_t per_gpu_bytes = 0;    // predicted
-  int64_t usable_bytes = 0;     // capacity x UsableMemoryFraction on that GPU
+  std::string change;     // what to do, in the user's terms: "--gpus=8 with --fmte-sharding=zero3"
+  TrainingJob job;        // the changed job, as estimated
+  std::string partition;  // the partition to use (differs only for "bigger GPUs")
+  std::string gpu;        // GPU catalog name it was estimated on
+  int64_t per_gpu_bytes = 0;  // predicted
+  int64_t usable_bytes = 0;   // capacity x UsableMemoryFraction on that GPU
   bool fits = false;
 };
 
@@ -59,10 +60,10 @@ struct Decision {
 
   // Rewrites (kRewrite only; 0/empty = unchanged).
   int64_t new_time_limit_min = 0;
-  int64_t new_gpus = 0;               // total GPUs
+  int64_t new_gpus = 0;                          // total GPUs
   GpuTresField gpu_field = GpuTresField::kNone;  // the job_desc field to replace
-  std::string new_gpu_tres;           // its new text (ReplaceGpuCount of the old)
-  int64_t new_min_nodes = 0;          // when raising GPUs needs more nodes
+  std::string new_gpu_tres;                      // its new text (ReplaceGpuCount of the old)
+  int64_t new_min_nodes = 0;                     // when raising GPUs needs more nodes
 
   // For the user: "fmte: ..." (may be empty on a silent accept). One line per point, '\n'-joined.
   std::string user_message;
@@ -71,13 +72,13 @@ struct Decision {
 
   // What was predicted (for the record and the tools). Valid when `estimated`.
   bool estimated = false;
-  TrainingJob job;                   // the job as estimated (after a GPU rewrite: the new layout)
-  std::string partition;             // resolved partition name
-  std::string gpu;                   // GPU catalog name used
+  TrainingJob job;        // the job as estimated (after a GPU rewrite: the new layout)
+  std::string partition;  // resolved partition name
+  std::string gpu;        // GPU catalog name used
   JobEstimate estimate;
-  int64_t capacity_bytes = 0;        // device memory of that GPU
-  int64_t usable_bytes = 0;          // capacity x UsableMemoryFraction
-  int64_t time_limit_min = 0;        // limit after the decision (0: none)
+  int64_t capacity_bytes = 0;  // device memory of that GPU
+  int64_t usable_bytes = 0;    // capacity x UsableMemoryFraction
+  int64_t time_limit_min = 0;  // limit after the decision (0: none)
 };
 
 // REQUIRES nothing; never fails: internal trouble becomes Decision::error with OnError applied.

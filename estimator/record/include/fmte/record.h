@@ -1,6 +1,6 @@
-// The accounting record: a compact, versioned `fmte:` text the job_submit plugin appends to the job's
-// AdminComment so that Slurm accounting (sacct) keeps what was predicted next to what happened;
-// fmte-retrain reads it back from sacct exports.
+// The accounting record: a compact, versioned `fmte:` text the job_submit plugin appends to the
+// job's AdminComment so that Slurm accounting (sacct) keeps what was predicted next to what
+// happened; fmte-retrain reads it back from sacct exports.
 //
 // Format (version 1), one token without spaces:
 //   fmte:v1;model=meta-llama/Llama-3.1-8B;method=lora;gpus=4;gpn=4;gpu=A100-SXM4-80GB;tp=1;pp=1;
@@ -16,8 +16,8 @@
 //   lora_r quant fw tokens samples epochs steps part pred_mem cap pred_time_s limit_s decision src
 //   corr_mem corr_time_s.
 // pred_mem and pred_time_s are always the memory and time MODELS' own predictions, never the site-
-// corrected ones: fmte-retrain trains the site corrections on log(measured / pred_*), so recording a
-// corrected value would make the next model learn the correction of a correction. When a site
+// corrected ones: fmte-retrain trains the site corrections on log(measured / pred_*), so recording
+// a corrected value would make the next model learn the correction of a correction. When a site
 // correction was applied (site_correction.h) the corrected values the policy decided by follow as
 // corr_mem / corr_time_s (decoders older than these keys keep them in `extra`).
 // Thread-safety: pure functions over value types.
@@ -42,16 +42,17 @@ inline constexpr std::string_view kRecordPrefix = "fmte:";
 
 struct AccountingRecord {
   int version = 1;
-  TrainingJob job;                // the features (the job as estimated)
-  std::string partition;          // part=
-  int64_t pred_mem_bytes = 0;     // pred_mem=: predicted per-GPU bytes (0: not estimated)
-  int64_t cap_bytes = 0;          // cap=: device memory of the GPU
-  double pred_time_s = 0;         // pred_time_s=: predicted wall time (0: none)
-  int64_t corr_mem_bytes = 0;     // corr_mem=: per-GPU bytes after the site correction (0: none applied)
-  double corr_time_s = 0;         // corr_time_s=: wall time after the site correction (0: none applied)
-  int64_t limit_s = 0;            // limit_s=: time limit after the decision (0: none)
-  std::string decision;           // decision=: accept|rewrite|reject|advise|error
-  std::string sources;            // src=: compact provenance ("spank+launcher")
+  TrainingJob job;             // the features (the job as estimated)
+  std::string partition;       // part=
+  int64_t pred_mem_bytes = 0;  // pred_mem=: predicted per-GPU bytes (0: not estimated)
+  int64_t cap_bytes = 0;       // cap=: device memory of the GPU
+  double pred_time_s = 0;      // pred_time_s=: predicted wall time (0: none)
+  int64_t corr_mem_bytes =
+      0;                   // corr_mem=: per-GPU bytes after the site correction (0: none applied)
+  double corr_time_s = 0;  // corr_time_s=: wall time after the site correction (0: none applied)
+  int64_t limit_s = 0;     // limit_s=: time limit after the decision (0: none)
+  std::string decision;    // decision=: accept|rewrite|reject|advise|error
+  std::string sources;     // src=: compact provenance ("spank+launcher")
   std::vector<std::pair<std::string, std::string>> extra;  // unknown keys, in order
 };
 

@@ -4,11 +4,12 @@
 //      reach the controller in `spank_job_env` as `_SLURM_SPANK_OPTION_fmte_fmte_<opt>=<value>`;
 //   2. `#FMTE key=value ...` lines in the batch script (same keys as the SPANK options without
 //      `--fmte-`: `#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=4096 micro-batch=2`);
-//   3. the script's launch lines (torchrun / accelerate / deepspeed / python running HF Trainer or TRL
+//   3. the script's launch lines (torchrun / accelerate / deepspeed / python running HF Trainer or
+//   TRL
 //      scripts, `tune run`, Megatron `pretrain_gpt.py`): see launcher.h;
 //   4. what Slurm already knows (SlurmFacts: GPUs from tres_per_*, nodes, partition, time limit).
-// A request with none of 1-3 naming a model is not an LLM training job (is_llm_job == false) and the
-// policy leaves it untouched.
+// A request with none of 1-3 naming a model is not an LLM training job (is_llm_job == false) and
+// the policy leaves it untouched.
 //
 // Parsing is pure, bounded and exception-free: no file or network I/O, at most kMaxScriptBytes of
 // the script are read, lines and tokens are capped, numbers are range-checked (no overflow), and
@@ -32,27 +33,28 @@
 namespace fmte {
 
 // Bounds of the parse (documented in docs/policy.md). Input past them is ignored with a warning.
-inline constexpr size_t kMaxScriptBytes = size_t{1} << 20;  // 1 MiB of script are parsed
-inline constexpr size_t kMaxLineBytes = 64 * 1024;          // a (joined) logical line
-inline constexpr size_t kMaxTokensPerCommand = 4096;        // words of one launch command
-inline constexpr size_t kMaxShellVars = 256;                // VAR=value assignments remembered
+inline constexpr size_t kMaxScriptBytes = size_t{1} << 20;    // 1 MiB of script are parsed
+inline constexpr size_t kMaxLineBytes = 64 * 1024;            // a (joined) logical line
+inline constexpr size_t kMaxTokensPerCommand = 4096;          // words of one launch command
+inline constexpr size_t kMaxShellVars = 256;                  // VAR=value assignments remembered
 inline constexpr size_t kMaxExpandedBytes = size_t{1} << 20;  // $VAR/${ARR[@]} output, whole script
-inline constexpr size_t kMaxValueBytes = 1024;              // one option value
-inline constexpr size_t kMaxArchJsonBytes = 64 * 1024;      // forwarded architecture JSON
-inline constexpr size_t kMaxWarnings = 32;                  // further warnings are counted only
+inline constexpr size_t kMaxValueBytes = 1024;                // one option value
+inline constexpr size_t kMaxArchJsonBytes = 64 * 1024;        // forwarded architecture JSON
+inline constexpr size_t kMaxWarnings = 32;                    // further warnings are counted only
 
 // Where a value came from, lowest precedence first. Names: default|slurm|launcher|fmte-line|spank.
 enum class Source : uint8_t { kDefault, kSlurm, kLauncher, kFmteLine, kSpank };
 std::string_view ToString(Source s);
 
 // ---------------------------------------------------------------------------------------------
-// The SPANK options / #FMTE keys (a contract, issue 3). One table serves the SPANK plugin (option
-// registration and client-side validation), #FMTE lines and SPANK values in job_submit.
+// The SPANK options / #FMTE keys (a contract with users, docs/slurm.md §3). One table serves the
+// SPANK plugin (option registration and client-side validation), #FMTE lines and SPANK values in
+// job_submit.
 // ---------------------------------------------------------------------------------------------
 struct OptionSpec {
-  std::string_view key;       // "model", "seq-len", ...: the #FMTE key; the SPANK option is "fmte-"+key
-  std::string_view arginfo;   // for --help: "ID|PATH", "full|lora|qlora|...", "N"
-  std::string_view usage;     // one-line help text
+  std::string_view key;  // "model", "seq-len", ...: the #FMTE key; the SPANK option is "fmte-"+key
+  std::string_view arginfo;  // for --help: "ID|PATH", "full|lora|qlora|...", "N"
+  std::string_view usage;    // one-line help text
 };
 // The 17 options in contract order: model method seq-len micro-batch grad-accum precision sharding
 // tp pp activation-checkpointing lora-r quant tokens samples epochs steps framework.
@@ -69,9 +71,9 @@ Status ValidateOption(std::string_view key, std::string_view value, bool as_fmte
 // spank_job_env (plugin "fmte", option "fmte-<key>", non-alphanumerics turned into '_').
 std::string SpankEnvKey(std::string_view key);
 
-// Name (in spank_job_env, set with spank_job_control_setenv, so without prefix) under which the SPANK
-// plugin forwards the architecture it resolved on the client: compact JSON with config.json keys,
-// accepted by ParseModelConfig. Key inside the spank_values given to ParseJobRequest: "arch".
+// Name (in spank_job_env, set with spank_job_control_setenv, so without prefix) under which the
+// SPANK plugin forwards the architecture it resolved on the client: compact JSON with config.json
+// keys, accepted by ParseModelConfig. Key inside the spank_values given to ParseJobRequest: "arch".
 inline constexpr std::string_view kArchEnvName = "FMTE_ARCH";
 inline constexpr std::string_view kArchKey = "arch";
 
@@ -92,17 +94,19 @@ struct SlurmFacts {
   int64_t num_tasks = 0;
   // GPU requests as Slurm stores them: "gres:gpu:2", "gres:gpu:a100:2", "gres/gpu:a100=2"-style
   // and comma-joined lists with other gres ("gres:gpu:4,gres:nvme:1") are understood.
-  std::string tres_per_node;    // --gres=gpu:..., --gpus-per-node
-  std::string tres_per_job;     // --gpus
-  std::string tres_per_task;    // --gpus-per-task (times num_tasks)
-  std::string tres_per_socket;  // --gpus-per-socket (needs the socket count: warned, per-node guess)
+  std::string tres_per_node;  // --gres=gpu:..., --gpus-per-node
+  std::string tres_per_job;   // --gpus
+  std::string tres_per_task;  // --gpus-per-task (times num_tasks)
+  std::string
+      tres_per_socket;  // --gpus-per-socket (needs the socket count: warned, per-node guess)
   std::string job_name;
   std::string user;
 };
 
 // Which job_desc field carried the GPU request (the one a GPU-count rewrite must change).
 enum class GpuTresField : uint8_t { kNone, kPerNode, kPerJob, kPerTask, kPerSocket };
-std::string_view ToString(GpuTresField f);  // none|tres_per_node|tres_per_job|tres_per_task|tres_per_socket
+std::string_view ToString(
+    GpuTresField f);  // none|tres_per_node|tres_per_job|tres_per_task|tres_per_socket
 
 // One GPU entry of a tres string.
 struct GpuTres {
@@ -113,15 +117,17 @@ struct GpuTres {
 // 2^20 is an error naming the field text.
 Result<GpuTres> ParseGpuTres(std::string_view tres);
 // Returns `tres` with the gpu entry's count set to `count` (type and other entries kept); a string
-// without a gpu entry gets "gres:gpu:<count>" appended. Always in the 22.05 "gres:gpu[:type]:N" form.
+// without a gpu entry gets "gres:gpu:<count>" appended. Always in the 22.05 "gres:gpu[:type]:N"
+// form.
 std::string ReplaceGpuCount(std::string_view tres, int64_t count);
 
 // Per-key provenance, for explanations (`fmte-advise check`) and the record.
 struct FieldSource {
-  std::string key;    // #FMTE key or launcher-derived field ("optimizer", "gpus", "offload-optimizer")
+  std::string
+      key;  // #FMTE key or launcher-derived field ("optimizer", "gpus", "offload-optimizer")
   Source source = Source::kDefault;
-  std::string value;  // as given (truncated to 128 bytes)
-  std::string origin; // "line 12: --per_device_train_batch_size" / "spank" / "tres_per_node"
+  std::string value;   // as given (truncated to 128 bytes)
+  std::string origin;  // "line 12: --per_device_train_batch_size" / "spank" / "tres_per_node"
 };
 
 struct JobRequest {
@@ -130,19 +136,19 @@ struct JobRequest {
   std::vector<FieldSource> sources;
 
   // Slurm side, as requested (before any rewrite).
-  std::string partition;          // as given (may be empty)
-  int64_t time_limit_min = 0;     // 0: none
-  int64_t nodes = 0;              // min_nodes, 0 when not given
-  int64_t slurm_gpus = 0;         // total GPUs requested through tres_per_*; 0: none
+  std::string partition;            // as given (may be empty)
+  int64_t time_limit_min = 0;       // 0: none
+  int64_t nodes = 0;                // min_nodes, 0 when not given
+  int64_t slurm_gpus = 0;           // total GPUs requested through tres_per_*; 0: none
   int64_t slurm_gpus_per_node = 0;  // per node when known (tres_per_node), else 0
-  std::string gres_gpu_type;      // gres type ("a100"), empty when untyped
+  std::string gres_gpu_type;        // gres type ("a100"), empty when untyped
   GpuTresField gpu_field = GpuTresField::kNone;
-  std::string gpu_tres;           // the text of that field (for ReplaceGpuCount)
+  std::string gpu_tres;  // the text of that field (for ReplaceGpuCount)
 
   // What the launcher told (0: not seen): GPUs it starts per node and nodes.
   int64_t launcher_procs_per_node = 0;
   int64_t launcher_nodes = 0;
-  std::string launcher;           // "torchrun", "accelerate", "deepspeed", "python", "tune", "megatron"
+  std::string launcher;  // "torchrun", "accelerate", "deepspeed", "python", "tune", "megatron"
 
   // Architecture forwarded by the SPANK plugin (compact config.json JSON; empty: none), or derived
   // from Megatron's --num-layers/--hidden-size/... flags for an ad-hoc model.
@@ -158,8 +164,8 @@ struct JobRequest {
 // warning naming its key or line, and the lower-precedence value stays; binary bytes, NUL,
 // unterminated quotes and absurd numbers give warnings.
 JobRequest ParseJobRequest(std::string_view script,
-                                   const std::vector<std::pair<std::string, std::string>>& spank_values,
-                                   const SlurmFacts& facts);
+                           const std::vector<std::pair<std::string, std::string>>& spank_values,
+                           const SlurmFacts& facts);
 
 }  // namespace fmte
 

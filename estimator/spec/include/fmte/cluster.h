@@ -1,10 +1,11 @@
-// ClusterSpec and ClusterCatalog: the machines a job runs on, as far as time is concerned (GPU type,
-// GPUs per node, bandwidths inside and between nodes, PCIe, storage, fixed start-up and checkpoint
-// costs). Read from etc/clusters/<name>.json; a job without --cluster gets DefaultCluster(gpu).
+// ClusterSpec and ClusterCatalog: the machines a job runs on, as far as time is concerned (GPU
+// type, GPUs per node, bandwidths inside and between nodes, PCIe, storage, fixed start-up and
+// checkpoint costs). Read from etc/clusters/<name>.json; a job without --cluster gets
+// DefaultCluster(gpu).
 //
-// Units: *_gbps inside a node (intra_node_gbps, pcie_gbps, storage_gbps, host_memory_gbps) are GB/s;
-// inter_node_gbps is Gb/s per node (how network cards are sold), as the --inter-node-gbps flag.
-// Thread-safety: value types; ClusterCatalog is immutable after loading.
+// Units: *_gbps inside a node (intra_node_gbps, pcie_gbps, storage_gbps, host_memory_gbps) are
+// GB/s; inter_node_gbps is Gb/s per node (how network cards are sold), as the --inter-node-gbps
+// flag. Thread-safety: value types; ClusterCatalog is immutable after loading.
 #ifndef FMTE_CLUSTER_H_
 #define FMTE_CLUSTER_H_
 
@@ -21,18 +22,18 @@
 namespace fmte {
 
 struct ClusterSpec {
-  std::string name;              // "dgx-a100", "perlmutter", ...; "default-<gpu>" when derived
-  std::string gpu;               // GPU catalog name of its nodes ("" = whatever the job says)
+  std::string name;  // "dgx-a100", "perlmutter", ...; "default-<gpu>" when derived
+  std::string gpu;   // GPU catalog name of its nodes ("" = whatever the job says)
   int64_t gpus_per_node = 8;
-  double intra_node_gbps = 0;    // GB/s per GPU per direction (NVLink); 0 = the GPU's interconnect
-  double inter_node_gbps = 200;  // Gb/s per node (all NICs of a node together)
-  double pcie_gbps = 25;         // GB/s per GPU host<->device (PCIe Gen4 x16 ~ 25 usable)
-  double host_memory_gbps = 100; // GB/s per node for CPU optimizer steps (DeepSpeed CPU Adam)
-  double storage_gbps = 2;       // GB/s a job reads/writes its checkpoints at (parallel FS share)
-  double startup_s = 300;        // fixed start-up: scheduling, containers, imports, data loader
-                                 // (FM Training Estimator seed: 300 s)
+  double intra_node_gbps = 0;     // GB/s per GPU per direction (NVLink); 0 = the GPU's interconnect
+  double inter_node_gbps = 200;   // Gb/s per node (all NICs of a node together)
+  double pcie_gbps = 25;          // GB/s per GPU host<->device (PCIe Gen4 x16 ~ 25 usable)
+  double host_memory_gbps = 100;  // GB/s per node for CPU optimizer steps (DeepSpeed CPU Adam)
+  double storage_gbps = 2;        // GB/s a job reads/writes its checkpoints at (parallel FS share)
+  double startup_s = 300;         // fixed start-up: scheduling, containers, imports, data loader
+                                  // (FM Training Estimator seed: 300 s)
   double checkpoint_fixed_s = 60;  // fixed cost per checkpoint write (FM Training Estimator: 60 s)
-  std::string source;            // where the numbers come from
+  std::string source;              // where the numbers come from
 
   // The bandwidth a job sees: the flag overrides the configured inter-node bandwidth.
   double InterNodeGbps(const TrainingJob& job) const {

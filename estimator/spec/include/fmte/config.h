@@ -1,14 +1,16 @@
 // Config: the admission policy's settings, read from fmte.conf (Slurm-style `Key=Value` words,
 // `#` comments, case-insensitive keys, several pairs per line). Lines starting with
-// `PartitionName=<name>` set that partition's values (inheriting the global ones set anywhere in the
-// file); `PartitionName=DEFAULT` changes the defaults of later partition lines, as in slurm.conf.
+// `PartitionName=<name>` set that partition's values (inheriting the global ones set anywhere in
+// the file); `PartitionName=DEFAULT` changes the defaults of later partition lines, as in
+// slurm.conf.
 //
-// Every key has a default, so no fmte.conf at all works on a cluster whose gres types are named after
-// GPUs (a100, h100, ...): the GPU model then comes from the gres type through the GPU catalog's
-// aliases. etc/fmte.conf is the complete, commented example; docs/policy.md lists every key.
+// Every key has a default, so no fmte.conf at all works on a cluster whose gres types are named
+// after GPUs (a100, h100, ...): the GPU model then comes from the gres type through the GPU
+// catalog's aliases. etc/fmte.conf is the complete, commented example; docs/policy.md lists every
+// key.
 //
-// Contract (issue 3): the plugin reads fmte.conf from the directory of the slurm.conf in use
-// (FindConfigPath), as Slurm does for gres.conf.
+// Contract (docs/slurm.md §2, step 4): the plugin reads fmte.conf from the directory of the
+// slurm.conf in use (FindConfigPath), as Slurm does for gres.conf.
 // Thread-safety: Config is an immutable value after parsing.
 #ifndef FMTE_CONFIG_H_
 #define FMTE_CONFIG_H_
@@ -23,34 +25,34 @@
 
 namespace fmte {
 
-enum class Mode : uint8_t { kEnforce, kAdvise, kOff };      // enforce|advise|off
-enum class ShortLimit : uint8_t { kWarn, kReject };         // warn|reject
-enum class OnError : uint8_t { kAccept, kReject };          // accept|reject
+enum class Mode : uint8_t { kEnforce, kAdvise, kOff };  // enforce|advise|off
+enum class ShortLimit : uint8_t { kWarn, kReject };     // warn|reject
+enum class OnError : uint8_t { kAccept, kReject };      // accept|reject
 std::string_view ToString(Mode m);
 std::string_view ToString(ShortLimit s);
 std::string_view ToString(OnError o);
 
 // Settings of one partition (the defaults are a PartitionConfig with an empty name).
 struct PartitionConfig {
-  std::string name;                   // Slurm partition name; empty for the defaults
-  Mode mode = Mode::kEnforce;         // Mode=: enforce rewrites/rejects; advise only explains; off skips
-  std::string gpu;                    // Gpu=: GPU model behind the partition (catalog name or alias);
-                                      // empty: from the gres type, else the request is not estimated
+  std::string name;            // Slurm partition name; empty for the defaults
+  Mode mode = Mode::kEnforce;  // Mode=: enforce rewrites/rejects; advise only explains; off skips
+  std::string gpu;             // Gpu=: GPU model behind the partition (catalog name or alias);
+                               // empty: from the gres type, else the request is not estimated
   // UsableMemoryFraction=: share of device memory a job may be predicted to use. fmte's per-GPU
   // prediction already contains the CUDA context, NCCL buffers and allocator fragmentation, so the
   // margin only covers the model's own error. 0.90 sits between "what fits" (1.0) and the ~80%
-  // Megatron planning rule of Fujii et al. 2024 (reference.md §4), which had to cover those overheads
-  // too. Range (0, 1].
+  // Megatron planning rule of Fujii et al. 2024 (docs/formulas.md §4), which had to cover those
+  // overheads too. Range (0, 1].
   double usable_memory_fraction = 0.90;
   // DefaultTimeFactor=: a job without a time limit gets the larger of the predicted wall time times
   // this factor and the time model's calibrated upper bound (capped by MaxTime). Range [1, 100].
   double default_time_factor = 1.5;
-  int64_t max_time_min = 0;           // MaxTime=: the partition's limit (Slurm time format); 0: none
-  int64_t min_time_min = 10;          // MinTime=: a set limit is never shorter than this (minutes)
+  int64_t max_time_min = 0;   // MaxTime=: the partition's limit (Slurm time format); 0: none
+  int64_t min_time_min = 10;  // MinTime=: a set limit is never shorter than this (minutes)
   ShortLimit short_limit = ShortLimit::kWarn;  // ShortLimit=: user limit below the prediction
-  bool raise_gpus = false;            // RaiseGpus=yes|no: may raise the GPU count of sharded jobs
-  int64_t max_gpus_per_job = 64;      // MaxGpusPerJob=: cap for raising and for alternatives
-  int64_t gpus_per_node = 8;          // GpusPerNode=: node size (raising beyond it adds nodes)
+  bool raise_gpus = false;        // RaiseGpus=yes|no: may raise the GPU count of sharded jobs
+  int64_t max_gpus_per_job = 64;  // MaxGpusPerJob=: cap for raising and for alternatives
+  int64_t gpus_per_node = 8;      // GpusPerNode=: node size (raising beyond it adds nodes)
 };
 
 struct Config {
@@ -61,8 +63,8 @@ struct Config {
   // GresTypeGpu=a100:A100-SXM4-80GB,h100:H100-SXM (repeatable): gres type -> GPU catalog name.
   // Types not listed are looked up as GPU aliases directly.
   std::vector<std::pair<std::string, std::string>> gres_type_gpu;
-  std::string catalog_dir;     // CatalogDir=: models/ and gpus.csv; empty: compiled-in etc dir
-  std::string regressors_dir;  // RegressorsDir=: empty: compiled-in regressors dir
+  std::string catalog_dir;         // CatalogDir=: models/ and gpus.csv; empty: compiled-in etc dir
+  std::string regressors_dir;      // RegressorsDir=: empty: compiled-in regressors dir
   bool suggest_partitions = true;  // SuggestPartitions=yes|no: offer partitions with bigger GPUs
 
   // The settings for `partition` (empty: the default partition, else the global defaults).

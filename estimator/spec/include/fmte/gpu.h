@@ -1,5 +1,5 @@
-// GpuSpec and GpuCatalog: the accelerators fmte knows (etc/gpus.csv, from
-// ../shared/data/anchors/gpus.csv with its sources), under the names users type
+// GpuSpec and GpuCatalog: the accelerators fmte knows (etc/gpus.csv: vendor datasheet figures with
+// their sources, etc/PROVENANCE-models.md), under the names users type
 // ("A100-80GB", "H100-SXM", "H200", "L40S", gres types such as "a100" ...).
 // Thread-safety: immutable after construction.
 #ifndef FMTE_GPU_H_
@@ -16,26 +16,28 @@
 namespace fmte {
 
 struct GpuSpec {
-  std::string name;               // canonical catalog name, e.g. "A100-SXM4-80GB"
-  int64_t memory_bytes = 0;       // device memory as the driver reports it (nvidia-smi total)
-  double peak_bf16_tflops = 0;    // dense; 0 when the GPU has no bf16 (V100)
-  double peak_fp16_tflops = 0;    // dense
-  double hbm_gbps = 0;            // memory bandwidth, GB/s
-  double interconnect_gbps = 0;   // GPU-to-GPU inside a node, GB/s per direction
-  std::string interconnect;       // "NVLink 3", "PCIe Gen4 x16", ...
-  int64_t memory_mib = 0;         // memory_bytes / 2^20, as nvidia-smi / rocm-smi print it
-  std::string memory_type;        // "HBM3", "GDDR6", ...
-  std::string form_factor;        // "SXM5", "PCIe", "OAM", ...
-  double tdp_w = 0;               // board / module power, W
-  std::string source;             // vendor URL of the figures
+  std::string name;              // canonical catalog name, e.g. "A100-SXM4-80GB"
+  int64_t memory_bytes = 0;      // device memory as the driver reports it (nvidia-smi total)
+  double peak_bf16_tflops = 0;   // dense; 0 when the GPU has no bf16 (V100)
+  double peak_fp16_tflops = 0;   // dense
+  double hbm_gbps = 0;           // memory bandwidth, GB/s
+  double interconnect_gbps = 0;  // GPU-to-GPU inside a node, GB/s per direction
+  std::string interconnect;      // "NVLink 3", "PCIe Gen4 x16", ...
+  int64_t memory_mib = 0;        // memory_bytes / 2^20, as nvidia-smi / rocm-smi print it
+  std::string memory_type;       // "HBM3", "GDDR6", ...
+  std::string form_factor;       // "SXM5", "PCIe", "OAM", ...
+  double tdp_w = 0;              // board / module power, W
+  std::string source;            // vendor URL of the figures
 
-  double PeakTflops(bool bf16) const { return bf16 && peak_bf16_tflops > 0 ? peak_bf16_tflops : peak_fp16_tflops; }
+  double PeakTflops(bool bf16) const {
+    return bf16 && peak_bf16_tflops > 0 ? peak_bf16_tflops : peak_fp16_tflops;
+  }
 };
 
 class GpuCatalog {
  public:
-  // Reads a gpus.csv (columns of ../shared/data/anchors/gpus.csv plus an `aliases` column:
-  // space-separated names users type). Errors name the line and the column.
+  // Reads a gpus.csv with the columns of etc/gpus.csv (docs/models.md; `aliases`: space-separated
+  // names users type). Errors name the line and the column.
   static Result<GpuCatalog> LoadCsv(const std::string& path);
   static std::string DefaultPath();  // FMTE_ETC_DIR/gpus.csv, or $FMTE_ETC_DIR/gpus.csv
 

@@ -33,13 +33,21 @@ enum class Optimizer { kAdamW, kAdamW8bit, kSgd, kAdafactor };
 // adamw | adamw-8bit | sgd | adafactor
 
 enum class Sharding {
-  kNone, kDdp, kZero1, kZero2, kZero3, kFsdpFull, kFsdpGradOp, kFsdpHybrid, kFsdpNoShard
+  kNone,
+  kDdp,
+  kZero1,
+  kZero2,
+  kZero3,
+  kFsdpFull,
+  kFsdpGradOp,
+  kFsdpHybrid,
+  kFsdpNoShard
 };
 // none | ddp | zero1 | zero2 | zero3 | fsdp-full | fsdp-grad-op | fsdp-hybrid | fsdp-no-shard
 
 enum class Checkpointing { kNone, kSelective, kFull };  // none | selective | full
 enum class Attention { kFused, kEager };                // fused | eager
-enum class Quant { kNone, kNf4, kFp4, kInt8 };           // none | nf4 | fp4 | int8
+enum class Quant { kNone, kNf4, kFp4, kInt8 };          // none | nf4 | fp4 | int8
 enum class Framework { kHf, kTorchtune, kMegatron, kDeepspeed, kFsdp };
 // hf | torchtune | megatron | deepspeed | fsdp
 
@@ -114,8 +122,8 @@ struct TrainingJob {
 
   // Parameter-efficient methods.
   int64_t lora_r = 16;
-  // Module names (q_proj,v_proj,... or roles q,k,v,o,gate,up,down) or the single entry "all-linear".
-  // Empty: the framework's default (PEFT: the model family's default targets).
+  // Module names (q_proj,v_proj,... or roles q,k,v,o,gate,up,down) or the single entry
+  // "all-linear". Empty: the framework's default (PEFT: the model family's default targets).
   std::vector<std::string> lora_targets;
   Quant quant = Quant::kNone;  // qlora with kNone means nf4
   bool double_quant = false;
@@ -127,8 +135,8 @@ struct TrainingJob {
   double epochs = 0;
   int64_t steps = 0;
   int64_t global_batch = 0;  // sequences per optimizer step; default micro_batch * grad_accum * dp
-  std::string cluster;        // cluster/regressor set name, e.g. "Perlmutter"
-  double inter_node_gbps = 0; // network bandwidth per node between nodes, Gb/s; 0 = from config
+  std::string cluster;       // cluster/regressor set name, e.g. "Perlmutter"
+  double inter_node_gbps = 0;  // network bandwidth per node between nodes, Gb/s; 0 = from config
 
   // Derived helpers.
   int64_t EffectiveGpusPerNode() const;  // gpus_per_node, or min(gpus, 8)

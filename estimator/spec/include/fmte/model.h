@@ -24,25 +24,34 @@ enum class NormKind { kRms, kLayer };  // RMSNorm: weight (h); LayerNorm: weight
 
 // What a linear does, independent of how the family names it. LoRA targets and TP splitting use it.
 enum class LinearRole {
-  kQ, kK, kV, kQkv,           // attention input projections (kQkv: fused, e.g. Falcon, GPT-2, NeoX)
-  kO,                         // attention output projection
-  kGate, kUp, kGateUp, kDown, // MLP (kUp is also a plain MLP's first linear, kDown its second)
-  kRouter,                    // MoE router (gate)
-  kOther,                     // anything else (MLA low-rank projections, ...)
+  kQ,
+  kK,
+  kV,
+  kQkv,  // attention input projections (kQkv: fused, e.g. Falcon, GPT-2, NeoX)
+  kO,    // attention output projection
+  kGate,
+  kUp,
+  kGateUp,
+  kDown,    // MLP (kUp is also a plain MLP's first linear, kDown its second)
+  kRouter,  // MoE router (gate)
+  kOther,   // anything else (MLA low-rank projections, ...)
 };
 
 // One weight matrix of a block (torch.nn.Linear or equivalent).
 struct LinearShape {
-  std::string name;  // the module's name in the HF implementation: q_proj, query_key_value, fc1, ...
+  std::string
+      name;  // the module's name in the HF implementation: q_proj, query_key_value, fc1, ...
   LinearRole role = LinearRole::kOther;
   int64_t in_features = 0;
   int64_t out_features = 0;
   bool has_bias = false;
-  int64_t copies = 1;   // routed experts (or shared experts) with this same shape
-  bool expert = false;  // routed expert weights: only experts_per_token of `copies` run per token
-  bool stacked = false; // all `copies` live in one module as a 3-D tensor (gpt-oss experts)
+  int64_t copies = 1;    // routed experts (or shared experts) with this same shape
+  bool expert = false;   // routed expert weights: only experts_per_token of `copies` run per token
+  bool stacked = false;  // all `copies` live in one module as a 3-D tensor (gpt-oss experts)
 
-  int64_t Params() const { return copies * (in_features * out_features + (has_bias ? out_features : 0)); }
+  int64_t Params() const {
+    return copies * (in_features * out_features + (has_bias ? out_features : 0));
+  }
   // Parameters of one torch module: one copy, or all copies when stacked.
   int64_t ModuleParams() const { return stacked ? Params() : Params() / (copies > 0 ? copies : 1); }
 };
@@ -50,9 +59,9 @@ struct LinearShape {
 // The weights of one kind of transformer block (a model may mix dense and MoE blocks).
 struct BlockSpec {
   std::vector<LinearShape> linears;
-  int64_t norm_params = 0;   // all norms inside the block
-  int64_t num_norms = 0;     // how many norm modules (each saves its fp32 input for backward)
-  int64_t other_params = 0;  // parameters not in linears (attention sinks, ...)
+  int64_t norm_params = 0;        // all norms inside the block
+  int64_t num_norms = 0;          // how many norm modules (each saves its fp32 input for backward)
+  int64_t other_params = 0;       // parameters not in linears (attention sinks, ...)
   int64_t experts_per_token = 0;  // 0 for dense blocks
   int64_t Params() const;
   int64_t ActiveParams() const;  // per token: routed experts count experts_per_token times
@@ -60,19 +69,19 @@ struct BlockSpec {
 
 struct ParamCounts {
   int64_t total = 0;
-  int64_t embedding = 0;      // token embeddings (+ learned position embeddings)
-  int64_t lm_head = 0;        // 0 when tied to the embeddings
-  int64_t blocks = 0;         // all transformer blocks
+  int64_t embedding = 0;  // token embeddings (+ learned position embeddings)
+  int64_t lm_head = 0;    // 0 when tied to the embeddings
+  int64_t blocks = 0;     // all transformer blocks
   int64_t final_norm = 0;
-  int64_t active = 0;         // parameters used per token (MoE: only routed experts that fire)
-  int64_t largest_module = 0; // largest single module (embedding, head, or one block's linear): DeepSpeed's
-                              // "largest layer params"
+  int64_t active = 0;          // parameters used per token (MoE: only routed experts that fire)
+  int64_t largest_module = 0;  // largest single module (embedding, head, or one block's linear):
+                               // DeepSpeed's "largest layer params"
 };
 
 struct ModelArch {
-  std::string id;          // catalog id ("meta-llama/Llama-3.1-8B") or the path it was read from
-  std::string model_type;  // config.json model_type
-  std::string torch_dtype; // dtype the checkpoint is published in ("bfloat16", ...)
+  std::string id;           // catalog id ("meta-llama/Llama-3.1-8B") or the path it was read from
+  std::string model_type;   // config.json model_type
+  std::string torch_dtype;  // dtype the checkpoint is published in ("bfloat16", ...)
 
   int64_t hidden_size = 0;
   int64_t num_layers = 0;
@@ -88,7 +97,7 @@ struct ModelArch {
   bool tie_word_embeddings = false;
   bool parallel_attn_mlp = false;  // GPT-J, Falcon, Phi-2: attention and MLP read the same input
 
-  int64_t num_experts = 0;        // routed experts per MoE block; 0 = dense model
+  int64_t num_experts = 0;  // routed experts per MoE block; 0 = dense model
   int64_t experts_per_token = 0;
   int64_t expert_intermediate_size = 0;  // width of one routed expert's MLP (0 for dense models)
   int64_t num_shared_experts = 0;        // always-on experts (DeepSeek, Qwen2-MoE), 0 if none
@@ -96,14 +105,14 @@ struct ModelArch {
   int64_t embedding_params = 0;           // V * h
   int64_t position_embedding_params = 0;  // learned absolute positions (GPT-2): max_pos * h
   int64_t final_norm_params = 0;
-  int64_t lm_head_params = 0;             // 0 when tied; includes its bias if any
+  int64_t lm_head_params = 0;  // 0 when tied; includes its bias if any
 
   // Tensors the published checkpoint holds but the HF model class does not load, so they are not in
   // Counts(): DeepSeek-V3's multi-token-prediction layer (num_nextn_predict_layers).
   int64_t unloaded_checkpoint_params = 0;
 
-  std::vector<BlockSpec> block_kinds;     // distinct block layouts
-  std::vector<int> block_kind_of_layer;   // size num_layers: index into block_kinds
+  std::vector<BlockSpec> block_kinds;    // distinct block layouts
+  std::vector<int> block_kind_of_layer;  // size num_layers: index into block_kinds
 
   const BlockSpec& Block(int64_t layer) const { return block_kinds[block_kind_of_layer[layer]]; }
   ParamCounts Counts() const;

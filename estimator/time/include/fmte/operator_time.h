@@ -114,13 +114,13 @@ struct PipelineConfig {
   int64_t hidden = 1;         // dim
   int64_t micro_batches = 1;  // steps_per_update (m)
   int64_t gpus_per_node = 1;
-  int64_t encoders = 1;       // transformer layers
-  double comm_bucket = 1.26e9;  // DP gradient bucket, elements
+  int64_t encoders = 1;                            // transformer layers
+  double comm_bucket = 1.26e9;                     // DP gradient bucket, elements
   std::vector<std::string> function_list;          // operators sampled (informational)
   std::vector<std::string> encoder_function_list;  // operators of one layer, in order
   std::string layernorm_name = "RMSlayernorm";
-  int64_t fwd_syncs = 2, bwd_syncs = 2;            // TP all-reduces per layer
-  std::string gpu_name;                            // informational
+  int64_t fwd_syncs = 2, bwd_syncs = 2;  // TP all-reduces per layer
+  std::string gpu_name;                  // informational
   // Beyond the seed (defaults reproduce it).
   double ffn = 0, qkv_out = 0, vocab = 50257;
   bool gated_mlp = false;
@@ -133,14 +133,15 @@ struct PipelineConfig {
 Result<PipelineConfig> ParsePipelineConfig(std::string_view text);
 
 struct OperatorTimeEstimate {
-  double batch_us = 0;         // one optimizer step
-  double encoder_fwd_us = 0;   // one layer, one micro-batch (incl. TP all-reduces)
-  double encoder_bwd_us = 0;   // incl. the recomputed forward
-  int64_t layers[3] = {0, 0, 0};      // first / middle / last stage
+  double batch_us = 0;                 // one optimizer step
+  double encoder_fwd_us = 0;           // one layer, one micro-batch (incl. TP all-reduces)
+  double encoder_bwd_us = 0;           // incl. the recomputed forward
+  int64_t layers[3] = {0, 0, 0};       // first / middle / last stage
   double stage_fwd_us[3] = {0, 0, 0};  // per micro-batch, without p2p
   double stage_bwd_us[3] = {0, 0, 0};
   double pp_p2p_us = 0, tp_allreduce_us = 0;
-  double dp_allreduce_us[3] = {0, 0, 0}, dp_allgather_us[3] = {0, 0, 0}, optimizer_us[3] = {0, 0, 0};
+  double dp_allreduce_us[3] = {0, 0, 0}, dp_allgather_us[3] = {0, 0, 0},
+         optimizer_us[3] = {0, 0, 0};
   // Breakdown of batch_us, in seconds (time.h's names).
   double compute_s = 0, communication_s = 0, bubble_s = 0, optimizer_s = 0;
   // Every regressor call as (name, microseconds), like the seed's results CSV.

@@ -37,7 +37,7 @@ int64_t CountTokens(std::string_view utf8_text, TokenCounter counter);
 struct TextTemplate {
   std::vector<std::string> literals;  // literals.size() == fields.size() + 1
   std::vector<std::string> fields;
-  bool all_string_fields = false;     // the default: every string field, joined by "\n"
+  bool all_string_fields = false;  // the default: every string field, joined by "\n"
 
   static Result<TextTemplate> Parse(std::string_view text);
   static TextTemplate AllStringFields();
@@ -70,24 +70,24 @@ Result<TokenizedDataset> TokenizeText(std::string_view text, const TokenizeOptio
 // Batching simulation (TE0).
 struct BatchingOptions {
   int64_t batch_size = 1;
-  int64_t seq_len = 0;     // truncation length (padding mode); row length (packing); 0 = none
-  bool packing = false;    // REQUIRES seq_len > 0
+  int64_t seq_len = 0;   // truncation length (padding mode); row length (packing); 0 = none
+  bool packing = false;  // REQUIRES seq_len > 0
   double epochs = 1;
-  uint64_t seed = 42;      // te0.py's SEED
-  int64_t runs = 5;        // shuffles averaged for the mean width (te0.py's RUNS)
+  uint64_t seed = 42;  // te0.py's SEED
+  int64_t runs = 5;    // shuffles averaged for the mean width (te0.py's RUNS)
 };
 
 struct BatchingResult {
   int64_t samples = 0;
-  int64_t total_tokens = 0;          // real tokens per epoch (after truncation)
-  int64_t truncated_samples = 0;     // samples longer than seq_len (padding mode)
-  int64_t max_sample_tokens = 0;     // before truncation
-  double mean_batch_width = 0;       // mean over batches of the padded width (tokens per row)
-  double padded_tokens = 0;          // tokens processed per epoch, padding included
-  double padding_fraction = 0;       // 1 - total_tokens / padded_tokens
-  int64_t steps_per_epoch = 0;       // batches of batch_size per epoch (drop_last = false)
-  int64_t steps = 0;                 // ceil(steps_per_epoch * epochs)
-  double tokens_all_epochs = 0;      // total_tokens * epochs
+  int64_t total_tokens = 0;       // real tokens per epoch (after truncation)
+  int64_t truncated_samples = 0;  // samples longer than seq_len (padding mode)
+  int64_t max_sample_tokens = 0;  // before truncation
+  double mean_batch_width = 0;    // mean over batches of the padded width (tokens per row)
+  double padded_tokens = 0;       // tokens processed per epoch, padding included
+  double padding_fraction = 0;    // 1 - total_tokens / padded_tokens
+  int64_t steps_per_epoch = 0;    // batches of batch_size per epoch (drop_last = false)
+  int64_t steps = 0;              // ceil(steps_per_epoch * epochs)
+  double tokens_all_epochs = 0;   // total_tokens * epochs
 };
 
 Result<BatchingResult> SimulateBatching(const std::vector<int64_t>& sample_tokens,
@@ -95,12 +95,12 @@ Result<BatchingResult> SimulateBatching(const std::vector<int64_t>& sample_token
 
 // TE2 contract: statistics of one field's token counts.
 struct FieldContract {
-  int64_t len = 0;     // samples
+  int64_t len = 0;  // samples
   int64_t total = 0;
   int64_t min = 0;
   int64_t max = 0;
-  double mean = 0;     // rounded to 2 decimals (numpy round)
-  double std = 0;      // population std, rounded to 2 decimals
+  double mean = 0;  // rounded to 2 decimals (numpy round)
+  double std = 0;   // population std, rounded to 2 decimals
   // bs -> mean of the longest int(len/bs) counts, for bs in 1, 2, 4, 8, 16 with bs <= len
   // (bs 1 is the rounded mean). Older contracts may hold other sizes (bs6).
   std::map<int64_t, double> width_by_batch;
@@ -123,8 +123,8 @@ Result<TokenContract> LoadContractFile(const std::string& path);
 // Widths for a batch size the contract lacks come from a least-squares line over the known
 // (bs, width) points, clamped to [mean, max]; seq_len truncates them.
 Result<BatchingResult> EstimateFromContract(const TokenContract& contract,
-                                            const TextTemplate& text_template,
-                                            TokenCounter counter, const BatchingOptions& options);
+                                            const TextTemplate& text_template, TokenCounter counter,
+                                            const BatchingOptions& options);
 
 }  // namespace fmte
 

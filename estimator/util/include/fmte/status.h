@@ -27,7 +27,9 @@ class [[nodiscard]] Status {
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return Status(Code::kInvalidArgument, std::move(msg)); }
+  static Status InvalidArgument(std::string msg) {
+    return Status(Code::kInvalidArgument, std::move(msg));
+  }
   static Status NotFound(std::string msg) { return Status(Code::kNotFound, std::move(msg)); }
   static Status IoError(std::string msg) { return Status(Code::kIoError, std::move(msg)); }
   static Status ParseError(std::string msg) { return Status(Code::kParseError, std::move(msg)); }
@@ -53,7 +55,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT: REQUIRES: !status.ok()
 
   bool ok() const { return std::holds_alternative<T>(v_); }
@@ -74,9 +76,9 @@ class [[nodiscard]] Result {
 }  // namespace fmte
 
 // Returns the Status of `expr` from the enclosing function when it is not OK.
-#define FMTE_RETURN_IF_ERROR(expr)             \
-  do {                                         \
-    ::fmte::Status fmte_status_ = (expr);      \
+#define FMTE_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::fmte::Status fmte_status_ = (expr);        \
     if (!fmte_status_.ok()) return fmte_status_; \
   } while (0)
 

@@ -14,7 +14,9 @@
 namespace fmte {
 
 // ASCII lower case (no locale calls).
-constexpr char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char LowerAscii(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
 // Whether `text` equals the lower-case `lower` ignoring ASCII case, without copying the text.
 bool EqualsIgnoreCase(std::string_view text, std::string_view lower);
 // `s` in ASCII lower case.
@@ -35,11 +37,13 @@ std::string Shown(std::string_view s, size_t max = 64);
 Status Expected(std::string_view shown, std::string_view what, std::string_view text);
 
 // Decimal integer in [min, max]; with `suffixes`, K/M/B/T multiply by 1e3..1e12 (G as B). No
-// overflow: digits beyond max are an error. Error: "<shown>: expected an integer in [min, max], got '<text>'".
-Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max, std::string_view shown,
-                                bool suffixes = false);
+// overflow: digits beyond max are an error. Error: "<shown>: expected an integer in [min, max], got
+// '<text>'".
+Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max,
+                                std::string_view shown, bool suffixes = false);
 // Decimal number in [min, max]. Error: "<shown>: expected a number in [min, max], got '<text>'".
-Result<double> ParseBoundedDouble(std::string_view text, double min, double max, std::string_view shown);
+Result<double> ParseBoundedDouble(std::string_view text, double min, double max,
+                                  std::string_view shown);
 // true/false, yes/no, 1/0, on/off (any case); empty text is true (a bare flag).
 Result<bool> ParseBool(std::string_view text, std::string_view shown);
 

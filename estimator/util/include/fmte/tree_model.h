@@ -51,10 +51,10 @@ class TreeModel {
  private:
   // One node, 16 bytes. Leaves have left == -1 and keep their value in `value`.
   struct Node {
-    int32_t left = -1;   // absolute index into nodes_
+    int32_t left = -1;  // absolute index into nodes_
     int32_t right = -1;
     uint32_t feature = 0;
-    float value = 0;     // split condition, or leaf value
+    float value = 0;  // split condition, or leaf value
   };
   static constexpr uint32_t kDefaultLeftBit = 0x80000000u;
 

@@ -1,5 +1,5 @@
-// The measured-sample CSV files fmte learns from, read with the core's CSV reader (RFC 4180 quoting,
-// so dict-valued cells such as the seed's Best_config survive), and their numeric view.
+// The measured-sample CSV files fmte learns from, read with the core's CSV reader (RFC 4180
+// quoting, so dict-valued cells such as the seed's Best_config survive), and their numeric view.
 // Thread-safety: value types; functions are reentrant.
 #ifndef FMTE_LEARN_DATASET_H_
 #define FMTE_LEARN_DATASET_H_

@@ -5,7 +5,8 @@
 //   v1: model_name,number_gpus,batch_size,seq_len | tokens_per_second,memory,memory_act
 //   v2: model_arch,model_hidden_size,model_intermediate_size,model_num_attn_heads,
 //       model_num_hidden_layers,model_num_key_value_heads,number_gpus,batch_size,seq_len | (same Y)
-//   v3: the v2 architecture columns, then method,gpu_model,number_gpus,batch_size,seq_len | (same Y)
+//   v3: the v2 architecture columns, then method,gpu_model,number_gpus,batch_size,seq_len | (same
+//   Y)
 // The format is detected from the header (the same column set in any order; BOM, CR and spaces
 // around names are tolerated). Any other header is an error naming the expected columns.
 //
@@ -16,7 +17,8 @@
 //   tokens_per_second the whole job's throughput (ui/core.py: time = total_tokens / tps);
 //   memory            per-GPU peak in bytes (compared with gpu_memory_in_gb * 1024^3);
 //   memory_act        activation bytes per GPU (not mapped: fmte has no per-part correction);
-//   method            v3 only, the "technique" (full, lora, qlora, ...); v1/v2 are full fine-tuning.
+//   method            v3 only, the "technique" (full, lora, qlora, ...); v1/v2 are full
+//   fine-tuning.
 // Malformed lines are counted with their line numbers and skipped (never fatal unless strict).
 // Thread-safety: value types and pure functions.
 #ifndef FMTE_LEARN_FM_CSV_H_
@@ -33,9 +35,9 @@
 #include "fmte/job.h"
 #include "fmte/learn/training_set.h"
 #include "fmte/learn/xgb.h"
-#include "fmte/time.h"
 #include "fmte/model.h"
 #include "fmte/status.h"
+#include "fmte/time.h"
 
 namespace fmte::learn {
 
@@ -69,7 +71,7 @@ struct FmCsvLineError {
 struct FmCsvData {
   std::string origin;  // file name (for messages)
   FmCsvFormat format = FmCsvFormat::kV1;
-  int64_t lines = 0;   // physical lines read, header included
+  int64_t lines = 0;  // physical lines read, header included
   std::vector<FmCsvRow> rows;
   std::vector<FmCsvLineError> malformed;  // line numbers and reasons, in file order
 };
@@ -101,7 +103,7 @@ struct FmJob {
   std::string group;             // CV group: model + GPUs + GPU type (seq_len / batch vary inside)
   double step_time_s = 0;        // measured: number_gpus x batch x seq_len / tokens_per_second
   double tokens_per_s_per_gpu = 0;
-  double memory_bytes = 0;       // measured per-GPU peak (0: none)
+  double memory_bytes = 0;  // measured per-GPU peak (0: none)
 };
 
 // Maps one row. Errors name the column: an unknown model_name lists the closest catalog ids, an
@@ -123,7 +125,7 @@ struct StepTimeSample {
   const GpuSpec* gpu = nullptr;
   ClusterSpec cluster;
   double measured_s = 0;
-  std::string group;   // CV group
+  std::string group;  // CV group
 };
 
 struct FmUnmapped {
@@ -164,21 +166,22 @@ struct StepCorrectionOutcome {
   std::string skipped_reason;
   int64_t rows = 0, groups = 0;
   // Mean |predicted - measured| / measured over the same rows.
-  double analytic_mape = 0;   // base efficiency constants, no correction
-  double new_mape = 0;        // base constants + new correction, out of fold (held-out groups)
+  double analytic_mape = 0;  // base efficiency constants, no correction
+  double new_mape = 0;       // base constants + new correction, out of fold (held-out groups)
   double new_p90_ape = 0;
-  double installed_mape = -1; // installed model (its constants + correction); -1 when none
+  double installed_mape = -1;  // installed model (its constants + correction); -1 when none
   std::vector<double> heldout_log_residuals;  // log(measured / new out-of-fold prediction)
-  std::vector<FeatureRange> domain;  // the rows' range of the correction's domain features
+  std::vector<FeatureRange> domain;           // the rows' range of the correction's domain features
   XgbParams params;
-  std::string model_json;     // final correction (XGBoost JSON), all rows
+  std::string model_json;  // final correction (XGBoost JSON), all rows
 };
 
 // Trains the step-time correction (label log(measured / analytic), features StepTimeFeatures) on
 // `samples` over the analytic model with `base`'s constants (kept fixed), grouped k-fold by
 // sample group, and scores `installed` (null: none) on the same rows.
 Result<StepCorrectionOutcome> TrainStepTimeCorrection(const std::vector<StepTimeSample>& samples,
-                                                      const TimeModel& base, const TimeModel* installed,
+                                                      const TimeModel& base,
+                                                      const TimeModel* installed,
                                                       const StepCorrectionOptions& options);
 
 }  // namespace fmte::learn

@@ -36,12 +36,12 @@ struct SampleFile {
 Result<SampleFile> ClassifySampleFile(const std::string& path, bool nccl);
 
 // One regressor's training set: label = log(time_us / work), features from OperatorFeatures /
-// CollectiveFeatures (estimator/include/fmte/operator_time.h).
+// CollectiveFeatures (estimator/time/include/fmte/operator_time.h).
 struct RegressorData {
-  std::string key;      // "linear1_fwd", "allreduce_large_2_1", "allreduce_large_any"
-  std::string kind;     // "operator" | "nccl"
-  std::string name;     // operator or collective
-  std::string pass;     // "fwd" | "bwd" | "dur" (operators)
+  std::string key;   // "linear1_fwd", "allreduce_large_2_1", "allreduce_large_any"
+  std::string kind;  // "operator" | "nccl"
+  std::string name;  // operator or collective
+  std::string pass;  // "fwd" | "bwd" | "dur" (operators)
   int64_t nodes = 0, gpus_per_node = 0;
   std::vector<std::string> feature_names;
   std::vector<std::string> sources;  // CSV files (base names) and the column used
@@ -69,7 +69,7 @@ struct TrainClusterOptions {
   std::string cluster;      // name recorded in the manifest ("Perlmutter")
   XgbParams params;
   int folds = 5;
-  bool dry_run = false;     // cross-validate only, write nothing
+  bool dry_run = false;                              // cross-validate only, write nothing
   std::function<void(const std::string&)> progress;  // one line per regressor
 };
 

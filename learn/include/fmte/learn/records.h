@@ -43,7 +43,7 @@ struct JobRecord {
   int64_t ntasks = kUnknownValue;
 
   // Steps folded in.
-  int64_t steps = 0;                       // step rows seen (.batch, .extern, .0, ...)
+  int64_t steps = 0;                            // step rows seen (.batch, .extern, .0, ...)
   int64_t main_step_elapsed_s = kUnknownValue;  // longest numbered step, else .batch
   int64_t max_rss_bytes = kUnknownValue;        // max over steps (per task)
   int64_t gpumem_tres_bytes = kUnknownValue;    // max gres/gpumem over steps' TRESUsageInMax

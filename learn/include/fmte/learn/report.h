@@ -1,8 +1,7 @@
 // The retraining report a sysadmin reads: what was read, what was used and why not, cross-validated
 // errors against the plugin's own prediction and the installed model, censored runs, the decision
-// (installed / refused), as text, as JSON, and as SVG figures (predicted vs actual; under-prediction
-// rate against the time-limit factor).
-// Thread-safety: pure functions.
+// (installed / refused), as text, as JSON, and as SVG figures (predicted vs actual;
+// under-prediction rate against the time-limit factor). Thread-safety: pure functions.
 #ifndef FMTE_LEARN_REPORT_H_
 #define FMTE_LEARN_REPORT_H_
 

@@ -43,24 +43,24 @@ struct SacctReadOptions {
 
 struct MalformedLine {
   int32_t file_index = 0;
-  int64_t line = 0;     // 1-based
-  std::string reason;   // "12 fields, expected 11", "JobID: expected ..."
+  int64_t line = 0;    // 1-based
+  std::string reason;  // "12 fields, expected 11", "JobID: expected ..."
 };
 
 struct ReadStats {
   std::vector<std::string> files;
   int64_t lines = 0;
-  int64_t rows = 0;             // data rows understood (allocation + step rows)
+  int64_t rows = 0;  // data rows understood (allocation + step rows)
   int64_t allocation_rows = 0;
   int64_t step_rows = 0;
   int64_t header_lines = 0;
-  int64_t comment_lines = 0;    // '#' and "$ sacct" transcript lines, blank lines
-  int64_t short_rows = 0;       // rows with fewer fields than the header (missing ones taken empty)
+  int64_t comment_lines = 0;  // '#' and "$ sacct" transcript lines, blank lines
+  int64_t short_rows = 0;     // rows with fewer fields than the header (missing ones taken empty)
   int64_t malformed = 0;
   std::vector<MalformedLine> malformed_lines;
-  int64_t record_errors = 0;    // AdminComment "fmte:" records that did not decode
+  int64_t record_errors = 0;  // AdminComment "fmte:" records that did not decode
   std::vector<MalformedLine> record_error_lines;
-  int64_t jobstats_records = 0; // JS1: blobs decoded
+  int64_t jobstats_records = 0;  // JS1: blobs decoded
   int64_t jobstats_errors = 0;
 };
 
@@ -101,7 +101,7 @@ struct JobsSummary {
   int64_t fmte_records = 0;
   int64_t with_gpus = 0;
   int64_t with_gpu_memory = 0;
-  int64_t arrays = 0;  // jobs that are array tasks
+  int64_t arrays = 0;                     // jobs that are array tasks
   std::map<std::string, int64_t> states;  // "COMPLETED" -> jobs
   int64_t first_end_time = kUnknownValue;
   int64_t last_end_time = kUnknownValue;

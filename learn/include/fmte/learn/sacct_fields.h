@@ -27,8 +27,8 @@ Result<int64_t> ParseTimelimitRawMinutes(std::string_view s);
 // "YYYY-MM-DDTHH:MM:SS" (as printed, taken as UTC) -> Unix seconds; empty/"Unknown"/"None" ->
 // kUnknownValue. Also accepts plain Unix seconds (sacct with SLURM_TIME_FORMAT=%s).
 Result<int64_t> ParseSlurmTimestamp(std::string_view s);
-// "12345", "1764224K", "36266M", "62.50G", "3000Mc"/"48000Mn" (ReqMem suffixes) -> bytes (1024-based,
-// as Slurm prints). Empty -> kUnknownValue.
+// "12345", "1764224K", "36266M", "62.50G", "3000Mc"/"48000Mn" (ReqMem suffixes) -> bytes
+// (1024-based, as Slurm prints). Empty -> kUnknownValue.
 Result<int64_t> ParseSlurmBytes(std::string_view s);
 // Plain non-negative integer; empty -> kUnknownValue.
 Result<int64_t> ParseCount(std::string_view s);
@@ -38,8 +38,8 @@ struct Tres {
   int64_t cpus = kUnknownValue;
   int64_t nodes = kUnknownValue;
   int64_t mem_bytes = kUnknownValue;
-  int64_t gpus = kUnknownValue;   // gres/gpu=N, or the sum of typed gres/gpu:T=N when untyped absent
-  std::string gpu_type;           // "a100" from gres/gpu:a100=N (first type seen)
+  int64_t gpus = kUnknownValue;  // gres/gpu=N, or the sum of typed gres/gpu:T=N when untyped absent
+  std::string gpu_type;          // "a100" from gres/gpu:a100=N (first type seen)
   int64_t gpumem_bytes = kUnknownValue;  // gres/gpumem (TRESUsageIn*; Slurm 23.02+)
   double gpuutil = -1;                   // gres/gpuutil
 };
@@ -49,9 +49,24 @@ struct Tres {
 Result<Tres> ParseTres(std::string_view s);
 
 enum class JobState {
-  kUnknown, kPending, kRunning, kSuspended, kCompleted, kCompleting, kFailed, kTimeout,
-  kOutOfMemory, kCancelled, kNodeFail, kPreempted, kBootFail, kDeadline, kRequeued, kRevoked,
-  kResizing, kOther,
+  kUnknown,
+  kPending,
+  kRunning,
+  kSuspended,
+  kCompleted,
+  kCompleting,
+  kFailed,
+  kTimeout,
+  kOutOfMemory,
+  kCancelled,
+  kNodeFail,
+  kPreempted,
+  kBootFail,
+  kDeadline,
+  kRequeued,
+  kRevoked,
+  kResizing,
+  kOther,
 };
 // "COMPLETED", "CANCELLED" ... (the base name as sacct prints it).
 std::string_view ToString(JobState s);

@@ -16,8 +16,8 @@ namespace fmte::learn {
 struct SacctTrainOptions {
   int folds = 5;
   uint64_t seed = 1234;
-  int min_rows = 8;      // fewer exact samples: the target is not trained
-  int min_groups = 2;    // CV needs at least two groups
+  int min_rows = 8;           // fewer exact samples: the target is not trained
+  int min_groups = 2;         // CV needs at least two groups
   std::string installed_dir;  // compare with the models installed there (empty: none)
 };
 
@@ -26,7 +26,7 @@ struct Comparison {
   int64_t rows = 0;
   double plugin = 0;     // the plugin's own prediction (the record's pred_time_s / pred_mem)
   double new_model = 0;  // new model, out-of-fold (each row predicted by a model that never saw it)
-  double installed = -1; // installed model on the same rows; -1 when none is installed
+  double installed = -1;     // installed model on the same rows; -1 when none is installed
   bool only_unseen = false;  // rows restricted to jobs ending after the installed model's data
 };
 
@@ -36,14 +36,14 @@ struct TargetOutcome {
   bool trained = false;
   std::string skipped_reason;
   int64_t rows = 0, groups = 0, censored = 0;
-  CvResult cv;                       // in log-ratio space turned into value space
-  std::vector<double> actual;        // per exact row
-  std::vector<double> predicted_oof; // per exact row, value space (new model, out of fold)
-  std::vector<double> plugin;        // per exact row: the plugin's prediction
-  std::vector<double> limit_factor;  // time: limit / plugin prediction
+  CvResult cv;                             // in log-ratio space turned into value space
+  std::vector<double> actual;              // per exact row
+  std::vector<double> predicted_oof;       // per exact row, value space (new model, out of fold)
+  std::vector<double> plugin;              // per exact row: the plugin's prediction
+  std::vector<double> limit_factor;        // time: limit / plugin prediction
   std::vector<double> censored_lower;      // per censored row
   std::vector<double> censored_predicted;  // final model on censored rows
-  int64_t censored_violations = 0;   // predicted below the known lower bound
+  int64_t censored_violations = 0;         // predicted below the known lower bound
   std::vector<double> log_residual_quantiles;  // p50, p90, p95 of log(actual / predicted_oof)
   Comparison comparison;
   std::string model_json;

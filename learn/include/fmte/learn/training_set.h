@@ -33,11 +33,11 @@ int64_t SacctGroup(const JobRecord& job);
 
 struct TargetSet {
   DenseMatrix x;
-  std::vector<float> y;            // log ratio (exact samples)
+  std::vector<float> y;  // log ratio (exact samples)
   std::vector<int64_t> groups;
-  std::vector<double> base;        // the plugin's prediction (seconds or bytes), per row
-  std::vector<double> actual;      // measured (seconds or bytes), per row
-  std::vector<int64_t> job_index;  // into the jobs vector
+  std::vector<double> base;          // the plugin's prediction (seconds or bytes), per row
+  std::vector<double> actual;        // measured (seconds or bytes), per row
+  std::vector<int64_t> job_index;    // into the jobs vector
   std::vector<double> limit_factor;  // time only: limit_s / pred_time_s (NaN when unknown)
   std::vector<int64_t> end_time;     // the job's end (Unix seconds, kUnknownValue)
   // Censored: lower bounds only (TIMEOUT time, OUT_OF_MEMORY memory).

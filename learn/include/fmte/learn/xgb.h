@@ -118,7 +118,7 @@ struct CvFold {
 };
 
 struct CvResult {
-  double mean_abs_rel_error = 0;   // over all held-out rows (each row predicted once)
+  double mean_abs_rel_error = 0;  // over all held-out rows (each row predicted once)
   double median_abs_rel_error = 0;
   double p90_abs_rel_error = 0;
   std::vector<CvFold> folds;
@@ -127,8 +127,7 @@ struct CvResult {
 
 Result<CvResult> GroupedKFold(const DenseMatrix& x, std::span<const float> labels,
                               std::span<const int64_t> groups, const XgbParams& params,
-                              const CvOptions& options = {},
-                              std::span<const float> weights = {});
+                              const CvOptions& options = {}, std::span<const float> weights = {});
 
 }  // namespace fmte::learn
 
