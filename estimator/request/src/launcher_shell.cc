@@ -21,19 +21,26 @@ constexpr size_t kMaxJoinedLines = 2000;  // physical lines in one logical line
 constexpr std::string_view kDeclarations[] = {"export ", "local ", "readonly ", "declare -a ",
                                               "declare "};
 
+// `s` without a leading export/declare -a/local/readonly; the length of the NAME in "NAME=(" at
+// its start, or npos when it does not start with one.
+size_t ArrayNameLength(std::string_view* s) {
+  for (std::string_view kw : kDeclarations)
+    if (s->starts_with(kw)) {
+      s->remove_prefix(kw.size());
+      *s = Trim(*s);
+    }
+  size_t k = 0;
+  if (s->empty() || !IsIdentStart((*s)[0])) return std::string_view::npos;
+  while (k < s->size() && IsIdent((*s)[k])) ++k;
+  return s->substr(k, 2) == "=(" ? k : std::string_view::npos;
+}
+
 // "NAME=( ... )" (optionally after export/declare -a/local/readonly): the array's inner text.
 bool ArrayAssignment(std::string_view line, std::string_view* name, std::string_view* inner) {
   if (line.find('(') == std::string_view::npos) return false;  // most lines
   std::string_view s = Trim(line);
-  for (std::string_view kw : kDeclarations)
-    if (s.starts_with(kw)) {
-      s.remove_prefix(kw.size());
-      s = Trim(s);
-    }
-  size_t k = 0;
-  if (s.empty() || !IsIdentStart(s[0])) return false;
-  while (k < s.size() && IsIdent(s[k])) ++k;
-  if (s.substr(k, 2) != "=(") return false;
+  const size_t k = ArrayNameLength(&s);
+  if (k == std::string_view::npos) return false;
   const size_t close = s.rfind(')');
   if (close == std::string_view::npos || close < k + 2) return false;
   *name = s.substr(0, k);
@@ -44,15 +51,8 @@ bool ArrayAssignment(std::string_view line, std::string_view* name, std::string_
 // "NAME=(" with no closing parenthesis on the line: the array continues on the next lines.
 bool StartsOpenArray(std::string_view s) {
   if (s.find('(') == std::string_view::npos) return false;  // most lines
-  for (std::string_view kw : kDeclarations)
-    if (s.starts_with(kw)) {
-      s.remove_prefix(kw.size());
-      s = Trim(s);
-    }
-  size_t k = 0;
-  if (s.empty() || !IsIdentStart(s[0])) return false;
-  while (k < s.size() && IsIdent(s[k])) ++k;
-  return s.substr(k, 2) == "=(" && s.find(')', k) == std::string_view::npos;
+  const size_t k = ArrayNameLength(&s);
+  return k != std::string_view::npos && s.find(')', k) == std::string_view::npos;
 }
 
 // NUL and control bytes other than newline, tab and carriage return.
