@@ -187,6 +187,58 @@ TEST(PolicyTest, ErrorsFollowOnError) {
   EXPECT_TRUE(layout.error);
 }
 
+// A setting in a file fmte does not open (a DeepSpeed config whose name does not say its ZeRO
+// stage) is read as favourably as it can be: a job is rejected only when even ZeRO-3 with the
+// optimizer and parameters offloaded cannot hold it, and a job accepted that way says what was not
+// read. An #FMTE line that gives the setting makes it known again.
+TEST(PolicyTest, UnreadSettingsAreReadFavourably) {
+  const std::string launch8b =
+      "deepspeed --num_gpus 8 train.py --deepspeed ds.json --model_name_or_path "
+      "meta-llama/Llama-3.1-8B --per_device_train_batch_size 2 --model_max_length 2048 --bf16 "
+      "--gradient_checkpointing\n";
+  struct Case {
+    const char* name;
+    std::string script;
+    const char* tres;
+    DecisionKind kind;
+    RejectReason reason;
+    const char* says;
+  };
+  const Case cases[] = {
+      // As read (no sharding) 8B full fine-tuning needs ~150 GiB per GPU; ZeRO-3 fits easily.
+      {"unread, fits favourably", launch8b, "gres:gpu:a100:8", DecisionKind::kAccept,
+       RejectReason::kNone, "--deepspeed ds.json was not read"},
+      {"given by #FMTE", "#FMTE sharding=none\n" + launch8b, "gres:gpu:a100:8",
+       DecisionKind::kReject, RejectReason::kMemory, "rejected: "},
+      // 8 x 131072 tokens without checkpointing: activations no sharding can hold.
+      {"unread, too big anyway",
+       "deepspeed --num_gpus 2 train.py --deepspeed ds.json --model_name_or_path "
+       "meta-llama/Llama-3.1-8B --per_device_train_batch_size 8 --model_max_length 131072 "
+       "--bf16\n",
+       "gres:gpu:a100:2", DecisionKind::kReject, RejectReason::kMemory,
+       "even under the most favourable reading"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const JobRequest r = Request(c.script, c.tres);
+    const Decision d = Decide(r, Conf(kBaseConf), ShippedEstimator());
+    EXPECT_EQ(d.kind, c.kind) << d.user_message;
+    EXPECT_EQ(d.reject_reason, c.reason);
+    EXPECT_NE(d.user_message.find(c.says), std::string::npos) << d.user_message;
+  }
+  // What the request keeps: the unread setting and its line, unless a higher source gave it.
+  const JobRequest unread = Request(launch8b, "gres:gpu:a100:8");
+  ASSERT_EQ(unread.unread.size(), 1u);
+  EXPECT_EQ(unread.unread[0].key, "sharding");
+  EXPECT_EQ(unread.unread[0].origin, "line 1: --deepspeed ds.json");
+  EXPECT_TRUE(Request("#FMTE sharding=zero2\n" + launch8b, "gres:gpu:a100:8").unread.empty());
+  // A file name that says the stage is read from the name: nothing unread.
+  const std::string named =
+      "deepspeed --num_gpus 8 train.py --deepspeed ds_zero3.json "
+      "--model_name_or_path meta-llama/Llama-3.1-8B\n";
+  EXPECT_TRUE(Request(named, "gres:gpu:a100:8").unread.empty());
+}
+
 TEST(PolicyTest, TimeLimitFromTheTimeEstimate) {
   const std::string script = std::string(kLora8b) + "#FMTE steps=1000 grad-accum=4\n";
   const Decision d = Decide(Request(script, "gres:gpu:a100:1"),

@@ -146,6 +146,44 @@ void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
   }
 }
 
+// The job under the most favourable reading of the settings the request could not read (the
+// least memory per GPU), and what was assumed, in the user's terms. An unread sharding (a DeepSpeed
+// or accelerate config file fmte does not open) is read as the framework's full state sharding with
+// the optimizer and the parameters offloaded to the host. False when nothing unread could change
+// the memory.
+bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob* out,
+                       std::string* assumed) {
+  *out = job;
+  bool changed = false;
+  for (const UnreadSetting& u : r.unread) {
+    if (u.key != "sharding" || changed) continue;
+    out->sharding = internal::StateSharding(job);
+    out->offload_optimizer = true;
+    out->offload_params = ShardsWeights(out->sharding);
+    *assumed = Cat({"sharding=", ToString(out->sharding), " offload-optimizer=true",
+                    out->offload_params ? " offload-params=true" : ""});
+    changed = true;
+  }
+  return changed;
+}
+
+// Whether `job` fits under the most favourable reading of what the request could not read;
+// `estimate` gets that reading's memory estimate and `assumed` what was assumed.
+bool FitsFavourably(const internal::PolicyContext& ctx, const JobRequest& r, const TrainingJob& job,
+                    JobEstimate* estimate, std::string* assumed) {
+  TrainingJob favourable;
+  return FavourableReading(r, job, &favourable, assumed) &&
+         ctx.prepared->EstimateMemory(favourable, *ctx.gpu, estimate).ok() &&
+         estimate->memory.per_gpu_bytes <= ctx.usable_bytes;
+}
+
+// "line 16: --deepspeed ds_config.json, line 20: ..."
+std::string UnreadOrigins(const JobRequest& r) {
+  std::string out;
+  for (const UnreadSetting& u : r.unread) out += (out.empty() ? "" : ", ") + u.origin;
+  return out;
+}
+
 }  // namespace
 
 void ClearPolicyCaches() { internal::ClearArchCache(); }
@@ -239,6 +277,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     prepared.ShareParamsOf(job);
     TrainingJob more;
     JobEstimate more_est;
+    std::string assumed;  // the favourable reading of what fmte could not read
     const bool can_raise =
         p.raise_gpus && ShardsOptimizer(job.sharding) &&
         (r.gpu_field == GpuTresField::kPerNode || r.gpu_field == GpuTresField::kPerJob);
@@ -266,10 +305,24 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
                  std::to_string(more.micro_batch * more.grad_accum * more.DataParallel()),
                  " sequences per step; lower the gradient accumulation to keep it"}));
       d.job = std::move(more);
+    } else if (FitsFavourably(ctx, r, job, &more_est, &assumed)) {
+      // fmte could not read what may make it fit (a config file it does not open): a job that fits
+      // under the most favourable reading is accepted, never rejected on a guess.
+      d.reasons.push_back(
+          Cat({what, " needs ", Gib(need), " per GPU as fmte reads it (", Gib(d.usable_bytes),
+               " usable), but ", UnreadOrigins(r),
+               " was not read (fmte reads no files at submit time); with ", assumed, " it needs ",
+               Gib(more_est.memory.per_gpu_bytes),
+               ": accepted unchecked; give the setting as an #FMTE line so that fmte "
+               "can check the job"}));
     } else {
       d.kind = DecisionKind::kReject;
       d.reject_reason = RejectReason::kMemory;
       d.reasons.push_back(Cat({"rejected: ", what, " needs ", against}));
+      if (!r.unread.empty())
+        d.reasons.push_back(
+            Cat({"even under the most favourable reading of what fmte could not read (",
+                 UnreadOrigins(r), ") it does not fit"}));
       d.alternatives = internal::FindAlternatives(ctx, job);
       bool any = false;
       for (const Alternative& a : d.alternatives) {

@@ -255,6 +255,14 @@ void Sink::Add(std::string_view key, std::string_view value, std::string_view pr
   out_->values.push_back(Assignment{std::string(key), std::string(value), std::move(origin)});
 }
 
+void Sink::Unread(std::string_view key, std::string_view flag, std::string_view file,
+                  std::string_view what) {
+  Warn(flag, what);
+  out_->unread.push_back(UnreadSetting{
+      std::string(key),
+      "line " + std::to_string(line_) + ": " + std::string(flag) + " " + Shown(file)});
+}
+
 void Sink::Warn(std::string_view flag, std::string_view what) {
   out_->warnings.push_back("line " + std::to_string(line_) + ": " + std::string(flag) + ": " +
                            std::string(what));

@@ -65,8 +65,9 @@ void ReadFsdp(const Flag& f, Sink* sink) {
 void ReadDeepspeedConfig(const Flag& f, std::string_view flag, Sink* sink) {
   const int stage = ZeroStageFromName(f.value);
   if (stage < 0) {
-    sink->Warn(flag, "ZeRO stage not in the file name '" + Shown(f.value) +
-                         "' (fmte reads no files at submit time); set #FMTE sharding=zeroN");
+    sink->Unread("sharding", flag, f.value,
+                 "ZeRO stage not in the file name '" + Shown(f.value) +
+                     "' (fmte reads no files at submit time); set #FMTE sharding=zeroN");
     return;
   }
   sink->Set("sharding", stage == 0 ? "ddp" : "zero" + std::to_string(stage), flag);

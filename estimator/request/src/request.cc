@@ -183,6 +183,9 @@ JobRequest ParseJobRequest(std::string_view script,
   Apply(&launch.values, Source::kLauncher, &r);
   Apply(&fmte_values, Source::kFmteLine, &r);
   Apply(&spank, Source::kSpank, &r);
+  // What the launch line could not tell stays unknown only if no other source gave it.
+  for (UnreadSetting& u : launch.unread)
+    if (r.SourceOf(u.key) == nullptr) r.unread.push_back(std::move(u));
 
   // The forwarded or derived architecture belongs to the source that named the winning model.
   if (const FieldSource* m = r.SourceOf("model"); m != nullptr) {

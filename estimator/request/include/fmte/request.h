@@ -130,6 +130,14 @@ struct FieldSource {
   std::string origin;  // "line 12: --per_device_train_batch_size" / "spank" / "tres_per_node"
 };
 
+// A setting the job has but fmte could not read: a config file that holds it, which fmte does not
+// open at submit time. The policy rejects only when the job cannot fit under the setting's most
+// favourable value.
+struct UnreadSetting {
+  std::string key;     // the request key it would set ("sharding")
+  std::string origin;  // where it is: "line 16: --deepspeed ds_config.json"
+};
+
 struct JobRequest {
   bool is_llm_job = false;  // a model was named by SPANK, an #FMTE line or a launcher
   TrainingJob job;          // merged; job.gpus/gpus_per_node/gpu from Slurm when it requested GPUs
@@ -153,6 +161,10 @@ struct JobRequest {
   // Architecture forwarded by the SPANK plugin (compact config.json JSON; empty: none), or derived
   // from Megatron's --num-layers/--hidden-size/... flags for an ad-hoc model.
   std::string arch_json;
+
+  // Settings the launch line names but fmte could not read, none of which a higher-precedence
+  // source (#FMTE line, SPANK option) gave.
+  std::vector<UnreadSetting> unread;
 
   std::vector<std::string> warnings;  // each names the key or line; at most kMaxWarnings
   size_t dropped_warnings = 0;
