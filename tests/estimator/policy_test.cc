@@ -210,6 +210,20 @@ TEST(PolicyTest, UnreadSettingsAreReadFavourably) {
        RejectReason::kNone, "--deepspeed ds.json was not read"},
       {"given by #FMTE", "#FMTE sharding=none\n" + launch8b, "gres:gpu:a100:8",
        DecisionKind::kReject, RejectReason::kMemory, "rejected: "},
+      // accelerate's config file may shard (FSDP/ZeRO) and checkpoint: 8B full at 4096 tokens x 2
+      // needs ~215 GiB as read, ~25 GiB with FSDP, offload and checkpointing.
+      {"accelerate config file, fits favourably",
+       "accelerate launch --config_file cfg/cluster.yaml --num_processes 8 sft.py "
+       "--model_name_or_path meta-llama/Llama-3.1-8B --per_device_train_batch_size 2 "
+       "--max_seq_length 4096 --bf16\n",
+       "gres:gpu:a100:8", DecisionKind::kAccept, RejectReason::kNone,
+       "activation-checkpointing=full"},
+      // The stage in the file's name is read from the name: zero3 known, checked as given.
+      {"accelerate zero3 by name",
+       "accelerate launch --config_file cfg/zero3.yaml --num_processes 8 sft.py "
+       "--model_name_or_path meta-llama/Llama-3.1-8B --per_device_train_batch_size 1 "
+       "--max_seq_length 2048 --bf16 --gradient_checkpointing\n",
+       "gres:gpu:a100:8", DecisionKind::kAccept, RejectReason::kNone, "fits: predicted"},
       // 8 x 131072 tokens without checkpointing: activations no sharding can hold.
       {"unread, too big anyway",
        "deepspeed --num_gpus 2 train.py --deepspeed ds.json --model_name_or_path "

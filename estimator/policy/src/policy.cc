@@ -149,22 +149,27 @@ void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
 // The job under the most favourable reading of the settings the request could not read (the
 // least memory per GPU), and what was assumed, in the user's terms. An unread sharding (a DeepSpeed
 // or accelerate config file fmte does not open) is read as the framework's full state sharding with
-// the optimizer and the parameters offloaded to the host. False when nothing unread could change
-// the memory.
+// the optimizer and the parameters offloaded to the host; unread activation checkpointing (an
+// accelerate FSDP config) as full checkpointing. False when nothing unread could change the memory.
 bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob* out,
                        std::string* assumed) {
   *out = job;
-  bool changed = false;
+  assumed->clear();
   for (const UnreadSetting& u : r.unread) {
-    if (u.key != "sharding" || changed) continue;
-    out->sharding = internal::StateSharding(job);
-    out->offload_optimizer = true;
-    out->offload_params = ShardsWeights(out->sharding);
-    *assumed = Cat({"sharding=", ToString(out->sharding), " offload-optimizer=true",
-                    out->offload_params ? " offload-params=true" : ""});
-    changed = true;
+    if (u.key == "sharding" && out->sharding == job.sharding) {
+      out->sharding = internal::StateSharding(job);
+      out->offload_optimizer = true;
+      out->offload_params = ShardsWeights(out->sharding);
+      *assumed +=
+          Cat({assumed->empty() ? "" : " ", "sharding=", ToString(out->sharding),
+               " offload-optimizer=true", out->offload_params ? " offload-params=true" : ""});
+    } else if (u.key == "activation-checkpointing" &&
+               out->activation_checkpointing != Checkpointing::kFull) {
+      out->activation_checkpointing = Checkpointing::kFull;
+      *assumed += Cat({assumed->empty() ? "" : " ", "activation-checkpointing=full"});
+    }
   }
-  return changed;
+  return !assumed->empty();
 }
 
 // Whether `job` fits under the most favourable reading of what the request could not read;
@@ -180,7 +185,8 @@ bool FitsFavourably(const internal::PolicyContext& ctx, const JobRequest& r, con
 // "line 16: --deepspeed ds_config.json, line 20: ..."
 std::string UnreadOrigins(const JobRequest& r) {
   std::string out;
-  for (const UnreadSetting& u : r.unread) out += (out.empty() ? "" : ", ") + u.origin;
+  for (const UnreadSetting& u : r.unread)
+    if (out.find(u.origin) == std::string::npos) out += (out.empty() ? "" : ", ") + u.origin;
   return out;
 }
 
@@ -308,13 +314,12 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     } else if (FitsFavourably(ctx, r, job, &more_est, &assumed)) {
       // fmte could not read what may make it fit (a config file it does not open): a job that fits
       // under the most favourable reading is accepted, never rejected on a guess.
-      d.reasons.push_back(
-          Cat({what, " needs ", Gib(need), " per GPU as fmte reads it (", Gib(d.usable_bytes),
-               " usable), but ", UnreadOrigins(r),
-               " was not read (fmte reads no files at submit time); with ", assumed, " it needs ",
-               Gib(more_est.memory.per_gpu_bytes),
-               ": accepted unchecked; give the setting as an #FMTE line so that fmte "
-               "can check the job"}));
+      d.reasons.push_back(Cat({what, " needs ", Gib(need), " per GPU as fmte reads it (",
+                               Gib(d.usable_bytes), " usable), but ", UnreadOrigins(r),
+                               " was not read (fmte reads no files at submit time); with ", assumed,
+                               " it needs ", Gib(more_est.memory.per_gpu_bytes),
+                               ": accepted unchecked; put what the file sets in #FMTE lines "
+                               "(#FMTE sharding=zero3, ...) so that fmte can check the job"}));
     } else {
       d.kind = DecisionKind::kReject;
       d.reject_reason = RejectReason::kMemory;

@@ -255,6 +255,12 @@ void Sink::Add(std::string_view key, std::string_view value, std::string_view pr
   out_->values.push_back(Assignment{std::string(key), std::string(value), std::move(origin)});
 }
 
+bool Sink::Has(std::string_view key) const {
+  for (const Assignment& a : out_->values)
+    if (a.key == key) return true;
+  return false;
+}
+
 void Sink::Unread(std::string_view key, std::string_view flag, std::string_view file,
                   std::string_view what) {
   Warn(flag, what);

@@ -59,6 +59,8 @@ class Sink {
   void Unread(std::string_view key, std::string_view flag, std::string_view file,
               std::string_view what);
   const Flag* Find(const LaunchLine& l, std::string_view name) const { return l.Find(name); }
+  // Whether this launch line already set `key`.
+  bool Has(std::string_view key) const;
   int line() const { return line_; }
   LauncherFindings* out() { return out_; }
 

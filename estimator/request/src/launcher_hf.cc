@@ -169,6 +169,27 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     if (FlagTrue(sink->Find(l, "fsdp_activation_checkpointing")))
       sink->Set("activation-checkpointing", "full", "--fsdp_activation_checkpointing");
   }
+  // accelerate launch --config_file cfg.yaml: when the line itself does not say how the state is
+  // sharded, the file does, and fmte does not open it at submit time (a ZeRO stage in its name is
+  // read from the name).
+  if (const Flag* f = sink->Find(l, "config_file");
+      l.launcher == "accelerate" && f != nullptr && !f->unresolved && !sink->Has("sharding") &&
+      !FlagTrue(sink->Find(l, "use_fsdp")) && !FlagTrue(sink->Find(l, "use_deepspeed"))) {
+    if (const int stage = ZeroStageFromName(f->value); stage >= 0) {
+      deepspeed = true;
+      sink->Set("sharding", stage == 0 ? "ddp" : "zero" + std::to_string(stage), "--config_file");
+    } else {
+      sink->Unread("sharding", "--config_file", f->value,
+                   "sharding not in the file name '" + Shown(f->value) +
+                       "' (fmte reads no files at submit time); set #FMTE sharding=...");
+      // An accelerate FSDP config may also turn on activation checkpointing
+      // (fsdp_activation_checkpointing), unless the line already asks for it.
+      if (!sink->Has("activation-checkpointing"))
+        sink->out()->unread.push_back(UnreadSetting{
+            "activation-checkpointing",
+            "line " + std::to_string(sink->line()) + ": --config_file " + Shown(f->value)});
+    }
+  }
   if (FlagTrue(sink->Find(l, "use_deepspeed"))) {
     deepspeed = true;
     if (const Flag* z = sink->Find(l, "zero_stage"); z != nullptr && !z->unresolved)
