@@ -246,6 +246,15 @@ TEST(PolicyTest, UnreadSettingsAreReadFavourably) {
   EXPECT_EQ(unread.unread[0].key, "sharding");
   EXPECT_EQ(unread.unread[0].origin, "line 1: --deepspeed ds.json");
   EXPECT_TRUE(Request("#FMTE sharding=zero2\n" + launch8b, "gres:gpu:a100:8").unread.empty());
+  // accelerate's config file leaves sharding and checkpointing unread, unless the line sets one.
+  const std::string accelerate =
+      "accelerate launch --config_file cfg/cluster.yaml sft.py --model_name_or_path "
+      "meta-llama/Llama-3.1-8B";
+  EXPECT_EQ(Request(accelerate + "\n", "gres:gpu:a100:8").unread.size(), 2u);
+  const JobRequest checkpointed =
+      Request(accelerate + " --gradient_checkpointing\n", "gres:gpu:a100:8");
+  ASSERT_EQ(checkpointed.unread.size(), 1u);
+  EXPECT_EQ(checkpointed.unread[0].key, "sharding");
   // A file name that says the stage is read from the name: nothing unread.
   const std::string named =
       "deepspeed --num_gpus 8 train.py --deepspeed ds_zero3.json "

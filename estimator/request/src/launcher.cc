@@ -261,12 +261,16 @@ bool Sink::Has(std::string_view key) const {
   return false;
 }
 
-void Sink::Unread(std::string_view key, std::string_view flag, std::string_view file,
-                  std::string_view what) {
-  Warn(flag, what);
+void Sink::MarkUnread(std::string_view key, std::string_view flag, std::string_view file) {
   out_->unread.push_back(UnreadSetting{
       std::string(key),
       "line " + std::to_string(line_) + ": " + std::string(flag) + " " + Shown(file)});
+}
+
+void Sink::Unread(std::string_view key, std::string_view flag, std::string_view file,
+                  std::string_view what) {
+  Warn(flag, what);
+  MarkUnread(key, flag, file);
 }
 
 void Sink::Warn(std::string_view flag, std::string_view what) {

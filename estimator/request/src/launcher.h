@@ -54,8 +54,10 @@ class Sink {
   // Set with the origin "line N: --<flag_name>" (no "--name" string built by the caller).
   void SetFromFlag(std::string_view key, std::string_view value, std::string_view flag_name);
   void Warn(std::string_view flag, std::string_view what);
-  // `key` is set in the file `file` that `flag` names, which fmte does not read: a warning (`what`)
-  // and an UnreadSetting for the policy.
+  // `key` is set in the file `file` that `flag` names, which fmte does not read: an UnreadSetting
+  // for the policy ("line N: <flag> <file>").
+  void MarkUnread(std::string_view key, std::string_view flag, std::string_view file);
+  // MarkUnread with a warning (`what`) about it.
   void Unread(std::string_view key, std::string_view flag, std::string_view file,
               std::string_view what);
   const Flag* Find(const LaunchLine& l, std::string_view name) const { return l.Find(name); }

@@ -62,15 +62,22 @@ void ReadFsdp(const Flag& f, Sink* sink) {
   }
 }
 
-void ReadDeepspeedConfig(const Flag& f, std::string_view flag, Sink* sink) {
+// Sets the sharding a ZeRO stage in a config file's name gives (stage 0: plain DDP) and returns
+// the stage; -1 (nothing set) when the name gives none.
+int ReadZeroStageFromName(const Flag& f, std::string_view flag, Sink* sink) {
   const int stage = ZeroStageFromName(f.value);
+  if (stage >= 0) sink->Set("sharding", stage == 0 ? "ddp" : "zero" + std::to_string(stage), flag);
+  return stage;
+}
+
+void ReadDeepspeedConfig(const Flag& f, std::string_view flag, Sink* sink) {
+  const int stage = ReadZeroStageFromName(f, flag, sink);
   if (stage < 0) {
     sink->Unread("sharding", flag, f.value,
                  "ZeRO stage not in the file name '" + Shown(f.value) +
                      "' (fmte reads no files at submit time); set #FMTE sharding=zeroN");
     return;
   }
-  sink->Set("sharding", stage == 0 ? "ddp" : "zero" + std::to_string(stage), flag);
   const std::string n = Lower(f.value);
   if (n.find("offload") != std::string::npos) {
     sink->Set("offload-optimizer", "true", flag);
@@ -175,19 +182,15 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   if (const Flag* f = sink->Find(l, "config_file");
       l.launcher == "accelerate" && f != nullptr && !f->unresolved && !sink->Has("sharding") &&
       !FlagTrue(sink->Find(l, "use_fsdp")) && !FlagTrue(sink->Find(l, "use_deepspeed"))) {
-    if (const int stage = ZeroStageFromName(f->value); stage >= 0) {
+    if (ReadZeroStageFromName(*f, "--config_file", sink) >= 0) {
       deepspeed = true;
-      sink->Set("sharding", stage == 0 ? "ddp" : "zero" + std::to_string(stage), "--config_file");
     } else {
       sink->Unread("sharding", "--config_file", f->value,
                    "sharding not in the file name '" + Shown(f->value) +
                        "' (fmte reads no files at submit time); set #FMTE sharding=...");
       // An accelerate FSDP config may also turn on activation checkpointing
-      // (fsdp_activation_checkpointing), unless the line already asks for it.
-      if (!sink->Has("activation-checkpointing"))
-        sink->out()->unread.push_back(UnreadSetting{
-            "activation-checkpointing",
-            "line " + std::to_string(sink->line()) + ": --config_file " + Shown(f->value)});
+      // (fsdp_activation_checkpointing); ParseJobRequest drops it when the line asks for it.
+      sink->MarkUnread("activation-checkpointing", "--config_file", f->value);
     }
   }
   if (FlagTrue(sink->Find(l, "use_deepspeed"))) {
