@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   cmake g++ ninja-build ccache git clang-format
-  nlohmann-json3-dev libxgboost-dev libboost-program-options-dev libcurl4-openssl-dev
+  nlohmann-json3-dev libyaml-cpp-dev libtomlplusplus-dev libxgboost-dev libboost-program-options-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
   slurmdbd mariadb-server mariadb-client

@@ -3,6 +3,9 @@
 // comes from the script's #SBATCH lines (including --fmte-* SPANK options), overridden by
 // sbatch-like flags. Exit codes: 0 accept or rewrite, 3 reject, 2 usage error, 1 failure (catalogs,
 // config file).
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -14,6 +17,7 @@
 #include "fmte/policy.h"
 #include "fmte/record.h"
 #include "fmte/request.h"
+#include "fmte/script_files.h"
 #include "job_options.h"
 #include "output.h"
 #include "time_output.h"
@@ -53,12 +57,110 @@ std::string GpusToTres(std::string_view v) { return "gres:gpu:" + std::string(v)
 // The Slurm options fmte looks at, from #SBATCH lines or the command line.
 struct SlurmOptions {
   std::string partition, gres, gpus, gpus_per_node, gpus_per_task, time, nodes, ntasks;
+  std::string ntasks_per_node, job_name, array, exports;
   std::vector<std::pair<std::string, std::string>> spank;  // --fmte-KEY=VALUE
 };
 
+// sbatch's options that take a value (long names, and short letters), so that the words of an
+// sbatch command line (`fmte-advise check --mem 80G -A proj train.sh`) are told from the script's
+// path; sbatch 22.05's `--help`.
+bool SbatchTakesValue(std::string_view name) {
+  static constexpr std::string_view kLong[] = {"account",
+                                               "acctg-freq",
+                                               "array",
+                                               "batch",
+                                               "bb",
+                                               "bbf",
+                                               "begin",
+                                               "chdir",
+                                               "cluster-constraint",
+                                               "clusters",
+                                               "comment",
+                                               "constraint",
+                                               "container",
+                                               "core-spec",
+                                               "cores-per-socket",
+                                               "cpu-freq",
+                                               "cpus-per-gpu",
+                                               "cpus-per-task",
+                                               "deadline",
+                                               "delay-boot",
+                                               "dependency",
+                                               "distribution",
+                                               "error",
+                                               "exclude",
+                                               "export",
+                                               "export-file",
+                                               "extra-node-info",
+                                               "gid",
+                                               "gpu-bind",
+                                               "gpu-freq",
+                                               "gpus",
+                                               "gpus-per-node",
+                                               "gpus-per-socket",
+                                               "gpus-per-task",
+                                               "gres",
+                                               "gres-flags",
+                                               "hint",
+                                               "input",
+                                               "job-name",
+                                               "licenses",
+                                               "mail-type",
+                                               "mail-user",
+                                               "mcs-label",
+                                               "mem",
+                                               "mem-bind",
+                                               "mem-per-cpu",
+                                               "mem-per-gpu",
+                                               "mincpus",
+                                               "network",
+                                               "nodefile",
+                                               "nodelist",
+                                               "nodes",
+                                               "ntasks",
+                                               "ntasks-per-core",
+                                               "ntasks-per-gpu",
+                                               "ntasks-per-node",
+                                               "ntasks-per-socket",
+                                               "open-mode",
+                                               "output",
+                                               "partition",
+                                               "power",
+                                               "prefer",
+                                               "priority",
+                                               "profile",
+                                               "qos",
+                                               "reservation",
+                                               "signal",
+                                               "sockets-per-node",
+                                               "switches",
+                                               "thread-spec",
+                                               "threads-per-core",
+                                               "time",
+                                               "time-min",
+                                               "tmp",
+                                               "uid",
+                                               "wait-all-nodes",
+                                               "wckey",
+                                               "wrap"};
+  if (name.size() == 1)
+    return std::string_view("AabcDdeFGiJLMmNnopqStwx").find(name[0]) != std::string_view::npos;
+  for (std::string_view l : kLong)
+    if (l == name) return true;
+  return false;
+}
+
 // One option (long name without dashes, or a short letter) into `o`. Unknown options are ignored.
 void SetOption(std::string_view name, const std::string& value, SlurmOptions* o) {
-  if (name == "p" || name == "partition")
+  if (name == "ntasks-per-node")
+    o->ntasks_per_node = value;
+  else if (name == "J" || name == "job-name")
+    o->job_name = value;
+  else if (name == "a" || name == "array")
+    o->array = value;
+  else if (name == "export")
+    o->exports = value;
+  else if (name == "p" || name == "partition")
     o->partition = value;
   else if (name == "gres")
     o->gres = value;
@@ -131,7 +233,55 @@ Result<SlurmFacts> FactsFrom(const SlurmOptions& o) {
     if (!n.ok()) return n.status();
     f.num_tasks = *n;
   }
+  if (!o.ntasks_per_node.empty()) {
+    auto n = tools::ParseInt(o.ntasks_per_node, "--ntasks-per-node", 1, 1 << 16);
+    if (!n.ok()) return n.status();
+    f.ntasks_per_node = *n;
+  }
+  // sbatch --ntasks-per-node without --ntasks: that many tasks on each node.
+  if (f.num_tasks == 0 && f.ntasks_per_node > 0)
+    f.num_tasks = f.ntasks_per_node * std::max<int64_t>(1, f.min_nodes);
+  f.job_name = o.job_name;
   return f;
+}
+
+// The variables a batch script starts with, as far as they are known at submission: sbatch
+// --export=[ALL,]NAME=VALUE,... and the SLURM_* variables of the allocation it asked for.
+std::vector<std::pair<std::string, std::string>> ScriptEnv(const SlurmOptions& o,
+                                                           const SlurmFacts& f,
+                                                           const std::string& dir) {
+  std::vector<std::pair<std::string, std::string>> env;
+  const int64_t nodes = std::max<int64_t>(1, f.min_nodes);
+  env.emplace_back("SLURM_NNODES", std::to_string(nodes));
+  env.emplace_back("SLURM_JOB_NUM_NODES", std::to_string(nodes));
+  env.emplace_back("SLURM_SUBMIT_DIR", dir);
+  if (!o.job_name.empty()) env.emplace_back("SLURM_JOB_NAME", o.job_name);
+  if (f.ntasks_per_node > 0) {
+    env.emplace_back("SLURM_NTASKS_PER_NODE", std::to_string(f.ntasks_per_node));
+    env.emplace_back("SLURM_NTASKS", std::to_string(f.ntasks_per_node * nodes));
+  } else if (f.num_tasks > 0) {
+    env.emplace_back("SLURM_NTASKS", std::to_string(f.num_tasks));
+  }
+  const std::string_view per_node = o.gpus_per_node.empty() ? o.gres : o.gpus_per_node;
+  if (!per_node.empty()) {  // "gpu:a100:4" or "4": the count is the last field
+    const std::string_view count = per_node.substr(per_node.rfind(':') + 1);
+    if (!count.empty() && count.find_first_not_of("0123456789") == std::string_view::npos)
+      env.emplace_back("SLURM_GPUS_PER_NODE", std::string(count));
+  }
+  if (!o.array.empty()) {  // the first task of the array: "0-2", "1,3,5", "0-15%4"
+    const size_t end = o.array.find_first_not_of("0123456789");
+    if (end != 0) env.emplace_back("SLURM_ARRAY_TASK_ID", o.array.substr(0, end));
+  }
+  std::string_view rest = o.exports;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq != std::string_view::npos && eq > 0)
+      env.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+  }
+  return env;
 }
 
 // --config, else fmte.conf beside $SLURM_CONF, else /etc/slurm/fmte.conf, else defaults ("none").
@@ -180,8 +330,11 @@ nlohmann::json DecisionJson(const JobRequest& r, const Decision& d, const std::s
                                  {"per_gpu_bytes", a.per_gpu_bytes},
                                  {"usable_bytes", a.usable_bytes},
                                  {"fits", a.fits}});
-  nlohmann::json req = {
-      {"is_llm_job", r.is_llm_job}, {"launcher", r.launcher}, {"warnings", r.warnings}};
+  nlohmann::json req = {{"is_llm_job", r.is_llm_job},
+                        {"launcher", r.launcher},
+                        {"model", r.job.model},
+                        {"files_read", r.files_read},
+                        {"warnings", r.warnings}};
   req["sources"] = nlohmann::json::array();
   for (const FieldSource& s : r.sources)
     req["sources"].push_back({{"key", s.key},
@@ -240,6 +393,11 @@ void PrintDecision(std::ostream& os, const JobRequest& r, const Decision& d,
     for (const FieldSource& s : r.sources)
       t.AddRow({s.key, s.value, std::string(ToString(s.source)), s.origin});
     t.Print(os);
+    if (!r.files_read.empty()) {
+      os << "files read:";
+      for (const std::string& f : r.files_read) os << " " << f;
+      os << "\n";
+    }
     if (d.estimated) os << "\nrecord:   " << EncodeRecord(MakeRecord(r, d)) << "\n";
   }
 }
@@ -258,6 +416,15 @@ int RunCheck(const std::vector<std::string>& args) {
       "gpus-per-task", po::value<std::string>(), "as sbatch --gpus-per-task ([type:]N)")(
       "ntasks,n", po::value<std::string>(), "tasks (with --gpus-per-task)")(
       "nodes,N", po::value<std::string>(), "nodes as sbatch --nodes (N or MIN-MAX)")(
+      "ntasks-per-node", po::value<std::string>(), "as sbatch --ntasks-per-node")(
+      "job-name,J", po::value<std::string>(), "as sbatch --job-name ($SLURM_JOB_NAME)")(
+      "array,a", po::value<std::string>(),
+      "as sbatch --array; the script is read as its first task ($SLURM_ARRAY_TASK_ID)")(
+      "export", po::value<std::string>(),
+      "as sbatch --export=[ALL,]NAME=VALUE,...: variables the script starts with")(
+      "chdir,D", po::value<std::string>()->value_name("DIR"),
+      "the submission directory (sbatch -D): the script and the files it names are read "
+      "relative to it; default: the current directory")(
       "time,t", po::value<std::string>(), "time limit as sbatch --time (M, H:M:S, D-H:M:S, ...)")(
       "config", po::value<std::string>(),
       "fmte.conf to use ('none': all defaults); default: beside $SLURM_CONF, "
@@ -269,23 +436,33 @@ int RunCheck(const std::vector<std::string>& args) {
       "RegressorsDir");
   tools::AddCommonOptions(&desc);
 
-  // SCRIPT is the one positional argument; the rest go to the flag parser.
+  // As sbatch: options, then SCRIPT, then the script's own arguments. Options fmte-advise knows
+  // go to the flag parser; other sbatch options (--mem, -A, --exclusive, ...) are skipped.
   std::vector<std::string> flags{args.empty() ? std::string("check") : args[0]};
   std::string script_path;
+  std::vector<std::string> script_args;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a.size() > 1 && a[0] == '-') {
+    if (!script_path.empty()) {
+      script_args.push_back(a);
+    } else if (a.size() > 1 && a[0] == '-') {
+      const bool is_long = a.starts_with("--");
+      const std::string name = a.substr(is_long ? 2 : 1, a.find('=') == std::string::npos
+                                                             ? std::string::npos
+                                                             : a.find('=') - (is_long ? 2 : 1));
+      const auto* opt = desc.find_nothrow(is_long ? name : name.substr(0, 1), false);
+      if (opt == nullptr) {  // an sbatch option fmte does not use, with its value
+        if (a.find('=') == std::string::npos && (is_long || a.size() == 2) &&
+            SbatchTakesValue(is_long ? name : name.substr(0, 1)) && i + 1 < args.size())
+          ++i;
+        continue;
+      }
       flags.push_back(a);
-      const std::string name = a.substr(a.starts_with("--") ? 2 : 1);
-      const auto* opt = desc.find_nothrow(name, false);
-      if (a.find('=') == std::string::npos && opt != nullptr && opt->semantic()->max_tokens() > 0 &&
-          i + 1 < args.size())
+      if (a.find('=') == std::string::npos && (is_long || a.size() == 2) &&
+          opt->semantic()->max_tokens() > 0 && i + 1 < args.size())
         flags.push_back(args[++i]);
-    } else if (script_path.empty()) {
-      script_path = a;
     } else {
-      return Fail(Status::InvalidArgument("one SCRIPT expected, got '" + script_path + "' and '" +
-                                          a + "'"));
+      script_path = a;
     }
   }
   po::variables_map vm;
@@ -296,16 +473,38 @@ int RunCheck(const std::vector<std::string>& args) {
   }
   if (script_path.empty())
     return Fail(Status::InvalidArgument("SCRIPT: the batch script to check is required"));
-  std::ifstream in(script_path, std::ios::binary);
-  if (!in) return Fail(Status::InvalidArgument("SCRIPT: cannot open '" + script_path + "'"));
+  // The submission directory: files the script names are read relative to it, as sbatch -D.
+  std::string dir = tools::FlagString(vm, "chdir");
+  if (dir.empty()) {
+    char cwd[4096];
+    dir = getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : ".";
+  }
+  const DiskFiles files(dir);
+  const std::string script_file = files.Resolve(script_path);
+  std::ifstream in(script_file, std::ios::binary);
+  if (!in) return Fail(Status::InvalidArgument("SCRIPT: cannot open '" + script_file + "'"));
   std::string script(kMaxScriptBytes + 1, '\0');
   in.read(script.data(), static_cast<std::streamsize>(script.size()));
   script.resize(static_cast<size_t>(in.gcount()));
 
   SlurmOptions opts;
   ReadSbatchLines(script, &opts);
-  for (const char* name :
-       {"partition", "gres", "gpus", "gpus-per-node", "gpus-per-task", "ntasks", "nodes", "time"})
+  // A value sbatch would refuse in an #SBATCH line (a template's "{{ nodes }}") is dropped with a
+  // warning; the same value on the command line is an error.
+  for (auto [field, name] :
+       {std::pair{&SlurmOptions::time, "--time"}, std::pair{&SlurmOptions::nodes, "--nodes"},
+        std::pair{&SlurmOptions::ntasks, "--ntasks"},
+        std::pair{&SlurmOptions::ntasks_per_node, "--ntasks-per-node"}}) {
+    SlurmOptions one;
+    one.*field = opts.*field;
+    if (auto f = FactsFrom(one); !f.ok()) {
+      std::cerr << "fmte-advise: warning: #SBATCH " << name << ": " << f.status().message()
+                << "; ignored\n";
+      opts.*field = "";
+    }
+  }
+  for (const char* name : {"partition", "gres", "gpus", "gpus-per-node", "gpus-per-task", "ntasks",
+                           "ntasks-per-node", "nodes", "time", "job-name", "array", "export"})
     if (vm.count(name)) SetOption(name, vm[name].as<std::string>(), &opts);
   if (vm.count("fmte"))
     for (const std::string& kv : vm["fmte"].as<std::vector<std::string>>()) {
@@ -332,7 +531,16 @@ int RunCheck(const std::vector<std::string>& args) {
     return Fail(s);
   const Estimator estimator(std::move(catalogs).value());
 
-  const JobRequest request = ParseJobRequest(script, opts.spank, *facts);
+  // The client side's reading (what the SPANK plugin does in sbatch): the script's arguments and
+  // variables, the files it names and the launcher table of the catalog directory.
+  ScriptContext context;
+  context.args = script_args;
+  context.env = ScriptEnv(opts, *facts, dir);
+  context.files = &files;
+  auto launchers = LoadLauncherTable(config->catalog_dir);
+  if (!launchers.ok()) return Fail(launchers.status());
+  context.launchers = &launchers.value();
+  const JobRequest request = ParseJobRequest(script, opts.spank, *facts, context);
   const Decision d = Decide(request, *config, estimator);
   if (tools::FlagSet(vm, "json")) {
     std::cout << DecisionJson(request, d, config_path, estimator).dump(2) << "\n";

@@ -134,7 +134,7 @@ std::string_view NormalizeFlag(std::string_view n, std::string* text) {
 }
 
 // Splits the words after the launcher. Returns false when the command is no launch.
-bool Split(const Command& c, LaunchLine* l) {
+bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
   size_t i = 0;
   const size_t n = c.words.size();
   std::string_view name;
@@ -142,6 +142,8 @@ bool Split(const Command& c, LaunchLine* l) {
   for (; i < n; ++i) {
     const std::string_view w = c.words[i].text;
     name = LauncherName(w);
+    if (name.empty() && !c.words[i].unresolved && IsTableProgram(table, Basename(w)))
+      name = Basename(w);
     if (!name.empty()) break;
     const std::string_view b = Basename(w);
     if (i == 0 && !IsPrefix(b) && w.find('=') == std::string::npos) return false;
@@ -149,6 +151,7 @@ bool Split(const Command& c, LaunchLine* l) {
   if (name.empty()) return false;
   l->line = c.line;
   l->launcher = name;
+  l->program = Basename(c.words[i].text);
   if (name == "script") {  // ./train.py or pretrain_gpt.py run directly
     l->launcher = "python";
     l->positionals.push_back(c.words[i].text);
@@ -195,8 +198,12 @@ bool Split(const Command& c, LaunchLine* l) {
     } else if (w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1]))) {
       // short options (python -u, tune -c cfg)
       if (w == "-c" && i + 1 < n) {
-        l->flags.push_back(
-            Flag{"config", c.words[i + 1].text, c.words[i + 1].unresolved, static_cast<int>(i)});
+        Flag f;
+        f.name = "config";
+        f.value = c.words[i + 1].text;
+        f.unresolved = c.words[i + 1].unresolved;
+        f.index = static_cast<int>(i);
+        l->flags.push_back(f);
         ++i;
       }
     } else if (!c.words[i].unresolved) {
@@ -216,8 +223,7 @@ bool Split(const Command& c, LaunchLine* l) {
     else if (l->module.starts_with("trl"))
       l->launcher = "trl";
   }
-  // The readers look up some 60 names: group the flags once by name length.
-  l->by_length_.Build(l->flags.size(), [l](size_t i) { return l->flags[i].name; });
+  l->Index();
   return true;
 }
 
@@ -233,6 +239,31 @@ bool IsMegatronScript(const LaunchLine& l) {
 }
 
 }  // namespace
+
+void LaunchLine::Index() {
+  // The readers look up some 60 names: group the flags once by name length.
+  by_length_.Build(flags.size(), [this](size_t i) { return flags[i].name; });
+}
+
+void LaunchLine::AddFileFlags(std::vector<std::pair<std::string, std::string>> name_values,
+                              std::string_view origin_prefix, std::vector<std::string> origins) {
+  std::vector<Flag> added;
+  added.reserve(name_values.size());
+  for (size_t k = 0; k < name_values.size(); ++k) {
+    Flag f;
+    f.index = -1;
+    f.name = file_text_.emplace_back(std::move(name_values[k].first));
+    f.value = file_text_.emplace_back(std::move(name_values[k].second));
+    f.origin = file_text_.emplace_back(std::string(origin_prefix) + ": " + origins[k]);
+    added.push_back(f);
+  }
+  flags.insert(flags.begin(), added.begin(), added.end());
+  Index();
+}
+
+void Sink::SetWithOrigin(std::string_view key, std::string_view value, std::string origin) {
+  out_->values.push_back(Assignment{std::string(key), std::string(value), std::move(origin)});
+}
 
 void Sink::Set(std::string_view key, std::string_view value, std::string_view flag) {
   Add(key, value, "", flag);
@@ -301,28 +332,49 @@ int64_t ProcCount(const Flag* f) {
   return r.ok() ? *r : 0;
 }
 
-LauncherFindings DetectLauncher(const std::vector<Command>& commands) {
+namespace {
+
+// A value set from a flag that came from a config file names the file and key, not the line.
+void FileOrigins(const LaunchLine& l, LauncherFindings* f) {
+  for (Assignment& a : f->values) {
+    const size_t dashes = a.origin.find(": --");
+    if (!a.origin.starts_with("line ") || dashes == std::string::npos) continue;
+    const Flag* flag = l.Find(std::string_view(a.origin).substr(dashes + 4));
+    if (flag != nullptr && flag->index < 0) a.origin = std::string(flag->origin);
+  }
+}
+
+}  // namespace
+
+LauncherFindings DetectLauncher(const std::vector<Command>& commands, const ScriptContext* ctx,
+                                const std::vector<std::pair<std::string, std::string>>* written) {
   LauncherFindings best;
   size_t best_score = 0;
+  const LauncherTable* table = ctx != nullptr ? ctx->launchers : nullptr;
   for (const Command& c : commands) {
     LaunchLine l;
-    if (!Split(c, &l)) continue;
+    if (!Split(c, table, &l)) continue;
     LauncherFindings f;
     f.values.reserve(32);  // a launch line gives up to some 30 values
     Sink sink(&f, l.line);
-    if (l.launcher == "tune") {
+    const LauncherRule* rule = ReadConfigFiles(FileContext{ctx, written}, &l, &sink);
+    const std::string_view reader = rule != nullptr ? std::string_view(rule->reader) : "";
+    if (reader == "keys") {
+      f.launcher = rule->name;
+    } else if (l.launcher == "tune") {
       ReadTorchtune(l, &sink);
       f.launcher = "tune";
-    } else if (IsMegatronScript(l)) {
+    } else if (reader == "megatron" || IsMegatronScript(l)) {
       ReadMegatronFlags(l, &sink);
-      f.launcher = "megatron";
+      f.launcher = rule != nullptr ? rule->name : "megatron";
     } else if (IsFmsFsdpScript(l)) {
       ReadFmsFsdpFlags(l, &sink);
       f.launcher = "fms-fsdp";
     } else {
       ReadHfFlags(l, &sink);
-      f.launcher = l.launcher;
+      f.launcher = rule != nullptr ? std::string_view(rule->name) : l.launcher;
     }
+    FileOrigins(l, &f);
     bool has_model = false;
     for (const Assignment& a : f.values) has_model = has_model || a.key == "model";
     if (!has_model) continue;

@@ -5,9 +5,11 @@
 #define FMTE_SRC_LAUNCHER_H_
 
 #include <cstdint>
+#include <deque>
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "request_internal.h"
@@ -21,7 +23,9 @@ struct Flag {
   std::string_view name;
   std::string_view value;  // "true" for a bare boolean flag
   bool unresolved = false;
-  int index = 0;  // word index in the command
+  int index = 0;            // word index in the command; -1 for a flag read from a config file
+  bool file_read = false;   // the config file this flag names was read (its keys are flags too)
+  std::string_view origin;  // a flag from a config file: "ds.json: zero_optimization.stage"
 };
 
 // One split launch command. It refers to the Command it was split from (which must outlive it)
@@ -34,8 +38,16 @@ struct LaunchLine {
   // The last flag called `name` (as in argparse, the last occurrence wins), or nullptr.
   const Flag* Find(std::string_view name) const;
 
+  // Puts `flags` from a config file before the line's own flags (which win, as on the command
+  // line of every trainer that reads a config file and flags); their text is kept by the line.
+  void AddFileFlags(std::vector<std::pair<std::string, std::string>> name_values,
+                    std::string_view origin_prefix, std::vector<std::string> origins);
+  // Groups the flags by name length again (after AddFileFlags).
+  void Index();
+
   int line = 0;
-  std::string_view launcher;  // torchrun|accelerate|deepspeed|python|tune|trl|llamafactory
+  std::string_view launcher;  // torchrun|accelerate|deepspeed|python|tune|trl|llamafactory|...
+  std::string_view program;   // the launch command's own word, base name ("llamafactory-cli")
   std::vector<Flag> flags;
   std::vector<std::string_view>
       positionals;          // non-flag words after the launcher (script, overrides)
@@ -44,6 +56,7 @@ struct LaunchLine {
   std::string text_;
   // `flags` grouped by name length, each group in command order (built by Split for Find).
   LengthGroups<64> by_length_;
+  std::deque<std::string> file_text_;  // names, values and origins of flags from config files
 };
 
 // Collects values in a LauncherFindings, with the origin text "line N: --flag".
@@ -53,6 +66,8 @@ class Sink {
   void Set(std::string_view key, std::string_view value, std::string_view flag);
   // Set with the origin "line N: --<flag_name>" (no "--name" string built by the caller).
   void SetFromFlag(std::string_view key, std::string_view value, std::string_view flag_name);
+  // Set with an origin of its own ("ds.json: zero_optimization.stage").
+  void SetWithOrigin(std::string_view key, std::string_view value, std::string origin);
   void Warn(std::string_view flag, std::string_view what);
   // `key` is set in the file `file` that `flag` names, which fmte does not read: an UnreadSetting
   // for the policy ("line N: <flag> <file>").
@@ -82,6 +97,18 @@ int64_t ProcCount(const Flag* f);
 void ReadHfFlags(const LaunchLine& l, Sink* sink);  // HF Trainer / TRL / PEFT / accelerate / DS
 void ReadMegatronFlags(const LaunchLine& l, Sink* sink);  // pretrain_gpt.py
 void ReadTorchtune(const LaunchLine& l, Sink* sink);      // tune run <recipe> --config <cfg> k=v
+
+// The config files `l` names under the launcher table's rules, read through the context's files
+// (and the files the script itself wrote): their keys become flags of `l` (AddFileFlags) or request
+// values in `sink`. Returns the first rule that applied to the launch's program (not a "*" rule),
+// or nullptr. Without files (the controller), nothing is read.
+struct FileContext {
+  const ScriptContext* ctx = nullptr;
+  const std::vector<std::pair<std::string, std::string>>* written = nullptr;
+};
+const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sink* sink);
+// Whether a table rule names `program` (a launch command's base name) as its own.
+bool IsTableProgram(const LauncherTable* table, std::string_view program);
 
 void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);  // fms-fsdp main_training.py
 bool IsFmsFsdpScript(const LaunchLine& l);               // runs fms-fsdp's main_training.py

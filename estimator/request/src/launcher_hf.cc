@@ -154,7 +154,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     const Flag* f = sink->Find(l, name);
     if (f == nullptr || f->unresolved || f->value == "true") continue;
     deepspeed = true;
-    ReadDeepspeedConfig(*f, "--" + std::string(name), sink);
+    if (!f->file_read) ReadDeepspeedConfig(*f, "--" + std::string(name), sink);
   }
   if (const Flag* f = sink->Find(l, "fsdp"); f != nullptr && !f->unresolved) ReadFsdp(*f, sink);
   if (FlagTrue(sink->Find(l, "use_fsdp"))) {
@@ -180,8 +180,9 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   // sharded, the file does, and fmte does not open it at submit time (a ZeRO stage in its name is
   // read from the name).
   if (const Flag* f = sink->Find(l, "config_file");
-      l.launcher == "accelerate" && f != nullptr && !f->unresolved && !sink->Has("sharding") &&
-      !FlagTrue(sink->Find(l, "use_fsdp")) && !FlagTrue(sink->Find(l, "use_deepspeed"))) {
+      l.launcher == "accelerate" && f != nullptr && !f->unresolved && !f->file_read &&
+      !sink->Has("sharding") && !FlagTrue(sink->Find(l, "use_fsdp")) &&
+      !FlagTrue(sink->Find(l, "use_deepspeed"))) {
     if (ReadZeroStageFromName(*f, "--config_file", sink) >= 0) {
       deepspeed = true;
     } else {

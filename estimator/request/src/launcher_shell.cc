@@ -99,19 +99,224 @@ void TextArena::NewBlock(size_t bytes) {
   left_ = bytes;
 }
 
-ScanOutput ScanScript(std::string_view script) {
-  ScanOutput out;
-  if (script.size() > kMaxScriptBytes) {
-    out.warnings.push_back("script: only the first " + std::to_string(kMaxScriptBytes) + " of " +
-                           std::to_string(script.size()) + " bytes were read");
-    script = script.substr(0, kMaxScriptBytes);
-  }
-  const size_t binary = CountBinaryBytes(script);
-  if (binary > 0)
-    out.warnings.push_back("script: " + std::to_string(binary) + " binary/control bytes ignored");
+namespace {
 
-  ShellVars vars;
-  ShellTokenizer tok(&vars, &out.text, &out.warnings);
+constexpr int kMaxNesting = 4;      // source / bash -c levels read inside each other
+constexpr size_t kMaxSourced = 16;  // files `source`d by one script
+constexpr size_t kMaxHeredocBytes = size_t{1} << 20;  // one heredoc body kept (a written file)
+
+std::string_view BaseName(std::string_view w) {
+  const size_t slash = w.rfind('/');
+  return slash == std::string_view::npos ? w : w.substr(slash + 1);
+}
+
+// $NAME, ${NAME} and ${NAME:-x} in a heredoc body or a path replaced by known scalar values; the
+// rest (unknown names, $(...)) stays as written.
+std::string ExpandSimple(std::string_view text, const ShellVars& vars) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] != '$' || i + 1 >= text.size()) {
+      out += text[i++];
+      continue;
+    }
+    const bool braces = text[i + 1] == '{';
+    size_t k = i + 1 + (braces ? 1 : 0);
+    const size_t start = k;
+    while (k < text.size() && IsIdent(text[k])) ++k;
+    std::string_view name = text.substr(start, k - start);
+    std::string_view fallback;
+    bool has_fallback = false;
+    if (braces) {
+      const size_t close = text.find('}', k);
+      if (close == std::string_view::npos || name.empty()) {
+        out += text[i++];
+        continue;
+      }
+      std::string_view op = text.substr(k, close - k);
+      if (op.starts_with(":-") || op.starts_with("-")) {
+        fallback = op.substr(op[0] == ':' ? 2 : 1);
+        has_fallback = true;
+      } else if (!op.empty()) {
+        out += text[i++];
+        continue;
+      }
+      k = close + 1;
+    }
+    const auto it = name.empty() ? vars.end() : vars.find(name);
+    if (it != vars.end() && !it->second.unresolved && !it->second.items.empty()) {
+      for (size_t n = 0; n < it->second.items.size(); ++n)
+        out.append(n ? " " : "").append(it->second.items[n].text);
+    } else if (has_fallback) {
+      out += fallback;
+    } else {
+      out.append(text.substr(i, k - i));
+    }
+    i = k;
+  }
+  return out;
+}
+
+// The file a heredoc line writes to: the target of `>`/`>>` outside quotes, or of `tee [-a]`.
+std::string_view RedirectTarget(std::string_view line) {
+  char quote = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '>' && (i == 0 || line[i - 1] != '<')) {
+      size_t k = i + 1;
+      while (k < line.size() && (line[k] == '>' || line[k] == '|' || IsShellSpace(line[k]))) ++k;
+      size_t e = k;
+      while (e < line.size() && !IsShellSpace(line[e]) && line[e] != ';' && line[e] != '&' &&
+             line[e] != '|' && line[e] != '<')
+        ++e;
+      std::string_view t = line.substr(k, e - k);
+      if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front())
+        t = t.substr(1, t.size() - 2);
+      return t;
+    }
+  }
+  const size_t tee = line.find("tee ");
+  if (tee != std::string_view::npos && (tee == 0 || IsShellSpace(line[tee - 1]))) {
+    std::string_view rest = Trim(line.substr(tee + 4));
+    if (rest.starts_with("-a ")) rest = Trim(rest.substr(3));
+    return rest.substr(0, std::min(rest.find_first_of(" \t<;|&"), rest.size()));
+  }
+  return {};
+}
+
+// Reads a script, the files it `source`s and the strings it runs with `bash -c`, in one shell
+// state (variables, arrays, positional parameters).
+class Scanner {
+ public:
+  Scanner(ScanOutput* out, const ScriptContext* ctx)
+      : out_(out), ctx_(ctx), tok_(&vars_, &out->text, &out->warnings) {
+    if (ctx_ == nullptr) return;
+    for (const auto& [name, value] : ctx_->env) Set(name, value);
+    ShellVar all;
+    for (size_t k = 0; k < ctx_->args.size() && k < 64; ++k) {
+      const std::string_view v = out_->text.Store(ctx_->args[k]);
+      if (k < 9) Set(std::to_string(k + 1), v);
+      all.items.push_back(Word{v, false});
+    }
+    Set("#", std::to_string(ctx_->args.size()));
+    vars_.emplace(out_->text.Store("@"), all);
+    vars_.emplace(out_->text.Store("*"), std::move(all));
+  }
+
+  // Scans `script`; `fixed_line` > 0: the commands found are reported at that line of the batch
+  // script (the line of the `source` or `bash -c` that led here).
+  void Scan(std::string_view script, int depth, int fixed_line);
+
+ private:
+  void Set(std::string_view name, std::string_view value) {
+    if (vars_.size() >= kMaxShellVars) return;
+    ShellVar v;
+    v.items.push_back(Word{out_->text.Store(value), false});
+    if (const auto it = vars_.find(name); it != vars_.end())
+      it->second = std::move(v);
+    else
+      vars_.emplace(out_->text.Store(name), std::move(v));
+  }
+  // The commands from index `first` on: `source FILE` reads FILE, `bash -c STRING` reads STRING.
+  void Follow(size_t first, int depth, int line);
+  // Starts capturing a heredoc opened on `text` (one logical line) when it writes a file or
+  // fills a variable (`read -d '' VAR <<EOF`); `first`: the line's first command.
+  void StartHeredoc(std::string_view text, size_t first);
+  void EndHeredoc();
+
+  ScanOutput* out_;
+  const ScriptContext* ctx_;
+  ShellVars vars_;
+  ShellTokenizer tok_;
+  size_t sourced_ = 0;
+  // The heredoc being captured.
+  std::string heredoc_path_, heredoc_var_, heredoc_body_;
+  bool heredoc_expand_ = false;
+};
+
+void Scanner::Follow(size_t first, int depth, int line) {
+  if (depth >= kMaxNesting) return;
+  const size_t end = out_->commands.size();
+  for (size_t c = first; c < end && c < out_->commands.size(); ++c) {
+    // Copies: a nested scan appends to out_->commands, which may move the words.
+    const std::vector<Word> words = out_->commands[c].words;
+    if (words.empty()) continue;
+    const std::string_view w0 = words[0].text;
+    if ((w0 == "source" || w0 == ".") && words.size() >= 2) {
+      if (words[1].unresolved || ctx_ == nullptr || ctx_->files == nullptr) continue;
+      if (sourced_ >= kMaxSourced) {
+        out_->warnings.push_back("line " + std::to_string(line) + ": more than " +
+                                 std::to_string(kMaxSourced) + " sourced files; not read");
+        continue;
+      }
+      ++sourced_;
+      Result<std::string> text = ctx_->files->ReadText(words[1].text);
+      if (!text.ok()) {
+        out_->warnings.push_back("line " + std::to_string(line) +
+                                 ": source: " + text.status().message());
+        continue;
+      }
+      out_->files_read.push_back(std::string(words[1].text));
+      Scan(*text, depth + 1, line);
+      continue;
+    }
+    for (size_t k = 0; k + 2 < words.size(); ++k) {
+      const std::string_view b = BaseName(words[k].text);
+      const std::string_view flag = words[k + 1].text;
+      if ((b == "bash" || b == "sh") && flag.size() >= 2 && flag[0] == '-' && flag.back() == 'c' &&
+          flag.find_first_not_of("-lexc") == std::string_view::npos) {
+        Scan(words[k + 2].text, depth + 1, line);
+        break;
+      }
+    }
+  }
+}
+
+void Scanner::StartHeredoc(std::string_view text, size_t first) {
+  heredoc_path_.clear();
+  heredoc_var_.clear();
+  heredoc_body_.clear();
+  // A quoted delimiter (<<'EOF', <<"EOF", <<\EOF) keeps the body as written.
+  std::string_view after = text.substr(text.find("<<") + 2);
+  while (!after.empty() && (after.front() == '-' || IsShellSpace(after.front())))
+    after.remove_prefix(1);
+  heredoc_expand_ =
+      after.empty() || (after.front() != '\'' && after.front() != '"' && after.front() != '\\');
+  for (size_t c = first; c < out_->commands.size(); ++c) {
+    const std::vector<Word>& w = out_->commands[c].words;
+    if (!w.empty() && w[0].text == "read" && w.size() >= 2 && !w.back().unresolved) {
+      const std::string_view name = w.back().text;
+      if (!name.empty() && IsIdentStart(name[0]) &&
+          std::all_of(name.begin(), name.end(), [](char ch) { return IsIdent(ch); }))
+        heredoc_var_ = std::string(name);
+    }
+  }
+  if (heredoc_var_.empty()) {
+    const std::string_view target = RedirectTarget(text);
+    if (!target.empty() && target != "/dev/null" && target.find("$(") == std::string_view::npos)
+      heredoc_path_ = ExpandSimple(target, vars_);
+  }
+}
+
+void Scanner::EndHeredoc() {
+  std::string body = heredoc_expand_ ? ExpandSimple(heredoc_body_, vars_) : heredoc_body_;
+  if (!heredoc_var_.empty()) {
+    Set(heredoc_var_, body);
+  } else if (!heredoc_path_.empty() && out_->written_files.size() < 64) {
+    out_->written_files.emplace_back(heredoc_path_, std::move(body));
+  }
+  heredoc_path_.clear();
+  heredoc_var_.clear();
+  heredoc_body_.clear();
+}
+
+void Scanner::Scan(std::string_view script, int depth, int fixed_line) {
   std::string logical;
   std::string heredoc;
   int line_no = 0, start_line = 0;
@@ -119,6 +324,7 @@ ScanOutput ScanScript(std::string_view script) {
   char open_quote = 0;
   bool open_array = false;
   size_t pos = 0;
+  auto line_of = [&](int l) { return fixed_line > 0 ? fixed_line : l; };
   while (pos < script.size()) {
     size_t nl = script.find('\n', pos);
     if (nl == std::string_view::npos) nl = script.size();
@@ -127,7 +333,13 @@ ScanOutput ScanScript(std::string_view script) {
     ++line_no;
     if (!phys.empty() && phys.back() == '\r') phys.remove_suffix(1);
     if (!heredoc.empty()) {
-      if (Trim(phys) == heredoc) heredoc.clear();
+      if (Trim(phys) == heredoc) {
+        heredoc.clear();
+        EndHeredoc();
+      } else if ((!heredoc_path_.empty() || !heredoc_var_.empty()) &&
+                 heredoc_body_.size() + phys.size() < kMaxHeredocBytes) {
+        heredoc_body_.append(phys).push_back('\n');
+      }
       continue;
     }
     if (logical.empty()) {
@@ -135,15 +347,17 @@ ScanOutput ScanScript(std::string_view script) {
       joined = 0;
       const std::string_view t = Trim(phys);
       if (t.starts_with("#FMTE") && (t.size() == 5 || IsShellSpace(t[5]))) {
-        out.fmte_lines.emplace_back(line_no, std::string(t.substr(5, kMaxLineBytes)));
+        if (depth == 0)
+          out_->fmte_lines.emplace_back(line_no, std::string(t.substr(5, kMaxLineBytes)));
         continue;
       }
       if (t.empty() || t.front() == '#') continue;
       open_array = StartsOpenArray(t);
     }
     if (logical.size() + phys.size() > kMaxLineBytes) {
-      out.warnings.push_back("line " + std::to_string(start_line) + ": logical line longer than " +
-                             std::to_string(kMaxLineBytes) + " bytes ignored");
+      out_->warnings.push_back("line " + std::to_string(line_of(start_line)) +
+                               ": logical line longer than " + std::to_string(kMaxLineBytes) +
+                               " bytes ignored");
       logical.clear();
       open_quote = 0;
       open_array = false;
@@ -175,7 +389,8 @@ ScanOutput ScanScript(std::string_view script) {
       text = logical;
     }
     if (open_quote != 0)
-      out.warnings.push_back("line " + std::to_string(start_line) + ": unterminated quote");
+      out_->warnings.push_back("line " + std::to_string(line_of(start_line)) +
+                               ": unterminated quote");
     open_quote = 0;
     open_array = false;
 
@@ -183,28 +398,47 @@ ScanOutput ScanScript(std::string_view script) {
     std::string_view inner;
     if (ArrayAssignment(text, &name, &inner)) {
       std::vector<Command> cmds;
-      tok.Run(inner, start_line, &cmds, /*assignments=*/false);
+      tok_.Run(inner, line_of(start_line), &cmds, /*assignments=*/false);
       ShellVar v;
       size_t items = 0;
       for (const Command& c : cmds) items += c.words.size();
       v.items.reserve(items);
       for (const Command& c : cmds) v.items.insert(v.items.end(), c.words.begin(), c.words.end());
-      if (const auto it = vars.find(name); it != vars.end())
+      if (const auto it = vars_.find(name); it != vars_.end())
         it->second = std::move(v);
-      else if (vars.size() < kMaxShellVars)
-        vars.emplace(out.text.Store(name), std::move(v));
+      else if (vars_.size() < kMaxShellVars)
+        vars_.emplace(out_->text.Store(name), std::move(v));
       logical.clear();
       continue;
     }
     heredoc = HeredocDelimiter(text);
-    tok.Run(text, start_line, &out.commands);  // keeps at most kMaxCommands
+    const size_t first = out_->commands.size();
+    tok_.Run(text, line_of(start_line), &out_->commands);  // keeps at most kMaxCommands
+    if (!heredoc.empty()) StartHeredoc(text, first);
     logical.clear();
+    Follow(first, depth, line_of(start_line));
   }
-  if (!logical.empty()) {  // continuation at EOF
+  if (!heredoc.empty()) EndHeredoc();  // heredoc running to the end of the text
+  if (!logical.empty()) {              // continuation at EOF
     std::vector<Command> cmds;
-    tok.Run(logical, start_line, &cmds);
-    for (Command& c : cmds) out.commands.push_back(std::move(c));
+    tok_.Run(logical, line_of(start_line), &cmds);
+    for (Command& c : cmds) out_->commands.push_back(std::move(c));
   }
+}
+
+}  // namespace
+
+ScanOutput ScanScript(std::string_view script, const ScriptContext* ctx) {
+  ScanOutput out;
+  if (script.size() > kMaxScriptBytes) {
+    out.warnings.push_back("script: only the first " + std::to_string(kMaxScriptBytes) + " of " +
+                           std::to_string(script.size()) + " bytes were read");
+    script = script.substr(0, kMaxScriptBytes);
+  }
+  const size_t binary = CountBinaryBytes(script);
+  if (binary > 0)
+    out.warnings.push_back("script: " + std::to_string(binary) + " binary/control bytes ignored");
+  Scanner(&out, ctx).Scan(script, 0, 0);
   return out;
 }
 

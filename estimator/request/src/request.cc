@@ -146,16 +146,27 @@ const FieldSource* JobRequest::SourceOf(std::string_view key) const {
 JobRequest ParseJobRequest(std::string_view script,
                            const std::vector<std::pair<std::string, std::string>>& spank_values,
                            const SlurmFacts& facts) {
+  return ParseJobRequest(script, spank_values, facts, ScriptContext{});
+}
+
+JobRequest ParseJobRequest(std::string_view script,
+                           const std::vector<std::pair<std::string, std::string>>& spank_values,
+                           const SlurmFacts& facts, const ScriptContext& context) {
   JobRequest r;
   r.partition = Shown(facts.partition, 128);
   r.time_limit_min = std::max<int64_t>(0, facts.time_limit_min);
   r.nodes = std::max<int64_t>(0, facts.min_nodes);
   ReadSlurmGpus(facts, &r);
 
-  internal::ScanOutput scan = internal::ScanScript(script);
+  const bool client = context.files != nullptr || context.launchers != nullptr ||
+                      !context.args.empty() || !context.env.empty();
+  internal::ScanOutput scan = internal::ScanScript(script, client ? &context : nullptr);
   for (std::string& w : scan.warnings) AddWarning(&r, std::move(w));
-  internal::LauncherFindings launch = internal::DetectLauncher(scan.commands);
+  internal::LauncherFindings launch =
+      internal::DetectLauncher(scan.commands, client ? &context : nullptr, &scan.written_files);
   for (std::string& w : launch.warnings) AddWarning(&r, std::move(w));
+  r.files_read = std::move(scan.files_read);
+  for (std::string& f : launch.files_read) r.files_read.push_back(std::move(f));
   r.launcher = launch.launcher;
   r.launcher_procs_per_node = launch.procs_per_node;
   r.launcher_nodes = launch.nodes;
@@ -226,6 +237,17 @@ JobRequest ParseJobRequest(std::string_view script,
         FieldSource{"gpus", Source::kLauncher, std::to_string(launcher_gpus), r.launcher});
     if (r.is_llm_job)
       AddWarning(&r, "gpus: no GPUs requested from Slurm (--gres=gpu:N or --gpus=N)");
+  } else if (facts.ntasks_per_node > 1 && r.is_llm_job) {
+    // `srun python train.py` with --ntasks-per-node=8 (Megatron, Lightning, OLMo): a rank per
+    // task, so a GPU per task on whole GPU nodes.
+    const int64_t nodes = std::max<int64_t>(1, facts.min_nodes);
+    r.job.gpus = facts.ntasks_per_node * nodes;
+    if (r.job.gpus_per_node == 0) r.job.gpus_per_node = facts.ntasks_per_node;
+    r.sources.push_back(
+        FieldSource{"gpus", Source::kSlurm, std::to_string(r.job.gpus), "ntasks_per_node x nodes"});
+    AddWarning(&r, "gpus: no GPUs requested from Slurm; one GPU per task assumed (" +
+                       std::to_string(facts.ntasks_per_node) + " tasks per node x " +
+                       std::to_string(nodes) + " nodes)");
   } else {
     r.job.gpus = std::max<int64_t>(1, r.job.tp * r.job.pp);
     if (r.is_llm_job)

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fmte/job.h"
+#include "fmte/launchers.h"
 #include "fmte/request.h"
 #include "fmte/status.h"
 #include "fmte/text.h"
@@ -108,12 +109,17 @@ struct ScanOutput {
   std::vector<Command> commands;                        // commands in order (assignments excluded)
   std::vector<std::pair<int, std::string>> fmte_lines;  // (#FMTE line number, text after "#FMTE")
   std::vector<std::string> warnings;
+  // Files the script writes with heredocs (`cat > ds.json <<EOF`): (path as written, body).
+  std::vector<std::pair<std::string, std::string>> written_files;
+  std::vector<std::string> files_read;  // files `source`d (paths as written)
 };
 
 // Scans at most kMaxScriptBytes of `script`: #FMTE lines, VAR=value and VAR=( ... ) assignments
-// (remembered for $VAR, ${VAR}, ${VAR:-x}, ${ARR[@]} expansion), heredoc bodies skipped, comments
-// dropped. Never fails; oddities become warnings.
-ScanOutput ScanScript(std::string_view script);
+// (remembered for $VAR, ${VAR}, ${VAR:-x}, ${ARR[@]} expansion), heredoc bodies (kept when they
+// write a file or fill a variable), comments dropped. With a context: the script's arguments and
+// the submission's variables are known, files it `source`s are read through ctx->files, and
+// strings run with `bash -c` are read as scripts. Never fails; oddities become warnings.
+ScanOutput ScanScript(std::string_view script, const ScriptContext* ctx = nullptr);
 
 // ---- Launch lines (launcher.cc) ---------------------------------------------------------------
 
@@ -126,11 +132,15 @@ struct LauncherFindings {
   std::string arch_json;              // Megatron ad-hoc architecture
   std::vector<UnreadSetting> unread;  // settings in files the launch line names (not read)
   std::vector<std::string> warnings;
+  std::vector<std::string> files_read;  // config files read for this launch (paths as written)
 };
 
-// Looks at every command for a training launch; the last launch with a model wins (earlier ones
-// are usually setup or conversion steps).
-LauncherFindings DetectLauncher(const std::vector<Command>& commands);
+// Looks at every command for a training launch; the launch with the most recognised settings
+// wins (setup and conversion steps name fewer). With a context, the config files a launch names
+// are read under its launcher table (also those the script wrote itself, `written`).
+LauncherFindings DetectLauncher(
+    const std::vector<Command>& commands, const ScriptContext* ctx = nullptr,
+    const std::vector<std::pair<std::string, std::string>>* written = nullptr);
 
 }  // namespace fmte::internal
 

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
+#include <climits>
+#include <optional>
 
 namespace fmte::internal {
 namespace {
@@ -65,6 +68,121 @@ bool IsAssignmentWord(std::string_view w, std::string_view* name, std::string_vi
   *name = w.substr(0, k);
   *value = w.substr(k + 1);
   return true;
+}
+
+// $((expr)) over integers: + - * / % and parentheses, decimal literals, and $VAR, ${VAR} or VAR
+// naming a known scalar variable that holds an integer. Nothing for anything else (unknown names,
+// division by zero, overflow, more than 32 nested parentheses).
+class Arithmetic {
+ public:
+  Arithmetic(std::string_view s, const ShellVars& vars) : s_(s), vars_(vars) {}
+  std::optional<int64_t> Run() {
+    std::optional<int64_t> v = Sum(0);
+    Skip();
+    if (!v.has_value() || pos_ != s_.size()) return std::nullopt;
+    return v;
+  }
+
+ private:
+  void Skip() {
+    while (pos_ < s_.size() && IsShellSpace(s_[pos_])) ++pos_;
+  }
+  bool Next(char c) {
+    Skip();
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  std::optional<int64_t> Sum(int depth) {
+    std::optional<int64_t> a = Product(depth);
+    while (a.has_value()) {
+      const bool plus = Next('+');
+      if (!plus && !Next('-')) break;
+      const std::optional<int64_t> b = Product(depth);
+      int64_t r = 0;
+      if (!b.has_value() ||
+          (plus ? __builtin_add_overflow(*a, *b, &r) : __builtin_sub_overflow(*a, *b, &r)))
+        return std::nullopt;
+      a = r;
+    }
+    return a;
+  }
+  std::optional<int64_t> Product(int depth) {
+    std::optional<int64_t> a = Unary(depth);
+    while (a.has_value()) {
+      char op = 0;
+      for (char c : {'*', '/', '%'})
+        if (op == 0 && Next(c)) op = c;
+      if (op == 0) break;
+      const std::optional<int64_t> b = Unary(depth);
+      if (!b.has_value()) return std::nullopt;
+      int64_t r = 0;
+      if (op == '*') {
+        if (__builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
+      } else {
+        if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
+        r = op == '/' ? *a / *b : *a % *b;
+      }
+      a = r;
+    }
+    return a;
+  }
+  std::optional<int64_t> Unary(int depth) {
+    if (Next('-')) {
+      const std::optional<int64_t> v = Unary(depth + 1);
+      if (!v.has_value() || *v == INT64_MIN || depth > 32) return std::nullopt;
+      return -*v;
+    }
+    if (Next('+')) return depth > 32 ? std::nullopt : Unary(depth + 1);
+    return Primary(depth);
+  }
+  std::optional<int64_t> Primary(int depth) {
+    if (Next('(')) {
+      if (depth > 32) return std::nullopt;
+      const std::optional<int64_t> v = Sum(depth + 1);
+      if (!Next(')')) return std::nullopt;
+      return v;
+    }
+    Skip();
+    if (pos_ >= s_.size()) return std::nullopt;
+    if (std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+      size_t e = pos_;
+      while (e < s_.size() && std::isdigit(static_cast<unsigned char>(s_[e]))) ++e;
+      const std::optional<int64_t> v = Integer(s_.substr(pos_, e - pos_));
+      pos_ = e;
+      return v;
+    }
+    bool braces = false;
+    if (s_[pos_] == '$') {
+      ++pos_;
+      braces = pos_ < s_.size() && s_[pos_] == '{';
+      if (braces) ++pos_;
+    }
+    const size_t start = pos_;
+    while (pos_ < s_.size() && IsIdent(s_[pos_])) ++pos_;
+    const std::string_view name = s_.substr(start, pos_ - start);
+    if (braces && !Next('}')) return std::nullopt;
+    const auto it = vars_.find(name);
+    if (name.empty() || it == vars_.end() || it->second.unresolved || it->second.items.size() != 1)
+      return std::nullopt;
+    return Integer(Trim(it->second.items[0].text));
+  }
+  static std::optional<int64_t> Integer(std::string_view t) {
+    int64_t v = 0;
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (r.ec != std::errc() || r.ptr != t.data() + t.size() || t.empty()) return std::nullopt;
+    return v;
+  }
+
+  std::string_view s_;
+  const ShellVars& vars_;
+  size_t pos_ = 0;
+};
+
+std::optional<int64_t> EvalArithmetic(std::string_view expr, const ShellVars& vars) {
+  return Arithmetic(expr, vars).Run();
 }
 
 class TokenizerImpl {
@@ -359,14 +477,32 @@ class TokenizerImpl {
           break;
       }
       started_ = true;
+      const size_t next = k < s.size() ? k + 1 : s.size();
+      // $((expr)): integer arithmetic over known variables.
+      if (i + 2 < s.size() && s[i + 2] == '(' && k < s.size() && s[k - 1] == ')') {
+        if (auto v = EvalArithmetic(s.substr(i + 3, k - i - 4), *vars_); v.has_value()) {
+          char buf[24];
+          const auto r = std::to_chars(buf, buf + sizeof(buf), *v);
+          AppendScalar(std::string_view(buf, static_cast<size_t>(r.ptr - buf)), split);
+          return next;
+        }
+      }
       unresolved_ = true;
-      return k < s.size() ? k + 1 : s.size();
+      return next;
     }
     std::string_view name;  // views into `s`, valid for this call
     std::string_view op;
     size_t next;
     if (n == '{') {
-      const size_t end = s.find('}', i + 2);
+      // The matching brace: ${A:-${B:-x}} nests.
+      size_t end = std::string_view::npos;
+      for (size_t k = i + 2, depth = 1; k < s.size(); ++k) {
+        if (s[k] == '{' && s[k - 1] == '$') ++depth;
+        if (s[k] == '}' && --depth == 0) {
+          end = k;
+          break;
+        }
+      }
       if (end == std::string_view::npos) {
         Warn("unterminated ${");
         started_ = true;
@@ -375,7 +511,10 @@ class TokenizerImpl {
       }
       const std::string_view inner = s.substr(i + 2, end - i - 2);
       size_t k = 0;
-      while (k < inner.size() && IsIdent(inner[k])) ++k;
+      if (!inner.empty() && (inner[0] == '@' || inner[0] == '*'))
+        k = 1;  // ${@}
+      else
+        while (k < inner.size() && IsIdent(inner[k])) ++k;
       name = inner.substr(0, k);
       op = inner.substr(k);
       next = end + 1;
@@ -384,8 +523,11 @@ class TokenizerImpl {
       while (k < s.size() && IsIdent(s[k])) ++k;
       name = s.substr(i + 1, k - i - 1);
       next = k;
-    } else if (std::isdigit(static_cast<unsigned char>(n)) ||
-               std::string_view("@*#?$!-").find(n) != std::string_view::npos) {
+    } else if (std::isdigit(static_cast<unsigned char>(n)) || n == '@' || n == '*' || n == '#') {
+      // $1 .. $9, $@, $*, $#: the script's arguments when the reading was given them.
+      name = s.substr(i + 1, 1);
+      next = i + 2;
+    } else if (std::string_view("?$!-").find(n) != std::string_view::npos) {
       started_ = true;
       unresolved_ = true;
       return i + 2;
@@ -401,7 +543,7 @@ class TokenizerImpl {
     }
     const auto it = vars_->find(name);
     const Var* var = it == vars_->end() ? nullptr : &it->second;
-    const bool array_all = op == "[@]" || op == "[*]";
+    const bool array_all = op == "[@]" || op == "[*]" || name == "@" || name == "*";
     if (op.empty() || array_all || op == "[0]") {
       if (var == nullptr || var->unresolved) {
         started_ = true;
@@ -418,10 +560,51 @@ class TokenizerImpl {
         op.starts_with("=")) {
       const bool set = var != nullptr && !var->unresolved && !var->items.empty() &&
                        (op[0] == '-' || op[0] == '=' || !var->items[0].text.empty());
-      if (set)
+      if (set) {
         AppendScalar(var->items[0].text, split);
-      else
-        AppendScalar(op.substr(op[0] == ':' ? 2 : 1), split);
+        return next;
+      }
+      const std::string_view fallback = op.substr(op[0] == ':' ? 2 : 1);
+      // ${A:-$B}, ${A:-"x y"}: one level of expansion, quotes removed.
+      if (fallback.find_first_of("$\"'") != std::string_view::npos) {
+        std::string saved;
+        std::swap(saved, word_);
+        const bool was_started = started_, was_unresolved = unresolved_;
+        started_ = false;
+        unresolved_ = false;
+        for (size_t k = 0; k < fallback.size();) {
+          if (fallback[k] == '$') {
+            k = Dollar(fallback, k, /*quoted=*/true);
+            continue;
+          }
+          if (fallback[k] != '"' && fallback[k] != '\'') word_ += fallback[k];
+          ++k;
+        }
+        std::string inner;
+        std::swap(inner, word_);
+        std::swap(saved, word_);
+        const bool inner_unresolved = unresolved_;
+        started_ = was_started;
+        unresolved_ = was_unresolved;
+        if (inner_unresolved) {
+          started_ = true;
+          unresolved_ = true;
+        } else {
+          AppendScalar(inner, split);
+        }
+        return next;
+      }
+      // ${VAR:=default} / ${VAR=default} assigns the default too (`: ${VAR:=x}` idiom).
+      if ((op[0] == '=' || op.starts_with(":=")) &&
+          (var != nullptr || vars_->size() < kMaxShellVars)) {
+        ShellVar value;
+        value.items.push_back(Word{arena_->Store(fallback), false});
+        if (var != nullptr)
+          it->second = std::move(value);
+        else
+          vars_->emplace(arena_->Store(name), std::move(value));
+      }
+      AppendScalar(fallback, split);
       return next;
     }
     started_ = true;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "fmte/job.h"
+#include "fmte/launchers.h"
 #include "fmte/status.h"
 
 namespace fmte {
@@ -92,6 +93,7 @@ struct SlurmFacts {
   int64_t time_limit_min = 0;  // minutes; 0: none given (INFINITE is mapped to 0 too)
   int64_t min_nodes = 0;
   int64_t num_tasks = 0;
+  int64_t ntasks_per_node = 0;  // --ntasks-per-node (one task per GPU in srun-launched jobs)
   // GPU requests as Slurm stores them: "gres:gpu:2", "gres:gpu:a100:2", "gres/gpu:a100=2"-style
   // and comma-joined lists with other gres ("gres:gpu:4,gres:nvme:1") are understood.
   std::string tres_per_node;  // --gres=gpu:..., --gpus-per-node
@@ -166,6 +168,9 @@ struct JobRequest {
   // source (#FMTE line, SPANK option) gave.
   std::vector<UnreadSetting> unread;
 
+  // Files read on the client for this request (sourced scripts, config files), paths as written.
+  std::vector<std::string> files_read;
+
   std::vector<std::string> warnings;  // each names the key or line; at most kMaxWarnings
   size_t dropped_warnings = 0;
 
@@ -178,6 +183,12 @@ struct JobRequest {
 JobRequest ParseJobRequest(std::string_view script,
                            const std::vector<std::pair<std::string, std::string>>& spank_values,
                            const SlurmFacts& facts);
+// The same with what only the client side knows (the script's arguments, the variables set at
+// submission, its files and the launcher table): config files the launch line names are read,
+// files the script `source`s too, and the request lists them in `files_read`.
+JobRequest ParseJobRequest(std::string_view script,
+                           const std::vector<std::pair<std::string, std::string>>& spank_values,
+                           const SlurmFacts& facts, const ScriptContext& context);
 
 }  // namespace fmte
 

@@ -1,0 +1,378 @@
+// Launchers as data: the table of config-file formats and the launches that name them
+// (etc/launchers.json, fmte/launchers.h), and the reading of a launch line's config files under it.
+// A file's keys become flags of the launch line, placed before the line's own flags, so that the
+// framework readers (launcher_hf.cc, launcher_megatron.cc) read a file the way the trainer does:
+// a flag on the command line wins over the file. Formats without such a reader set request keys.
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "fmte/text.h"
+#include "launcher.h"
+
+namespace fmte {
+
+const ConfigFormat* LauncherTable::Format(std::string_view name) const {
+  for (const ConfigFormat& f : formats)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+namespace {
+
+using nlohmann::json;
+
+Status TableError(std::string_view origin, const std::string& where, std::string_view expected,
+                  const json& got) {
+  return Status::ParseError(std::string(origin) + ": " + where + ": expected " +
+                            std::string(expected) + ", got " + Shown(got.dump(), 80));
+}
+
+Result<std::vector<std::string>> Strings(const json& j, std::string_view origin,
+                                         const std::string& where) {
+  std::vector<std::string> out;
+  if (j.is_string()) {
+    out.push_back(j.get<std::string>());
+    return out;
+  }
+  if (!j.is_array()) return TableError(origin, where, "a string or a list of strings", j);
+  for (const json& e : j) {
+    if (!e.is_string()) return TableError(origin, where, "a list of strings", j);
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> StringMap(const json& j,
+                                                                   std::string_view origin,
+                                                                   const std::string& where) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!j.is_object()) return TableError(origin, where, "an object of strings", j);
+  for (const auto& [k, v] : j.items()) {
+    if (!v.is_string()) return TableError(origin, where + "." + k, "a string", v);
+    out.emplace_back(k, v.get<std::string>());
+  }
+  return out;
+}
+
+Result<std::vector<ConfigKeyRule>> KeyRules(const json& j, std::string_view origin,
+                                            const std::string& where) {
+  std::vector<ConfigKeyRule> out;
+  if (!j.is_array()) return TableError(origin, where, "a list of key rules", j);
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string at = where + "[" + std::to_string(i) + "]";
+    const json& e = j[i];
+    if (!e.is_object()) return TableError(origin, at, "an object", e);
+    ConfigKeyRule r;
+    if (e.contains("path")) {
+      auto p = Strings(e["path"], origin, at + ".path");
+      if (!p.ok()) return p.status();
+      r.paths = std::move(p).value();
+    }
+    if (e.contains("flag")) {
+      if (!e["flag"].is_string()) return TableError(origin, at + ".flag", "a string", e["flag"]);
+      r.flag = e["flag"].get<std::string>();
+    }
+    if (e.contains("key")) {
+      if (!e["key"].is_string()) return TableError(origin, at + ".key", "a string", e["key"]);
+      r.key = e["key"].get<std::string>();
+    }
+    if (r.flag.empty() == r.key.empty())
+      return TableError(origin, at, "exactly one of \"flag\" and \"key\"", e);
+    if (e.contains("values")) {
+      auto v = StringMap(e["values"], origin, at + ".values");
+      if (!v.ok()) return v.status();
+      r.values = std::move(v).value();
+    }
+    if (r.paths.empty() && r.values.size() != 1)
+      return TableError(origin, at, "a \"path\", or one constant in \"values\" ({\"*\": V})", e);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string_view origin) {
+  json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
+  if (j.is_discarded()) return Status::ParseError(std::string(origin) + ": not valid JSON");
+  if (!j.is_object() || !j.contains("formats") || !j.contains("launchers"))
+    return Status::ParseError(std::string(origin) +
+                              ": expected an object with \"formats\" and \"launchers\"");
+  LauncherTable t;
+  if (!j["formats"].is_object())
+    return TableError(origin, "formats", "an object of formats by name", j["formats"]);
+  for (const auto& [name, f] : j["formats"].items()) {
+    const std::string at = "formats." + name;
+    if (!f.is_object()) return TableError(origin, at, "an object", f);
+    ConfigFormat fmt;
+    fmt.name = name;
+    fmt.syntax = f.value("syntax", "");
+    if (fmt.syntax != "json" && fmt.syntax != "yaml" && fmt.syntax != "toml")
+      return TableError(origin, at + ".syntax", "json, yaml or toml", f.value("syntax", json()));
+    auto keys = KeyRules(f.value("keys", json::array()), origin, at + ".keys");
+    if (!keys.ok()) return keys.status();
+    fmt.keys = std::move(keys).value();
+    auto always = KeyRules(f.value("always", json::array()), origin, at + ".always");
+    if (!always.ok()) return always.status();
+    fmt.always = std::move(always).value();
+    t.formats.push_back(std::move(fmt));
+  }
+  if (!j["launchers"].is_array())
+    return TableError(origin, "launchers", "a list of launchers", j["launchers"]);
+  for (size_t i = 0; i < j["launchers"].size(); ++i) {
+    const json& e = j["launchers"][i];
+    const std::string at = "launchers[" + std::to_string(i) + "]";
+    if (!e.is_object()) return TableError(origin, at, "an object", e);
+    LauncherRule r;
+    r.name = e.value("name", "");
+    if (r.name.empty()) return TableError(origin, at + ".name", "a name", e.value("name", json()));
+    auto programs = Strings(e.value("programs", json()), origin, at + ".programs");
+    if (!programs.ok()) return programs.status();
+    r.programs = std::move(programs).value();
+    if (e.contains("flags")) {
+      auto flags = Strings(e["flags"], origin, at + ".flags");
+      if (!flags.ok()) return flags.status();
+      for (std::string& fl : flags.value()) {
+        for (char& c : fl) c = c == '-' ? '_' : LowerAscii(c);
+        r.flags.push_back(std::move(fl));
+      }
+    }
+    r.positional = e.value("positional", false);
+    if (r.flags.empty() && !r.positional)
+      return TableError(origin, at, "\"flags\" or \"positional\": true (where the file is named)",
+                        e);
+    r.format = e.value("format", "");
+    if (t.Format(r.format) == nullptr)
+      return TableError(origin, at + ".format", "the name of one of the formats",
+                        e.value("format", json()));
+    r.reader = e.value("reader", "hf");
+    if (r.reader != "hf" && r.reader != "megatron" && r.reader != "keys")
+      return TableError(origin, at + ".reader", "hf, megatron or keys", e["reader"]);
+    if (e.contains("set")) {
+      auto set = StringMap(e["set"], origin, at + ".set");
+      if (!set.ok()) return set.status();
+      r.set = std::move(set).value();
+    }
+    t.launchers.push_back(std::move(r));
+  }
+  return t;
+}
+
+namespace internal {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxConfigFiles = 16;  // config files read for one launch line
+
+std::string_view BaseOf(std::string_view w) {
+  const size_t slash = w.rfind('/');
+  return slash == std::string_view::npos ? w : w.substr(slash + 1);
+}
+
+bool Matches(const LauncherRule& r, const LaunchLine& l) {
+  for (const std::string& p : r.programs) {
+    if (p == "*" || p == l.program || p == l.launcher || (!l.module.empty() && p == l.module))
+      return true;
+    for (std::string_view pos : l.positionals)
+      if (BaseOf(pos) == p) return true;
+  }
+  return false;
+}
+
+bool IsConfigName(std::string_view p) {
+  const std::string n = Lower(p);
+  return n.ends_with(".json") || n.ends_with(".yaml") || n.ends_with(".yml") ||
+         n.ends_with(".toml");
+}
+
+// A scalar (or a list of scalars, joined with ',') as text; empty for objects and null.
+std::string Text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -1e15 && d < 1e15)
+      return std::to_string(static_cast<int64_t>(d));
+    return v.dump();
+  }
+  if (v.is_array()) {
+    std::string out;
+    for (const json& e : v) {
+      if (e.is_object() || e.is_array()) return "";
+      out += (out.empty() ? "" : ",") + Text(e);
+    }
+    return out;
+  }
+  return "";
+}
+
+const json* AtPath(const json& tree, std::string_view path) {
+  const json* node = &tree;
+  while (!path.empty()) {
+    const size_t dot = path.find('.');
+    const std::string part(path.substr(0, dot));
+    if (!node->is_object()) return nullptr;
+    const auto it = node->find(part);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+  }
+  return node;
+}
+
+// The value a rule gives for `tree`, or empty when the file does not set it (or the value map
+// does not match, or it is DeepSpeed's "auto", which the trainer fills from its own flags).
+std::string RuleValue(const ConfigKeyRule& r, const json& tree) {
+  std::string v;
+  if (r.paths.empty()) return r.values.front().second;  // a constant
+  for (const std::string& p : r.paths) {
+    const json* node = AtPath(tree, p);
+    if (node == nullptr) return "";
+    const std::string t = Text(*node);
+    if (t.empty()) return "";
+    v += (v.empty() ? "" : "/") + t;
+  }
+  if (r.values.empty()) return EqualsIgnoreCase(v, "auto") ? "" : v;
+  for (const auto& [from, to] : r.values)  // a value named in the map, else "*"
+    if (EqualsIgnoreCase(v, Lower(from))) return to == "=" ? v : to;
+  for (const auto& [from, to] : r.values)
+    if (from == "*") return to == "=" ? v : to;
+  return "";
+}
+
+std::string JoinedPaths(const ConfigKeyRule& r) {
+  std::string out;
+  for (const std::string& p : r.paths) out += (out.empty() ? "" : "+") + p;
+  return out.empty() ? "(always)" : out;
+}
+
+// The tree of the config file `path`: a file the script wrote itself, else the file on disk.
+Result<json> LoadConfig(const FileContext& files, std::string_view path, std::string_view syntax) {
+  const FileSource* source = files.ctx->files;
+  if (source == nullptr) return Status::Unsupported("no files are read here");
+  auto same = [](std::string_view a, std::string_view b) {
+    while (a.starts_with("./")) a.remove_prefix(2);
+    while (b.starts_with("./")) b.remove_prefix(2);
+    return a == b;
+  };
+  if (files.written != nullptr)
+    for (auto it = files.written->rbegin(); it != files.written->rend(); ++it)
+      if (same(it->first, path)) return source->ParseConfig(path, it->second, syntax);
+  Result<std::string> text = source->ReadText(path);
+  if (!text.ok()) return text.status();
+  return source->ParseConfig(path, *text, syntax);
+}
+
+// Reads one config file of `fmt` into flags of `l` and values of `sink`.
+void ApplyFormat(const ConfigFormat& fmt, const json& tree, std::string_view path, LaunchLine* l,
+                 Sink* sink) {
+  std::vector<std::pair<std::string, std::string>> flags;
+  std::vector<std::string> origins;
+  auto apply = [&](const ConfigKeyRule& r, const std::string& value, const std::string& where) {
+    if (value.empty()) return;
+    if (!r.flag.empty()) {
+      flags.emplace_back(r.flag, value);
+      origins.push_back(where);
+    } else {
+      sink->SetWithOrigin(r.key, value, std::string(path) + ": " + where);
+    }
+  };
+  for (const ConfigKeyRule& r : fmt.always) apply(r, RuleValue(r, tree), "(" + fmt.name + ")");
+  for (const ConfigKeyRule& r : fmt.keys) {
+    if (r.paths.size() == 1 && r.paths[0] == "*") {  // every top-level key, as its own flag
+      if (!tree.is_object()) continue;
+      for (const auto& [k, v] : tree.items()) {
+        std::string value = Text(v);
+        if (value.empty() || EqualsIgnoreCase(value, "auto")) continue;
+        std::string name = k;
+        for (char& c : name) c = c == '-' ? '_' : LowerAscii(c);
+        flags.emplace_back(std::move(name), std::move(value));
+        origins.push_back(k);
+      }
+      continue;
+    }
+    apply(r, RuleValue(r, tree), JoinedPaths(r));
+  }
+  if (!flags.empty()) l->AddFileFlags(std::move(flags), path, std::move(origins));
+}
+
+}  // namespace
+
+bool IsTableProgram(const LauncherTable* table, std::string_view program) {
+  if (table == nullptr || program.empty()) return false;
+  for (const LauncherRule& r : table->launchers)
+    for (const std::string& p : r.programs)
+      if (p == program) return true;
+  return false;
+}
+
+const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sink* sink) {
+  if (files.ctx == nullptr || files.ctx->launchers == nullptr) return nullptr;
+  const LauncherTable& table = *files.ctx->launchers;
+  const LauncherRule* own = nullptr;
+  const LauncherRule* first_match = nullptr;
+  std::set<std::string> done;  // format + path already read (a file named twice is read once)
+  // A file may name another (LLaMA-Factory's `deepspeed: ds_z3.json`): its key is a flag of the
+  // line after the first round, and a later round reads it.
+  for (int round = 0; round < 4; ++round) {
+    bool read_any = false;
+    for (const LauncherRule& r : table.launchers) {
+      if (!Matches(r, *l)) continue;
+      const bool program_rule = !(r.programs.size() == 1 && r.programs[0] == "*");
+      if (program_rule && first_match == nullptr) first_match = &r;
+      const ConfigFormat* fmt = table.Format(r.format);
+      std::vector<std::string> paths;  // copies: reading adds flags to the line
+      std::vector<std::string> via;    // the flag that names each ("" for a positional)
+      for (const std::string& name : r.flags) {
+        const Flag* f = l->Find(name);
+        if (f == nullptr || f->unresolved || f->value == "true" || f->value.empty()) continue;
+        paths.emplace_back(f->value);
+        via.push_back(name);
+      }
+      if (r.positional)
+        for (std::string_view p : l->positionals)
+          if (IsConfigName(p)) {
+            paths.emplace_back(p);
+            via.emplace_back();
+          }
+      for (size_t k = 0; k < paths.size(); ++k) {
+        if (!done.insert(r.format + '\n' + paths[k]).second) continue;
+        if (done.size() > kMaxConfigFiles) {
+          sink->Warn(paths[k], "more than " + std::to_string(kMaxConfigFiles) +
+                                   " config files for one launch; not read");
+          continue;
+        }
+        Result<json> tree = LoadConfig(files, paths[k], fmt->syntax);
+        if (!tree.ok()) {
+          if (files.ctx->files != nullptr)
+            sink->Warn(via[k].empty() ? paths[k] : "--" + via[k], tree.status().message());
+          continue;
+        }
+        for (Flag& f : l->flags)  // the flag naming it: the framework reader must not guess
+          if (!via[k].empty() && f.name == via[k] && f.value == paths[k]) f.file_read = true;
+        sink->out()->files_read.push_back(paths[k]);
+        ApplyFormat(*fmt, *tree, paths[k], l, sink);
+        read_any = true;
+        if (program_rule && own == nullptr) own = &r;
+      }
+    }
+    if (!read_any) break;
+  }
+  // The launch's own rule: the first that read its file, else the first that named the program.
+  if (own == nullptr) own = first_match;
+  if (own != nullptr && !own->set.empty()) {  // what the launcher implies: below everything else
+    std::vector<Assignment>& values = sink->out()->values;
+    std::vector<Assignment> implied;
+    for (const auto& [key, value] : own->set)
+      implied.push_back(Assignment{key, value, "launcher " + own->name});
+    values.insert(values.begin(), implied.begin(), implied.end());
+  }
+  return own;
+}
+
+}  // namespace internal
+}  // namespace fmte

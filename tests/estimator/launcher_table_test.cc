@@ -1,0 +1,196 @@
+// The launcher table (etc/launchers.json) and the client-side reading of the files a script
+// names: config files read into the request with their origins, scripts' arguments and variables,
+// `source`, `bash -c`, heredoc-written configs, arithmetic, and errors that name what is wrong.
+// Scripts and config files here are written for the test in the forms real jobs use (LLaMA-
+// Factory YAML naming a DeepSpeed JSON, accelerate FSDP YAML, torchtitan TOML).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fmte/request.h"
+#include "fmte/script_files.h"
+
+namespace fmte {
+namespace {
+
+class ScriptFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fmte_files_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_ / "cfg");
+    auto table = LoadLauncherTable(FMTE_SOURCE_DIR "/etc");
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    table_ = std::move(table).value();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+  JobRequest Read(const std::string& script, std::vector<std::string> args = {},
+                  std::vector<std::pair<std::string, std::string>> env = {}) {
+    files_ = std::make_unique<DiskFiles>(dir_.string());
+    ScriptContext ctx;
+    ctx.args = std::move(args);
+    ctx.env = std::move(env);
+    ctx.files = files_.get();
+    ctx.launchers = &table_;
+    SlurmFacts facts;
+    facts.tres_per_node = "gres:gpu:8";
+    return ParseJobRequest(script, {}, facts, ctx);
+  }
+  static std::string ValueOf(const JobRequest& r, std::string_view key) {
+    const FieldSource* s = r.SourceOf(key);
+    return s == nullptr ? "" : s->value;
+  }
+  static std::string OriginOf(const JobRequest& r, std::string_view key) {
+    const FieldSource* s = r.SourceOf(key);
+    return s == nullptr ? "" : s->origin;
+  }
+
+  std::filesystem::path dir_;
+  LauncherTable table_;
+  std::unique_ptr<DiskFiles> files_;
+};
+
+TEST_F(ScriptFilesTest, LlamaFactoryYamlNamesItsDeepSpeedConfig) {
+  Write("cfg/sft.yaml",
+        "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nfinetuning_type: lora\nlora_rank: 8\n"
+        "lora_target: all\ncutoff_len: 4096\nper_device_train_batch_size: 4\n"
+        "deepspeed: cfg/z3.json\nbf16: true\n");
+  Write("cfg/z3.json",
+        R"({"train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 3}})");
+  const JobRequest r = Read("#!/bin/bash\nllamafactory-cli train cfg/sft.yaml\n");
+  ASSERT_TRUE(r.is_llm_job);
+  EXPECT_EQ(r.job.model, "Qwen/Qwen2.5-7B-Instruct");
+  EXPECT_EQ(ValueOf(r, "method"), "lora");
+  EXPECT_EQ(ValueOf(r, "seq-len"), "4096");
+  EXPECT_EQ(OriginOf(r, "seq-len"), "cfg/sft.yaml: cutoff_len");
+  EXPECT_EQ(ValueOf(r, "micro-batch"), "4");  // "auto" in the JSON leaves the YAML's value
+  EXPECT_EQ(ValueOf(r, "sharding"), "zero3");
+  EXPECT_EQ(OriginOf(r, "sharding"), "cfg/z3.json: zero_optimization.stage");
+  EXPECT_EQ(ValueOf(r, "lora-targets"), "all-linear");
+  EXPECT_EQ(r.files_read, (std::vector<std::string>{"cfg/sft.yaml", "cfg/z3.json"}));
+}
+
+TEST_F(ScriptFilesTest, FlagsOnTheLineWinOverTheFile) {
+  Write("cfg/fsdp.yaml",
+        "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n"
+        "  fsdp_activation_checkpointing: true\nmixed_precision: bf16\nnum_processes: 8\n");
+  const JobRequest r = Read(
+      "accelerate launch --config_file cfg/fsdp.yaml --mixed_precision fp16 train.py "
+      "--model_name_or_path meta-llama/Llama-3.1-8B\n");
+  EXPECT_EQ(ValueOf(r, "sharding"), "fsdp-grad-op");
+  EXPECT_EQ(ValueOf(r, "activation-checkpointing"), "full");
+  EXPECT_EQ(ValueOf(r, "precision"), "amp-fp16");  // the line's --mixed_precision
+  EXPECT_EQ(r.launcher_procs_per_node, 8);
+  EXPECT_TRUE(r.unread.empty());
+}
+
+TEST_F(ScriptFilesTest, TorchtitanTomlSetsRequestKeys) {
+  Write("cfg/t.toml",
+        "[model]\nname = \"llama3\"\nflavor = \"70B\"\n[training]\nlocal_batch_size = 2\n"
+        "seq_len = 8192\n[parallelism]\ntensor_parallel_degree = 8\n"
+        "data_parallel_shard_degree = -1\n[activation_checkpoint]\nmode = \"selective\"\n");
+  const JobRequest r = Read(
+      "torchrun --nproc_per_node 8 -m torchtitan.train --job.config_file cfg/t.toml "
+      "--training.seq_len 4096\n");
+  EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-70B");
+  EXPECT_EQ(r.launcher, "torchtitan");
+  EXPECT_EQ(ValueOf(r, "tp"), "8");
+  EXPECT_EQ(ValueOf(r, "micro-batch"), "2");
+  EXPECT_EQ(ValueOf(r, "sharding"), "fsdp-full");
+  EXPECT_EQ(ValueOf(r, "activation-checkpointing"), "selective");
+}
+
+TEST_F(ScriptFilesTest, ShellAsPeopleWriteIt) {
+  // Arguments, ${N-default}, arithmetic, a sourced file, a heredoc-written DeepSpeed JSON and a
+  // launch line inside `srun bash -c "..."`.
+  Write("env.sh", "export MICRO=4\n");
+  const std::string script =
+      "#!/bin/bash\n"
+      "source env.sh\n"
+      "MODEL=$1\nSEQ=${2-2048}\nNODES=2\nPROCS=$((NODES * 4))\n"
+      "cat > ds.json <<EOF\n{\"zero_optimization\": {\"stage\": 2},\n"
+      " \"train_micro_batch_size_per_gpu\": $MICRO}\nEOF\n"
+      "srun bash -c \"deepspeed --num_gpus $PROCS train.py --model_name_or_path $MODEL "
+      "--max_seq_length $SEQ --deepspeed ds.json\"\n";
+  const JobRequest r = Read(script, {"meta-llama/Llama-3.1-8B"});
+  EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(ValueOf(r, "seq-len"), "2048");
+  EXPECT_EQ(ValueOf(r, "sharding"), "zero2");
+  EXPECT_EQ(ValueOf(r, "micro-batch"), "4");
+  EXPECT_EQ(r.launcher_procs_per_node, 8);
+  // Without the context (the controller), no file is read: the heredoc's ZeRO stage is unknown.
+  EXPECT_EQ(ValueOf(ParseJobRequest(script, {}, {}), "sharding"), "");
+}
+
+TEST_F(ScriptFilesTest, UnreadableFilesAreNamedAndLeftUnread) {
+  Write("cfg/bad.yaml", "distributed_type: FSDP\nfsdp_config: [unclosed\n");
+  const JobRequest r = Read(
+      "accelerate launch --config_file cfg/bad.yaml train.py --model_name_or_path "
+      "meta-llama/Llama-3.1-8B\naccelerate launch --config_file /dev/zero train.py "
+      "--model_name_or_path meta-llama/Llama-3.1-8B\n");
+  ASSERT_TRUE(r.is_llm_job);
+  bool named = false;
+  for (const std::string& w : r.warnings)
+    named = named || (w.find("cfg/bad.yaml:") != std::string::npos &&
+                      w.find("not valid YAML") != std::string::npos);
+  EXPECT_TRUE(named) << ::testing::PrintToString(r.warnings);
+  ASSERT_FALSE(r.unread.empty());  // the policy reads the sharding favourably
+  EXPECT_EQ(r.unread[0].key, "sharding");
+}
+
+TEST(LauncherTableTest, ErrorsNameTheEntryAndField) {
+  struct Case {
+    const char* json;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"[]", "expected an object with \"formats\" and \"launchers\""},
+      {R"({"formats": {"x": {"syntax": "ini"}}, "launchers": []})",
+       "formats.x.syntax: expected json, yaml or toml"},
+      {R"({"formats": {"x": {"syntax": "json", "keys": [{"path": "a"}]}}, "launchers": []})",
+       "formats.x.keys[0]: expected exactly one of \"flag\" and \"key\""},
+      {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "l", "programs": "p",
+          "flags": ["config"], "format": "y"}]})",
+       "launchers[0].format: expected the name of one of the formats"},
+      {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "l", "programs": "p",
+          "format": "x"}]})",
+       "launchers[0]: expected \"flags\" or \"positional\": true"},
+      {"{not json", "not valid JSON"},
+  };
+  for (const Case& c : cases) {
+    auto t = ParseLauncherTable(c.json, "launchers.json");
+    ASSERT_FALSE(t.ok()) << c.json;
+    EXPECT_NE(t.status().message().find(c.expected), std::string::npos) << t.status().message();
+    EXPECT_TRUE(t.status().message().starts_with("launchers.json: "));
+  }
+}
+
+TEST(ConfigTextTest, YamlAndTomlBecomeTypedTrees) {
+  auto y = ParseConfigText("a.yaml", "a: 3\nb: 'x'\nc: true\nd: 1.5\ne: [1, two]\nf: ~\n", "");
+  ASSERT_TRUE(y.ok()) << y.status().message();
+  EXPECT_EQ((*y)["a"], 3);
+  EXPECT_EQ((*y)["b"], "x");
+  EXPECT_EQ((*y)["c"], true);
+  EXPECT_EQ((*y)["d"], 1.5);
+  EXPECT_EQ((*y)["e"][1], "two");
+  EXPECT_TRUE((*y)["f"].is_null());
+  auto t = ParseConfigText("a.toml", "[s]\nn = -1\nb = false\n", "");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ((*t)["s"]["n"], -1);
+  auto bad = ParseConfigText("a.toml", "[s\n", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(bad.status().message().starts_with("a.toml:1: not valid TOML")) << bad.status().message();
+  // A stack-deep input is refused before any parser recurses into it.
+  auto deep = ParseConfigText("d.yaml", std::string(100000, '['), "");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("nested deeper than"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fmte
