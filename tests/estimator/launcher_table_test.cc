@@ -185,7 +185,8 @@ TEST(ConfigTextTest, YamlAndTomlBecomeTypedTrees) {
   EXPECT_EQ((*t)["s"]["n"], -1);
   auto bad = ParseConfigText("a.toml", "[s\n", "");
   ASSERT_FALSE(bad.ok());
-  EXPECT_TRUE(bad.status().message().starts_with("a.toml:1: not valid TOML")) << bad.status().message();
+  EXPECT_TRUE(bad.status().message().starts_with("a.toml:1: not valid TOML"))
+      << bad.status().message();
   // A stack-deep input is refused before any parser recurses into it.
   auto deep = ParseConfigText("d.yaml", std::string(100000, '['), "");
   ASSERT_FALSE(deep.ok());

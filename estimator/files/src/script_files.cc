@@ -3,15 +3,15 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <toml++/toml.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <toml++/toml.h>
-#include <yaml-cpp/yaml.h>
 
 #include "fmte/file.h"
 #include "fmte/text.h"
@@ -20,12 +20,6 @@ namespace fmte {
 namespace {
 
 using nlohmann::json;
-
-std::string Lowered(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = LowerAscii(c);
-  return out;
-}
 
 // Deepest bracket nesting of a flow-style text ({[ ... ]}) and indentation in a rough count: a
 // parser recursing per level must not be handed a stack-deep input.
@@ -110,12 +104,12 @@ Result<json> ParseConfigText(std::string_view path, std::string_view text,
                              std::string_view syntax) {
   std::string kind(syntax);
   if (kind.empty()) {
-    const std::string p = Lowered(path);
+    const std::string p = Lower(path);
     kind = p.ends_with(".json") ? "json" : p.ends_with(".toml") ? "toml" : "yaml";
   }
   if (TooDeep(text))
-    return FileParseError(path, 0, "nested deeper than " + std::to_string(kMaxConfigDepth) +
-                                       " levels; not read");
+    return FileParseError(
+        path, 0, "nested deeper than " + std::to_string(kMaxConfigDepth) + " levels; not read");
   if (kind == "json") {
     json j = json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
     if (j.is_discarded()) return FileParseError(path, 0, "not valid JSON");
@@ -131,8 +125,7 @@ Result<json> ParseConfigText(std::string_view path, std::string_view text,
     return FileParseError(path, static_cast<long>(e.source().begin.line),
                           std::string("not valid TOML: ") + std::string(e.description()));
   } catch (const YAML::Exception& e) {
-    return FileParseError(path, e.mark.is_null() ? 0 : e.mark.line + 1,
-                          "not valid YAML: " + e.msg);
+    return FileParseError(path, e.mark.is_null() ? 0 : e.mark.line + 1, "not valid YAML: " + e.msg);
   } catch (const std::exception& e) {
     return FileParseError(path, 0, std::string("cannot read the ") + kind + ": " + e.what());
   }

@@ -11,11 +11,6 @@
 namespace fmte::internal {
 namespace {
 
-std::string_view Basename(std::string_view w) {
-  const size_t slash = w.rfind('/');
-  return slash == std::string_view::npos ? w : w.substr(slash + 1);
-}
-
 bool IsPython(std::string_view b) {
   return b == "python" || b == "python3" || (b.starts_with("python3.") && b.size() <= 10);
 }
@@ -113,6 +108,17 @@ constexpr std::array<char, 256> kFlagNameByte = [] {
   for (int c = 0; c < 256; ++c) t[c] = c == '-' ? '_' : LowerAscii(static_cast<char>(c));
   return t;
 }();
+
+}  // namespace
+
+std::string NormalizedFlagName(std::string_view name) {
+  std::string out(name.size(), '\0');
+  for (size_t k = 0; k < name.size(); ++k)
+    out[k] = kFlagNameByte[static_cast<unsigned char>(name[k])];
+  return out;
+}
+
+namespace {
 
 bool IsBoolLiteral(std::string_view v) {
   return EqualsIgnoreCase(v, "true") || EqualsIgnoreCase(v, "false") || v == "1" || v == "0" ||

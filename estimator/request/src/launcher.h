@@ -89,6 +89,10 @@ class Sink {
   int line_;
 };
 
+// A flag name as the launch-line readers compare it: lower case, '-' as '_' ("--Job.Config-File"
+// and a config file's "job.config-file" both give "job.config_file").
+std::string NormalizedFlagName(std::string_view name);
+
 // A flag value to true/false (bare flag or literal); false for "False"/"0"/"no".
 bool FlagTrue(const Flag* f);
 // "2" -> 2, "1:4" -> 4 (elastic max), anything else (auto, gpu, $VAR) -> 0.

@@ -105,11 +105,6 @@ constexpr int kMaxNesting = 4;      // source / bash -c levels read inside each 
 constexpr size_t kMaxSourced = 16;  // files `source`d by one script
 constexpr size_t kMaxHeredocBytes = size_t{1} << 20;  // one heredoc body kept (a written file)
 
-std::string_view BaseName(std::string_view w) {
-  const size_t slash = w.rfind('/');
-  return slash == std::string_view::npos ? w : w.substr(slash + 1);
-}
-
 // $NAME, ${NAME} and ${NAME:-x} in a heredoc body or a path replaced by known scalar values; the
 // rest (unknown names, $(...)) stays as written.
 std::string ExpandSimple(std::string_view text, const ShellVars& vars) {
@@ -267,7 +262,7 @@ void Scanner::Follow(size_t first, int depth, int line) {
       continue;
     }
     for (size_t k = 0; k + 2 < words.size(); ++k) {
-      const std::string_view b = BaseName(words[k].text);
+      const std::string_view b = Basename(words[k].text);
       const std::string_view flag = words[k + 1].text;
       if ((b == "bash" || b == "sh") && flag.size() >= 2 && flag[0] == '-' && flag.back() == 'c' &&
           flag.find_first_not_of("-lexc") == std::string_view::npos) {

@@ -133,10 +133,8 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
     if (e.contains("flags")) {
       auto flags = Strings(e["flags"], origin, at + ".flags");
       if (!flags.ok()) return flags.status();
-      for (std::string& fl : flags.value()) {
-        for (char& c : fl) c = c == '-' ? '_' : LowerAscii(c);
-        r.flags.push_back(std::move(fl));
-      }
+      for (const std::string& fl : flags.value())
+        r.flags.push_back(internal::NormalizedFlagName(fl));
     }
     r.positional = e.value("positional", false);
     if (r.flags.empty() && !r.positional)
@@ -166,17 +164,12 @@ using nlohmann::json;
 
 constexpr size_t kMaxConfigFiles = 16;  // config files read for one launch line
 
-std::string_view BaseOf(std::string_view w) {
-  const size_t slash = w.rfind('/');
-  return slash == std::string_view::npos ? w : w.substr(slash + 1);
-}
-
 bool Matches(const LauncherRule& r, const LaunchLine& l) {
   for (const std::string& p : r.programs) {
     if (p == "*" || p == l.program || p == l.launcher || (!l.module.empty() && p == l.module))
       return true;
     for (std::string_view pos : l.positionals)
-      if (BaseOf(pos) == p) return true;
+      if (Basename(pos) == p) return true;
   }
   return false;
 }
@@ -288,9 +281,7 @@ void ApplyFormat(const ConfigFormat& fmt, const json& tree, std::string_view pat
       for (const auto& [k, v] : tree.items()) {
         std::string value = Text(v);
         if (value.empty() || EqualsIgnoreCase(value, "auto")) continue;
-        std::string name = k;
-        for (char& c : name) c = c == '-' ? '_' : LowerAscii(c);
-        flags.emplace_back(std::move(name), std::move(value));
+        flags.emplace_back(NormalizedFlagName(k), std::move(value));
         origins.push_back(k);
       }
       continue;

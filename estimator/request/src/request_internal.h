@@ -22,6 +22,12 @@
 
 namespace fmte::internal {
 
+// The last component of a path ("/usr/bin/torchrun" -> "torchrun").
+inline std::string_view Basename(std::string_view w) {
+  const size_t slash = w.rfind('/');
+  return slash == std::string_view::npos ? w : w.substr(slash + 1);
+}
+
 // One value from one source, before merging.
 struct Assignment {
   std::string key;  // table key: "model", "seq-len", ..., or an extra key ("optimizer", "vpp")

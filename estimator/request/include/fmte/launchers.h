@@ -13,12 +13,11 @@
 #ifndef FMTE_LAUNCHERS_H_
 #define FMTE_LAUNCHERS_H_
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "fmte/status.h"
 
@@ -40,8 +39,8 @@ struct ConfigKeyRule {
 struct ConfigFormat {
   std::string name;    // "deepspeed", "accelerate", "torchtitan", ...
   std::string syntax;  // json|yaml|toml (the FileSource parses any of them into a tree)
-  std::vector<ConfigKeyRule> keys;   // in order: a later rule for the same flag or key wins
-  std::vector<ConfigKeyRule> always; // flags/keys set whenever a file of this format is read
+  std::vector<ConfigKeyRule> keys;    // in order: a later rule for the same flag or key wins
+  std::vector<ConfigKeyRule> always;  // flags/keys set whenever a file of this format is read
 };
 
 // A launch that names a config file.
@@ -52,8 +51,8 @@ struct LauncherRule {
   // ("deepy.py"); "*": every launch line.
   std::vector<std::string> programs;
   std::vector<std::string> flags;  // flags naming the file (normalised: "config_file")
-  bool positional = false;  // or: positionals ending in .json/.yaml/.yml/.toml are the files
-  std::string format;       // a ConfigFormat's name
+  bool positional = false;         // or: positionals ending in .json/.yaml/.yml/.toml are the files
+  std::string format;              // a ConfigFormat's name
   // "hf": the HF/TRL/accelerate reader runs over the line with the file's flags before the
   // line's own; "megatron": the Megatron reader; "keys": the file sets request keys only.
   std::string reader = "hf";
