@@ -239,8 +239,9 @@ void Scanner::Follow(size_t first, int depth, int line) {
   if (depth >= kMaxNesting) return;
   const size_t end = out_->commands.size();
   for (size_t c = first; c < end && c < out_->commands.size(); ++c) {
-    // Copies: a nested scan appends to out_->commands, which may move the words.
-    const std::vector<Word> words = out_->commands[c].words;
+    // A nested scan appends to out_->commands, which may move this vector: nothing reads `words`
+    // after a Scan (the texts themselves live in the arena and stay valid).
+    const std::vector<Word>& words = out_->commands[c].words;
     if (words.empty()) continue;
     const std::string_view w0 = words[0].text;
     if ((w0 == "source" || w0 == ".") && words.size() >= 2) {
@@ -257,7 +258,7 @@ void Scanner::Follow(size_t first, int depth, int line) {
                                  ": source: " + text.status().message());
         continue;
       }
-      out_->files_read.push_back(std::string(words[1].text));
+      out_->files_read.emplace_back(words[1].text);
       Scan(*text, depth + 1, line);
       continue;
     }
@@ -266,7 +267,8 @@ void Scanner::Follow(size_t first, int depth, int line) {
       const std::string_view flag = words[k + 1].text;
       if ((b == "bash" || b == "sh") && flag.size() >= 2 && flag[0] == '-' && flag.back() == 'c' &&
           flag.find_first_not_of("-lexc") == std::string_view::npos) {
-        Scan(words[k + 2].text, depth + 1, line);
+        const std::string_view inner = words[k + 2].text;
+        Scan(inner, depth + 1, line);
         break;
       }
     }
