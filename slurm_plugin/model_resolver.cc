@@ -1,6 +1,7 @@
 #include "model_resolver.h"
 
 #include <curl/curl.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "fmte/model.h"
 #include "fmte/request.h"
@@ -82,6 +84,41 @@ size_t CollectBody(char* data, size_t size, size_t nmemb, void* user) {
 }
 
 }  // namespace
+
+std::string HfCacheConfig(std::string_view id) {
+  std::vector<std::string> roots;
+  const auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : "");
+  };
+  if (!env("HF_HUB_CACHE").empty()) roots.push_back(env("HF_HUB_CACHE"));
+  if (!env("HUGGINGFACE_HUB_CACHE").empty()) roots.push_back(env("HUGGINGFACE_HUB_CACHE"));
+  if (!env("HF_HOME").empty()) roots.push_back(env("HF_HOME") + "/hub");
+  if (!env("XDG_CACHE_HOME").empty()) roots.push_back(env("XDG_CACHE_HOME") + "/huggingface/hub");
+  if (!env("HOME").empty()) roots.push_back(env("HOME") + "/.cache/huggingface/hub");
+  std::string repo = "models--";
+  for (char c : id) repo += c == '/' ? std::string("--") : std::string(1, c);
+  for (const std::string& root : roots) {
+    const std::string dir = root + "/" + repo;
+    if (!IsDir(dir)) continue;
+    std::ifstream ref(dir + "/refs/main");
+    std::string rev;
+    if (ref && std::getline(ref, rev) && !rev.empty() && rev.find('/') == std::string::npos &&
+        IsFile(dir + "/snapshots/" + rev + "/config.json"))
+      return dir + "/snapshots/" + rev + "/config.json";
+    if (DIR* d = opendir((dir + "/snapshots").c_str()); d != nullptr) {
+      std::string found;
+      for (dirent* e; found.empty() && (e = readdir(d)) != nullptr;) {
+        const std::string name = e->d_name;
+        if (name != "." && name != ".." && IsFile(dir + "/snapshots/" + name + "/config.json"))
+          found = dir + "/snapshots/" + name + "/config.json";
+      }
+      closedir(d);
+      if (!found.empty()) return found;
+    }
+  }
+  return {};
+}
 
 bool LooksLikePath(std::string_view model) {
   if (model.empty()) return false;
@@ -169,6 +206,15 @@ Result<std::string> ResolveForController(std::string_view model, const ResolverO
     return Status::NotFound("--fmte-model: '" + value +
                             "' is not in the model catalog and is not a "
                             "Hugging Face id (org/name) or a config.json path");
+  }
+  // The Hugging Face cache the user's jobs load from: models--org--name/snapshots/<rev>/, the
+  // revision refs/main names first.
+  if (std::string hf = HfCacheConfig(value); !hf.empty()) {
+    Result<std::string> text = ReadBounded(hf);
+    if (text.ok()) {
+      Result<std::string> json = CompactArchJson(*text, hf);
+      if (json.ok()) return json;
+    }
   }
   std::string cached = options.cache_dir + "/" + value + "/config.json";
   if (!options.cache_dir.empty() && IsFile(cached)) {

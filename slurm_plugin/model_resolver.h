@@ -24,7 +24,13 @@ struct ResolverOptions {
 // or exists on disk.)
 bool LooksLikePath(std::string_view model);
 
+// config.json of a Hugging Face id in the user's Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub,
+// ~/.cache/huggingface/hub: models--org--name/snapshots/<rev>/config.json, refs/main's revision
+// first); empty when it is not there.
+std::string HfCacheConfig(std::string_view id);
+
 // The JSON to forward, or "" when the catalog knows the id (the controller resolves it itself).
+// Looked up in order: a path, the catalog, the Hugging Face cache, cache_dir, the hub.
 // Errors name the option and what was wrong ("--fmte-model: /x/config.json: no such file").
 Result<std::string> ResolveForController(std::string_view model, const ResolverOptions& options);
 

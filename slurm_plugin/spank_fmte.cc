@@ -3,17 +3,25 @@
 // before any RPC, and resolves --fmte-model on the client when the controller could not (a local
 // config.json or model directory, or a Hugging Face id missing from the catalog): the architecture
 // is forwarded as FMTE_ARCH in spank_job_env, so slurmctld never does file or network I/O per job.
+// In sbatch it also reads the batch script as sbatch was given it (its options, arguments and
+// the submitter's variables) with the files its launch line names (DeepSpeed JSON, accelerate and
+// trainer YAML, torchtitan TOML: etc/launchers.json), and forwards what the launch line and files
+// say as FMTE_READ (compact JSON), which job_submit uses in place of its own reading of the script.
 //
 // plugstack.conf arguments (all optional):
-//   hub_url=https://huggingface.co   fetch config.json of ids missing from the catalog (default:
-//   off) cache_dir=DIR                    fetched configs (default: $XDG_CACHE_HOME or ~/.cache,
-//   /fmte/hub) timeout_ms=N                     whole hub transfer (default 5000) catalog_dir=DIR
-//   etc dir with models/ (default: CatalogDir= of fmte.conf, else the
-//                                    compiled-in etc dir)
+//   hub_url=URL       fetch config.json of ids missing from the catalog and the Hugging Face cache
+//                     (https://huggingface.co; default: off)
+//   cache_dir=DIR     fetched configs (default: $XDG_CACHE_HOME or ~/.cache, then /fmte/hub)
+//   timeout_ms=N      whole hub transfer (default 5000)
+//   catalog_dir=DIR   etc dir with models/ and launchers.json (default: CatalogDir= of fmte.conf,
+//                     else the compiled-in etc dir)
+//   read_files=no     do not read the batch script and its files in sbatch (default: yes)
 // Thread-safety: SPANK calls plugins from one thread per process; the option values live in
 // process-wide statics.
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -26,6 +34,8 @@ extern "C" {
 #include "fmte/config.h"
 #include "fmte/model.h"
 #include "fmte/request.h"
+#include "fmte/script_files.h"
+#include "fmte/submission.h"
 #include "model_resolver.h"
 
 #define FMTE_EXPORT __attribute__((visibility("default")))
@@ -49,6 +59,8 @@ OptionStorage& Storage() {
 
 std::string g_model;  // --fmte-model as given (client side)
 fmte::slurm::ResolverOptions g_resolver;
+std::string g_catalog_dir;  // etc dir (launchers.json); empty: the compiled-in one
+bool g_read_files = true;   // plugstack.conf read_files=no turns the client-side reading off
 
 int OptionCallback(int val, const char* optarg, int remote) {
   try {
@@ -110,10 +122,12 @@ void ParseArgs(int ac, char** av) {
       if (g_resolver.timeout_ms <= 0) g_resolver.timeout_ms = 5000;
     } else if (key == "catalog_dir") {
       catalog_dir = value;
+    } else if (key == "read_files") {
+      g_read_files = value != "no" && value != "0" && value != "false";
     } else {
       slurm_error(
           "fmte: plugstack.conf: unknown argument '%s' for spank_fmte.so (expected "
-          "hub_url=, cache_dir=, timeout_ms=, catalog_dir=)",
+          "hub_url=, cache_dir=, timeout_ms=, catalog_dir=, read_files=)",
           arg.c_str());
     }
   }
@@ -125,6 +139,68 @@ void ParseArgs(int ac, char** av) {
   }
   g_resolver.models_dir =
       catalog_dir.empty() ? fmte::ModelCatalog::DefaultDir() : catalog_dir + "/models";
+  g_catalog_dir = catalog_dir;
+}
+
+// This process's command line when it is sbatch (words after the program name); empty otherwise
+// (salloc, srun: no batch script).
+std::vector<std::string> SbatchCommandLine() {
+  std::vector<std::string> words;
+  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return words;
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; text.size() < (size_t{1} << 20) && (n = read(fd, buf, sizeof(buf))) > 0;)
+    text.append(buf, static_cast<size_t>(n));
+  close(fd);
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\0', at), text.size());
+    words.emplace_back(text, at, end - at);
+    at = end + 1;
+  }
+  if (words.empty()) return words;
+  const std::string& prog = words.front();
+  const std::string base =
+      prog.substr(prog.rfind('/') == std::string::npos ? 0 : prog.rfind('/') + 1);
+  if (base != "sbatch") return {};
+  words.erase(words.begin());
+  return words;
+}
+
+// Reads the batch script and the files it names, as sbatch was given them, and forwards what
+// the launch line says. Nothing here refuses a submission: what cannot be read is left to the
+// controller's own reading of the script.
+void ForwardScriptReading(spank_t sp) {
+  const std::vector<std::string> words = SbatchCommandLine();
+  if (words.empty()) return;
+  auto launchers = fmte::LoadLauncherTable(g_catalog_dir);
+  if (!launchers.ok()) {
+    slurm_info("fmte: warning: %s; the batch script's files are not read",
+               launchers.status().message().c_str());
+    return;
+  }
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return;
+  auto submission = fmte::ReadSubmission(words, cwd, &launchers.value(), fmte::ProcessEnviron());
+  if (!submission.ok()) return;  // sbatch itself reports a script it cannot read
+  const fmte::JobRequest& r = submission->request;
+  const fmte::FieldSource* model = r.SourceOf("model");
+  std::string arch;
+  if (model != nullptr && model->source == fmte::Source::kLauncher) {
+    arch = r.arch_json;  // Megatron's flags
+    if (arch.empty()) {  // a local path, the Hugging Face cache, or an id missing from the catalog
+      auto resolved = fmte::slurm::ResolveForController(r.job.model, g_resolver);
+      if (resolved.ok())
+        arch = *resolved;
+      else
+        slurm_info("fmte: warning: %s", resolved.status().message().c_str());
+    }
+  }
+  const std::string read = fmte::EncodeClientReading(r, arch);
+  if (read.empty()) return;
+  const std::string name(fmte::kReadEnvName);
+  if (spank_job_control_setenv(sp, name.c_str(), read.c_str(), 1) != ESPANK_SUCCESS)
+    slurm_error("fmte: cannot forward what the batch script's files say");
 }
 
 }  // namespace
@@ -172,6 +248,7 @@ extern "C" FMTE_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
 extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
   try {
     spank_context_t ctx = spank_context();
+    if (ctx == S_CTX_ALLOCATOR && g_read_files) ForwardScriptReading(sp);
     if ((ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL) || g_model.empty()) return 0;
     fmte::Result<std::string> arch = fmte::slurm::ResolveForController(g_model, g_resolver);
     if (!arch.ok()) {

@@ -204,9 +204,59 @@ spank_resolves_model() {
   scancel "$JOB"
 }
 
+# A DeepSpeed job configured in the JSON file its launch line names (configs/ds.json, or the one
+# the script's first argument names), submitted from another directory with -D: the SPANK plugin reads the script as
+# sbatch was given it and the file, and forwards what they say (FMTE_READ), so the controller
+# decides on the ZeRO stage and micro-batch it never reads itself. Unsharded full fine-tuning of an
+# 8B model needs >= 16 bytes/parameter = 128 GB per GPU (ZeRO paper §3.1), more than one 80 GB GPU;
+# ZeRO-3 over 8 GPUs divides those 128 GB by 8.
+script_files_read_in_sbatch() {
+  local dir=$WORK/cfgjob c
+  rm -rf "$dir"
+  mkdir -p "$dir/configs"
+  cat >"$dir/train.sh" <<'EOS'
+#!/bin/bash
+#SBATCH --gres=gpu:a100:8
+DS=configs/${1:-ds.json}
+deepspeed --num_gpus 8 train.py --model_name_or_path meta-llama/Llama-3.1-8B \
+  --deepspeed "$DS" --max_seq_length 2048 --gradient_checkpointing
+sleep 1
+EOS
+  echo '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}}' \
+    >"$dir/configs/ds.json"
+  echo '{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true}, "zero_optimization": {"stage": 0}}' \
+    >"$dir/configs/ds_big_batch.json"
+  submit --hold -D "$dir" "$dir/train.sh"
+  check "zero3 job accepted" test "$RC" -eq 0
+  if [ -n "$JOB" ]; then
+    c=$(field "$JOB" AdminComment)
+    check "stage read from the file" contains "$c" "shard=zero3"
+    check "micro-batch read from the file" contains "$c" "mb=1"
+    check "model read from the launch line" contains "$c" "model=meta-llama/Llama-3.1-8B"
+    check "estimated" contains "$c" "pred_mem="
+    scancel "$JOB"
+  fi
+  submit --hold -D "$dir" "$dir/train.sh" ds_big_batch.json
+  check "unsharded job refused" test "$RC" -ne 0
+  check "with the estimate" contains "$ERR" "full fine-tuning on 8x"
+  check "and what would fit" contains "$ERR" "zero3"
+  [ -n "$JOB" ] && scancel "$JOB"
+  # A script from standard input cannot be read on the client: the controller reads it itself
+  # and, not knowing the ZeRO stage, accepts with a notice rather than reject.
+  OUT=$(sbatch --parsable --hold -o /dev/null -e /dev/null -D "$dir" <"$dir/train.sh" 2>"$WORK/stderr")
+  RC=$?
+  ERR=$(cat "$WORK/stderr")
+  JOB=${OUT%%;*}
+  check "stdin script accepted" test "$RC" -eq 0
+  check "notice names the unread file" contains "$ERR" "configs/ds.json"
+  [ -n "$JOB" ] && check "not estimated as read" lacks "$(field "$JOB" AdminComment)" "shard=zero3"
+  [ -n "$JOB" ] && scancel "$JOB"
+}
+
 case $CASE in
   oversized_rejected | fitting_job_recorded | non_llm_untouched | spank_bad_value_refused | \
-    fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model) "$CASE" ;;
+    fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model | \
+    script_files_read_in_sbatch) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 

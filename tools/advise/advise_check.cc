@@ -18,6 +18,7 @@
 #include "fmte/record.h"
 #include "fmte/request.h"
 #include "fmte/script_files.h"
+#include "fmte/submission.h"
 #include "job_options.h"
 #include "output.h"
 #include "time_output.h"
@@ -37,252 +38,6 @@ constexpr std::string_view kSummary =
     "  fmte-advise check train.sh --partition gpu --gres gpu:a100:4 --config /etc/slurm/fmte.conf";
 
 int Fail(const Status& s) { return cli::ReportError("fmte-advise", s); }
-
-// "gpu:a100:2,nvme:1" (sbatch --gres) -> "gres:gpu:a100:2,gres:nvme:1" (job_desc tres_per_node).
-std::string GresToTres(std::string_view gres) {
-  std::string out;
-  while (!gres.empty()) {
-    const size_t comma = gres.find(',');
-    std::string_view item = gres.substr(0, comma);
-    gres = comma == std::string_view::npos ? std::string_view() : gres.substr(comma + 1);
-    if (item.empty()) continue;
-    if (!out.empty()) out += ',';
-    out += item.starts_with("gres:") ? std::string(item) : "gres:" + std::string(item);
-  }
-  return out;
-}
-// "4" or "a100:4" (sbatch --gpus/--gpus-per-node/--gpus-per-task) -> "gres:gpu:[a100:]4".
-std::string GpusToTres(std::string_view v) { return "gres:gpu:" + std::string(v); }
-
-// The Slurm options fmte looks at, from #SBATCH lines or the command line.
-struct SlurmOptions {
-  std::string partition, gres, gpus, gpus_per_node, gpus_per_task, time, nodes, ntasks;
-  std::string ntasks_per_node, job_name, array, exports;
-  std::vector<std::pair<std::string, std::string>> spank;  // --fmte-KEY=VALUE
-};
-
-// sbatch's options that take a value (long names, and short letters), so that the words of an
-// sbatch command line (`fmte-advise check --mem 80G -A proj train.sh`) are told from the script's
-// path; sbatch 22.05's `--help`.
-bool SbatchTakesValue(std::string_view name) {
-  static constexpr std::string_view kLong[] = {"account",
-                                               "acctg-freq",
-                                               "array",
-                                               "batch",
-                                               "bb",
-                                               "bbf",
-                                               "begin",
-                                               "chdir",
-                                               "cluster-constraint",
-                                               "clusters",
-                                               "comment",
-                                               "constraint",
-                                               "container",
-                                               "core-spec",
-                                               "cores-per-socket",
-                                               "cpu-freq",
-                                               "cpus-per-gpu",
-                                               "cpus-per-task",
-                                               "deadline",
-                                               "delay-boot",
-                                               "dependency",
-                                               "distribution",
-                                               "error",
-                                               "exclude",
-                                               "export",
-                                               "export-file",
-                                               "extra-node-info",
-                                               "gid",
-                                               "gpu-bind",
-                                               "gpu-freq",
-                                               "gpus",
-                                               "gpus-per-node",
-                                               "gpus-per-socket",
-                                               "gpus-per-task",
-                                               "gres",
-                                               "gres-flags",
-                                               "hint",
-                                               "input",
-                                               "job-name",
-                                               "licenses",
-                                               "mail-type",
-                                               "mail-user",
-                                               "mcs-label",
-                                               "mem",
-                                               "mem-bind",
-                                               "mem-per-cpu",
-                                               "mem-per-gpu",
-                                               "mincpus",
-                                               "network",
-                                               "nodefile",
-                                               "nodelist",
-                                               "nodes",
-                                               "ntasks",
-                                               "ntasks-per-core",
-                                               "ntasks-per-gpu",
-                                               "ntasks-per-node",
-                                               "ntasks-per-socket",
-                                               "open-mode",
-                                               "output",
-                                               "partition",
-                                               "power",
-                                               "prefer",
-                                               "priority",
-                                               "profile",
-                                               "qos",
-                                               "reservation",
-                                               "signal",
-                                               "sockets-per-node",
-                                               "switches",
-                                               "thread-spec",
-                                               "threads-per-core",
-                                               "time",
-                                               "time-min",
-                                               "tmp",
-                                               "uid",
-                                               "wait-all-nodes",
-                                               "wckey",
-                                               "wrap"};
-  if (name.size() == 1)
-    return std::string_view("AabcDdeFGiJLMmNnopqStwx").find(name[0]) != std::string_view::npos;
-  for (std::string_view l : kLong)
-    if (l == name) return true;
-  return false;
-}
-
-// One option (long name without dashes, or a short letter) into `o`. Unknown options are ignored.
-void SetOption(std::string_view name, const std::string& value, SlurmOptions* o) {
-  if (name == "ntasks-per-node")
-    o->ntasks_per_node = value;
-  else if (name == "J" || name == "job-name")
-    o->job_name = value;
-  else if (name == "a" || name == "array")
-    o->array = value;
-  else if (name == "export")
-    o->exports = value;
-  else if (name == "p" || name == "partition")
-    o->partition = value;
-  else if (name == "gres")
-    o->gres = value;
-  else if (name == "G" || name == "gpus")
-    o->gpus = value;
-  else if (name == "gpus-per-node")
-    o->gpus_per_node = value;
-  else if (name == "gpus-per-task")
-    o->gpus_per_task = value;
-  else if (name == "t" || name == "time")
-    o->time = value;
-  else if (name == "N" || name == "nodes")
-    o->nodes = value;
-  else if (name == "n" || name == "ntasks")
-    o->ntasks = value;
-  else if (name.starts_with("fmte-"))
-    o->spank.emplace_back(std::string(name.substr(5)), value);
-}
-
-// #SBATCH lines up to the first command, as sbatch reads them.
-void ReadSbatchLines(std::string_view script, SlurmOptions* o) {
-  std::istringstream in{std::string(script.substr(0, kMaxScriptBytes))};
-  std::string line;
-  while (std::getline(in, line)) {
-    std::string_view l = line;
-    while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
-    if (l.empty() || l.starts_with("#!")) continue;
-    if (l.front() != '#') break;  // sbatch stops at the first command
-    if (!l.starts_with("#SBATCH")) continue;
-    std::istringstream words{std::string(l.substr(7))};
-    std::vector<std::string> w;
-    for (std::string t; words >> t && t.front() != '#';) w.push_back(t);
-    for (size_t i = 0; i < w.size(); ++i) {
-      const std::string& t = w[i];
-      if (t.starts_with("--")) {
-        const size_t eq = t.find('=');
-        if (eq != std::string::npos)
-          SetOption(std::string_view(t).substr(2, eq - 2), t.substr(eq + 1), o);
-        else if (i + 1 < w.size())
-          SetOption(std::string_view(t).substr(2), w[++i], o);
-      } else if (t.size() >= 2 && t[0] == '-') {
-        if (t.size() > 2)
-          SetOption(std::string_view(t).substr(1, 1), t.substr(2), o);
-        else if (i + 1 < w.size())
-          SetOption(std::string_view(t).substr(1, 1), w[++i], o);
-      }
-    }
-  }
-}
-
-Result<SlurmFacts> FactsFrom(const SlurmOptions& o) {
-  SlurmFacts f;
-  f.partition = o.partition;
-  if (!o.gres.empty()) f.tres_per_node = GresToTres(o.gres);
-  if (!o.gpus_per_node.empty()) f.tres_per_node = GpusToTres(o.gpus_per_node);
-  if (!o.gpus.empty()) f.tres_per_job = GpusToTres(o.gpus);
-  if (!o.gpus_per_task.empty()) f.tres_per_task = GpusToTres(o.gpus_per_task);
-  if (!o.time.empty()) {
-    auto t = ParseSlurmTimeMinutes(o.time, "--time");
-    if (!t.ok()) return t.status();
-    f.time_limit_min = *t;
-  }
-  if (!o.nodes.empty()) {  // "2" or "2-4": the minimum
-    auto n = tools::ParseInt(o.nodes.substr(0, o.nodes.find('-')), "--nodes", 1, 1 << 20);
-    if (!n.ok()) return n.status();
-    f.min_nodes = *n;
-  }
-  if (!o.ntasks.empty()) {
-    auto n = tools::ParseInt(o.ntasks, "--ntasks", 1, 1 << 24);
-    if (!n.ok()) return n.status();
-    f.num_tasks = *n;
-  }
-  if (!o.ntasks_per_node.empty()) {
-    auto n = tools::ParseInt(o.ntasks_per_node, "--ntasks-per-node", 1, 1 << 16);
-    if (!n.ok()) return n.status();
-    f.ntasks_per_node = *n;
-  }
-  // sbatch --ntasks-per-node without --ntasks: that many tasks on each node.
-  if (f.num_tasks == 0 && f.ntasks_per_node > 0)
-    f.num_tasks = f.ntasks_per_node * std::max<int64_t>(1, f.min_nodes);
-  f.job_name = o.job_name;
-  return f;
-}
-
-// The variables a batch script starts with, as far as they are known at submission: sbatch
-// --export=[ALL,]NAME=VALUE,... and the SLURM_* variables of the allocation it asked for.
-std::vector<std::pair<std::string, std::string>> ScriptEnv(const SlurmOptions& o,
-                                                           const SlurmFacts& f,
-                                                           const std::string& dir) {
-  std::vector<std::pair<std::string, std::string>> env;
-  const int64_t nodes = std::max<int64_t>(1, f.min_nodes);
-  env.emplace_back("SLURM_NNODES", std::to_string(nodes));
-  env.emplace_back("SLURM_JOB_NUM_NODES", std::to_string(nodes));
-  env.emplace_back("SLURM_SUBMIT_DIR", dir);
-  if (!o.job_name.empty()) env.emplace_back("SLURM_JOB_NAME", o.job_name);
-  if (f.ntasks_per_node > 0) {
-    env.emplace_back("SLURM_NTASKS_PER_NODE", std::to_string(f.ntasks_per_node));
-    env.emplace_back("SLURM_NTASKS", std::to_string(f.ntasks_per_node * nodes));
-  } else if (f.num_tasks > 0) {
-    env.emplace_back("SLURM_NTASKS", std::to_string(f.num_tasks));
-  }
-  const std::string_view per_node = o.gpus_per_node.empty() ? o.gres : o.gpus_per_node;
-  if (!per_node.empty()) {  // "gpu:a100:4" or "4": the count is the last field
-    const std::string_view count = per_node.substr(per_node.rfind(':') + 1);
-    if (!count.empty() && count.find_first_not_of("0123456789") == std::string_view::npos)
-      env.emplace_back("SLURM_GPUS_PER_NODE", std::string(count));
-  }
-  if (!o.array.empty()) {  // the first task of the array: "0-2", "1,3,5", "0-15%4"
-    const size_t end = o.array.find_first_not_of("0123456789");
-    if (end != 0) env.emplace_back("SLURM_ARRAY_TASK_ID", o.array.substr(0, end));
-  }
-  std::string_view rest = o.exports;
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    const std::string_view item = rest.substr(0, comma);
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    const size_t eq = item.find('=');
-    if (eq != std::string_view::npos && eq > 0)
-      env.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
-  }
-  return env;
-}
 
 // --config, else fmte.conf beside $SLURM_CONF, else /etc/slurm/fmte.conf, else defaults ("none").
 Result<Config> LoadPolicyConfig(const std::string& flag, std::string* used) {
@@ -436,34 +191,27 @@ int RunCheck(const std::vector<std::string>& args) {
       "RegressorsDir");
   tools::AddCommonOptions(&desc);
 
-  // As sbatch: options, then SCRIPT, then the script's own arguments. Options fmte-advise knows
-  // go to the flag parser; other sbatch options (--mem, -A, --exclusive, ...) are skipped.
+  // As sbatch: options, then SCRIPT, then the script's own arguments. fmte-advise's own flags go
+  // to the flag parser; sbatch's options (those listed above and any other: --mem, -A,
+  // --exclusive, ...) are read as sbatch reads them.
+  constexpr std::string_view kOwn[] = {"help", "h", "json", "config", "fmte", "regressors"};
+  const auto own = [&](std::string_view name) {
+    return std::find(std::begin(kOwn), std::end(kOwn), name) != std::end(kOwn);
+  };
+  const SbatchCommandLine cl = SplitSbatchCommandLine(
+      std::span(args).subspan(std::min<size_t>(1, args.size())), [&](std::string_view name) {
+        const auto* opt = own(name) ? desc.find_nothrow(std::string(name), false) : nullptr;
+        return opt != nullptr && opt->semantic()->max_tokens() > 0;
+      });
   std::vector<std::string> flags{args.empty() ? std::string("check") : args[0]};
-  std::string script_path;
-  std::vector<std::string> script_args;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (!script_path.empty()) {
-      script_args.push_back(a);
-    } else if (a.size() > 1 && a[0] == '-') {
-      const bool is_long = a.starts_with("--");
-      const std::string name = a.substr(is_long ? 2 : 1, a.find('=') == std::string::npos
-                                                             ? std::string::npos
-                                                             : a.find('=') - (is_long ? 2 : 1));
-      const auto* opt = desc.find_nothrow(is_long ? name : name.substr(0, 1), false);
-      if (opt == nullptr) {  // an sbatch option fmte does not use, with its value
-        if (a.find('=') == std::string::npos && (is_long || a.size() == 2) &&
-            SbatchTakesValue(is_long ? name : name.substr(0, 1)) && i + 1 < args.size())
-          ++i;
-        continue;
-      }
-      flags.push_back(a);
-      if (a.find('=') == std::string::npos && (is_long || a.size() == 2) &&
-          opt->semantic()->max_tokens() > 0 && i + 1 < args.size())
-        flags.push_back(args[++i]);
-    } else {
-      script_path = a;
-    }
+  std::vector<std::string> sbatch;
+  for (const std::vector<std::string>& o : cl.options) {
+    const std::string& a = o.front();
+    const std::string name = a.starts_with("--")
+                                 ? a.substr(2, a.find('=') - std::min<size_t>(a.find('='), 2))
+                                 : a.substr(1, 1);
+    std::vector<std::string>& to = own(name) ? flags : sbatch;
+    to.insert(to.end(), o.begin(), o.end());
   }
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, flags, &vm); !s.ok()) return Fail(s);
@@ -471,53 +219,18 @@ int RunCheck(const std::vector<std::string>& args) {
     std::cout << tools::HelpText("check SCRIPT", kSummary, desc);
     return cli::kExitOk;
   }
-  if (script_path.empty())
+  if (cl.script.empty())
     return Fail(Status::InvalidArgument("SCRIPT: the batch script to check is required"));
-  // The submission directory: files the script names are read relative to it, as sbatch -D.
-  std::string dir = tools::FlagString(vm, "chdir");
-  if (dir.empty()) {
-    char cwd[4096];
-    dir = getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : ".";
-  }
-  const DiskFiles files(dir);
-  const std::string script_file = files.Resolve(script_path);
-  std::ifstream in(script_file, std::ios::binary);
-  if (!in) return Fail(Status::InvalidArgument("SCRIPT: cannot open '" + script_file + "'"));
-  std::string script(kMaxScriptBytes + 1, '\0');
-  in.read(script.data(), static_cast<std::streamsize>(script.size()));
-  script.resize(static_cast<size_t>(in.gcount()));
-
-  SlurmOptions opts;
-  ReadSbatchLines(script, &opts);
-  // A value sbatch would refuse in an #SBATCH line (a template's "{{ nodes }}") is dropped with a
-  // warning; the same value on the command line is an error.
-  for (auto [field, name] :
-       {std::pair{&SlurmOptions::time, "--time"}, std::pair{&SlurmOptions::nodes, "--nodes"},
-        std::pair{&SlurmOptions::ntasks, "--ntasks"},
-        std::pair{&SlurmOptions::ntasks_per_node, "--ntasks-per-node"}}) {
-    SlurmOptions one;
-    one.*field = opts.*field;
-    if (auto f = FactsFrom(one); !f.ok()) {
-      std::cerr << "fmte-advise: warning: #SBATCH " << name << ": " << f.status().message()
-                << "; ignored\n";
-      opts.*field = "";
-    }
-  }
-  for (const char* name : {"partition", "gres", "gpus", "gpus-per-node", "gpus-per-task", "ntasks",
-                           "ntasks-per-node", "nodes", "time", "job-name", "array", "export"})
-    if (vm.count(name)) SetOption(name, vm[name].as<std::string>(), &opts);
   if (vm.count("fmte"))
     for (const std::string& kv : vm["fmte"].as<std::vector<std::string>>()) {
       const size_t eq = kv.find('=');
       if (eq == std::string::npos)
         return Fail(Status::InvalidArgument("--fmte: expected KEY=VALUE, got '" + kv + "'"));
-      opts.spank.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+      sbatch.push_back("--fmte-" + kv);
     }
-  // SPANK options are refused on the client when invalid, as the SPANK plugin does.
-  for (const auto& [key, value] : opts.spank)
-    if (Status s = ValidateOption(key, value); !s.ok()) return Fail(s);
-  auto facts = FactsFrom(opts);
-  if (!facts.ok()) return Fail(facts.status());
+  sbatch.push_back("--");
+  sbatch.push_back(cl.script);
+  sbatch.insert(sbatch.end(), cl.script_args.begin(), cl.script_args.end());
 
   std::string config_path;
   auto config = LoadPolicyConfig(tools::FlagString(vm, "config"), &config_path);
@@ -531,16 +244,17 @@ int RunCheck(const std::vector<std::string>& args) {
     return Fail(s);
   const Estimator estimator(std::move(catalogs).value());
 
-  // The client side's reading (what the SPANK plugin does in sbatch): the script's arguments and
-  // variables, the files it names and the launcher table of the catalog directory.
-  ScriptContext context;
-  context.args = script_args;
-  context.env = ScriptEnv(opts, *facts, dir);
-  context.files = &files;
+  // The client side's reading, as the SPANK plugin does it in sbatch: the script's options,
+  // arguments and variables, the files it names and the launcher table of the catalog directory.
   auto launchers = LoadLauncherTable(config->catalog_dir);
   if (!launchers.ok()) return Fail(launchers.status());
-  context.launchers = &launchers.value();
-  const JobRequest request = ParseJobRequest(script, opts.spank, *facts, context);
+  char cwd[4096];
+  auto submission = ReadSubmission(sbatch, getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : ".",
+                                   &launchers.value(), ProcessEnviron());
+  if (!submission.ok()) return Fail(submission.status());
+  for (const std::string& w : submission->warnings)
+    std::cerr << "fmte-advise: warning: " << w << "\n";
+  const JobRequest& request = submission->request;
   const Decision d = Decide(request, *config, estimator);
   if (tools::FlagSet(vm, "json")) {
     std::cout << DecisionJson(request, d, config_path, estimator).dump(2) << "\n";

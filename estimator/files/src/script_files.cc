@@ -13,6 +13,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "files_internal.h"
 #include "fmte/file.h"
 #include "fmte/text.h"
 
@@ -161,7 +162,16 @@ Result<std::string> DiskFiles::ReadText(std::string_view path) const {
     return Status::IoError(std::string(path) + ": larger than " +
                            std::to_string(kMaxScriptFileBytes) + " bytes; not read");
   }
-  std::string text(static_cast<size_t>(st.st_size), '\0');
+  std::string text = internal::ReadAndClose(fd, static_cast<size_t>(st.st_size));
+  ++files_;
+  bytes_ += text.size();
+  return text;
+}
+
+namespace internal {
+
+std::string ReadAndClose(int fd, size_t max_bytes) {
+  std::string text(max_bytes, '\0');
   size_t got = 0;
   while (got < text.size()) {
     const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
@@ -171,10 +181,10 @@ Result<std::string> DiskFiles::ReadText(std::string_view path) const {
   }
   ::close(fd);
   text.resize(got);
-  ++files_;
-  bytes_ += got;
   return text;
 }
+
+}  // namespace internal
 
 Result<json> DiskFiles::ParseConfig(std::string_view path, std::string_view text,
                                     std::string_view syntax) const {

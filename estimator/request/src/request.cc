@@ -162,8 +162,18 @@ JobRequest ParseJobRequest(std::string_view script,
                       !context.args.empty() || !context.env.empty();
   internal::ScanOutput scan = internal::ScanScript(script, client ? &context : nullptr);
   for (std::string& w : scan.warnings) AddWarning(&r, std::move(w));
+  // The client's reading of the launch line (the SPANK plugin read the files it names in sbatch)
+  // replaces the controller's own reading of the same script; a malformed one is not trusted.
+  Result<internal::LauncherFindings> forwarded = Status::NotFound("");
+  if (!client)
+    for (const auto& [key, value] : spank_values)
+      if (key == kReadKey) forwarded = internal::DecodeClientReading(value);
+  if (!forwarded.ok() && !forwarded.status().message().empty())
+    AddWarning(&r, forwarded.status().message() + "; the script was read on the controller");
   internal::LauncherFindings launch =
-      internal::DetectLauncher(scan.commands, client ? &context : nullptr, &scan.written_files);
+      forwarded.ok() ? std::move(forwarded).value()
+                     : internal::DetectLauncher(scan.commands, client ? &context : nullptr,
+                                                &scan.written_files);
   for (std::string& w : launch.warnings) AddWarning(&r, std::move(w));
   r.files_read = std::move(scan.files_read);
   for (std::string& f : launch.files_read) r.files_read.push_back(std::move(f));
@@ -180,6 +190,7 @@ JobRequest ParseJobRequest(std::string_view script,
   std::vector<Assignment> spank;
   std::string spank_arch;
   for (const auto& [key, value] : spank_values) {
+    if (key == kReadKey) continue;  // above
     if (key == kArchKey) {
       if (value.size() > kMaxArchJsonBytes)
         AddWarning(&r, std::string(kArchEnvName) + ": architecture JSON too long; ignored");

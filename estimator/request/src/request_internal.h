@@ -148,6 +148,9 @@ LauncherFindings DetectLauncher(
     const std::vector<Command>& commands, const ScriptContext* ctx = nullptr,
     const std::vector<std::pair<std::string, std::string>>* written = nullptr);
 
+// FMTE_READ's JSON (EncodeClientReading) back into findings. Errors name FMTE_READ and the field.
+Result<LauncherFindings> DecodeClientReading(std::string_view text);
+
 }  // namespace fmte::internal
 
 #endif  // FMTE_SRC_REQUEST_INTERNAL_H_

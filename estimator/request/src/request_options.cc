@@ -257,10 +257,15 @@ std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
   std::vector<std::pair<std::string, std::string>> out;
   static const std::string kPrefix = "_SLURM_SPANK_OPTION_fmte_fmte_";
   const std::string arch_prefix = std::string(kArchEnvName) + "=";
+  const std::string read_prefix = std::string(kReadEnvName) + "=";
   for (const char* entry : env) {
     if (entry == nullptr) continue;
-    // Bounded: SPANK values are short; the architecture JSON at most kMaxArchJsonBytes.
-    const std::string_view e(entry, strnlen(entry, kMaxArchJsonBytes + 64));
+    // Bounded: SPANK values are short; the forwarded JSON at most kMaxReadJsonBytes.
+    const std::string_view e(entry, strnlen(entry, kMaxReadJsonBytes + 64));
+    if (e.starts_with(read_prefix)) {
+      out.emplace_back(std::string(kReadKey), std::string(e.substr(read_prefix.size())));
+      continue;
+    }
     if (e.starts_with(arch_prefix)) {
       out.emplace_back(std::string(kArchKey), std::string(e.substr(arch_prefix.size())));
       continue;

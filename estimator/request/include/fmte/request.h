@@ -78,9 +78,17 @@ std::string SpankEnvKey(std::string_view key);
 inline constexpr std::string_view kArchEnvName = "FMTE_ARCH";
 inline constexpr std::string_view kArchKey = "arch";
 
+// Name (in spank_job_env) under which the SPANK plugin forwards what it read on the client from the
+// launch line and the files it names (EncodeClientReading); key "read" in the spank_values given
+// to ParseJobRequest, which then uses it in place of its own reading of the launch line.
+inline constexpr std::string_view kReadEnvName = "FMTE_READ";
+inline constexpr std::string_view kReadKey = "read";
+inline constexpr size_t kMaxReadJsonBytes = kMaxArchJsonBytes + 32 * 1024;
+
 // Picks fmte's entries out of a spank_job_env array ("NAME=value" strings; null entries and
 // foreign names skipped) and returns them as (key, value): ("model", "..."), ("seq-len", "4096"),
-// ("arch", "{...}"). Order kept; the later of duplicate entries wins in ParseJobRequest.
+// ("arch", "{...}"), ("read", "{...}"). Order kept; the later of duplicate entries wins in
+// ParseJobRequest.
 std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
     std::span<const char* const> spank_job_env);
 
@@ -189,6 +197,14 @@ JobRequest ParseJobRequest(std::string_view script,
 JobRequest ParseJobRequest(std::string_view script,
                            const std::vector<std::pair<std::string, std::string>>& spank_values,
                            const SlurmFacts& facts, const ScriptContext& context);
+
+// What a client-side request (one read with a ScriptContext) took from the launch line and its
+// files, as compact JSON for FMTE_READ: the launcher's values with where each came from, the
+// settings it could not read, the launcher, its process and node counts, the files read, and
+// `arch_json` (the architecture of a model the launcher named by path, or of Megatron's flags).
+// Empty when the launch line gave nothing. Bounded by kMaxReadJsonBytes: values past it are left
+// out (the controller then knows less, never something else).
+std::string EncodeClientReading(const JobRequest& client_request, std::string_view arch_json = "");
 
 }  // namespace fmte
 

@@ -1,0 +1,230 @@
+// A submission read on the client as sbatch sees it (fmte/submission.h): sbatch's command line
+// split into options, SCRIPT and its arguments; #SBATCH lines under the command line; --export;
+// and the client's reading forwarded to the controller (FMTE_READ), which must give the controller
+// the same request the client read, or nothing when it is malformed. Expected values follow from
+// sbatch 22.05's documented option syntax (`sbatch --help`, man sbatch) and the scripts written
+// here.
+#include "fmte/submission.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "fmte/request.h"
+#include "fmte/script_files.h"
+
+namespace fmte {
+namespace {
+
+TEST(SplitSbatchCommandLine, OptionsValuesScriptAndArguments) {
+  const std::vector<std::string> args = {"--nodes", "4",       "-p",        "gpu",  "--exclusive",
+                                         "-A",      "proj",    "--mem=80G", "-t10", "run.slurm",
+                                         "zephyr",  "--nodes", "2"};
+  const SbatchCommandLine cl = SplitSbatchCommandLine(args);
+  ASSERT_EQ(cl.options.size(), 6u);
+  EXPECT_EQ(cl.options[0], (std::vector<std::string>{"--nodes", "4"}));
+  EXPECT_EQ(cl.options[2], (std::vector<std::string>{"--exclusive"}));  // a flag: no value
+  EXPECT_EQ(cl.options[5], (std::vector<std::string>{"-t10"}));
+  EXPECT_EQ(cl.script, "run.slurm");
+  // After SCRIPT every word is the script's, even one that looks like an sbatch option.
+  EXPECT_EQ(cl.script_args, (std::vector<std::string>{"zephyr", "--nodes", "2"}));
+}
+
+TEST(SplitSbatchCommandLine, CallersOwnOptionsAndHeterogeneousJobs) {
+  const std::vector<std::string> args = {"--config", "fmte.conf", "-N", "1",
+                                         ":",        "-N",        "2",  "train.sh"};
+  const SbatchCommandLine plain = SplitSbatchCommandLine(args);
+  EXPECT_EQ(plain.script, "fmte.conf");  // --config is not sbatch's: its value is SCRIPT
+  const SbatchCommandLine own =
+      SplitSbatchCommandLine(args, [](std::string_view name) { return name == "config"; });
+  EXPECT_EQ(own.script, "train.sh");
+  EXPECT_EQ(own.options.size(), 3u);
+}
+
+TEST(SbatchOptions, CommandLineWinsOverSbatchLines) {
+  const std::string script =
+      "#!/bin/bash\n#SBATCH --nodes=2 --gres=gpu:a100:4  # two nodes\n#SBATCH -J 'my job'\n"
+      "#SBATCH --fmte-model=meta-llama/Llama-3.1-8B\necho hi\n#SBATCH --time=5\n";
+  SbatchOptions o;
+  ReadSbatchLines(script, &o);
+  EXPECT_EQ(o.nodes, "2");
+  EXPECT_EQ(o.gres, "gpu:a100:4");
+  EXPECT_EQ(o.job_name, "my job");
+  EXPECT_EQ(o.time, "");  // after the first command: not an sbatch line
+  ASSERT_EQ(o.spank.size(), 1u);
+  EXPECT_EQ(o.spank[0].first, "model");
+  const std::vector<std::string> words = {"-N4", "--time", "1:00:00"};
+  ApplySbatchWords(words, &o);
+  auto f = FactsFrom(o);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->min_nodes, 4);
+  EXPECT_EQ(f->time_limit_min, 60);
+  EXPECT_EQ(f->tres_per_node, "gres:gpu:a100:4");
+}
+
+TEST(SbatchOptions, InvalidValuesNameTheOption) {
+  SbatchOptions o;
+  o.nodes = "{{ nodes }}";
+  auto f = FactsFrom(o);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("--nodes"), std::string::npos) << f.status().message();
+  const std::vector<std::string> w = DropInvalidSbatchValues(&o);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("#SBATCH --nodes"), std::string::npos) << w[0];
+  EXPECT_TRUE(o.nodes.empty());
+}
+
+TEST(SubmissionEnv, ExportDecidesWhichVariablesTheScriptSees) {
+  const std::string script = "MODEL=${BASE_MODEL:-x}\necho $HOME $UNUSED_NOT\n";
+  const char* environ_entries[] = {"BASE_MODEL=org/m", "HOME=/home/u", "OTHER=1", "SLURM_NNODES=9"};
+  const auto names = [](const std::vector<std::pair<std::string, std::string>>& env) {
+    std::string out;
+    for (const auto& [k, v] : env) out += k + "=" + v + " ";
+    return out;
+  };
+  SbatchOptions all;
+  SlurmFacts f;
+  f.min_nodes = 2;
+  const std::string a = names(SubmissionEnv(all, f, "/d", script, environ_entries));
+  EXPECT_NE(a.find("BASE_MODEL=org/m"), std::string::npos) << a;
+  EXPECT_NE(a.find("HOME=/home/u"), std::string::npos) << a;
+  EXPECT_EQ(a.find("OTHER="), std::string::npos) << a;          // the script does not name it
+  EXPECT_NE(a.find("SLURM_NNODES=2"), std::string::npos) << a;  // the allocation's, not the shell's
+  EXPECT_EQ(a.find("SLURM_NNODES=9"), std::string::npos) << a;
+  SbatchOptions none;
+  none.exports = "NONE";
+  const std::string n = names(SubmissionEnv(none, f, "/d", script, environ_entries));
+  EXPECT_EQ(n.find("BASE_MODEL"), std::string::npos) << n;
+  SbatchOptions listed;
+  listed.exports = "HOME,EXTRA=5";
+  const std::string l = names(SubmissionEnv(listed, f, "/d", script, environ_entries));
+  EXPECT_EQ(l.find("BASE_MODEL"), std::string::npos) << l;
+  EXPECT_NE(l.find("HOME=/home/u"), std::string::npos) << l;
+  EXPECT_NE(l.find("EXTRA=5"), std::string::npos) << l;
+}
+
+class ReadSubmissionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fmte_submission_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_ / "job" / "configs");
+    auto table = LoadLauncherTable(FMTE_SOURCE_DIR "/etc");
+    ASSERT_TRUE(table.ok()) << table.status().message();
+    table_ = std::move(table).value();
+    std::ofstream(dir_ / "job" / "train.sh")
+        << "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\nDS=configs/${1:-ds.json}\n"
+           "deepspeed --num_gpus 8 train.py --model_name_or_path meta-llama/Llama-3.1-8B \\\n"
+           "  --deepspeed \"$DS\" --max_seq_length 2048\n";
+    std::ofstream(dir_ / "job" / "configs" / "ds.json")
+        << R"({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 3}})";
+    std::ofstream(dir_ / "job" / "configs" / "ds_z1.json")
+        << R"({"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 1}})";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  static std::string ValueOf(const JobRequest& r, std::string_view key) {
+    const FieldSource* s = r.SourceOf(key);
+    return s == nullptr ? "" : s->value;
+  }
+
+  std::filesystem::path dir_;
+  LauncherTable table_;
+};
+
+TEST_F(ReadSubmissionTest, ScriptArgumentsAndChdirChooseTheConfig) {
+  // sbatch -D job job/train.sh ds_z1.json, run from dir_: the script relative to where sbatch
+  // runs, the config relative to -D.
+  const std::vector<std::string> cl = {"-D", "job", "--nodes=1", "job/train.sh", "ds_z1.json"};
+  auto s = ReadSubmission(cl, dir_.string(), &table_);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(ValueOf(s->request, "sharding"), "zero1");
+  EXPECT_EQ(ValueOf(s->request, "micro-batch"), "4");
+  EXPECT_EQ(s->request.job.gpus, 8);
+  const std::vector<std::string> cl2 = {"-D", "job", "job/train.sh"};
+  auto d = ReadSubmission(cl2, dir_.string(), &table_);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(ValueOf(d->request, "sharding"), "zero3");
+}
+
+TEST_F(ReadSubmissionTest, MissingScriptAndStdinAreErrors) {
+  const std::vector<std::string> missing = {"nope.sh"};
+  auto m = ReadSubmission(missing, dir_.string(), &table_);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("SCRIPT: cannot open"), std::string::npos);
+  const std::vector<std::string> stdin_script = {"-N", "2"};
+  EXPECT_FALSE(ReadSubmission(stdin_script, dir_.string(), &table_).ok());
+  const std::vector<std::string> bad = {"--time=soon", "job/train.sh"};
+  auto b = ReadSubmission(bad, dir_.string(), &table_);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("--time"), std::string::npos) << b.status().message();
+}
+
+TEST_F(ReadSubmissionTest, ForwardedReadingGivesTheControllerTheClientsRequest) {
+  const std::vector<std::string> cl = {"-D", "job", "job/train.sh", "ds_z1.json"};
+  auto s = ReadSubmission(cl, dir_.string(), &table_);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::string read = EncodeClientReading(s->request);
+  ASSERT_FALSE(read.empty());
+  EXPECT_LE(read.size(), kMaxReadJsonBytes);
+  // The controller has the same script and Slurm facts, but no files: alone it cannot know the
+  // stage; with FMTE_READ it reads what the client read.
+  const JobRequest alone = ParseJobRequest(s->script, {}, s->facts);
+  EXPECT_EQ(ValueOf(alone, "sharding"), "");
+  const JobRequest ctld = ParseJobRequest(s->script, {{std::string(kReadKey), read}}, s->facts);
+  for (const FieldSource& f : s->request.sources) EXPECT_EQ(ValueOf(ctld, f.key), f.value) << f.key;
+  EXPECT_EQ(ctld.job.micro_batch, 4);
+  EXPECT_EQ(ctld.job.gpus, s->request.job.gpus);
+  EXPECT_EQ(ctld.launcher, s->request.launcher);
+  EXPECT_EQ(ctld.files_read, s->request.files_read);
+  EXPECT_TRUE(ctld.unread.empty());
+  // A SPANK option still wins over what the files say.
+  const JobRequest spank =
+      ParseJobRequest(s->script, {{std::string(kReadKey), read}, {"micro-batch", "1"}}, s->facts);
+  EXPECT_EQ(spank.job.micro_batch, 1);
+}
+
+TEST(ClientReading, MalformedForwardIsNotTrusted) {
+  const std::string script =
+      "#!/bin/bash\ntorchrun --nproc_per_node 4 train.py --model_name_or_path "
+      "meta-llama/Llama-3.1-8B --per_device_train_batch_size 2\n";
+  SlurmFacts facts;
+  facts.tres_per_node = "gres:gpu:4";
+  for (const std::string& bad : std::vector<std::string>{
+           "not json", R"({"v":2,"values":[]})", R"({"v":1,"values":[["model"]]})",
+           R"({"v":1,"procs":-3})", R"({"v":1,"values":"x"})",
+           std::string(kMaxReadJsonBytes + 1, ' ')}) {
+    const JobRequest r = ParseJobRequest(script, {{std::string(kReadKey), bad}}, facts);
+    // The controller's own reading stands, with a warning naming FMTE_READ.
+    EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B") << bad.substr(0, 40);
+    EXPECT_EQ(r.job.micro_batch, 2) << bad.substr(0, 40);
+    bool warned = false;
+    for (const std::string& w : r.warnings) warned = warned || w.starts_with("FMTE_READ");
+    EXPECT_TRUE(warned) << bad.substr(0, 40);
+  }
+  // A forwarded value that does not parse is a warning naming its key; the rest applies.
+  const JobRequest r = ParseJobRequest(
+      script,
+      {{std::string(kReadKey),
+        R"({"v":1,"launcher":"torchrun","procs":4,"values":[["model","org/m","file: a.yaml: model"],["seq-len","abc","file: a.yaml: cutoff_len"]]})"}},
+      facts);
+  EXPECT_EQ(r.job.model, "org/m");
+  bool named = false;
+  for (const std::string& w : r.warnings)
+    named = named || w.find("cutoff_len") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+TEST(ClientReading, SpankEnvironmentCarriesIt) {
+  const std::string entry = std::string(kReadEnvName) + "={\"v\":1}";
+  const char* env[] = {"FOO=1", entry.c_str(), nullptr};
+  const auto values = SpankValuesFromEnv(env);
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(values[0].first, kReadKey);
+  EXPECT_EQ(values[0].second, "{\"v\":1}");
+}
+
+}  // namespace
+}  // namespace fmte
