@@ -67,6 +67,11 @@ def model_matches(found, truth):
     local directory's name) appears in the index text, or the index's first HF id ends with it."""
     if not found or not truth:
         return False
+    # An architecture given by Megatron's flags: the index names its layers and hidden size.
+    m = re.fullmatch(r"megatron-\w+-(\d+)l-(\d+)h", found)
+    if m:
+        return (re.search(rf"\b{m.group(1)} layers", truth) is not None and
+                re.search(rf"hidden {m.group(2)}\b", truth) is not None)
     name = norm(found.rstrip("/").split("/")[-1])
     if name in ("config.json", "") and "/" in found:
         name = norm(found.rstrip("/").split("/")[-2])

@@ -139,7 +139,7 @@ std::string ExpandSimple(std::string_view text, const ShellVars& vars) {
       k = close + 1;
     }
     const auto it = name.empty() ? vars.end() : vars.find(name);
-    if (it != vars.end() && !it->second.unresolved && !it->second.items.empty()) {
+    if (it != vars.end() && !HasUnresolved(it->second) && !it->second.items.empty()) {
       for (size_t n = 0; n < it->second.items.size(); ++n)
         out.append(n ? " " : "").append(it->second.items[n].text);
     } else if (has_fallback) {

@@ -165,7 +165,8 @@ class Arithmetic {
     const std::string_view name = s_.substr(start, pos_ - start);
     if (braces && !Next('}')) return std::nullopt;
     const auto it = vars_.find(name);
-    if (name.empty() || it == vars_.end() || it->second.unresolved || it->second.items.size() != 1)
+    if (name.empty() || it == vars_.end() || HasUnresolved(it->second) ||
+        it->second.items.size() != 1)
       return std::nullopt;
     return Integer(Trim(it->second.items[0].text));
   }
@@ -241,8 +242,7 @@ class TokenizerImpl {
       }
       if (c == '`') {
         const size_t end = s.find('`', i + 1);
-        started_ = true;
-        unresolved_ = true;
+        Unresolved();
         i = end == std::string_view::npos ? s.size() : end + 1;
         continue;
       }
@@ -278,6 +278,14 @@ class TokenizerImpl {
     cmd_.line = line_;
     Discard();
   }
+  // An expansion fmte cannot know ($(cmd), an unset variable, ${X/a/b}): the word is unresolved,
+  // and the mark stands where the expansion was, so that a variable assigned from it
+  // (CMD="train.py --tp $TP") keeps its known words when it is split again later.
+  void Unresolved() {
+    started_ = true;
+    unresolved_ = true;
+    word_ += kUnresolvedMark;
+  }
   void Discard() {
     word_.clear();
     started_ = false;
@@ -285,7 +293,10 @@ class TokenizerImpl {
   }
   void EndWord() {
     if (!started_) return;
-    if (KeepNextWord()) AddWord(Word{arena_->Store(word_), unresolved_});  // word_ keeps its buffer
+    // word_ keeps its buffer; a split variable's piece with a mark is unresolved.
+    if (KeepNextWord())
+      AddWord(Word{arena_->Store(word_),
+                   unresolved_ || word_.find(kUnresolvedMark) != std::string::npos});
     Discard();
   }
   // Whether the word being finished joins the command: not when it is a redirection's target, nor
@@ -313,8 +324,17 @@ class TokenizerImpl {
   void EndCommand() {
     EndWord();
     skip_next_ = false;
-    if (!cmd_.words.empty() && !(assignments_ && StoreAssignments()) && out_->size() < kMaxCommands)
+    if (!cmd_.words.empty() && !(assignments_ && StoreAssignments()) &&
+        out_->size() < kMaxCommands) {
+      for (Word& w : cmd_.words) {  // the marks are for variables only
+        if (w.text.find(kUnresolvedMark) == std::string_view::npos) continue;
+        std::string clean(w.text);
+        std::erase(clean, kUnresolvedMark);
+        w.text = arena_->Store(clean);
+        w.unresolved = true;
+      }
       out_->push_back(std::move(cmd_));
+    }
     StartCommand();
   }
 
@@ -343,7 +363,8 @@ class TokenizerImpl {
       }
       Var value;
       value.items.push_back(Word{v, false});
-      value.unresolved = w[k].unresolved;
+      // Unresolved parts are marked in the text; only an array item's flag has no mark.
+      value.unresolved = w[k].unresolved && v.find(kUnresolvedMark) == std::string_view::npos;
       if (it == vars_->end())
         vars_->emplace(n, std::move(value));  // n: a view into the arena
       else
@@ -378,7 +399,7 @@ class TokenizerImpl {
       }
       if (c == '`') {
         const size_t end = s.find('`', i + 1);
-        unresolved_ = true;
+        Unresolved();
         i = end == std::string_view::npos ? s.size() : end + 1;
         continue;
       }
@@ -403,8 +424,7 @@ class TokenizerImpl {
       Warn("variable expansions beyond " + std::to_string(kMaxExpandedBytes) +
            " bytes in total are not expanded");
     }
-    started_ = true;
-    unresolved_ = true;
+    Unresolved();
     return false;
   }
 
@@ -487,7 +507,7 @@ class TokenizerImpl {
           return next;
         }
       }
-      unresolved_ = true;
+      Unresolved();
       return next;
     }
     std::string_view name;  // views into `s`, valid for this call
@@ -505,8 +525,7 @@ class TokenizerImpl {
       }
       if (end == std::string_view::npos) {
         Warn("unterminated ${");
-        started_ = true;
-        unresolved_ = true;
+        Unresolved();
         return s.size();
       }
       const std::string_view inner = s.substr(i + 2, end - i - 2);
@@ -528,8 +547,7 @@ class TokenizerImpl {
       name = s.substr(i + 1, 1);
       next = i + 2;
     } else if (std::string_view("?$!-").find(n) != std::string_view::npos) {
-      started_ = true;
-      unresolved_ = true;
+      Unresolved();
       return i + 2;
     } else {
       word_ += '$';
@@ -537,8 +555,7 @@ class TokenizerImpl {
       return i + 1;
     }
     if (name.empty() || (!op.empty() && op[0] == '#')) {
-      started_ = true;
-      unresolved_ = true;
+      Unresolved();
       return next;
     }
     const auto it = vars_->find(name);
@@ -546,8 +563,7 @@ class TokenizerImpl {
     const bool array_all = op == "[@]" || op == "[*]" || name == "@" || name == "*";
     if (op.empty() || array_all || op == "[0]") {
       if (var == nullptr || var->unresolved) {
-        started_ = true;
-        unresolved_ = true;
+        Unresolved();
         return next;
       }
       if (array_all)
@@ -587,8 +603,7 @@ class TokenizerImpl {
         started_ = was_started;
         unresolved_ = was_unresolved;
         if (inner_unresolved) {
-          started_ = true;
-          unresolved_ = true;
+          Unresolved();
         } else {
           AppendScalar(inner, split);
         }
@@ -607,8 +622,7 @@ class TokenizerImpl {
       AppendScalar(fallback, split);
       return next;
     }
-    started_ = true;
-    unresolved_ = true;  // ${X/a/b}, ${X:0:3}, ...
+    Unresolved();  // ${X/a/b}, ${X:0:3}, ...
     return next;
   }
 

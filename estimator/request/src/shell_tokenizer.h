@@ -17,6 +17,9 @@
 
 namespace fmte::internal {
 
+// Stands in a variable's value where an expansion could not be known (never in a kept command).
+inline constexpr char kUnresolvedMark = '\x01';
+
 // Commands kept per script (later ones are dropped).
 inline constexpr size_t kMaxCommands = 20000;
 
@@ -42,6 +45,14 @@ struct ShellVar {
   bool unresolved = false;  // a scalar holding $(...) or an unknown variable
 };
 using ShellVars = std::map<std::string_view, ShellVar, std::less<>>;  // names: views into the arena
+
+// Whether any part of the variable's value is unknown (flagged, or marked in its text).
+inline bool HasUnresolved(const ShellVar& v) {
+  if (v.unresolved) return true;
+  for (const Word& w : v.items)
+    if (w.unresolved || w.text.find(kUnresolvedMark) != std::string_view::npos) return true;
+  return false;
+}
 
 // The quote still open after `s` when `open` was open before it (0: none, '\'' or '"'): for
 // joining physical lines into one logical line. A '#' outside quotes ends the text (comment).
