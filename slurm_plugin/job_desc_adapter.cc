@@ -1,5 +1,6 @@
 #include "job_desc_adapter.h"
 
+#include <cstring>
 #include <span>
 
 #include "slurm_xapi.h"
@@ -98,9 +99,14 @@ int ApplyDecision(const Decision& decision, const std::string& record, job_desc_
     }
   }
   if (!record.empty()) {
-    if (desc->admin_comment != nullptr && desc->admin_comment[0] != '\0')
-      slurm_xstrcat(&desc->admin_comment, " ");
-    slurm_xstrcat(&desc->admin_comment, record.c_str());
+    // AdminComment is always stored in accounting, but an epilog may replace it at job end
+    // (Princeton jobstats: sacctmgr ... set AdminComment=JS1:...); the job's Comment keeps a copy
+    // (stored with AccountingStoreFlags=job_comment), after what the user wrote there.
+    for (char** field : {&desc->admin_comment, &desc->comment}) {
+      if (*field != nullptr && std::strstr(*field, "fmte:v") != nullptr) continue;  // re-decided
+      if (*field != nullptr && (*field)[0] != '\0') slurm_xstrcat(field, " ");
+      slurm_xstrcat(field, record.c_str());
+    }
   }
   return SLURM_SUCCESS;
 }

@@ -158,6 +158,7 @@ constexpr Interpreted kInterpreted[] = {
     {"reqtres", kReqTres},
     {"tresusageinmax", kTresUsageInMax},
     {"admincomment", kAdminComment},
+    {"comment", kComment},
     {"nnodes", kNNodes},
     {"alloccpus", kAllocCpus},
     {"ntasks", kNTasks},

@@ -34,6 +34,7 @@ enum Field : uint8_t {
   kReqTres,
   kTresUsageInMax,
   kAdminComment,
+  kComment,
   kNNodes,
   kAllocCpus,
   kNTasks,

@@ -273,12 +273,21 @@ struct SacctReader::Impl {
     }
     const std::string_view admin = Get(internal::kAdminComment);
     if (!admin.empty()) AdminComment(admin, job);
+    // The plugin's copy in Comment: the record when an epilog replaced AdminComment (jobstats).
+    if (const std::string_view comment = Get(internal::kComment); !comment.empty())
+      Record(comment, job);
     return Status::Ok();
   }
 
   void AdminComment(std::string_view admin, JobRecord& job) {
-    if (admin.find(kRecordPrefix) != std::string_view::npos && !job.record) {
-      Result<AccountingRecord> rec = DecodeRecord(admin);
+    Record(admin, job);
+    Jobstats(admin, job);
+  }
+
+  // The first `fmte:` record found for the job (AdminComment before Comment) is kept.
+  void Record(std::string_view text, JobRecord& job) {
+    if (text.find(kRecordPrefix) != std::string_view::npos && !job.record) {
+      Result<AccountingRecord> rec = DecodeRecord(text);
       if (rec.ok()) {
         job.record = std::move(rec).value();
       } else {
@@ -288,7 +297,13 @@ struct SacctReader::Impl {
         }
       }
     }
-    if (admin.find("JS1:") != std::string_view::npos) {
+  }
+
+  // A jobstats summary; "js1:" is one that Slurm 22.05's sacctmgr lowercased (it no longer
+  // decodes, and counts as an error).
+  void Jobstats(std::string_view admin, JobRecord& job) {
+    if (admin.find("JS1:") != std::string_view::npos ||
+        admin.find("js1:") != std::string_view::npos) {
       Result<int64_t> peak = JobstatsGpuPeakBytes(admin);
       if (peak.ok()) {
         ++stats.jobstats_records;

@@ -253,10 +253,41 @@ EOS
   [ -n "$JOB" ] && scancel "$JOB"
 }
 
+# Princeton jobstats ends every job with `sacctmgr modify job ... set AdminComment=JS1:<summary>`,
+# which replaces the whole field and with it the plugin's record. The record's copy in the job's
+# Comment (AccountingStoreFlags=job_comment) survives; fmte-retrain reads both and the summary.
+jobstats_epilog_keeps_record() {
+  local f c js fields=JobID,JobIDRaw,State,Elapsed,Timelimit,AllocTRES,AdminComment,Comment
+  f=$(script jobstats '#SBATCH --gres=gpu:a100:1' '#SBATCH -t 5' \
+    '#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 micro-batch=1')
+  submit --comment="user note" "$f"
+  check "accepted" test "$RC" -eq 0
+  [ -n "$JOB" ] || return
+  check "job ran" wait_done "$JOB"
+  check "record in accounting" sacct_admin_comment "$JOB"
+  # What jobstats' slurmctld epilog (slurm/slurmctldepilog.sh) does: a JS1 summary (base64 of
+  # gzipped JSON, 40 GB used on one GPU) written over AdminComment with `sacctmgr -i update job
+  # where jobid=N set AdminComment=JS1:...`. Slurm 22.05's sacctmgr lowercases the value, so here
+  # the summary arrives but no longer decodes; the record's survival does not depend on it.
+  js=$(python3 -c 'import base64,gzip,json; print(base64.b64encode(gzip.compress(json.dumps({"gpus": 1, "nodes": {"n1": {"gpu_used_memory": {"0": 40000000000}, "gpu_total_memory": {"0": 85899345920}}}}).encode())).decode())')
+  check "epilog replaced AdminComment" sacctmgr -i update job where jobid="$JOB" set AdminComment="JS1:$js"
+  c=$(sacct -n -X -P -j "$JOB" -o AdminComment)
+  check "AdminComment holds only the summary" lacks "$c" "fmte:"
+  check "the summary is there" contains "${c^^}" "JS1:"
+  c=$(sacct -n -X -P -j "$JOB" -o Comment)
+  check "Comment keeps the user's note" contains "$c" "user note"
+  check "and the record" contains "$c" "fmte:v1;"
+  sacct --parsable2 -j "$JOB" -o "$fields" >"$WORK/jobstats.psv"
+  "$FMTE_BUILD_DIR/tools/fmte-retrain" read "$WORK/jobstats.psv" --json >"$WORK/jobstats.json"
+  check "retrain reads the export" test $? -eq 0
+  c=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["fmte_records"], d["jobstats_records"] + d["jobstats_errors"])' "$WORK/jobstats.json")
+  check "record and summary both seen ($c)" test "$c" = "1 1"
+}
+
 case $CASE in
   oversized_rejected | fitting_job_recorded | non_llm_untouched | spank_bad_value_refused | \
     fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model | \
-    script_files_read_in_sbatch) "$CASE" ;;
+    script_files_read_in_sbatch | jobstats_epilog_keeps_record) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 

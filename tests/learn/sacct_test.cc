@@ -239,6 +239,29 @@ TEST(SacctReaderTest, PluginRecordInAdminComment) {
   EXPECT_EQ(Summarise(r.jobs).fmte_records, 1);
 }
 
+TEST(SacctReaderTest, PluginRecordInCommentSurvivesAnEpilogThatReplacedAdminComment) {
+  // Princeton jobstats' slurmctld epilog replaces AdminComment with its JS1 summary (here "Short",
+  // its value for short jobs); the plugin's copy of the record in Comment, after the user's text,
+  // is read instead. A record in AdminComment comes first.
+  const std::string rec = "fmte:v1;method=lora;gpus=2;seq=2048;decision=accept";
+  const std::string text =
+      "JobID|State|Elapsed|AdminComment|Comment\n"
+      "21|COMPLETED|00:10:00|JS1:Short|my run " +
+      rec +
+      "\n"
+      "22|COMPLETED|00:10:00|fmte:v1;gpus=4|fmte:v1;gpus=8\n"
+      "23|COMPLETED|00:10:00|js1:h4siaaaa|just a note\n";
+  const Read r = ReadText(text);
+  ASSERT_TRUE(r.by_id.at("21").record.has_value());
+  EXPECT_EQ(r.by_id.at("21").record->job.gpus, 2);
+  EXPECT_EQ(r.by_id.at("21").record->job.seq_len, 2048);
+  ASSERT_TRUE(r.by_id.at("22").record.has_value());
+  EXPECT_EQ(r.by_id.at("22").record->job.gpus, 4);
+  EXPECT_FALSE(r.by_id.at("23").record.has_value());
+  EXPECT_EQ(r.stats.jobstats_records, 1);  // JS1:Short
+  EXPECT_EQ(r.stats.jobstats_errors, 1);   // lowercased by sacctmgr: cannot decode
+}
+
 TEST(SacctReaderTest, LabExportCarriesThePluginsRecords) {
   const Read r = ReadPath(kDir + "fmte-lab-slurmdbd.psv");
   const JobsSummary s = Summarise(r.jobs);

@@ -22,7 +22,8 @@ struct Desc {
   job_desc_msg_t d;
   Desc() { slurm_init_job_desc_msg(&d); }
   ~Desc() {
-    for (char** f : {&d.admin_comment, &d.tres_per_node, &d.tres_per_job, &d.partition}) {
+    for (char** f :
+         {&d.admin_comment, &d.comment, &d.tres_per_node, &d.tres_per_job, &d.partition}) {
       slurm_xfree(reinterpret_cast<void**>(f));  // aborts unless xmalloc'ed
     }
   }
@@ -109,8 +110,11 @@ TEST(JobDescAdapterTest, DecisionsAreWrittenBack) {
     EXPECT_EQ(desc.d.time_limit, c.time_limit);
     if (c.admin_comment == nullptr) {
       EXPECT_EQ(desc.d.admin_comment, nullptr);
+      EXPECT_EQ(desc.d.comment, nullptr);
     } else {
       EXPECT_STREQ(desc.d.admin_comment, c.admin_comment);
+      // The copy that survives an epilog replacing AdminComment (jobstats).
+      EXPECT_STREQ(desc.d.comment, "fmte:v1;x");
     }
     EXPECT_EQ(err != nullptr, c.err);
     if (err != nullptr) {
