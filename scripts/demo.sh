@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's main command: installs what is missing and builds (scripts/setup.sh), starts the local
 # Slurm cluster with slurmdbd (scripts/cluster.sh), submits realistic training scripts
-# (scripts/demo/*.sbatch) and shows what sbatch, `scontrol show job` and `sacct` print; then stops
+# (scripts/demo/*.sbatch, some configured by the files they name: axolotl YAML, torchtitan TOML,
+# DeepSpeed JSON) and shows what sbatch, `scontrol show job` and `sacct` print; then stops
 # the cluster (also on error or Ctrl-C). About 1-2 minutes once built.
 #   scripts/demo.sh   (FMTE_BUILD_DIR: build directory, default build/; FMTE_SKIP_SETUP=1: no build)
 set -euo pipefail
@@ -27,14 +28,25 @@ bold "== 3. a typo in an fmte option is refused by sbatch itself, before any RPC
 echo "\$ sbatch --fmte-method=lorra --wrap 'python train.py'"
 sbatch --fmte-method=lorra --wrap 'python train.py' || echo "(exit code $?)"
 
+# The jobs are submitted from a copy of scripts/demo, as a user submits from their project
+# directory: the config files the scripts name (configs/) are read there by the SPANK plugin in
+# sbatch, and the stand-in jobs write nothing into the repository.
+DEMO_DIR=$(mktemp -d /tmp/fmte-demo.XXXXXX)
+cp -r scripts/demo/. "$DEMO_DIR"
+trap 'bold "== stopping the cluster"; scripts/cluster.sh down; rm -rf "$DEMO_DIR"' EXIT
 jobs=()
-for script in scripts/demo/*.sbatch; do
-  bold "== $(basename "$script")"
+for script in "$DEMO_DIR"/*.sbatch; do
+  name=$(basename "$script")
+  bold "== $name"
   grep -E '^# ' "$script" | head -3
   grep -E '^#(SBATCH|FMTE)' "$script" | grep -v -- '--output' || true
   grep -E '^(torchrun|accelerate|deepspeed|python|tune) ' -A6 "$script" | grep -v '^$' || true
-  echo "\$ sbatch $script"
-  if out=$(sbatch "$script" 2>&1); then
+  for cfg in $(grep -oE 'configs/[A-Za-z0-9_.-]+' "$script" | sort -u); do
+    echo "--- $cfg:"
+    grep -vE '^(#|$)' "$DEMO_DIR/$cfg" | head -8
+  done
+  echo "\$ sbatch $name"
+  if out=$(cd "$DEMO_DIR" && sbatch "$name" 2>&1); then
     echo "$out"
     id=$(echo "$out" | sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p')
     jobs+=("$id")

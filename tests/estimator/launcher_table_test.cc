@@ -104,6 +104,16 @@ TEST_F(ScriptFilesTest, TorchtitanTomlSetsRequestKeys) {
   EXPECT_EQ(ValueOf(r, "micro-batch"), "2");
   EXPECT_EQ(ValueOf(r, "sharding"), "fsdp-full");
   EXPECT_EQ(ValueOf(r, "activation-checkpointing"), "selective");
+  // torchtitan's command line overrides the TOML's dotted keys (its own Slurm script passes "$@").
+  EXPECT_EQ(ValueOf(r, "seq-len"), "4096");
+  EXPECT_EQ(OriginOf(r, "seq-len"), "line 1: --training.seq_len");
+  const JobRequest r8 = Read(
+      "torchrun --nproc_per_node 8 -m torchtitan.train --job.config_file cfg/t.toml "
+      "--model.flavor=8B --parallelism.tensor-parallel-degree 2\n");
+  EXPECT_EQ(r8.job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(ValueOf(r8, "tp"), "2");
+  EXPECT_EQ(ValueOf(r8, "seq-len"), "8192");
+  EXPECT_EQ(OriginOf(r8, "seq-len"), "cfg/t.toml: training.seq_len");
 }
 
 TEST_F(ScriptFilesTest, ShellAsPeopleWriteIt) {

@@ -4,6 +4,7 @@
 // framework readers (launcher_hf.cc, launcher_megatron.cc) read a file the way the trainer does:
 // a flag on the command line wins over the file. Formats without such a reader set request keys.
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -260,9 +261,43 @@ Result<json> LoadConfig(const FileContext& files, std::string_view path, std::st
   return source->ParseConfig(path, *text, syntax);
 }
 
+// A config key overridden on the command line (torchtitan's `--training.seq_len 4096`, any
+// trainer whose flags are the file's dotted keys): set in `tree`, and the flag's origin returned
+// for the key's path (dots kept, '-' as '_').
+std::map<std::string, std::string> ApplyLineOverrides(const LaunchLine& l, json* tree) {
+  std::map<std::string, std::string> overridden;
+  for (const Flag& f : l.flags) {
+    if (f.index < 0 || f.unresolved || f.name.find('.') == std::string_view::npos) continue;
+    json* node = tree;
+    std::string_view rest = f.name;
+    while (node->is_object()) {
+      const size_t dot = rest.find('.');
+      json& child = (*node)[std::string(rest.substr(0, dot))];
+      if (dot == std::string_view::npos) {
+        child = std::string(f.value);
+        overridden[std::string(f.name)] =
+            "line " + std::to_string(l.line) + ": --" + std::string(f.name);
+        break;
+      }
+      if (child.is_null()) child = json::object();
+      node = &child;
+      rest.remove_prefix(dot + 1);
+    }
+  }
+  return overridden;
+}
+
 // Reads one config file of `fmt` into flags of `l` and values of `sink`.
-void ApplyFormat(const ConfigFormat& fmt, const json& tree, std::string_view path, LaunchLine* l,
-                 Sink* sink) {
+void ApplyFormat(const ConfigFormat& fmt, const json& file_tree, std::string_view path,
+                 LaunchLine* l, Sink* sink) {
+  // Keys a rule sets directly (no flag for the trainer's reader to compare) take the command
+  // line's overrides of the same dotted keys.
+  json tree = file_tree;
+  const bool direct = std::any_of(fmt.keys.begin(), fmt.keys.end(), [](const ConfigKeyRule& r) {
+    return r.flag.empty() && !(r.paths.size() == 1 && r.paths[0] == "*");
+  });
+  const std::map<std::string, std::string> overridden =
+      direct ? ApplyLineOverrides(*l, &tree) : std::map<std::string, std::string>();
   std::vector<std::pair<std::string, std::string>> flags;
   std::vector<std::string> origins;
   auto apply = [&](const ConfigKeyRule& r, const std::string& value, const std::string& where) {
@@ -270,9 +305,12 @@ void ApplyFormat(const ConfigFormat& fmt, const json& tree, std::string_view pat
     if (!r.flag.empty()) {
       flags.emplace_back(r.flag, value);
       origins.push_back(where);
-    } else {
-      sink->SetWithOrigin(r.key, value, std::string(path) + ": " + where);
+      return;
     }
+    for (const std::string& p : r.paths)
+      if (const auto it = overridden.find(NormalizedFlagName(p)); it != overridden.end())
+        return sink->SetWithOrigin(r.key, value, it->second);
+    sink->SetWithOrigin(r.key, value, std::string(path) + ": " + where);
   };
   for (const ConfigKeyRule& r : fmt.always) apply(r, RuleValue(r, tree), "(" + fmt.name + ")");
   for (const ConfigKeyRule& r : fmt.keys) {
