@@ -163,6 +163,8 @@ constexpr Interpreted kInterpreted[] = {
     {"alloccpus", kAllocCpus},
     {"ntasks", kNTasks},
     {"maxrss", kMaxRss},
+    {"workdir", kWorkDir},
+    {"submitline", kSubmitLine},
 };
 
 }  // namespace

@@ -39,6 +39,8 @@ enum Field : uint8_t {
   kAllocCpus,
   kNTasks,
   kMaxRss,
+  kWorkDir,
+  kSubmitLine,
   kFieldCount,
   kIgnored = 0xff,
 };

@@ -228,6 +228,8 @@ struct SacctReader::Impl {
       job.user = std::string(Get(internal::kUser));
       job.account = std::string(Get(internal::kAccount));
       job.partition = std::string(Get(internal::kPartition));
+      job.work_dir = std::string(Get(internal::kWorkDir));
+      job.submit_line = std::string(Get(internal::kSubmitLine));
       job.state = state.state;
       job.cancelled_by_uid = state.cancelled_by_uid;
       job.exit_code = exit->code;

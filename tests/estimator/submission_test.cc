@@ -162,6 +162,33 @@ TEST_F(ReadSubmissionTest, MissingScriptAndStdinAreErrors) {
   EXPECT_NE(b.status().message().find("--time"), std::string::npos) << b.status().message();
 }
 
+TEST_F(ReadSubmissionTest, PastJobReadWithItsAllocationAndWorkDir) {
+  // A stored script (sacct --batch-script) with the submit line's arguments (SubmitLine), read in
+  // its WorkDir; the allocation (2 nodes x 4 untyped GPUs, 30 minutes) wins over #SBATCH and keeps
+  // the script's GPU type.
+  std::ifstream in(dir_ / "job" / "train.sh");
+  const std::string script((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  SbatchOptions got;
+  got.nodes = "2";
+  got.gpus_per_node = "4";
+  got.time = "30";
+  got.partition = "big";
+  const std::vector<std::string> cl = {"--nodes=1", "train.sh", "ds_z1.json"};
+  auto s = ReadPastSubmission(script, cl, (dir_ / "job").string(), got, &table_);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(ValueOf(s->request, "sharding"), "zero1");  // the argument picked ds_z1.json
+  EXPECT_EQ(s->facts.min_nodes, 2);
+  EXPECT_EQ(s->facts.time_limit_min, 30);
+  EXPECT_EQ(s->facts.partition, "big");
+  EXPECT_EQ(s->facts.tres_per_node, "gres:gpu:a100:4");
+  EXPECT_EQ(s->request.job.gpus, 8);
+  // Nothing known but the script: its own #SBATCH lines and the default config.
+  auto bare = ReadPastSubmission(script, {}, (dir_ / "job").string(), SbatchOptions{}, &table_);
+  ASSERT_TRUE(bare.ok()) << bare.status().message();
+  EXPECT_EQ(ValueOf(bare->request, "sharding"), "zero3");
+  EXPECT_EQ(bare->facts.tres_per_node, "gres:gpu:a100:8");
+}
+
 TEST_F(ReadSubmissionTest, ForwardedReadingGivesTheControllerTheClientsRequest) {
   const std::vector<std::string> cl = {"-D", "job", "job/train.sh", "ds_z1.json"};
   auto s = ReadSubmission(cl, dir_.string(), &table_);

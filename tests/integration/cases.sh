@@ -284,10 +284,67 @@ jobstats_epilog_keeps_record() {
   check "record and summary both seen ($c)" test "$c" = "1 1"
 }
 
+# fmte-advise replay over jobs that ran, from what a sysadmin exports: the stored scripts (sacct
+# --batch-script, AccountingStoreFlags=job_script) and a sacct export joined by job id. A stored
+# script lacks sbatch's command line and -D: the export's AllocTRES and WorkDir give them back.
+replay_past_jobs() {
+  local dir=$WORK/replay a ja jb c conf strict
+  local fields=JobID,JobIDRaw,State,Elapsed,Timelimit,Partition,AllocTRES,NNodes,WorkDir
+  conf=$(dirname "$SLURM_CONF")/fmte.conf
+  rm -rf "$dir"
+  mkdir -p "$dir/configs"
+  a=$(script replay_lora '#SBATCH --gres=gpu:a100:1' '#SBATCH -t 5' \
+    '#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 micro-batch=1')
+  # Full fine-tuning with ZeRO-3 from a file of its submission directory; its #SBATCH line asks
+  # for one GPU, sbatch's command line for eight.
+  cat >"$dir/train.sh" <<'EOS'
+#!/bin/bash
+#SBATCH --gres=gpu:a100:1
+#SBATCH -t 5
+deepspeed train.py --model_name_or_path meta-llama/Llama-3.1-8B --deepspeed configs/ds.json \
+  --max_seq_length 2048 --gradient_checkpointing
+sleep 1
+EOS
+  echo '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, "zero_optimization": {"stage": 3}}' \
+    >"$dir/configs/ds.json"
+  submit "$a"
+  ja=$JOB
+  submit -D "$dir" --gres=gpu:a100:8 "$dir/train.sh"
+  jb=$JOB
+  check "both accepted" test -n "$ja" -a -n "$jb"
+  [ -n "$ja" ] && [ -n "$jb" ] || return
+  check "A ran" wait_done "$ja"
+  check "B ran" wait_done "$jb"
+  check "A in accounting" sacct_admin_comment "$ja"
+  check "B in accounting" sacct_admin_comment "$jb"
+  sacct -B -j "$ja,$jb" >"$WORK/replay_scripts.txt"
+  check "scripts stored" contains "$(cat "$WORK/replay_scripts.txt")" "Batch Script for $jb"
+  sacct -X -P -j "$ja,$jb" -o "$fields" >"$WORK/replay_acct.psv"
+  "$FMTE_BUILD_DIR/tools/fmte-advise" replay "$WORK/replay_scripts.txt" \
+    --sacct "$WORK/replay_acct.psv" --config "$conf" --json >"$WORK/replay.json"
+  check "replay ran" test $? -eq 0
+  c=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); s = d["summary"]
+b = [j for j in d["jobs"] if j["job_id"] == sys.argv[2]][0]
+print(s["scripts"], s["joined"], s["decisions"].get("reject", 0), s["false_rejections"],
+      b["outcome"], b["gpus"], any(f.endswith("configs/ds.json") for f in b["request"]["files_read"]))
+' "$WORK/replay.json" "$jb")
+  check "2 scripts, 2 joined, none rejected; B completed on 8 GPUs, its file read ($c)" \
+    test "$c" = "2 2 0 0 completed 8 True"
+  # A stricter site setting replayed: the same jobs, which completed, would have been refused.
+  strict=$WORK/strict.conf
+  printf 'GresTypeGpu=a100:A100-80GB\nUsableMemoryFraction=0.05\n' >"$strict"
+  c=$("$FMTE_BUILD_DIR/tools/fmte-advise" replay "$WORK/replay_scripts.txt" \
+    --sacct "$WORK/replay_acct.psv" --config "$strict")
+  check "replay (strict) ran" test $? -eq 0
+  check "counts the false rejections" contains "$c" "false rejections (rejected, but the job completed): 2"
+}
+
 case $CASE in
   oversized_rejected | fitting_job_recorded | non_llm_untouched | spank_bad_value_refused | \
     fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model | \
-    script_files_read_in_sbatch | jobstats_epilog_keeps_record) "$CASE" ;;
+    script_files_read_in_sbatch | jobstats_epilog_keeps_record | replay_past_jobs) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 

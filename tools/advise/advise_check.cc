@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "admission.h"
 #include "cli.h"
 #include "commands.h"
 #include "fmte/config.h"
@@ -38,27 +39,6 @@ constexpr std::string_view kSummary =
     "  fmte-advise check train.sh --partition gpu --gres gpu:a100:4 --config /etc/slurm/fmte.conf";
 
 int Fail(const Status& s) { return cli::ReportError("fmte-advise", s); }
-
-// --config, else fmte.conf beside $SLURM_CONF, else /etc/slurm/fmte.conf, else defaults ("none").
-Result<Config> LoadPolicyConfig(const std::string& flag, std::string* used) {
-  std::string path = flag;
-  if (path.empty()) {
-    const char* slurm_conf = std::getenv("SLURM_CONF");
-    for (const std::string& p : {slurm_conf ? FindConfigPath(slurm_conf) : std::string(),
-                                 std::string("/etc/slurm/fmte.conf")}) {
-      if (!p.empty() && std::ifstream(p).good()) {
-        path = p;
-        break;
-      }
-    }
-  }
-  if (path.empty() || path == "none") {
-    *used = "(none: defaults)";
-    return Config{};
-  }
-  *used = path;
-  return LoadConfigFile(path);
-}
 
 nlohmann::json DecisionJson(const JobRequest& r, const Decision& d, const std::string& config_path,
                             const Estimator& est) {
@@ -232,30 +212,23 @@ int RunCheck(const std::vector<std::string>& args) {
   sbatch.push_back(cl.script);
   sbatch.insert(sbatch.end(), cl.script_args.begin(), cl.script_args.end());
 
-  std::string config_path;
-  auto config = LoadPolicyConfig(tools::FlagString(vm, "config"), &config_path);
-  if (!config.ok()) return Fail(config.status());
-  // The regressors the plugin uses (RegressorsDir), unless --regressors names others.
-  auto catalogs = LoadCatalogs(config->catalog_dir, config->regressors_dir);
-  if (!catalogs.ok())
-    return Fail(Status::IoError("cannot load the catalogs: " + catalogs.status().message()));
-  if (Status s = tools::ApplyRegressorsDir(tools::FlagString(vm, "regressors"), &catalogs.value());
-      !s.ok())
-    return Fail(s);
-  const Estimator estimator(std::move(catalogs).value());
+  auto admission =
+      LoadAdmission(tools::FlagString(vm, "config"), tools::FlagString(vm, "regressors"));
+  if (!admission.ok()) return Fail(admission.status());
+  const Config& config = admission->config;
+  const std::string& config_path = admission->config_path;
+  const Estimator& estimator = *admission->estimator;
 
   // The client side's reading, as the SPANK plugin does it in sbatch: the script's options,
   // arguments and variables, the files it names and the launcher table of the catalog directory.
-  auto launchers = LoadLauncherTable(config->catalog_dir);
-  if (!launchers.ok()) return Fail(launchers.status());
   char cwd[4096];
   auto submission = ReadSubmission(sbatch, getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : ".",
-                                   &launchers.value(), ProcessEnviron());
+                                   &admission->launchers, ProcessEnviron());
   if (!submission.ok()) return Fail(submission.status());
   for (const std::string& w : submission->warnings)
     std::cerr << "fmte-advise: warning: " << w << "\n";
   const JobRequest& request = submission->request;
-  const Decision d = Decide(request, *config, estimator);
+  const Decision d = Decide(request, config, estimator);
   if (tools::FlagSet(vm, "json")) {
     std::cout << DecisionJson(request, d, config_path, estimator).dump(2) << "\n";
   } else {

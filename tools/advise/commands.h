@@ -13,6 +13,8 @@ int RunTokens(
     const std::vector<std::string>& args);  // dataset tokens, padding/packing, TE2 contracts
 int RunCheck(
     const std::vector<std::string>& args);  // offline admission decision for a batch script
+int RunReplay(
+    const std::vector<std::string>& args);  // shadow mode: enforce's decisions on past jobs
 int RunRecommend(const std::vector<std::string>& args);  // layout search ranked by predicted time
 int RunModels(const std::vector<std::string>& args);     // list the model and GPU catalogs
 

@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
        advise::RunRecommend},
       {"check", "the admission decision for a batch script, as the Slurm plugin would make it",
        advise::RunCheck},
+      {"replay", "what enforce mode would have done to past jobs (batch scripts + sacct)",
+       advise::RunReplay},
       {"zero", "DeepSpeed's ZeRO-2/3 model-state estimator table (cold)", advise::RunZero},
       {"tokens", "count a dataset's tokens and simulate batching (padding/packing)",
        advise::RunTokens},

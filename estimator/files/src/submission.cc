@@ -407,6 +407,80 @@ std::span<const char* const> ProcessEnviron() {
   return {const_cast<const char* const*>(environ), n};
 }
 
+namespace {
+
+// The GPU type a request names: "gpu:a100:4" (--gres), "a100:4" (--gpus*); empty when untyped.
+std::string GpuTypeOf(const SbatchOptions& o) {
+  for (std::string_view v : {o.gpus_per_node, o.gpus, o.gpus_per_task}) {
+    const size_t colon = v.rfind(':');
+    if (colon != std::string_view::npos) return std::string(v.substr(0, colon));
+  }
+  for (std::string_view rest = o.gres; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (item.starts_with("gres:")) item.remove_prefix(5);
+    if (!item.starts_with("gpu:")) continue;
+    item.remove_prefix(4);
+    const size_t colon = item.rfind(':');
+    if (colon != std::string_view::npos) return std::string(item.substr(0, colon));
+  }
+  return "";
+}
+
+// What Slurm allocated replaces what the script asked for, field by field; any GPU field of the
+// allocation replaces every GPU request of the script (one job gets one GPU count). An untyped
+// allocation ("gres/gpu=8") keeps the type the script asked for (it picks the GPU model).
+void ApplyAllocation(SbatchOptions got, SbatchOptions* o) {
+  if (!got.gres.empty() || !got.gpus.empty() || !got.gpus_per_node.empty()) {
+    const std::string type = GpuTypeOf(*o);
+    for (std::string* v : {&got.gpus, &got.gpus_per_node})
+      if (!v->empty() && v->find(':') == std::string::npos && !type.empty()) *v = type + ":" + *v;
+    o->gres.clear();
+    o->gpus.clear();
+    o->gpus_per_node.clear();
+    o->gpus_per_task.clear();
+  }
+  for (std::string SbatchOptions::*field :
+       {&SbatchOptions::partition, &SbatchOptions::gres, &SbatchOptions::gpus,
+        &SbatchOptions::gpus_per_node, &SbatchOptions::time, &SbatchOptions::nodes})
+    if (!(got.*field).empty()) o->*field = got.*field;
+}
+
+// The reading shared by a new submission and a past one: `s.script` is set; the command line's
+// options win over #SBATCH lines, and `allocated` (a past job's) over both.
+Result<Submission> ReadScriptAndFiles(Submission s, const SbatchCommandLine& cl,
+                                      const std::string& cwd, const LauncherTable* launchers,
+                                      std::span<const char* const> environ_entries,
+                                      const SbatchOptions* allocated) {
+  std::vector<std::string> option_words;
+  for (const std::vector<std::string>& o : cl.options)
+    option_words.insert(option_words.end(), o.begin(), o.end());
+  ReadSbatchLines(s.script, &s.options);
+  s.warnings = DropInvalidSbatchValues(&s.options);
+  // The command line wins over #SBATCH lines, option by option.
+  ApplySbatchWords(option_words, &s.options);
+  if (allocated != nullptr) ApplyAllocation(*allocated, &s.options);
+  for (const auto& [key, value] : s.options.spank)
+    if (Status st = ValidateOption(key, value); !st.ok()) return st;
+  auto facts = FactsFrom(s.options);
+  if (!facts.ok()) return facts.status();
+  s.facts = std::move(facts).value();
+  s.dir = s.options.chdir.empty()          ? cwd
+          : s.options.chdir.front() == '/' ? s.options.chdir
+                                           : cwd + "/" + s.options.chdir;
+  const DiskFiles files(s.dir);
+  ScriptContext context;
+  context.args = cl.script_args;
+  context.env = SubmissionEnv(s.options, s.facts, s.dir, s.script, environ_entries);
+  context.files = &files;
+  context.launchers = launchers;
+  s.request = ParseJobRequest(s.script, s.options.spank, s.facts, context);
+  return s;
+}
+
+}  // namespace
+
 Result<Submission> ReadSubmission(std::span<const std::string> command_line, const std::string& cwd,
                                   const LauncherTable* launchers,
                                   std::span<const char* const> environ_entries) {
@@ -426,26 +500,16 @@ Result<Submission> ReadSubmission(std::span<const std::string> command_line, con
   } else {
     return Status::NotFound("the batch script comes from standard input");
   }
-  ReadSbatchLines(s.script, &s.options);
-  s.warnings = DropInvalidSbatchValues(&s.options);
-  // The command line wins over #SBATCH lines, option by option.
-  ApplySbatchWords(option_words, &s.options);
-  for (const auto& [key, value] : s.options.spank)
-    if (Status st = ValidateOption(key, value); !st.ok()) return st;
-  auto facts = FactsFrom(s.options);
-  if (!facts.ok()) return facts.status();
-  s.facts = std::move(facts).value();
-  s.dir = s.options.chdir.empty()          ? cwd
-          : s.options.chdir.front() == '/' ? s.options.chdir
-                                           : cwd + "/" + s.options.chdir;
-  const DiskFiles files(s.dir);
-  ScriptContext context;
-  context.args = cl.script_args;
-  context.env = SubmissionEnv(s.options, s.facts, s.dir, s.script, environ_entries);
-  context.files = &files;
-  context.launchers = launchers;
-  s.request = ParseJobRequest(s.script, s.options.spank, s.facts, context);
-  return s;
+  return ReadScriptAndFiles(std::move(s), cl, cwd, launchers, environ_entries, nullptr);
+}
+
+Result<Submission> ReadPastSubmission(std::string script, std::span<const std::string> command_line,
+                                      const std::string& cwd, const SbatchOptions& allocated,
+                                      const LauncherTable* launchers) {
+  Submission s;
+  s.script = std::move(script);
+  return ReadScriptAndFiles(std::move(s), SplitSbatchCommandLine(command_line), cwd, launchers, {},
+                            &allocated);
 }
 
 }  // namespace fmte

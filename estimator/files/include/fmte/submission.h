@@ -91,6 +91,17 @@ Result<Submission> ReadSubmission(std::span<const std::string> command_line, con
                                   const LauncherTable* launchers,
                                   std::span<const char* const> environ_entries = {});
 
+// A job that already ran, read as its submission was (fmte-advise replay): `script` is the stored
+// batch script (sacct --batch-script), `command_line` sbatch's words after the program name when
+// known (sacct's SubmitLine; the script's path in it is not read again), `cwd` the submission
+// directory (WorkDir; the files the script names are read there when they still exist), and
+// `allocated` what Slurm gave the job (partition, time limit, nodes, GPUs), which wins over the
+// script's options; any GPU field in it replaces all of the script's GPU requests. No environment:
+// the submitter's variables are not known.
+Result<Submission> ReadPastSubmission(std::string script, std::span<const std::string> command_line,
+                                      const std::string& cwd, const SbatchOptions& allocated,
+                                      const LauncherTable* launchers);
+
 }  // namespace fmte
 
 #endif  // FMTE_SUBMISSION_H_

@@ -23,6 +23,8 @@ struct JobRecord {
   std::string job_id_raw;  // JobIDRaw of the allocation ("130"), empty when not exported
   std::string array_job;   // "123" for array tasks, else empty
   std::string name, user, account, partition;
+  std::string work_dir;     // WorkDir: where sbatch ran (-D), empty when not exported
+  std::string submit_line;  // SubmitLine (Slurm 23.02+): sbatch's words joined by spaces
 
   JobState state = JobState::kUnknown;  // of the allocation row (else of the last step seen)
   int64_t cancelled_by_uid = kUnknownValue;
