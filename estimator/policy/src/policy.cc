@@ -316,7 +316,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
       // under the most favourable reading is accepted, never rejected on a guess.
       d.reasons.push_back(Cat({what, " needs ", Gib(need), " per GPU as fmte reads it (",
                                Gib(d.usable_bytes), " usable), but ", UnreadOrigins(r),
-                               " was not read (fmte reads no files at submit time); with ", assumed,
+                               " was not read; with ", assumed,
                                " it needs ", Gib(more_est.memory.per_gpu_bytes),
                                ": accepted unchecked; put what the file sets in #FMTE lines "
                                "(#FMTE sharding=zero3, ...) so that fmte can check the job"}));

@@ -75,7 +75,7 @@ void ReadDeepspeedConfig(const Flag& f, std::string_view flag, Sink* sink) {
   if (stage < 0) {
     sink->Unread("sharding", flag, f.value,
                  "ZeRO stage not in the file name '" + Shown(f.value) +
-                     "' (fmte reads no files at submit time); set #FMTE sharding=zeroN");
+                     "' (its contents were not read); set #FMTE sharding=zeroN");
     return;
   }
   const std::string n = Lower(f.value);
@@ -188,7 +188,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     } else {
       sink->Unread("sharding", "--config_file", f->value,
                    "sharding not in the file name '" + Shown(f->value) +
-                       "' (fmte reads no files at submit time); set #FMTE sharding=...");
+                       "' (its contents were not read); set #FMTE sharding=...");
       // An accelerate FSDP config may also turn on activation checkpointing
       // (fsdp_activation_checkpointing); ParseJobRequest drops it when the line asks for it.
       sink->MarkUnread("activation-checkpointing", "--config_file", f->value);
