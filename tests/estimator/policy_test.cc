@@ -317,6 +317,68 @@ TEST(PolicyTest, NoTimeEstimateMeansNoTimeRewrite) {
   EXPECT_EQ(d.kind, DecisionKind::kAccept);
 }
 
+// Right-sizing notices (never decisions), table-driven. First-principles reference points: LoRA of
+// Llama-3.1-8B keeps a frozen bf16 base of 16 GB, so it fits one 80 GB A100 (72 GB usable) and
+// eight of them is far more than it needs; QLoRA keeps the base in 4 bits (8.03e9 x 0.5 B = 4 GB),
+// so it fits a 40 GB A100 (36 GB usable) as well; 70B full fine-tuning is rejected on 4 GPUs (see
+// the top) and a rejection carries no right-sizing.
+TEST(PolicyTest, RightSizingNotices) {
+  const std::string qlora8b =
+      "#FMTE model=meta-llama/Llama-3.1-8B method=qlora micro-batch=1 seq-len=2048 "
+      "activation-checkpointing=full\n";
+  const std::string parts = std::string(kBaseConf) +
+                            "PartitionName=small Gpu=A100-SXM4-40GB\n"
+                            "PartitionName=h100 Gpu=H100-SXM5-80GB\n";
+  struct Case {
+    const char* what;
+    std::string script, tres, conf;
+    int64_t nodes;
+    const char* expect;  // a notice containing this, or "" for no right-size line at all
+  } cases[] = {
+      {"LoRA on 8 GPUs of one node fits on 1", kLora8b, "gres:gpu:a100:8", kBaseConf, 1,
+       "right-size: this job also fits on 1 GPU of the 8 it asks for"},
+      {"two nodes ask for speed: no notice", kLora8b, "gres:gpu:a100:8", kBaseConf, 2, ""},
+      {"one GPU: nothing fewer", kLora8b, "gres:gpu:a100:1", kBaseConf, 1, ""},
+      {"switched off", kLora8b, "gres:gpu:a100:8", std::string(kBaseConf) + "RightSizing=no\n", 1,
+       ""},
+      {"rejected: no notice", kFull70bDdp, "gres:gpu:a100:4", kBaseConf, 1, ""},
+      {"QLoRA fits the 40 GB partition", qlora8b, "gres:gpu:a100:1", parts, 1,
+       "right-size: it also fits partition small's A100-SXM4-40GB"},
+  };
+  for (const Case& c : cases) {
+    const Decision d = Decide(Request(c.script, c.tres, c.nodes), Conf(c.conf), ShippedEstimator());
+    const size_t at = d.user_message.find("right-size:");
+    if (std::string(c.expect).empty()) {
+      EXPECT_EQ(at, std::string::npos) << c.what << ": " << d.user_message;
+    } else {
+      EXPECT_NE(d.user_message.find(c.expect), std::string::npos)
+          << c.what << ": " << d.user_message;
+      EXPECT_NE(d.kind, DecisionKind::kReject) << c.what;
+    }
+    // Never a faster GPU's partition: an 80 GB H100 is not a tier down from an 80 GB A100.
+    EXPECT_EQ(d.user_message.find("partition h100"), std::string::npos) << c.what;
+  }
+}
+
+TEST(PolicyTest, RightSizingTimeLimitFarAboveThePrediction) {
+  const std::string script = std::string(kLora8b) + "#FMTE steps=1000 grad-accum=4\n";
+  const Decision base = Decide(Request(script, "gres:gpu:a100:1"),
+                               Conf(kBaseConf + std::string("MinTime=1\n")), ShippedEstimator());
+  if (!base.estimate.has_time) GTEST_SKIP() << "no time model loaded";
+  const double predicted_min = base.estimate.wall_time_s / 60.0;
+  // 30 days is far above any prediction of 1000 LoRA steps; twice the prediction is not.
+  const Decision far =
+      Decide(Request(script, "gres:gpu:a100:1", 0, 30 * 24 * 60),
+             Conf(std::string(kBaseConf) + "MaxTime=UNLIMITED\n"), ShippedEstimator());
+  EXPECT_NE(far.user_message.find("right-size: the time limit 30-00:00:00 is"), std::string::npos)
+      << far.user_message;
+  EXPECT_EQ(far.new_time_limit_min, 0);  // a notice, never a rewrite
+  const int64_t twice = static_cast<int64_t>(std::ceil(2 * predicted_min)) + 1;
+  const Decision near =
+      Decide(Request(script, "gres:gpu:a100:1", 0, twice), Conf(kBaseConf), ShippedEstimator());
+  EXPECT_EQ(near.user_message.find("right-size:"), std::string::npos) << near.user_message;
+}
+
 TEST(PolicyTest, RecordOfADecision) {
   const JobRequest r = Request(kLora8b, "gres:gpu:a100:1");
   const Decision d = Decide(r, Conf(kBaseConf), ShippedEstimator());

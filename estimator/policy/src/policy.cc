@@ -274,7 +274,8 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
            Gib(d.usable_bytes), " usable at ",
            std::to_string(static_cast<int>(std::lround(p.usable_memory_fraction * 100))), "%)"});
 
-  if (need <= d.usable_bytes) {
+  const bool fits_as_asked = need <= d.usable_bytes;
+  if (fits_as_asked) {
     d.reasons.push_back(Cat({what, " fits: predicted ", against}));
   } else {
     // Too big. Sharded jobs may get more GPUs (RaiseGpus=yes); otherwise reject with alternatives.
@@ -314,12 +315,12 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     } else if (FitsFavourably(ctx, r, job, &more_est, &assumed)) {
       // fmte could not read what may make it fit (a config file it does not open): a job that fits
       // under the most favourable reading is accepted, never rejected on a guess.
-      d.reasons.push_back(Cat({what, " needs ", Gib(need), " per GPU as fmte reads it (",
-                               Gib(d.usable_bytes), " usable), but ", UnreadOrigins(r),
-                               " was not read; with ", assumed,
-                               " it needs ", Gib(more_est.memory.per_gpu_bytes),
-                               ": accepted unchecked; put what the file sets in #FMTE lines "
-                               "(#FMTE sharding=zero3, ...) so that fmte can check the job"}));
+      d.reasons.push_back(
+          Cat({what, " needs ", Gib(need), " per GPU as fmte reads it (", Gib(d.usable_bytes),
+               " usable), but ", UnreadOrigins(r), " was not read; with ", assumed, " it needs ",
+               Gib(more_est.memory.per_gpu_bytes),
+               ": accepted unchecked; put what the file sets in #FMTE lines "
+               "(#FMTE sharding=zero3, ...) so that fmte can check the job"}));
     } else {
       d.kind = DecisionKind::kReject;
       d.reject_reason = RejectReason::kMemory;
@@ -346,6 +347,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     }
   }
   DecideTime(r, p, &d);
+  if (fits_as_asked) internal::AddRightSizingNotices(ctx, d.job, &d);
 
   if (p.mode == Mode::kAdvise && d.kind != DecisionKind::kAccept) {
     d.advise_only = true;

@@ -54,6 +54,11 @@ bool FindMoreGpus(const PolicyContext& ctx, const TrainingJob& job, TrainingJob*
 inline constexpr size_t kMaxAlternatives = 10;
 std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const TrainingJob& job);
 
+// Right-sizing notices (policy_rightsize.cc) for a job that fits as asked, appended to d->reasons:
+// far fewer GPUs would do, a partition with a smaller GPU would do, the time limit is far above
+// the predicted bound. Never changes the decision. Off with RightSizing=no.
+void AddRightSizingNotices(const PolicyContext& ctx, const TrainingJob& job, Decision* d);
+
 // The sharding that splits model state for the job's framework (zero3 for DeepSpeed, fsdp-full for
 // HF/FSDP/torchtune, the distributed optimizer (zero1) for Megatron).
 Sharding StateSharding(const TrainingJob& job);

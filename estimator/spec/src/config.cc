@@ -80,6 +80,10 @@ Status ApplyPartitionKey(const Pair& p, const std::string& where, PartitionConfi
       c->short_limit = ShortLimit::kReject;
     else
       return Status::InvalidArgument(where + "expected warn|reject, got '" + Shown(p.value) + "'");
+  } else if (k == "rightsizing") {
+    auto r = YesNo(p.value, where);
+    if (!r.ok()) return r.status();
+    c->right_sizing = *r;
   } else if (k == "raisegpus") {
     auto r = YesNo(p.value, where);
     if (!r.ok()) return r.status();
@@ -146,7 +150,8 @@ Status Unknown(const std::string& where) {
   return Status::InvalidArgument(
       where +
       "unknown key (known: Mode, Gpu, UsableMemoryFraction, DefaultTimeFactor, MaxTime, "
-      "MinTime, ShortLimit, RaiseGpus, MaxGpusPerJob, GpusPerNode, OnError, GresTypeGpu, "
+      "MinTime, ShortLimit, RaiseGpus, RightSizing, MaxGpusPerJob, GpusPerNode, OnError, "
+      "GresTypeGpu, "
       "CatalogDir, RegressorsDir, SuggestPartitions, DefaultPartition, PartitionName, Default)");
 }
 
@@ -246,7 +251,7 @@ Result<Config> ParseConfig(std::string_view text, std::string_view origin) {
             where +
             "not a per-partition key (per partition: Mode, Gpu, "
             "UsableMemoryFraction, DefaultTimeFactor, MaxTime, MinTime, ShortLimit, "
-            "RaiseGpus, MaxGpusPerJob, GpusPerNode, Default)");
+            "RaiseGpus, RightSizing, MaxGpusPerJob, GpusPerNode, Default)");
       }
       if (!s.ok()) return s;
     }

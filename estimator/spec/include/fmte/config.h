@@ -50,7 +50,10 @@ struct PartitionConfig {
   int64_t max_time_min = 0;   // MaxTime=: the partition's limit (Slurm time format); 0: none
   int64_t min_time_min = 10;  // MinTime=: a set limit is never shorter than this (minutes)
   ShortLimit short_limit = ShortLimit::kWarn;  // ShortLimit=: user limit below the prediction
-  bool raise_gpus = false;        // RaiseGpus=yes|no: may raise the GPU count of sharded jobs
+  bool raise_gpus = false;  // RaiseGpus=yes|no: may raise the GPU count of sharded jobs
+  // RightSizing=yes|no: notices (never decisions) for a job that fits on far fewer GPUs, on a
+  // partition with a smaller GPU, or asks for a time limit far above its predicted bound.
+  bool right_sizing = true;
   int64_t max_gpus_per_job = 64;  // MaxGpusPerJob=: cap for raising and for alternatives
   int64_t gpus_per_node = 8;      // GpusPerNode=: node size (raising beyond it adds nodes)
 };
