@@ -25,7 +25,7 @@ const GpuCatalog& Catalog() {
 }
 
 TEST(GpuCatalogTest, LoadsShippedCsv) {
-  EXPECT_EQ(Catalog().size(), 15u);  // 13 rows of anchors/gpus.csv + MI250X-GCD + GH200-96GB
+  EXPECT_EQ(Catalog().size(), 16u);  // 13 rows of anchors/gpus.csv + MI250X-GCD + GH200-96GB + A40
 }
 
 // What users type -> canonical row, and the device memory the driver reports (MiB, from the
@@ -52,6 +52,7 @@ TEST(GpuCatalogTest, AliasesAndDriverMemory) {
       {"B200", "B200-HGX", 183359},
       {"l40s", "L40S", 46068},
       {"A10", "A10", 23028},
+      {"a40", "A40", 46068},  // nvidia-smi with ECC on
       {"V100", "V100-SXM2-32GB", 32768},
       {"V100-32GB", "V100-SXM2-32GB", 32768},
       {"MI250X", "MI250X", 2 * 65520},

@@ -376,6 +376,9 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
     } else if (IsFmsFsdpScript(l)) {
       ReadFmsFsdpFlags(l, &sink);
       f.launcher = "fms-fsdp";
+    } else if (IsFsdpQloraScript(l)) {
+      ReadFsdpQloraFlags(l, &sink);
+      f.launcher = "fsdp_qlora";
     } else {
       ReadHfFlags(l, &sink);
       f.launcher = rule != nullptr ? std::string_view(rule->name) : l.launcher;

@@ -114,8 +114,10 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
 // Whether a table rule names `program` (a launch command's base name) as its own.
 bool IsTableProgram(const LauncherTable* table, std::string_view program);
 
-void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);  // fms-fsdp main_training.py
-bool IsFmsFsdpScript(const LaunchLine& l);               // runs fms-fsdp's main_training.py
+void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);    // fms-fsdp main_training.py
+bool IsFmsFsdpScript(const LaunchLine& l);                 // runs fms-fsdp's main_training.py
+void ReadFsdpQloraFlags(const LaunchLine& l, Sink* sink);  // Answer.AI fsdp_qlora train.py
+bool IsFsdpQloraScript(const LaunchLine& l);               // its --train_type and own flags
 
 // One "key":value of a JSON object; `raw_value` is JSON text as is (a number, true, "quoted").
 struct JsonField {
