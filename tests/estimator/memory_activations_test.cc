@@ -134,5 +134,26 @@ TEST(MemoryActivationsTest, CompileAndCheckpointingShrinkActivations) {
   EXPECT_EQ(LayerActivationBytes(llama, j, 0), 4096 * 2 * 4096);  // the 16-bit layer input
 }
 
+TEST(MemoryActivationsTest, TorchtitanOpLevelSacPerSavedTensor) {
+  // torchtitan op-level SAC (torchtitan/distributed/activation_checkpoint.py _apply_op_sac: save
+  // SDPA and every other aten.mm, recompute the rest), Llama-2-7b shape (h 4096, a = g = 32,
+  // f 11008), bf16, per token per layer: block input 2h; mm #1 wq 2h, #3 wv 2h, #5 w1 2f, #7 w2 2h
+  // (#2 wk, #4 wo, #6 w3 recomputed); SDPA output 2h + fp32 log-sum-exp 4a
+  // = 10h + 2f + 4a = 40960 + 22016 + 128 = 63104.
+  const ModelArch llama = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kFsdp;
+  j.precision = Precision::kMixedBf16;
+  j.activation_checkpointing = Checkpointing::kSelective;
+  j.seq_len = 8192;
+  EXPECT_EQ(LayerActivationBytes(llama, j, 0), 8192 * 63104);
+  // Megatron's selective recompute (attention core only) keeps more; full recompute keeps less.
+  j.framework = Framework::kMegatron;
+  EXPECT_GT(LayerActivationBytes(llama, j, 0), 8192 * 63104);
+  j.framework = Framework::kFsdp;
+  j.activation_checkpointing = Checkpointing::kFull;
+  EXPECT_LT(LayerActivationBytes(llama, j, 0), 8192 * 63104);
+}
+
 }  // namespace
 }  // namespace fmte

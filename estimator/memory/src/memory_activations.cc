@@ -89,6 +89,30 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   }
 
   const Framework fw = j.framework;
+  if (OpLevelSac(j, block)) {
+    // torchtitan's op-level selective checkpointing (activation_checkpoint.mode "selective",
+    // selective_ac_option "op": torchtitan/distributed/activation_checkpoint.py, _apply_op_sac):
+    // in each block the policy saves the outputs of SDPA (its output and fp32 log-sum-exp) and of
+    // every other aten.mm in forward order (the 1st, 3rd, ...: wq, wv, w1 and w2 of a Llama
+    // block); the checkpoint wrapper keeps the block's input; everything else is recomputed from
+    // them while the block's backward runs (ComputeStageActivations adds that layer once).
+    const double a = static_cast<double>(m.num_heads);
+    const double hd = m.head_dim > 0 ? static_cast<double>(m.head_dim) : (a > 0 ? h / a : 0);
+    Saved sv;
+    sv.seq += ab * h;  // the block's input
+    int64_t mm = 0;
+    for (const LinearShape& l : block.linears) {
+      for (int64_t c = 0; c < l.copies; ++c) {
+        if (++mm % 2 == 0) continue;
+        // A row-parallel output (wo, w2) is the full hidden state (sequence region); the others
+        // are split by tensor parallelism.
+        const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
+        (row_parallel ? sv.seq : sv.tp) += ab * static_cast<double>(l.out_features);
+      }
+    }
+    sv.tp += ab * a * hd + 4 * a;  // SDPA output and log-sum-exp
+    return s * b * (sv.seq / seq_split + sv.tp / t);
+  }
   const bool full = j.method == Method::kFull;
   const bool lora = j.method == Method::kLora || j.method == Method::kQlora;
   // bitsandbytes MatMul4Bit/MatMul8bitLt save the input whenever it needs a gradient, even for a
@@ -226,13 +250,25 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
                                          int stage) {
   StageActivations out;
   const bool full_ckpt = j.activation_checkpointing == Checkpointing::kFull;
+  bool op_sac = false;
   double saved = 0, widest_layer = 0;
+  TrainingJob plain;  // the job without checkpointing, for an op-level SAC layer's recompute
   for (size_t k = 0; k < m.block_kinds.size(); ++k) {
     if (uses[k] == 0) continue;
-    const double per = LayerActivations(m, j, lay, dt, targets, m.block_kinds[k], full_ckpt);
+    const BlockSpec& block = m.block_kinds[k];
+    const double per = LayerActivations(m, j, lay, dt, targets, block, full_ckpt);
     saved += uses[k] * per;
-    const double uncheckpointed =
-        full_ckpt ? LayerActivations(m, j, lay, dt, targets, m.block_kinds[k], false) : per;
+    double uncheckpointed = per;
+    if (full_ckpt) {
+      uncheckpointed = LayerActivations(m, j, lay, dt, targets, block, false);
+    } else if (OpLevelSac(j, block)) {
+      if (!op_sac) {
+        plain = j;
+        plain.activation_checkpointing = Checkpointing::kNone;
+      }
+      op_sac = true;
+      uncheckpointed = LayerActivations(m, plain, lay, dt, targets, block, false);
+    }
     widest_layer = std::max(widest_layer, uncheckpointed);
   }
   saved *= InFlightLayerFactor(lay, stage);
@@ -243,8 +279,9 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
     out.cpu = saved - keep;
     saved = keep;
   }
-  // Full recompute: one layer's activations are rebuilt while its backward runs.
-  if (full_ckpt) saved += widest_layer;
+  // Full recompute: one layer's activations are rebuilt while its backward runs (op-level SAC
+  // rebuilds what it did not save of that layer: at most the whole layer).
+  if (full_ckpt || op_sac) saved += widest_layer;
   if (stage == lay.p - 1) {
     // Final norm and the LM head input (when the head trains), one micro-batch in flight.
     const double s =
