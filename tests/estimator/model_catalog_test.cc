@@ -1,9 +1,11 @@
 // ModelCatalog: loads every shipped config, case-insensitive lookup, "did you mean" suggestions,
 // ResolveModel (id or path), DefaultDir and $FMTE_ETC_DIR.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "fmte/model.h"
@@ -35,6 +37,44 @@ TEST(ModelCatalogTest, FindIsCaseInsensitive) {
   Result<const ModelArch*> a = catalog.Find("META-LLAMA/llama-3.1-8b");
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ((*a)->id, "meta-llama/Llama-3.1-8B");
+}
+
+TEST(ModelCatalogTest, AliasesResolveToTheSameTensors) {
+  ModelCatalog catalog = *ModelCatalog::LoadDir(CatalogDir());
+  EXPECT_GE(catalog.alias_count(), 15u);
+  // Meta's model card gives 8.03B parameters for Meta-Llama-3-8B (and -Instruct), as for 3.1.
+  for (const char* id : {"meta-llama/Meta-Llama-3-8B", "meta-llama/meta-llama-3-8b-instruct"}) {
+    Result<const ModelArch*> a = catalog.Find(id);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ((*a)->id, "meta-llama/Llama-3.1-8B");
+    EXPECT_NEAR(static_cast<double>((*a)->Counts().total), 8.03e9, 0.01e9) << id;
+  }
+  // Mistral-7B-v0.1: 7.24B parameters (Mistral's model card), the v0.2 tensors.
+  Result<const ModelArch*> m = catalog.Find("mistralai/Mistral-7B-v0.1");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_NEAR(static_cast<double>((*m)->Counts().total), 7.24e9, 0.01e9);
+  // An alias that is a catalog id, or that names no catalog model, is refused.
+  EXPECT_FALSE(catalog.AddAlias("meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B").ok());
+  EXPECT_FALSE(catalog.AddAlias("org/new", "org/missing").ok());
+  EXPECT_TRUE(catalog.AddAlias("org/new", "meta-llama/Llama-3.1-70B").ok());
+  EXPECT_EQ((*catalog.Find("ORG/NEW"))->id, "meta-llama/Llama-3.1-70B");
+}
+
+TEST(ModelCatalogTest, MalformedAliasFileNamesTheLine) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("fmte_alias_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "org" / "m");
+  fs::copy_file(CatalogDir() + "/meta-llama/Llama-3.1-8B/config.json", dir / "org/m/config.json",
+                fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "aliases.tsv") << "# comment\norg/a\torg/m\tsame\norg/b org/m\n";
+  Result<ModelCatalog> c = ModelCatalog::LoadDir(dir.string());
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("aliases.tsv:3"), std::string::npos) << c.status().message();
+  std::ofstream(dir / "aliases.tsv") << "org/a\torg/nothing\twhy\n";
+  c = ModelCatalog::LoadDir(dir.string());
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("org/nothing"), std::string::npos) << c.status().message();
+  fs::remove_all(dir);
 }
 
 TEST(ModelCatalogTest, NotFoundSuggestsClosestIds) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "fmte/file.h"
 #include "fmte/model.h"
 #include "fmte/text.h"
 
@@ -47,14 +48,50 @@ Result<ModelCatalog> ModelCatalog::LoadDir(const std::string& dir) {
     arch->id = id;
     catalog.Add(std::move(arch).value());
   }
+  const fs::path aliases = fs::path(dir) / "aliases.tsv";
+  if (fs::exists(aliases, ec)) {
+    Result<std::string> text = ReadFile(aliases.string(), "the model aliases", 1 << 20);
+    if (!text.ok()) return text.status();
+    int line_no = 0;
+    for (std::string_view rest = *text; !rest.empty();) {
+      const size_t nl = rest.find('\n');
+      std::string_view line = rest.substr(0, nl);
+      rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+      ++line_no;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line.empty() || line.front() == '#') continue;
+      const size_t tab = line.find('\t');
+      const size_t tab2 = tab == std::string_view::npos ? tab : line.find('\t', tab + 1);
+      if (tab == std::string_view::npos || tab == 0)
+        return FileParseError(aliases.string(), line_no, "expected alias<TAB>catalog id<TAB>why");
+      const Status s = catalog.AddAlias(line.substr(0, tab), line.substr(tab + 1, tab2 - tab - 1));
+      if (!s.ok()) return FileParseError(aliases.string(), line_no, s.message());
+    }
+  }
   return catalog;
+}
+
+Status ModelCatalog::AddAlias(std::string_view alias, std::string_view id) {
+  const std::string a = Lower(alias), target = Lower(id);
+  if (a.empty() || target.empty()) return Status::InvalidArgument("empty alias or catalog id");
+  if (models_.count(a) != 0)
+    return Status::InvalidArgument("'" + std::string(alias) + "' is a catalog model, not an alias");
+  if (models_.count(target) == 0)
+    return Status::InvalidArgument("'" + std::string(id) + "' is not a catalog model");
+  aliases_.insert_or_assign(a, target);
+  return Status::Ok();
 }
 
 std::string ModelCatalog::DefaultDir() { return EtcDir() + "/models"; }
 
 Result<const ModelArch*> ModelCatalog::Find(std::string_view id) const {
-  auto it = models_.find(Lower(id));
+  const std::string key = Lower(id);
+  auto it = models_.find(key);
   if (it != models_.end()) return &it->second;
+  if (auto alias = aliases_.find(key); alias != aliases_.end()) {
+    it = models_.find(alias->second);
+    if (it != models_.end()) return &it->second;
+  }
   std::string msg = "unknown model '" + std::string(id) + "'";
   std::vector<std::string> closest = Closest(id);
   if (!closest.empty()) {

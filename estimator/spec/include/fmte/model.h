@@ -132,12 +132,16 @@ Result<ModelArch> LoadModelConfigFile(const std::string& path);
 // etc/models/<org>/<name>/config.json). Loaded once; lookups are read-only.
 class ModelCatalog {
  public:
-  // Loads every config under `dir`. Files that fail to parse are an error naming the file.
+  // Loads every config under `dir`, and `dir`/aliases.tsv when present (alias TAB catalog id TAB
+  // why: ids of models with the same tensors, such as instruct variants). Files that fail to parse
+  // are an error naming the file; so is an alias line that is malformed, names a catalog id as an
+  // alias, or points at no catalog model.
   static Result<ModelCatalog> LoadDir(const std::string& dir);
   // The directory compiled in (FMTE_ETC_DIR/models), or $FMTE_ETC_DIR/models when set.
   static std::string DefaultDir();
 
-  // Exact id (case-insensitive). NotFound names the closest ids.
+  // Exact id or alias (case-insensitive); an alias gives its catalog model. NotFound names the
+  // closest ids.
   Result<const ModelArch*> Find(std::string_view id) const;
   // The `n` ids closest to `id` (edit distance on the name), best first.
   std::vector<std::string> Closest(std::string_view id, size_t n = 3) const;
@@ -145,9 +149,13 @@ class ModelCatalog {
   size_t size() const { return models_.size(); }
 
   void Add(ModelArch arch);
+  // `alias` resolves to the catalog model `id`. Errors as for aliases.tsv.
+  Status AddAlias(std::string_view alias, std::string_view id);
+  size_t alias_count() const { return aliases_.size(); }
 
  private:
-  std::map<std::string, ModelArch> models_;  // key: lower-case id
+  std::map<std::string, ModelArch> models_;     // key: lower-case id
+  std::map<std::string, std::string> aliases_;  // lower-case alias -> lower-case catalog id
 };
 
 // Resolves what a user typed: a catalog id, a config.json path or a model directory.
