@@ -138,6 +138,32 @@ TEST_F(ScriptFilesTest, ShellAsPeopleWriteIt) {
   EXPECT_EQ(ValueOf(ParseJobRequest(script, {}, {}), "sharding"), "");
 }
 
+TEST_F(ScriptFilesTest, ContinuedLaunchLineInsideBashCAndHydraOverrides) {
+  // As HALOs' Slurm scripts: an accelerate launch continued with backslash-newlines inside
+  // `srun bash -c "..."` (bash removes them inside double quotes, so the inner script sees one
+  // line), the model given as a Hydra override (++model.name_or_path=$MODEL_PATH, the variable
+  // exported inside the string and escaped for it), config groups (model=llama) that are not flags.
+  Write("fsdp.yaml",
+        "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n");
+  const std::string script =
+      "#!/bin/bash\n"
+      "srun --ntasks-per-node=1 bash -c \"\n"
+      "export MODEL_PATH=meta-llama/Meta-Llama-3-8B\n"
+      "accelerate launch \\\n"
+      "    --config_file fsdp.yaml \\\n"
+      "    launch.py loss=sft model=llama ++model.name_or_path=\\$MODEL_PATH \\\n"
+      "    ++model.use_peft=false ++lr=1e-6\n"
+      "\"\n";
+  const JobRequest r = Read(script);
+  ASSERT_TRUE(r.is_llm_job) << ::testing::PrintToString(r.warnings);
+  EXPECT_EQ(r.job.model, "meta-llama/Meta-Llama-3-8B");
+  EXPECT_EQ(r.launcher, "accelerate");
+  EXPECT_EQ(ValueOf(r, "sharding"), "fsdp-full")  // the config file was read
+      << ::testing::PrintToString(r.warnings);
+  EXPECT_EQ(r.job.method, Method::kFull);
+  EXPECT_TRUE(r.unread.empty());
+}
+
 TEST_F(ScriptFilesTest, UnreadableFilesAreNamedAndLeftUnread) {
   Write("cfg/bad.yaml", "distributed_type: FSDP\nfsdp_config: [unclosed\n");
   const JobRequest r = Read(

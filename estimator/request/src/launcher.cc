@@ -214,6 +214,23 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
       }
     } else if (!c.words[i].unresolved) {
       l->positionals.push_back(w);
+      // A Hydra override of a dotted key (HALOs' ++model.name_or_path=ID, verl's
+      // actor_rollout_ref.model.path=ID) is also a flag of that name; "+" adds a key, "++" adds
+      // or overrides it, "~" deletes it. Undotted ones (model=llama) pick config groups: not flags.
+      const size_t eq = w.find('=');
+      size_t start = 0;
+      while (start < w.size() && w[start] == '+') ++start;
+      const std::string_view key =
+          eq == std::string_view::npos ? std::string_view() : w.substr(start, eq - start);
+      if (!key.empty() && key.find('.') != std::string_view::npos && w[0] != '~' &&
+          (std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_') &&
+          key.find_first_of(" /\\\"'$") == std::string_view::npos) {
+        Flag f;
+        f.index = static_cast<int>(i);
+        f.name = NormalizeFlag(key, &l->text_);
+        f.value = w.substr(eq + 1);
+        l->flags.push_back(f);
+      }
     }
   }
   // python -m torch.distributed.run / accelerate.commands.launch / deepspeed.launcher.runner
@@ -379,6 +396,9 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
     } else if (IsFsdpQloraScript(l)) {
       ReadFsdpQloraFlags(l, &sink);
       f.launcher = "fsdp_qlora";
+    } else if (IsVerlLaunch(l)) {
+      ReadVerlOverrides(l, &sink);
+      f.launcher = "verl";
     } else {
       ReadHfFlags(l, &sink);
       f.launcher = rule != nullptr ? std::string_view(rule->name) : l.launcher;

@@ -118,6 +118,8 @@ void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);    // fms-fsdp main_trai
 bool IsFmsFsdpScript(const LaunchLine& l);                 // runs fms-fsdp's main_training.py
 void ReadFsdpQloraFlags(const LaunchLine& l, Sink* sink);  // Answer.AI fsdp_qlora train.py
 bool IsFsdpQloraScript(const LaunchLine& l);               // its --train_type and own flags
+void ReadVerlOverrides(const LaunchLine& l, Sink* sink);   // verl.trainer.* Hydra overrides
+bool IsVerlLaunch(const LaunchLine& l);                    // python -m verl.trainer.*
 
 // One "key":value of a JSON object; `raw_value` is JSON text as is (a number, true, "quoted").
 struct JsonField {

@@ -92,8 +92,9 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   bool qlora = false, lora = false;
   // Model: the first of these names present.
   bool has_model = false;
-  for (std::string_view name : {"model_name_or_path", "model_name", "model_id",
-                                "pretrained_model_name_or_path", "base_model", "model"}) {
+  for (std::string_view name :
+       {"model_name_or_path", "model_name", "model_id", "pretrained_model_name_or_path",
+        "base_model", "model", "model.name_or_path", "model.model_name_or_path", "model.path"}) {
     const Flag* f = sink->Find(l, name);
     if (f == nullptr) continue;
     if (f->unresolved) {
@@ -232,7 +233,8 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   if (const Flag* a = sink->Find(l, "attn_implementation"); a != nullptr)
     sink->Set("attention", Lower(a->value) == "eager" ? "eager" : "fused", "--attn_implementation");
   // Method: PEFT / QLoRA (bitsandbytes 4-bit base) / LLaMA-Factory.
-  lora = FlagTrue(sink->Find(l, "use_peft")) || sink->Find(l, "lora_r") != nullptr;
+  lora = FlagTrue(sink->Find(l, "use_peft")) || FlagTrue(sink->Find(l, "model.use_peft")) ||
+         sink->Find(l, "lora_r") != nullptr;
   if (const Flag* t = sink->Find(l, "finetuning_type"); t != nullptr) {
     const std::string v = Lower(t->value);
     if (v == "lora")

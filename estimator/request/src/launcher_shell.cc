@@ -376,7 +376,10 @@ void Scanner::Scan(std::string_view script, int depth, int fixed_line) {
     if ((cont || open_quote != 0 || open_array) && pos < script.size() &&
         ++joined < kMaxJoinedLines) {
       logical += phys;
-      logical += (open_quote != 0 || open_array) ? '\n' : ' ';
+      // Inside double quotes bash removes a backslash-newline altogether (a `bash -c "..."`
+      // script's continued launch line stays one line); elsewhere a quote or array goes on on the
+      // next line, and a continued line outside quotes is joined with a blank.
+      if (!(cont && open_quote == '"')) logical += (open_quote != 0 || open_array) ? '\n' : ' ';
       continue;
     }
     // The logical line: the joined lines, or this physical line itself (most lines: no copy).
