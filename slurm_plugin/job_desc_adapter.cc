@@ -43,6 +43,7 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
   f.min_nodes = U32(desc.min_nodes);
   f.num_tasks = U32(desc.num_tasks);
   f.ntasks_per_node = desc.ntasks_per_node == NO_VAL16 ? 0 : desc.ntasks_per_node;
+  f.exclusive = desc.shared == JOB_SHARED_NONE;  // sbatch --exclusive (not =user or =mcs)
   f.tres_per_node = Str(desc.tres_per_node);
   f.tres_per_job = Str(desc.tres_per_job);
   f.tres_per_task = Str(desc.tres_per_task);

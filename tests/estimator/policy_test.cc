@@ -400,6 +400,46 @@ TEST(PolicyTest, TorchtitanDefaultLlama8bConfigFits) {
   EXPECT_LT(gib, 47.65 * 1.25);
 }
 
+TEST(PolicyTest, WholeNodesWithoutGresAreEstimatedNeverActedOn) {
+  // sbatch --exclusive --nodes=N without --gres on a partition whose GPU fmte.conf names: N x
+  // GpusPerNode GPUs are assumed. The count is a guess, so the job is estimated but never rejected,
+  // raised or given a time limit (70B full fine-tuning needs >= 1.13 TB of model state, see the
+  // top: it cannot fit 4 GPUs unsharded, and still is not rejected here).
+  const Config conf = Conf(
+      "PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB GpusPerNode=4 RaiseGpus=yes MinTime=1\n"
+      "PartitionName=cpu\n");
+  auto request = [](const std::string& script, const std::string& partition, bool exclusive,
+                    int64_t ntasks_per_node = 0) {
+    SlurmFacts f;
+    f.partition = partition;
+    f.min_nodes = 2;
+    f.exclusive = exclusive;
+    f.ntasks_per_node = ntasks_per_node;
+    return ParseJobRequest(script, {}, f);
+  };
+  const std::string lora = std::string(kLora8b) + "#FMTE tokens=100M\n";
+  const Decision d = Decide(request(lora, "gpu", true), conf, ShippedEstimator());
+  EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
+  ASSERT_TRUE(d.estimated) << d.user_message;
+  EXPECT_EQ(d.job.gpus, 8);  // 2 nodes x GpusPerNode=4
+  EXPECT_EQ(d.new_time_limit_min, 0);
+  EXPECT_NE(d.user_message.find("assumed 2 x 4 GPUs"), std::string::npos) << d.user_message;
+  const Decision big = Decide(request(kFull70bDdp, "gpu", true), conf, ShippedEstimator());
+  EXPECT_EQ(big.kind, DecisionKind::kAccept) << big.user_message;
+  EXPECT_EQ(big.new_gpus, 0);
+  EXPECT_NE(big.user_message.find("accepted unchecked"), std::string::npos) << big.user_message;
+  // A task per GPU (--ntasks-per-node=8, srun python ...) counts without --exclusive.
+  const Decision tasks = Decide(request(kLora8b, "gpu", false, 8), conf, ShippedEstimator());
+  EXPECT_TRUE(tasks.estimated) << tasks.user_message;
+  EXPECT_EQ(tasks.job.gpus, 16);
+  // Nothing to go on: a partition without a GPU, or no count at all.
+  for (const auto& [partition, exclusive] : {std::pair{"cpu", true}, std::pair{"gpu", false}}) {
+    const Decision none = Decide(request(kLora8b, partition, exclusive), conf, ShippedEstimator());
+    EXPECT_FALSE(none.estimated) << partition;
+    EXPECT_NE(none.user_message.find("requests no GPUs"), std::string::npos) << none.user_message;
+  }
+}
+
 TEST(PolicyTest, RecordOfADecision) {
   const JobRequest r = Request(kLora8b, "gres:gpu:a100:1");
   const Decision d = Decide(r, Conf(kBaseConf), ShippedEstimator());

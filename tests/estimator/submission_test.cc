@@ -64,6 +64,23 @@ TEST(SbatchOptions, CommandLineWinsOverSbatchLines) {
   EXPECT_EQ(f->tres_per_node, "gres:gpu:a100:4");
 }
 
+TEST(SbatchOptions, ExclusiveIsWholeNodesOnlyWithoutAValue) {
+  // man sbatch: --exclusive[={user|mcs|topo}]; only the bare flag keeps the nodes to the job.
+  for (const auto& [words, whole] :
+       {std::pair{std::vector<std::string>{"--exclusive", "-N", "2"}, true},
+        std::pair{std::vector<std::string>{"--exclusive=user"}, false},
+        std::pair{std::vector<std::string>{"-N", "2"}, false}}) {
+    SbatchOptions o;
+    ApplySbatchWords(words, &o);
+    auto f = FactsFrom(o);
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(f->exclusive, whole) << words[0];
+  }
+  SbatchOptions o;
+  ReadSbatchLines("#!/bin/bash\n#SBATCH --nodes=128 --exclusive --ntasks-per-node=8\nsrun x\n", &o);
+  EXPECT_TRUE(o.exclusive);
+}
+
 TEST(SbatchOptions, InvalidValuesNameTheOption) {
   SbatchOptions o;
   o.nodes = "{{ nodes }}";

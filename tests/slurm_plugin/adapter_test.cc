@@ -47,6 +47,13 @@ TEST(JobDescAdapterTest, SentinelsBecomeZeroAndStringsAreCopied) {
   EXPECT_EQ(in.facts.min_nodes, 2);
   EXPECT_EQ(in.facts.partition, "gpu");
   EXPECT_EQ(in.facts.tres_per_job, "gres:gpu:16");
+  // shared: NO_VAL16 by default, JOB_SHARED_NONE for sbatch --exclusive, JOB_SHARED_USER for
+  // --exclusive=user (slurm.h).
+  EXPECT_FALSE(in.facts.exclusive);
+  desc.d.shared = JOB_SHARED_NONE;
+  EXPECT_TRUE(ReadJobDesc(desc.d).facts.exclusive);
+  desc.d.shared = JOB_SHARED_USER;
+  EXPECT_FALSE(ReadJobDesc(desc.d).facts.exclusive);
 }
 
 TEST(JobDescAdapterTest, DecisionsAreWrittenBack) {

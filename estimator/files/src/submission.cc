@@ -221,7 +221,9 @@ void ApplySbatchWords(std::span<const std::string> w, SbatchOptions* o) {
       const size_t eq = t.find('=');
       const std::string_view name =
           std::string_view(t).substr(2, eq == std::string::npos ? std::string_view::npos : eq - 2);
-      if (eq != std::string::npos)
+      if (name == "exclusive")  // a flag, or =user|=mcs|=topo (sharing with some jobs)
+        o->exclusive = eq == std::string::npos;
+      else if (eq != std::string::npos)
         SetSbatchOption(name, t.substr(eq + 1), o);
       else if (SbatchTakesValue(name) && i + 1 < w.size())
         SetSbatchOption(name, w[++i], o);
@@ -288,6 +290,7 @@ SbatchCommandLine SplitSbatchCommandLine(
 Result<SlurmFacts> FactsFrom(const SbatchOptions& o) {
   SlurmFacts f;
   f.partition = o.partition;
+  f.exclusive = o.exclusive;
   if (!o.gres.empty()) f.tres_per_node = GresToTres(o.gres);
   if (!o.gpus_per_node.empty()) f.tres_per_node = GpusToTres(o.gpus_per_node);
   if (!o.gpus.empty()) f.tres_per_job = GpusToTres(o.gpus);

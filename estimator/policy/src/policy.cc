@@ -215,11 +215,32 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     Fail(r, config, p, "no model named (--fmte-model=ID or #FMTE model=ID)", &d);
     return d;
   }
+  // No GPUs in the request: on a partition whose GPU fmte.conf names, whole nodes (--exclusive)
+  // have GpusPerNode each, and a launcher's process count or a task per GPU tell how many the job
+  // uses. Such a count is assumed, never acted on: the job is estimated, not rejected or raised.
+  bool assumed_gpus = false;
   if (r.slurm_gpus == 0) {
-    d.reasons.push_back(
-        "this LLM training job requests no GPUs; ask for them with --gres=gpu:N or --gpus=N");
-    Finish(r, &d);
-    return d;
+    const bool gpu_partition = !config.GpuNameFor(d.partition, "").empty();
+    const FieldSource* counted = r.SourceOf("gpus");
+    if (!gpu_partition || (!r.exclusive && counted == nullptr)) {
+      d.reasons.push_back(
+          "this LLM training job requests no GPUs; ask for them with --gres=gpu:N or --gpus=N");
+      Finish(r, &d);
+      return d;
+    }
+    assumed_gpus = true;
+    if (r.exclusive) {
+      d.job.gpus = std::max<int64_t>(1, r.nodes) * p.gpus_per_node;
+      d.job.gpus_per_node = p.gpus_per_node;
+      d.reasons.push_back(
+          Cat({"no GPUs in the request: --exclusive gives whole nodes of partition '",
+               d.partition.empty() ? "(default)" : d.partition, "', assumed ",
+               std::to_string(std::max<int64_t>(1, r.nodes)), " x ",
+               std::to_string(p.gpus_per_node), " GPUs (GpusPerNode)"}));
+    } else {
+      d.reasons.push_back(Cat({"no GPUs in the request: ", std::to_string(d.job.gpus),
+                               " assumed from ", counted->origin}));
+    }
   }
   std::shared_ptr<const ModelArch> owned_arch;
   auto arch = ResolveArch(r, estimator.catalogs(), &owned_arch);
@@ -321,6 +342,12 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
                Gib(more_est.memory.per_gpu_bytes),
                ": accepted unchecked; put what the file sets in #FMTE lines "
                "(#FMTE sharding=zero3, ...) so that fmte can check the job"}));
+    } else if (assumed_gpus) {
+      // The GPU count is a guess: never reject on it.
+      d.reasons.push_back(Cat({what, " would need ", against,
+                               " on the GPUs assumed: accepted "
+                               "unchecked; ask for the GPUs (--gres=gpu:N) so that fmte can "
+                               "check the job"}));
     } else {
       d.kind = DecisionKind::kReject;
       d.reject_reason = RejectReason::kMemory;
@@ -346,8 +373,9 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
             "no single change found that fits; combine them or use a smaller model");
     }
   }
-  DecideTime(r, p, &d);
-  if (fits_as_asked) internal::AddRightSizingNotices(ctx, d.job, &d);
+  // A time limit from a guessed GPU count could kill the job: none is set or judged then.
+  if (!assumed_gpus) DecideTime(r, p, &d);
+  if (fits_as_asked && !assumed_gpus) internal::AddRightSizingNotices(ctx, d.job, &d);
 
   if (p.mode == Mode::kAdvise && d.kind != DecisionKind::kAccept) {
     d.advise_only = true;

@@ -156,6 +156,7 @@ JobRequest ParseJobRequest(std::string_view script,
   r.partition = Shown(facts.partition, 128);
   r.time_limit_min = std::max<int64_t>(0, facts.time_limit_min);
   r.nodes = std::max<int64_t>(0, facts.min_nodes);
+  r.exclusive = facts.exclusive;
   ReadSlurmGpus(facts, &r);
 
   const bool client = context.files != nullptr || context.launchers != nullptr ||

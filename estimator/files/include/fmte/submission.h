@@ -25,6 +25,7 @@ struct SbatchOptions {
   std::string partition, gres, gpus, gpus_per_node, gpus_per_task, time, nodes, ntasks;
   std::string ntasks_per_node, job_name, array, exports, chdir, wrap;
   std::vector<std::pair<std::string, std::string>> spank;  // --fmte-KEY=VALUE
+  bool exclusive = false;  // --exclusive without a value (whole nodes; =user and =mcs share)
 };
 
 // Does this sbatch option (long name without dashes, or a short letter) take a value? sbatch

@@ -102,6 +102,7 @@ struct SlurmFacts {
   int64_t min_nodes = 0;
   int64_t num_tasks = 0;
   int64_t ntasks_per_node = 0;  // --ntasks-per-node (one task per GPU in srun-launched jobs)
+  bool exclusive = false;       // --exclusive: whole nodes (job_desc shared == JOB_SHARED_NONE)
   // GPU requests as Slurm stores them: "gres:gpu:2", "gres:gpu:a100:2", "gres/gpu:a100=2"-style
   // and comma-joined lists with other gres ("gres:gpu:4,gres:nvme:1") are understood.
   std::string tres_per_node;  // --gres=gpu:..., --gpus-per-node
@@ -157,6 +158,7 @@ struct JobRequest {
   std::string partition;            // as given (may be empty)
   int64_t time_limit_min = 0;       // 0: none
   int64_t nodes = 0;                // min_nodes, 0 when not given
+  bool exclusive = false;           // whole nodes asked for (sbatch --exclusive)
   int64_t slurm_gpus = 0;           // total GPUs requested through tres_per_*; 0: none
   int64_t slurm_gpus_per_node = 0;  // per node when known (tres_per_node), else 0
   std::string gres_gpu_type;        // gres type ("a100"), empty when untyped
