@@ -164,6 +164,25 @@ TEST_F(ScriptFilesTest, ContinuedLaunchLineInsideBashCAndHydraOverrides) {
   EXPECT_TRUE(r.unread.empty());
 }
 
+TEST_F(ScriptFilesTest, ScriptsTheBatchScriptRuns) {
+  // fms-fsdp's train.slurm: `srun ./scripts/train.sh`, the launch line in that file; and a script
+  // run with arguments, which are its own $1... while it is read (the batch script's afterwards).
+  Write("train.sh",
+        "#!/bin/bash\nMODEL=${1:-meta-llama/Llama-3.1-70B}\n"
+        "torchrun --nproc_per_node=8 train.py --model_name_or_path $MODEL --max_seq_length $2\n");
+  const JobRequest r = Read(
+      "#!/bin/bash\nsrun --comment team --nodes=2 ./train.sh "
+      "meta-llama/Llama-3.1-8B 4096\necho $1\n",
+      {"outer-arg"});
+  EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(ValueOf(r, "seq-len"), "4096");
+  const JobRequest bare = Read("#!/bin/bash\nbash train.sh \"\" 1024\n");
+  EXPECT_EQ(bare.job.model, "meta-llama/Llama-3.1-70B");  // ${1:-default} with an empty $1
+  // Another program's argument that ends in .sh is not run: srun python x.py out.sh.
+  const JobRequest other = Read("#!/bin/bash\nsrun python tool.py train.sh\n");
+  EXPECT_FALSE(other.is_llm_job);
+}
+
 TEST_F(ScriptFilesTest, UnreadableFilesAreNamedAndLeftUnread) {
   Write("cfg/bad.yaml", "distributed_type: FSDP\nfsdp_config: [unclosed\n");
   const JobRequest r = Read(

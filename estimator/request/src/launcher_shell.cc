@@ -220,6 +220,8 @@ class Scanner {
   }
   // The commands from index `first` on: `source FILE` reads FILE, `bash -c STRING` reads STRING.
   void Follow(size_t first, int depth, int line);
+  // A command that runs a shell script file (./x.sh, bash x.sh, srun ... x.sh): reads it.
+  void RunScriptFile(const std::vector<Word>& words, int depth, int line);
   // Starts capturing a heredoc opened on `text` (one logical line) when it writes a file or
   // fills a variable (`read -d '' VAR <<EOF`); `first`: the line's first command.
   void StartHeredoc(std::string_view text, size_t first);
@@ -262,6 +264,7 @@ void Scanner::Follow(size_t first, int depth, int line) {
       Scan(*text, depth + 1, line);
       continue;
     }
+    bool ran_string = false;
     for (size_t k = 0; k + 2 < words.size(); ++k) {
       const std::string_view b = Basename(words[k].text);
       const std::string_view flag = words[k + 1].text;
@@ -269,10 +272,80 @@ void Scanner::Follow(size_t first, int depth, int line) {
           flag.find_first_not_of("-lexc") == std::string_view::npos) {
         const std::string_view inner = words[k + 2].text;
         Scan(inner, depth + 1, line);
+        ran_string = true;
         break;
       }
     }
+    if (!ran_string) RunScriptFile(words, depth, line);
   }
+}
+
+void Scanner::RunScriptFile(const std::vector<Word>& words, int depth, int line) {
+  // `./train.sh ARGS`, `bash train.sh ARGS`, `srun [OPTIONS] [bash] ./train.sh ARGS` (fms-fsdp's
+  // train.slurm runs its launch line this way): the script a command runs, with its arguments as
+  // $1..., read like a sourced file (the child inherits what the batch script exported).
+  if (ctx_ == nullptr || ctx_->files == nullptr) return;
+  const std::string_view w0 = Basename(words[0].text);
+  const bool runner = w0 == "srun" || w0 == "bash" || w0 == "sh" || w0 == "exec";
+  size_t k = 0;
+  if (!runner) {
+    if (!words[0].text.ends_with(".sh")) return;
+  } else {
+    for (k = 1; k < words.size(); ++k) {
+      const std::string_view w = words[k].text;
+      if (w.ends_with(".sh")) break;
+      // srun's options; bash/sh themselves (srun bash x.sh); anything else is another program.
+      if (!w.starts_with("-") && Basename(w) != "bash" && Basename(w) != "sh" &&
+          (k == 0 || !words[k - 1].text.starts_with("-") ||
+           words[k - 1].text.find('=') != std::string_view::npos))
+        return;
+    }
+    if (k >= words.size()) return;
+  }
+  if (words[k].unresolved) return;
+  if (sourced_ >= kMaxSourced) return;
+  ++sourced_;
+  Result<std::string> text = ctx_->files->ReadText(words[k].text);
+  if (!text.ok()) {
+    out_->warnings.push_back("line " + std::to_string(line) + ": " + std::string(words[k].text) +
+                             ": " + text.status().message());
+    return;
+  }
+  out_->files_read.emplace_back(words[k].text);
+  // Its own positional parameters while it is read; the batch script's afterwards.
+  static constexpr std::string_view kPositional[] = {"1", "2", "3", "4", "5", "6",
+                                                     "7", "8", "9", "#", "@", "*"};
+  std::vector<std::pair<std::string_view, ShellVar>> saved;
+  for (std::string_view name : kPositional)
+    if (const auto it = vars_.find(name); it != vars_.end())
+      saved.emplace_back(it->first, it->second);
+  ShellVar all;
+  size_t n = 0;
+  for (size_t a = k + 1; a < words.size() && n < 64; ++a, ++n) {
+    if (n < 9) {
+      ShellVar v;
+      v.items.push_back(words[a]);
+      v.unresolved = words[a].unresolved;
+      if (const auto it = vars_.find(std::to_string(n + 1)); it != vars_.end())
+        it->second = std::move(v);
+      else if (vars_.size() < kMaxShellVars)
+        vars_.emplace(out_->text.Store(std::to_string(n + 1)), std::move(v));
+    }
+    all.items.push_back(words[a]);
+  }
+  for (size_t m = n; m < 9; ++m)
+    if (const auto it = vars_.find(std::to_string(m + 1)); it != vars_.end()) vars_.erase(it);
+  Set("#", std::to_string(n));
+  for (std::string_view name : {std::string_view("@"), std::string_view("*")}) {
+    if (const auto it = vars_.find(name); it != vars_.end())
+      it->second = all;
+    else
+      vars_.emplace(out_->text.Store(name), all);
+  }
+  Scan(*text, depth + 1, line);
+  for (std::string_view name : kPositional)
+    if (const auto it = vars_.find(name); it != vars_.end()) vars_.erase(it);
+  for (auto& [name, v] : saved) vars_.emplace(name, std::move(v));
 }
 
 void Scanner::StartHeredoc(std::string_view text, size_t first) {
