@@ -399,6 +399,9 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
     } else if (IsVerlLaunch(l)) {
       ReadVerlOverrides(l, &sink);
       f.launcher = "verl";
+    } else if (IsOpenRlhfLaunch(l)) {
+      ReadOpenRlhfFlags(l, &sink);
+      f.launcher = "openrlhf";
     } else {
       ReadHfFlags(l, &sink);
       f.launcher = rule != nullptr ? std::string_view(rule->name) : l.launcher;

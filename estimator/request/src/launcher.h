@@ -120,6 +120,8 @@ void ReadFsdpQloraFlags(const LaunchLine& l, Sink* sink);  // Answer.AI fsdp_qlo
 bool IsFsdpQloraScript(const LaunchLine& l);               // its --train_type and own flags
 void ReadVerlOverrides(const LaunchLine& l, Sink* sink);   // verl.trainer.* Hydra overrides
 bool IsVerlLaunch(const LaunchLine& l);                    // python -m verl.trainer.*
+void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink);   // openrlhf.cli.train_*
+bool IsOpenRlhfLaunch(const LaunchLine& l);                // -m / --module openrlhf.*
 
 // One "key":value of a JSON object; `raw_value` is JSON text as is (a number, true, "quoted").
 struct JsonField {

@@ -1,6 +1,8 @@
-// verl launch lines (launcher_verl.cc): `python3 -m verl.trainer.main_ppo` with Hydra overrides of
-// ppo_trainer.yaml, as verl's example scripts write them (arrays of key=value words, values from
-// shell variables and arithmetic). The actor's training step is what fmte reads.
+// RL/post-training launchers: verl (launcher_verl.cc: `python3 -m verl.trainer.main_ppo` with
+// Hydra overrides of ppo_trainer.yaml, as verl's example scripts write them, values from shell
+// variables and arithmetic; the actor's training step is what fmte reads) and OpenRLHF
+// (launcher_openrlhf.cc: `deepspeed --module openrlhf.cli.train_*` with its flat flags, and
+// `torchrun -m openrlhf.cli.*` with the dotted flags of its current CLI).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -55,6 +57,37 @@ TEST(VerlTest, LoraAndAStrategyItDoesNotModel) {
       "actor_rollout_ref.actor.strategy=megatron\n");
   ASSERT_FALSE(mega.unread.empty());  // read favourably by the policy, never rejected on a guess
   EXPECT_EQ(mega.unread[0].key, "sharding");
+}
+
+TEST(OpenRlhfTest, FlatAndDottedFlags) {
+  // The older CLI (examples/scripts/train_sft_llama.sh of 2024) and the current one.
+  const JobRequest flat = Parse(
+      "deepspeed --module openrlhf.cli.train_sft --max_len 4096 --pretrain "
+      "meta-llama/Meta-Llama-3-8B --micro_train_batch_size 2 --zero_stage 2 --bf16 "
+      "--gradient_checkpointing --adam_offload --lora_rank 16\n");
+  ASSERT_TRUE(flat.is_llm_job);
+  EXPECT_EQ(flat.launcher, "openrlhf");
+  EXPECT_EQ(flat.job.model, "meta-llama/Meta-Llama-3-8B");
+  EXPECT_EQ(flat.job.framework, Framework::kDeepspeed);
+  EXPECT_EQ(flat.job.sharding, Sharding::kZero2);
+  EXPECT_EQ(flat.job.micro_batch, 2);
+  EXPECT_EQ(flat.job.seq_len, 4096);
+  EXPECT_TRUE(flat.job.offload_optimizer);
+  EXPECT_EQ(flat.job.method, Method::kLora);
+  EXPECT_EQ(flat.job.activation_checkpointing, Checkpointing::kFull);
+  for (const std::string& w : flat.warnings) EXPECT_EQ(w.find("reference"), std::string::npos);
+  const JobRequest dotted = Parse(
+      "torchrun --nproc_per_node 8 -m openrlhf.cli.train_dpo --train.micro_batch_size 1 "
+      "--model.model_name_or_path meta-llama/Llama-3.1-8B --ds.zero_stage 3 --data.max_len 8192 "
+      "--ds.param_dtype bf16 --model.gradient_checkpointing_enable\n");
+  EXPECT_EQ(dotted.job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(dotted.job.sharding, Sharding::kZero3);
+  EXPECT_EQ(dotted.job.seq_len, 8192);
+  EXPECT_EQ(dotted.job.precision, Precision::kMixedBf16);
+  bool noted = false;  // DPO keeps a reference model
+  for (const std::string& w : dotted.warnings)
+    noted = noted || w.find("reference") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 }  // namespace
