@@ -44,6 +44,9 @@ TEST(VerlTest, ActorOverridesFromTheScript) {
   bool warned = false;
   for (const std::string& w : r.warnings) warned = warned || w.find("rollout") != std::string::npos;
   EXPECT_TRUE(warned);
+  // verl's token budgets and sequence parallelism are not read: never rejected on a guess.
+  ASSERT_FALSE(r.unread.empty());
+  EXPECT_EQ(r.unread[0].key, "offload");
 }
 
 TEST(VerlTest, LoraAndAStrategyItDoesNotModel) {

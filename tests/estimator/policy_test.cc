@@ -440,6 +440,21 @@ TEST(PolicyTest, WholeNodesWithoutGresAreEstimatedNeverActedOn) {
   }
 }
 
+TEST(PolicyTest, VerlJobIsNeverRejectedOnWhatIsNotRead) {
+  // verl's own example (examples/sapo_trainer/run_qwen30b_sapo.sh: Qwen3-30B-A3B on 8 GPUs, FSDP,
+  // 10k-token sequences) runs with token budgets and sequence parallelism fmte does not read. As
+  // read it needs more than an 80 GB GPU; it must be accepted with a notice, not rejected.
+  const std::string script =
+      "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B "
+      "data.max_prompt_length=2048 data.max_response_length=8192 "
+      "actor_rollout_ref.model.enable_gradient_checkpointing=True\n";
+  const Decision d =
+      Decide(Request(script, "gres:gpu:h100:8", 1),
+             Conf("PartitionName=gpu Default=YES Gpu=H100-SXM5-80GB\n"), ShippedEstimator());
+  EXPECT_NE(d.kind, DecisionKind::kReject) << d.user_message;
+  EXPECT_NE(d.user_message.find("verl actor memory settings"), std::string::npos) << d.user_message;
+}
+
 TEST(PolicyTest, RecordOfADecision) {
   const JobRequest r = Request(kLora8b, "gres:gpu:a100:1");
   const Decision d = Decide(r, Conf(kBaseConf), ShippedEstimator());

@@ -163,6 +163,20 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
       *assumed +=
           Cat({assumed->empty() ? "" : " ", "sharding=", ToString(out->sharding),
                " offload-optimizer=true", out->offload_params ? " offload-params=true" : ""});
+    } else if (u.key == "offload") {
+      // Memory settings beyond the ones read (verl's token budgets, sequence parallelism,
+      // offload): read as the model states offloaded and full checkpointing.
+      const bool weights = ShardsWeights(out->sharding);
+      if (!out->offload_optimizer || (weights && !out->offload_params)) {
+        out->offload_optimizer = true;
+        out->offload_params = weights;
+        *assumed += Cat({assumed->empty() ? "" : " ", "offload-optimizer=true",
+                         weights ? " offload-params=true" : ""});
+      }
+      if (out->activation_checkpointing != Checkpointing::kFull) {
+        out->activation_checkpointing = Checkpointing::kFull;
+        *assumed += Cat({assumed->empty() ? "" : " ", "activation-checkpointing=full"});
+      }
     } else if (u.key == "activation-checkpointing" &&
                out->activation_checkpointing != Checkpointing::kFull) {
       out->activation_checkpointing = Checkpointing::kFull;

@@ -69,11 +69,13 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
   }
   if (lora) sink->Set("lora-r", rank->value, "--lora_rank");
   const Flag* module_flag = l.Find("module");
-  const std::string_view cli =
-      !l.module.empty() ? l.module : module_flag != nullptr ? module_flag->value : "";
+  const std::string_view cli = !l.module.empty()        ? l.module
+                               : module_flag != nullptr ? module_flag->value
+                                                        : "";
   if (cli.find("train_sft") == std::string_view::npos)
-    sink->Warn("openrlhf", "the trained policy is estimated; a reference, reward or critic model "
-                           "kept on the same GPUs is not");
+    sink->Warn("openrlhf",
+               "the trained policy is estimated; a reference, reward or critic model "
+               "kept on the same GPUs is not");
 }
 
 }  // namespace fmte::internal

@@ -60,6 +60,10 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
   sink->Warn("verl",
              "the actor's training step is estimated; the rollout engine's memory and the "
              "reference model are not");
+  // What bounds the actor's memory beyond these keys (dynamic batch sizes by token budget, Ulysses
+  // sequence parallelism, remove-padding, entropy checkpointing, offload of the reference and the
+  // rollout) is not read: the policy reads it favourably and never rejects a verl job on a guess.
+  sink->MarkUnread("offload", "verl", "actor memory settings (token budgets, sequence parallel)");
 }
 
 }  // namespace fmte::internal
