@@ -3,9 +3,11 @@
 #   scripts/format.sh           rewrite them in place
 #   scripts/format.sh --check   change nothing; list the files that are not formatted, exit 1 if any
 # CI runs the check (scripts/test.sh). clang-format comes from Debian (scripts/setup.sh).
+# Files: tracked ones and new ones not yet added (not those .gitignore excludes), so a new file is
+# formatted before its first commit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.cc' '*.h')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h' | sort -u)
 if [ "${1:-}" = "--check" ]; then
   bad=()
   for f in "${files[@]}"; do
