@@ -93,12 +93,17 @@ Result<std::string> ReadBounded(const fs::path& p) {
 // (or "NONE" when it was not stored) and an empty line.
 void SplitSacctScripts(const std::string& text, const std::string& name, const std::string& dir,
                        std::vector<PastScript>* out, int64_t* not_stored) {
+  // The next "Batch Script for " at the start of a line from `from` on, else text.size().
+  const auto header_at = [&text](size_t from) {
+    size_t at = text.find(kBatchScriptHeader, from);
+    while (at != std::string::npos && at > 0 && text[at - 1] != '\n')
+      at = text.find(kBatchScriptHeader, at + 1);
+    return at == std::string::npos ? text.size() : at;
+  };
   size_t pos = 0, line = 1;
   while (pos < text.size()) {
-    size_t next = text.find(kBatchScriptHeader, pos);
-    while (next != std::string::npos && next > 0 && text[next - 1] != '\n')
-      next = text.find(kBatchScriptHeader, next + 1);
-    if (next == std::string::npos) break;
+    const size_t next = header_at(pos);
+    if (next == text.size()) break;
     line += static_cast<size_t>(std::count(text.begin() + pos, text.begin() + next, '\n'));
     const size_t id_end = text.find('\n', next);
     PastScript s;
@@ -112,10 +117,7 @@ void SplitSacctScripts(const std::string& text, const std::string& name, const s
       const size_t dashes_end = text.find('\n', body);
       body = dashes_end == std::string::npos ? text.size() : dashes_end + 1;
     }
-    size_t end = text.find(kBatchScriptHeader, body);
-    while (end != std::string::npos && text[end - 1] != '\n')
-      end = text.find(kBatchScriptHeader, end + 1);
-    if (end == std::string::npos) end = text.size();
+    const size_t end = header_at(body);
     s.text = text.substr(body, end - body);
     line += static_cast<size_t>(std::count(text.begin() + next, text.begin() + end, '\n'));
     pos = end;

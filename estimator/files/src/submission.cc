@@ -452,13 +452,19 @@ void ApplyAllocation(SbatchOptions got, SbatchOptions* o) {
 
 // The reading shared by a new submission and a past one: `s.script` is set; the command line's
 // options win over #SBATCH lines, and `allocated` (a past job's) over both.
+// sbatch's options as one list of words ({"--nodes", "2"}, {"-t10"} -> "--nodes", "2", "-t10").
+std::vector<std::string> OptionWords(const SbatchCommandLine& cl) {
+  std::vector<std::string> words;
+  for (const std::vector<std::string>& o : cl.options)
+    words.insert(words.end(), o.begin(), o.end());
+  return words;
+}
+
 Result<Submission> ReadScriptAndFiles(Submission s, const SbatchCommandLine& cl,
+                                      std::span<const std::string> option_words,
                                       const std::string& cwd, const LauncherTable* launchers,
                                       std::span<const char* const> environ_entries,
                                       const SbatchOptions* allocated) {
-  std::vector<std::string> option_words;
-  for (const std::vector<std::string>& o : cl.options)
-    option_words.insert(option_words.end(), o.begin(), o.end());
   ReadSbatchLines(s.script, &s.options);
   s.warnings = DropInvalidSbatchValues(&s.options);
   // The command line wins over #SBATCH lines, option by option.
@@ -488,9 +494,7 @@ Result<Submission> ReadSubmission(std::span<const std::string> command_line, con
                                   const LauncherTable* launchers,
                                   std::span<const char* const> environ_entries) {
   const SbatchCommandLine cl = SplitSbatchCommandLine(command_line);
-  std::vector<std::string> option_words;
-  for (const std::vector<std::string>& o : cl.options)
-    option_words.insert(option_words.end(), o.begin(), o.end());
+  const std::vector<std::string> option_words = OptionWords(cl);
   SbatchOptions line_options;
   ApplySbatchWords(option_words, &line_options);
   Submission s;
@@ -503,7 +507,8 @@ Result<Submission> ReadSubmission(std::span<const std::string> command_line, con
   } else {
     return Status::NotFound("the batch script comes from standard input");
   }
-  return ReadScriptAndFiles(std::move(s), cl, cwd, launchers, environ_entries, nullptr);
+  return ReadScriptAndFiles(std::move(s), cl, option_words, cwd, launchers, environ_entries,
+                            nullptr);
 }
 
 Result<Submission> ReadPastSubmission(std::string script, std::span<const std::string> command_line,
@@ -511,8 +516,8 @@ Result<Submission> ReadPastSubmission(std::string script, std::span<const std::s
                                       const LauncherTable* launchers) {
   Submission s;
   s.script = std::move(script);
-  return ReadScriptAndFiles(std::move(s), SplitSbatchCommandLine(command_line), cwd, launchers, {},
-                            &allocated);
+  const SbatchCommandLine cl = SplitSbatchCommandLine(command_line);
+  return ReadScriptAndFiles(std::move(s), cl, OptionWords(cl), cwd, launchers, {}, &allocated);
 }
 
 }  // namespace fmte

@@ -221,9 +221,10 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   d.partition = r.partition.empty() ? config.default_partition : r.partition;
   if (p.mode == Mode::kOff) return d;
   d.touched = true;
-  // At most: the verdict, a line per alternative, "no single change" (or on a raise: the batch and
-  // time-limit lines), the advise line and the parser's notes: one allocation for all of them.
-  d.reasons.reserve(internal::kMaxAlternatives + 3 + r.warnings.size() + 1);
+  // At most: an assumed GPU count, the verdict, a line per alternative, "no single change" (or on a
+  // raise: the batch and time-limit lines), three right-sizing lines, the advise line and the
+  // parser's notes: one allocation for all of them.
+  d.reasons.reserve(internal::kMaxAlternatives + 3 + 3 + r.warnings.size() + 2);
 
   if (r.job.model.empty()) {
     Fail(r, config, p, "no model named (--fmte-model=ID or #FMTE model=ID)", &d);

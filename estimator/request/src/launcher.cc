@@ -346,6 +346,32 @@ bool FlagTrue(const Flag* f) {
   return r.ok() && *r;
 }
 
+const Flag* KnownFlag(const LaunchLine& l, std::initializer_list<std::string_view> names,
+                      std::string_view* which) {
+  for (std::string_view n : names) {
+    const Flag* f = l.Find(n);
+    if (f == nullptr || f->unresolved) continue;
+    if (which != nullptr) *which = n;
+    return f;
+  }
+  return nullptr;
+}
+
+void SetFlagsWithDefaults(const LaunchLine& l, std::span<const FlagDefault> flags,
+                          std::string_view program, Sink* sink) {
+  for (const FlagDefault& m : flags) {
+    const Flag* f = sink->Find(l, m.flag);
+    const std::string shown = "--" + std::string(m.flag);
+    if (f != nullptr && f->unresolved) {
+      sink->Warn(shown, "value depends on the environment; ignored");
+    } else if (f != nullptr) {
+      sink->Set(m.key, f->value, shown);
+    } else if (!m.fallback.empty()) {
+      sink->Set(m.key, m.fallback, std::string(program) + " (default " + shown + ")");
+    }
+  }
+}
+
 int64_t ProcCount(const Flag* f) {
   if (f == nullptr || f->unresolved) return 0;
   std::string_view v = f->value;

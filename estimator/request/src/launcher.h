@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -97,6 +98,19 @@ std::string NormalizedFlagName(std::string_view name);
 bool FlagTrue(const Flag* f);
 // "2" -> 2, "1:4" -> 4 (elastic max), anything else (auto, gpu, $VAR) -> 0.
 int64_t ProcCount(const Flag* f);
+// The first of `names` the line sets with a known value (not from an unknown variable), or
+// nullptr; `which` (optional) gets its name.
+const Flag* KnownFlag(const LaunchLine& l, std::initializer_list<std::string_view> names,
+                      std::string_view* which = nullptr);
+
+// A flag that sets one request key, with the script's own default when the line leaves it out:
+// a flag from an unknown variable is warned about and left unset; an absent flag gives
+// `fallback` ("<program> (default --flag)" as origin), or nothing when `fallback` is empty.
+struct FlagDefault {
+  std::string_view flag, key, fallback;
+};
+void SetFlagsWithDefaults(const LaunchLine& l, std::span<const FlagDefault> flags,
+                          std::string_view program, Sink* sink);
 
 void ReadHfFlags(const LaunchLine& l, Sink* sink);  // HF Trainer / TRL / PEFT / accelerate / DS
 void ReadMegatronFlags(const LaunchLine& l, Sink* sink);  // pretrain_gpt.py

@@ -127,24 +127,10 @@ void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink) {
   sink->Set("method", "full", "main_training.py");
   SetModel(sink->Find(l, "model_variant"), sink);
   // train_config defaults stand unless a flag overrides them (fire keeps the dataclass defaults).
-  struct Map {
-    std::string_view flag;
-    std::string_view key;
-    std::string_view fallback;
-  };
-  static constexpr Map kDirect[] = {{"batch_size", "micro-batch", "2"},
-                                    {"seq_length", "seq-len", "4096"},
-                                    {"num_steps", "steps", "1000000"}};
-  for (const Map& m : kDirect) {
-    const Flag* f = sink->Find(l, m.flag);
-    const std::string shown = "--" + std::string(m.flag);
-    if (f != nullptr && f->unresolved) {
-      sink->Warn(shown, "value depends on the environment; ignored");
-      continue;
-    }
-    sink->Set(m.key, f != nullptr ? f->value : m.fallback,
-              f != nullptr ? shown : "main_training.py (default " + shown + ")");
-  }
+  static constexpr FlagDefault kDirect[] = {{"batch_size", "micro-batch", "2"},
+                                            {"seq_length", "seq-len", "4096"},
+                                            {"num_steps", "steps", "1000000"}};
+  SetFlagsWithDefaults(l, kDirect, "main_training.py", sink);
   const Flag* s = sink->Find(l, "sharding_strategy");
   const std::string strategy = s == nullptr || s->unresolved ? "hsdp" : Lower(s->value);
   if (strategy == "fsdp")

@@ -33,10 +33,9 @@ const TrainType* FindTrainType(const Flag* f) {
 }
 
 // A bool_arg flag: its value, or the default when absent or unknown.
-bool BoolFlag(const LaunchLine& l, Sink* sink, std::string_view name, bool fallback) {
-  const Flag* f = sink->Find(l, name);
-  if (f == nullptr || f->unresolved) return fallback;
-  return FlagTrue(f);
+bool BoolFlag(const LaunchLine& l, std::string_view name, bool fallback) {
+  const Flag* f = KnownFlag(l, {name});
+  return f != nullptr ? FlagTrue(f) : fallback;
 }
 
 }  // namespace
@@ -63,25 +62,11 @@ void ReadFsdpQloraFlags(const LaunchLine& l, Sink* sink) {
     sink->Set("lora-r", r != nullptr && !r->unresolved ? r->value : "64",
               r != nullptr ? "--lora_rank" : "train.py (default --lora_rank)");
   }
-  struct Map {
-    std::string_view flag, key, fallback;
-  };
-  static constexpr Map kDirect[] = {{"batch_size", "micro-batch", "1"},
-                                    {"context_length", "seq-len", "512"},
-                                    {"gradient_accumulation_steps", "grad-accum", "1"},
-                                    {"num_epochs", "epochs", ""}};
-  for (const Map& m : kDirect) {
-    const Flag* f = sink->Find(l, m.flag);
-    const std::string shown = "--" + std::string(m.flag);
-    if (f != nullptr && f->unresolved) {
-      sink->Warn(shown, "value depends on the environment; ignored");
-      continue;
-    }
-    if (f != nullptr)
-      sink->Set(m.key, f->value, shown);
-    else if (!m.fallback.empty())
-      sink->Set(m.key, m.fallback, "train.py (default " + shown + ")");
-  }
+  static constexpr FlagDefault kDirect[] = {{"batch_size", "micro-batch", "1"},
+                                            {"context_length", "seq-len", "512"},
+                                            {"gradient_accumulation_steps", "grad-accum", "1"},
+                                            {"num_epochs", "epochs", ""}};
+  SetFlagsWithDefaults(l, kDirect, "train.py", sink);
   const Flag* s = sink->Find(l, "sharding_strategy");
   const std::string strategy = s == nullptr || s->unresolved ? "full_shard" : Lower(s->value);
   if (strategy == "full_shard")
@@ -98,13 +83,13 @@ void ReadFsdpQloraFlags(const LaunchLine& l, Sink* sink) {
                "hybrid_shard_grad_op|no_shard, got '" +
                    Shown(strategy) + "'");
   sink->Set("activation-checkpointing",
-            BoolFlag(l, sink, "use_gradient_checkpointing", true) ? "full" : "none",
+            BoolFlag(l, "use_gradient_checkpointing", true) ? "full" : "none",
             "--use_gradient_checkpointing");
-  if (BoolFlag(l, sink, "use_cpu_offload", true)) {
+  if (BoolFlag(l, "use_cpu_offload", true)) {
     sink->Set("offload-params", "true", "--use_cpu_offload");
     sink->Set("offload-optimizer", "true", "--use_cpu_offload");
   }
-  if (BoolFlag(l, sink, "use_activation_cpu_offload", false))
+  if (BoolFlag(l, "use_activation_cpu_offload", false))
     sink->Set("activation-offload", "true", "--use_activation_cpu_offload");
   const Flag* p = sink->Find(l, "precision");
   const std::string precision = p == nullptr || p->unresolved ? "bf16" : Lower(p->value);

@@ -9,23 +9,6 @@
 #include "launcher.h"
 
 namespace fmte::internal {
-namespace {
-
-// The first of `names` that the line sets with a known value.
-const Flag* First(const LaunchLine& l, Sink* sink, std::initializer_list<std::string_view> names,
-                  std::string_view* which) {
-  for (std::string_view n : names) {
-    const Flag* f = sink->Find(l, n);
-    if (f != nullptr && !f->unresolved) {
-      *which = n;
-      return f;
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 bool IsOpenRlhfLaunch(const LaunchLine& l) {
   if (l.module.starts_with("openrlhf.")) return true;
   // `deepspeed --module openrlhf.cli.train_sft ...`: the module is a positional after --module.
@@ -36,32 +19,32 @@ bool IsOpenRlhfLaunch(const LaunchLine& l) {
 void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
   std::string_view which;
   const Flag* model =
-      First(l, sink, {"model.model_name_or_path", "pretrain", "model_name_or_path"}, &which);
+      KnownFlag(l, {"model.model_name_or_path", "pretrain", "model_name_or_path"}, &which);
   if (model == nullptr) return;
   sink->SetFromFlag("model", model->value, which);
   sink->Set("framework", "deepspeed", "openrlhf");
-  if (const Flag* z = First(l, sink, {"ds.zero_stage", "zero_stage"}, &which)) {
+  if (const Flag* z = KnownFlag(l, {"ds.zero_stage", "zero_stage"}, &which)) {
     const std::string_view v = z->value;
     if (v == "0" || v == "1" || v == "2" || v == "3")
       sink->SetFromFlag("sharding", v == "0" ? "ddp" : "zero" + std::string(v), which);
   } else {
     sink->Set("sharding", "zero2", "openrlhf (default --zero_stage 2)");
   }
-  if (const Flag* mb = First(l, sink, {"train.micro_batch_size", "micro_train_batch_size"}, &which))
+  if (const Flag* mb = KnownFlag(l, {"train.micro_batch_size", "micro_train_batch_size"}, &which))
     sink->SetFromFlag("micro-batch", mb->value, which);
-  if (const Flag* len = First(l, sink, {"data.max_len", "max_len"}, &which))
+  if (const Flag* len = KnownFlag(l, {"data.max_len", "max_len"}, &which))
     sink->SetFromFlag("seq-len", len->value, which);
-  if (FlagTrue(First(l, sink, {"model.gradient_checkpointing_enable", "gradient_checkpointing"},
-                     &which)))
+  if (FlagTrue(
+          KnownFlag(l, {"model.gradient_checkpointing_enable", "gradient_checkpointing"}, &which)))
     sink->SetFromFlag("activation-checkpointing", "full", which);
-  if (FlagTrue(First(l, sink, {"ds.adam_offload", "adam_offload"}, &which)))
+  if (FlagTrue(KnownFlag(l, {"ds.adam_offload", "adam_offload"}, &which)))
     sink->SetFromFlag("offload-optimizer", "true", which);
-  const Flag* dtype = First(l, sink, {"ds.param_dtype"}, &which);
+  const Flag* dtype = KnownFlag(l, {"ds.param_dtype"}, &which);
   if (FlagTrue(sink->Find(l, "bf16")) || (dtype != nullptr && Lower(dtype->value) == "bf16"))
     sink->Set("precision", "mixed-bf16", dtype != nullptr ? "--ds.param_dtype" : "--bf16");
-  const Flag* rank = First(l, sink, {"model.lora_rank", "lora_rank"}, &which);
+  const Flag* rank = KnownFlag(l, {"model.lora_rank", "lora_rank"}, &which);
   const bool lora = rank != nullptr && rank->value != "0";
-  if (FlagTrue(First(l, sink, {"model.load_in_4bit", "load_in_4bit"}, &which)) && lora) {
+  if (FlagTrue(KnownFlag(l, {"model.load_in_4bit", "load_in_4bit"}, &which)) && lora) {
     sink->SetFromFlag("method", "qlora", which);
     sink->Set("quant", "nf4", "--load_in_4bit");
   } else if (lora) {

@@ -9,23 +9,14 @@
 #include "launcher.h"
 
 namespace fmte::internal {
-namespace {
-
-const Flag* Known(const LaunchLine& l, Sink* sink, std::string_view name) {
-  const Flag* f = sink->Find(l, name);
-  return f != nullptr && !f->unresolved ? f : nullptr;
-}
-
-}  // namespace
-
 bool IsVerlLaunch(const LaunchLine& l) { return l.module.starts_with("verl."); }
 
 void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
   sink->Set("framework", "hf", "verl");
-  const Flag* model = Known(l, sink, "actor_rollout_ref.model.path");
+  const Flag* model = KnownFlag(l, {"actor_rollout_ref.model.path"});
   if (model == nullptr) return;
   sink->SetFromFlag("model", model->value, "actor_rollout_ref.model.path");
-  const Flag* strategy = Known(l, sink, "actor_rollout_ref.actor.strategy");
+  const Flag* strategy = KnownFlag(l, {"actor_rollout_ref.actor.strategy"});
   const std::string s = strategy != nullptr ? Lower(strategy->value) : "fsdp";
   if (s == "fsdp" || s == "fsdp2") {
     sink->Set("sharding", "fsdp-full",
@@ -35,24 +26,24 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
                "'" + Shown(s) + "' not modelled for verl; the actor's sharding is unknown");
     sink->MarkUnread("sharding", "actor_rollout_ref.actor.strategy", s);
   }
-  if (FlagTrue(Known(l, sink, "actor_rollout_ref.actor.fsdp_config.param_offload")))
+  if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.fsdp_config.param_offload"})))
     sink->Set("offload-params", "true", "actor_rollout_ref.actor.fsdp_config.param_offload");
-  if (FlagTrue(Known(l, sink, "actor_rollout_ref.actor.fsdp_config.optimizer_offload")))
+  if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.fsdp_config.optimizer_offload"})))
     sink->Set("offload-optimizer", "true", "actor_rollout_ref.actor.fsdp_config.optimizer_offload");
-  if (const Flag* mb = Known(l, sink, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"))
+  if (const Flag* mb = KnownFlag(l, {"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"}))
     sink->Set("micro-batch", mb->value, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
-  const Flag* prompt = Known(l, sink, "data.max_prompt_length");
-  const Flag* response = Known(l, sink, "data.max_response_length");
+  const Flag* prompt = KnownFlag(l, {"data.max_prompt_length"});
+  const Flag* response = KnownFlag(l, {"data.max_response_length"});
   if (prompt != nullptr && response != nullptr) {
     auto p = ParseBoundedInt(prompt->value, 1, 1 << 24, "data.max_prompt_length");
     auto r = ParseBoundedInt(response->value, 1, 1 << 24, "data.max_response_length");
     if (p.ok() && r.ok())
       sink->Set("seq-len", std::to_string(*p + *r), "data.max_prompt_length + max_response_length");
   }
-  if (FlagTrue(Known(l, sink, "actor_rollout_ref.model.enable_gradient_checkpointing")))
+  if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.model.enable_gradient_checkpointing"})))
     sink->Set("activation-checkpointing", "full",
               "actor_rollout_ref.model.enable_gradient_checkpointing");
-  if (const Flag* r = Known(l, sink, "actor_rollout_ref.model.lora_rank");
+  if (const Flag* r = KnownFlag(l, {"actor_rollout_ref.model.lora_rank"});
       r != nullptr && r->value != "0") {
     sink->Set("method", "lora", "actor_rollout_ref.model.lora_rank");
     sink->Set("lora-r", r->value, "actor_rollout_ref.model.lora_rank");
