@@ -49,6 +49,27 @@ TEST(VerlTest, ActorOverridesFromTheScript) {
   EXPECT_EQ(r.unread[0].key, "offload");
 }
 
+// With use_dynamic_bsz, verl cuts the mini-batch into micro-batches of at most
+// ppo_max_token_len_per_gpu tokens and ignores ppo_micro_batch_size_per_gpu (dp_actor.py); its own
+// gspo example sets the budget to twice prompt + response (examples/gspo_trainer).
+TEST(VerlTest, TokenBudgetSetsTheMicroBatch) {
+  const std::string head =
+      "max_prompt_length=2048\nmax_response_length=8192\n"
+      "budget=$(((max_prompt_length + max_response_length) * 2))\n"
+      "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen3-8B "
+      "data.max_prompt_length=${max_prompt_length} data.max_response_length=${max_response_length} "
+      "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8 ";
+  const JobRequest budget = Parse(head +
+                                  "actor_rollout_ref.actor.use_dynamic_bsz=true "
+                                  "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${budget}\n");
+  EXPECT_EQ(budget.job.micro_batch, 2);  // 20480 tokens of 10240-token sequences
+  // verl's default budget (ppo_trainer.yaml: 16384 tokens) holds one such sequence, never zero.
+  const JobRequest fallback = Parse(head + "actor_rollout_ref.actor.use_dynamic_bsz=True\n");
+  EXPECT_EQ(fallback.job.micro_batch, 1);
+  const JobRequest fixed = Parse(head + "actor_rollout_ref.actor.use_dynamic_bsz=false\n");
+  EXPECT_EQ(fixed.job.micro_batch, 8);
+}
+
 TEST(VerlTest, LoraAndAStrategyItDoesNotModel) {
   const JobRequest lora = Parse(
       "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen3-8B "

@@ -70,6 +70,9 @@ const PublishedCount kPublished[] = {
     {"Qwen/Qwen2.5-Coder-32B-Instruct", 32763876352},
     // single model.safetensors: 290 BF16 tensors, 988,065,536 payload bytes (find_string "494,032,768").
     {"Qwen/Qwen2.5-0.5B", 494032768},
+    // Qwen2.5-3B-Instruct loaded in transformers (same tensors as the base config in the catalog):
+    // "Model parameters: 3,085,938,688" (find_string "3,085,938,688", several independent logs).
+    {"Qwen/Qwen2.5-3B", 3085938688},
     // Hub counts (find_string "596,049,920", "1,720,574,976", "32,762,123,264").
     {"Qwen/Qwen3-0.6B", 596049920},
     {"Qwen/Qwen3-1.7B", 1720574976},

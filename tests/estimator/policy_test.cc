@@ -442,12 +442,15 @@ TEST(PolicyTest, WholeNodesWithoutGresAreEstimatedNeverActedOn) {
 
 TEST(PolicyTest, VerlJobIsNeverRejectedOnWhatIsNotRead) {
   // verl's own example (examples/sapo_trainer/run_qwen30b_sapo.sh: Qwen3-30B-A3B on 8 GPUs, FSDP,
-  // 10k-token sequences) runs with token budgets and sequence parallelism fmte does not read. As
-  // read it needs more than an 80 GB GPU; it must be accepted with a notice, not rejected.
+  // 10k-token sequences, a 30720-token budget per micro-batch) runs with sequence parallelism and
+  // samples mostly shorter than the budget, which fmte does not read. As read (3 sequences per
+  // micro-batch) it needs more than an 80 GB GPU; it must be accepted with a notice, not rejected.
   const std::string script =
       "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B "
       "data.max_prompt_length=2048 data.max_response_length=8192 "
-      "actor_rollout_ref.model.enable_gradient_checkpointing=True\n";
+      "actor_rollout_ref.model.enable_gradient_checkpointing=True "
+      "actor_rollout_ref.actor.use_dynamic_bsz=True "
+      "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=30720\n";
   const Decision d =
       Decide(Request(script, "gres:gpu:h100:8", 1),
              Conf("PartitionName=gpu Default=YES Gpu=H100-SXM5-80GB\n"), ShippedEstimator());

@@ -165,7 +165,8 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
                " offload-optimizer=true", out->offload_params ? " offload-params=true" : ""});
     } else if (u.key == "offload") {
       // Memory settings beyond the ones read (verl's token budgets, sequence parallelism,
-      // offload): read as the model states offloaded and full checkpointing.
+      // offload): read as the model states offloaded, full checkpointing and one sequence per
+      // micro-batch.
       const bool weights = ShardsWeights(out->sharding);
       if (!out->offload_optimizer || (weights && !out->offload_params)) {
         out->offload_optimizer = true;
@@ -176,6 +177,12 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
       if (out->activation_checkpointing != Checkpointing::kFull) {
         out->activation_checkpointing = Checkpointing::kFull;
         *assumed += Cat({assumed->empty() ? "" : " ", "activation-checkpointing=full"});
+      }
+      // A token budget bounds a micro-batch from above (verl packs the real, mostly shorter,
+      // samples up to it): one sequence is the least it holds.
+      if (out->micro_batch > 1) {
+        out->micro_batch = 1;
+        *assumed += Cat({assumed->empty() ? "" : " ", "micro-batch=1"});
       }
     } else if (u.key == "activation-checkpointing" &&
                out->activation_checkpointing != Checkpointing::kFull) {

@@ -6,6 +6,8 @@
 // sequence, gradient checkpointing, parameter/optimizer offload and LoRA from the overrides. The
 // rollout engine (vLLM/SGLang, which verl puts to sleep while the actor trains) and the reference
 // model are not modelled: a warning says so.
+#include <algorithm>
+
 #include "launcher.h"
 
 namespace fmte::internal {
@@ -30,15 +32,36 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
     sink->Set("offload-params", "true", "actor_rollout_ref.actor.fsdp_config.param_offload");
   if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.fsdp_config.optimizer_offload"})))
     sink->Set("offload-optimizer", "true", "actor_rollout_ref.actor.fsdp_config.optimizer_offload");
-  if (const Flag* mb = KnownFlag(l, {"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"}))
-    sink->Set("micro-batch", mb->value, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
   const Flag* prompt = KnownFlag(l, {"data.max_prompt_length"});
   const Flag* response = KnownFlag(l, {"data.max_response_length"});
+  int64_t seq = 0;
   if (prompt != nullptr && response != nullptr) {
     auto p = ParseBoundedInt(prompt->value, 1, 1 << 24, "data.max_prompt_length");
     auto r = ParseBoundedInt(response->value, 1, 1 << 24, "data.max_response_length");
-    if (p.ok() && r.ok())
-      sink->Set("seq-len", std::to_string(*p + *r), "data.max_prompt_length + max_response_length");
+    if (p.ok() && r.ok()) {
+      seq = *p + *r;
+      sink->Set("seq-len", std::to_string(seq), "data.max_prompt_length + max_response_length");
+    }
+  }
+  if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.use_dynamic_bsz"}))) {
+    // Dynamic batch size (verl's dp_actor.update_policy): the mini-batch is cut into micro-batches
+    // of at most ppo_max_token_len_per_gpu tokens (default 16384 in ppo_trainer.yaml), and
+    // ppo_micro_batch_size_per_gpu is not used. The activations are those of that many tokens:
+    // as many full-length sequences as fit in the budget, at least one.
+    const Flag* budget = KnownFlag(l, {"actor_rollout_ref.actor.ppo_max_token_len_per_gpu"});
+    auto b = budget != nullptr
+                 ? ParseBoundedInt(budget->value, 1, int64_t{1} << 30,
+                                   "actor_rollout_ref.actor.ppo_max_token_len_per_gpu")
+                 : Result<int64_t>(int64_t{16384});
+    if (!b.ok())
+      sink->Warn("actor_rollout_ref.actor.ppo_max_token_len_per_gpu", b.status().message());
+    else if (seq > 0)
+      sink->Set("micro-batch", std::to_string(std::max<int64_t>(1, *b / seq)),
+                budget != nullptr ? "actor_rollout_ref.actor.ppo_max_token_len_per_gpu / seq-len"
+                                  : "verl (use_dynamic_bsz, default 16384 tokens) / seq-len");
+  } else if (const Flag* mb =
+                 KnownFlag(l, {"actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"})) {
+    sink->Set("micro-batch", mb->value, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu");
   }
   if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.model.enable_gradient_checkpointing"})))
     sink->Set("activation-checkpointing", "full",
