@@ -67,12 +67,16 @@ def model_matches(found, truth):
     local directory's name) appears in the index text, or the index's first HF id ends with it."""
     if not found or not truth:
         return False
-    # An architecture given by Megatron's flags: the index names its layers and hidden size.
-    m = re.fullmatch(r"megatron-\w+-(\d+)l-(\d+)h", found)
+    # An architecture given by its dimensions (Megatron flags, OLMo/NeoX config keys:
+    # "<launcher>-<style>-<L>l-<H>h"): the index names its layers and hidden size (d_model).
+    m = re.fullmatch(r"[\w.-]+-(?:llama|gpt)-(\d+)l-(\d+)h", found)
     if m:
         return (re.search(rf"\b{m.group(1)} layers", truth) is not None and
-                re.search(rf"hidden {m.group(2)}\b", truth) is not None)
+                re.search(rf"(hidden|d_model) {m.group(2)}\b", truth) is not None)
     name = norm(found.rstrip("/").split("/")[-1])
+    # "-hf" names the Hugging Face-format copy of the same weights (meta-llama/Llama-2-7b-hf).
+    if name.endswith("-hf") and name[:-3] in norm(truth):
+        return True
     if name in ("config.json", "") and "/" in found:
         name = norm(found.rstrip("/").split("/")[-2])
     t = norm(truth)

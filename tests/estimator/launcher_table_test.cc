@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "fmte/model.h"
 #include "fmte/request.h"
 #include "fmte/script_files.h"
 
@@ -114,6 +115,78 @@ TEST_F(ScriptFilesTest, TorchtitanTomlSetsRequestKeys) {
   EXPECT_EQ(ValueOf(r8, "tp"), "2");
   EXPECT_EQ(ValueOf(r8, "seq-len"), "8192");
   EXPECT_EQ(OriginOf(r8, "seq-len"), "cfg/t.toml: training.seq_len");
+}
+
+// OLMo's trainer (python scripts/train.py CONFIG --key=value ...) describes the model by its
+// dimensions. OLMo-7B's published shape: d_model 4096, 32 layers and heads, SwiGLU MLP whose input
+// projection (mlp_hidden_size) is 22016 = 2 x 11008, untied 50304-row embeddings. Its Hugging Face
+// checkpoint has 6,888,095,744 parameters (OLMoForCausalLM, find_string "6,888,095,744"); OLMo's
+// LayerNorm has no weights, the Llama-style config fmte builds adds 266,240 RMSNorm weights.
+TEST_F(ScriptFilesTest, OlmoYamlDescribesTheModelAndTheLineOverridesIt) {
+  Write("cfg/olmo7.yaml",
+        "run_name: olmo7\nmodel:\n  d_model: 4096\n  n_heads: 32\n  n_layers: 32\n"
+        "  mlp_hidden_size: 22016\n  weight_tying: false\n  activation_type: swiglu\n"
+        "  max_sequence_length: 2048\n  vocab_size: 50280\n  embedding_size: 50304\n"
+        "global_train_batch_size: 2048\ndevice_train_microbatch_size: 2\nprecision: amp_bf16\n"
+        "fsdp:\n  wrapping_strategy: by_block\n  precision: mixed\n");
+  const JobRequest r = Read(
+      "#!/bin/bash\nsrun scripts/run_with_environment.sh python scripts/train.py "
+      "cfg/olmo7.yaml ${@} --run_name=${SLURM_JOB_ID} --device_train_microbatch_size=4 \\\n"
+      "  --activation_checkpointing=whole_layer --fsdp.sharding_strategy=SHARD_GRAD_OP\n");
+  ASSERT_TRUE(r.is_llm_job);
+  EXPECT_EQ(r.launcher, "olmo");
+  EXPECT_EQ(r.job.model, "olmo-llama-32l-4096h");
+  EXPECT_EQ(OriginOf(r, "model"), "cfg/olmo7.yaml: model.d_model");
+  auto arch = ParseModelConfig(r.arch_json, r.job.model);
+  ASSERT_TRUE(arch.ok()) << arch.status().message() << "\n" << r.arch_json;
+  EXPECT_NEAR(static_cast<double>(arch->Counts().total), 6888095744.0, 6888095744.0 * 1e-4);
+  EXPECT_EQ(r.job.seq_len, 2048);
+  EXPECT_EQ(r.job.global_batch, 2048);
+  EXPECT_EQ(r.job.precision, Precision::kAmpBf16);
+  // The line's --key=value overrides, dotted or not, win over the file.
+  EXPECT_EQ(r.job.micro_batch, 4);
+  EXPECT_EQ(r.job.activation_checkpointing, Checkpointing::kFull);
+  EXPECT_EQ(r.job.sharding, Sharding::kFsdpGradOp);
+  EXPECT_EQ(OriginOf(r, "sharding"), "line 2: --fsdp.sharding_strategy");
+  // The same trainer's name elsewhere (a train.py that is not OLMo's) is not read as OLMo.
+  const JobRequest other = Read("#!/bin/bash\npython other/train.py cfg/olmo7.yaml\n");
+  EXPECT_NE(other.launcher, "olmo");
+}
+
+// GPT-NeoX: `python ./deepy.py train.py -d configs a.yml b.yml` merges the files in order from the
+// -d folder; keys are written with '-' or '_', with # comments and trailing commas. Pythia-160M's
+// NeoX shape (12 layers, 768 hidden, 12 heads, GeLU MLP of 4h, untied 50304-row embeddings) has
+// 162,322,944 parameters (Pythia paper / Hub, as in model_test.cc); fmte's GPT-2 shape adds a
+// learned position table (2048 x 768 = 1,572,864, 1%) where Pythia uses rotary embeddings.
+TEST_F(ScriptFilesTest, NeoxYamlsMergedFromTheDirectoryFlag) {
+  std::filesystem::create_directories(dir_ / "configs");
+  Write("configs/pythia-160m.yml",
+        "{\n  # model\n  \"num-layers\": 12,\n  \"hidden-size\": 768,\n"
+        "  \"num-attention-heads\": 12,\n  \"seq-length\": 2048,\n"
+        "  \"max-position-embeddings\": 2048,\n  \"pos-emb\": \"rotary\",\n"
+        "  \"no-weight-tying\": true,\n  \"activation\": \"gelu\",\n"
+        "  \"zero_optimization\": {\"stage\": 1, \"overlap_comm\": True,},\n"
+        "  \"train_micro_batch_size_per_gpu\": 32,\n  \"fp16\": {\"enabled\": true},\n"
+        "  \"checkpoint-activations\": false,\n}\n");
+  Write("configs/local.yml",
+        "{\n  \"train_micro_batch_size_per_gpu\": 16,\n"
+        "  \"model_parallel_size\": 2,\n}\n");
+  const JobRequest r =
+      Read("#!/bin/bash\npython ./deepy.py train.py -d configs pythia-160m.yml local.yml\n");
+  ASSERT_TRUE(r.is_llm_job);
+  EXPECT_EQ(r.launcher, "gpt-neox");
+  EXPECT_EQ(r.job.model, "gpt-neox-gpt-12l-768h");
+  auto arch = ParseModelConfig(r.arch_json, r.job.model);
+  ASSERT_TRUE(arch.ok()) << arch.status().message() << "\n" << r.arch_json;
+  EXPECT_NEAR(static_cast<double>(arch->Counts().total), 162322944.0 + 1572864.0,
+              162322944.0 * 1e-3);
+  EXPECT_EQ(r.job.micro_batch, 16);  // the later file wins
+  EXPECT_EQ(OriginOf(r, "micro-batch"), "configs/local.yml: train_micro_batch_size_per_gpu");
+  EXPECT_EQ(r.job.tp, 2);
+  EXPECT_EQ(r.job.sharding, Sharding::kZero1);
+  EXPECT_EQ(r.job.precision, Precision::kMixedFp16);
+  EXPECT_EQ(r.job.activation_checkpointing, Checkpointing::kNone);
+  EXPECT_EQ(r.job.seq_len, 2048);
 }
 
 TEST_F(ScriptFilesTest, ShellAsPeopleWriteIt) {

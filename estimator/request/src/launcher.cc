@@ -139,6 +139,13 @@ std::string_view NormalizeFlag(std::string_view n, std::string* text) {
   return std::string_view(out, n.size());
 }
 
+// Whether a launcher-table rule names `-<name>` as the folder of its config files (NeoX's -d).
+bool IsDirectoryFlag(const LauncherTable& table, std::string_view name) {
+  for (const LauncherRule& r : table.launchers)
+    if (!r.directory_flag.empty() && r.directory_flag == name) return true;
+  return false;
+}
+
 // Splits the words after the launcher. Returns false when the command is no launch.
 bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
   size_t i = 0;
@@ -203,9 +210,10 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
       l->module = c.words[++i].text;
     } else if (w.size() > 1 && w[0] == '-' && !std::isdigit(static_cast<unsigned char>(w[1]))) {
       // short options (python -u, tune -c cfg)
-      if (w == "-c" && i + 1 < n) {
+      const bool dir_flag = table != nullptr && i + 1 < n && IsDirectoryFlag(*table, w.substr(1));
+      if ((w == "-c" || dir_flag) && i + 1 < n) {
         Flag f;
-        f.name = "config";
+        f.name = dir_flag ? NormalizeFlag(w.substr(1), &l->text_) : "config";
         f.value = c.words[i + 1].text;
         f.unresolved = c.words[i + 1].unresolved;
         f.index = static_cast<int>(i);
@@ -433,6 +441,7 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
       f.launcher = rule != nullptr ? std::string_view(rule->name) : l.launcher;
     }
     FileOrigins(l, &f);
+    ArchFromKeys(f.launcher, &f);
     bool has_model = false;
     for (const Assignment& a : f.values) has_model = has_model || a.key == "model";
     if (!has_model) continue;

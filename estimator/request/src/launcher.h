@@ -161,6 +161,16 @@ class JsonInt {
 // launchers that describe the model by its dimensions (Megatron flags, fms-fsdp variants).
 std::string LlamaConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads,
                             int64_t ffn, int64_t vocab, int64_t positions, bool tied);
+// The GPT-2 shape (LayerNorm, GeLU MLP of width `ffn`, learned absolute positions, biases).
+std::string Gpt2ConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t ffn,
+                           int64_t vocab, int64_t positions, bool tied);
+
+// An ad-hoc architecture described by a config file's keys (launcher-table rules whose key is
+// "arch.<field>": arch.style llama|gpt2, arch.hidden, arch.layers, arch.heads, arch.kv-heads,
+// arch.ffn, arch.ffn-proj, arch.ffn-ratio, arch.vocab, arch.positions, arch.tied): when `f` names
+// no model, they become its `arch_json` and a model "<launcher>-<llama|gpt>-<L>l-<H>h". The arch.*
+// values are removed from `f` either way.
+void ArchFromKeys(std::string_view launcher, LauncherFindings* f);
 
 // torchtune config name -> Hugging Face id ("llama3_1/8B_lora" -> "meta-llama/Llama-3.1-8B").
 std::string TorchtuneModelId(std::string_view config);

@@ -56,16 +56,8 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
     if (!rms) sink->Warn("--normalization", "SwiGLU model without RMSNorm; RMSNorm assumed");
   } else {
     if (ffn == 0) ffn = 4 * hidden;
-    sink->out()->arch_json = JsonObject({{"model_type", "\"gpt2\""},
-                                         {"architectures", "[\"GPT2LMHeadModel\"]"},
-                                         {"n_embd", JsonInt(hidden)},
-                                         {"n_layer", JsonInt(layers)},
-                                         {"n_head", JsonInt(heads)},
-                                         {"n_inner", JsonInt(ffn)},
-                                         {"vocab_size", JsonInt(vocab)},
-                                         {"n_positions", JsonInt(positions)},
-                                         {"tie_word_embeddings", untie ? "false" : "true"},
-                                         {"torch_dtype", "\"bfloat16\""}});
+    sink->out()->arch_json =
+        Gpt2ConfigJson(hidden, layers, heads, ffn, vocab, positions, /*tied=*/!untie);
   }
   sink->Set("model",
             "megatron-" + std::string(swiglu ? "llama" : "gpt") + "-" + std::to_string(layers) +

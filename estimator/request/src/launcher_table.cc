@@ -117,6 +117,7 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
     auto always = KeyRules(f.value("always", json::array()), origin, at + ".always");
     if (!always.ok()) return always.status();
     fmt.always = std::move(always).value();
+    fmt.dashes_as_underscores = f.value("dashes_as_underscores", false);
     t.formats.push_back(std::move(fmt));
   }
   if (!j["launchers"].is_array())
@@ -138,6 +139,7 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
         r.flags.push_back(internal::NormalizedFlagName(fl));
     }
     r.positional = e.value("positional", false);
+    r.directory_flag = internal::NormalizedFlagName(e.value("directory_flag", ""));
     if (r.flags.empty() && !r.positional)
       return TableError(origin, at, "\"flags\" or \"positional\": true (where the file is named)",
                         e);
@@ -169,8 +171,12 @@ bool Matches(const LauncherRule& r, const LaunchLine& l) {
   for (const std::string& p : r.programs) {
     if (p == "*" || p == l.program || p == l.launcher || (!l.module.empty() && p == l.module))
       return true;
+    // A name with a folder ("scripts/train.py") matches a script path that ends with it.
+    const bool has_dir = p.find('/') != std::string::npos;
     for (std::string_view pos : l.positionals)
-      if (Basename(pos) == p) return true;
+      if (has_dir ? pos == p || (pos.ends_with(p) && pos[pos.size() - p.size() - 1] == '/')
+                  : Basename(pos) == p)
+        return true;
   }
   return false;
 }
@@ -261,13 +267,22 @@ Result<json> LoadConfig(const FileContext& files, std::string_view path, std::st
   return source->ParseConfig(path, *text, syntax);
 }
 
-// A config key overridden on the command line (torchtitan's `--training.seq_len 4096`, any
-// trainer whose flags are the file's dotted keys): set in `tree`, and the flag's origin returned
-// for the key's path (dots kept, '-' as '_').
-std::map<std::string, std::string> ApplyLineOverrides(const LaunchLine& l, json* tree) {
+// A config key overridden on the command line (torchtitan's `--training.seq_len 4096`, OLMo's
+// `--activation_checkpointing=whole_layer`: any trainer whose flags are the file's dotted keys, or
+// a top-level key that the format reads): set in `tree`, and the flag's origin returned for the
+// key's path (dots kept, '-' as '_').
+std::map<std::string, std::string> ApplyLineOverrides(const ConfigFormat& fmt, const LaunchLine& l,
+                                                      json* tree) {
+  auto format_reads = [&fmt](std::string_view name) {
+    for (const ConfigKeyRule& r : fmt.keys)
+      for (const std::string& p : r.paths)
+        if (NormalizedFlagName(p) == name) return true;
+    return false;
+  };
   std::map<std::string, std::string> overridden;
   for (const Flag& f : l.flags) {
-    if (f.index < 0 || f.unresolved || f.name.find('.') == std::string_view::npos) continue;
+    if (f.index < 0 || f.unresolved) continue;
+    if (f.name.find('.') == std::string_view::npos && !format_reads(f.name)) continue;
     json* node = tree;
     std::string_view rest = f.name;
     while (node->is_object()) {
@@ -287,17 +302,36 @@ std::map<std::string, std::string> ApplyLineOverrides(const LaunchLine& l, json*
   return overridden;
 }
 
+// `tree` with '-' as '_' in every object key ("num-layers" -> "num_layers"), down to a depth no
+// config key lies below (a hostile file's deep nesting is copied as is, not recursed into).
+json Underscored(const json& tree, int depth = 0) {
+  if (depth > 16) return tree;
+  if (tree.is_array()) {
+    json out = json::array();
+    for (const json& e : tree) out.push_back(Underscored(e, depth + 1));
+    return out;
+  }
+  if (!tree.is_object()) return tree;
+  json out = json::object();
+  for (const auto& [k, v] : tree.items()) {
+    std::string key = k;
+    std::replace(key.begin(), key.end(), '-', '_');
+    out[key] = Underscored(v, depth + 1);
+  }
+  return out;
+}
+
 // Reads one config file of `fmt` into flags of `l` and values of `sink`.
 void ApplyFormat(const ConfigFormat& fmt, const json& file_tree, std::string_view path,
                  LaunchLine* l, Sink* sink) {
   // Keys a rule sets directly (no flag for the trainer's reader to compare) take the command
   // line's overrides of the same dotted keys.
-  json tree = file_tree;
+  json tree = fmt.dashes_as_underscores ? Underscored(file_tree) : file_tree;
   const bool direct = std::any_of(fmt.keys.begin(), fmt.keys.end(), [](const ConfigKeyRule& r) {
     return r.flag.empty() && !(r.paths.size() == 1 && r.paths[0] == "*");
   });
   const std::map<std::string, std::string> overridden =
-      direct ? ApplyLineOverrides(*l, &tree) : std::map<std::string, std::string>();
+      direct ? ApplyLineOverrides(fmt, *l, &tree) : std::map<std::string, std::string>();
   std::vector<std::pair<std::string, std::string>> flags;
   std::vector<std::string> origins;
   auto apply = [&](const ConfigKeyRule& r, const std::string& value, const std::string& where) {
@@ -312,7 +346,10 @@ void ApplyFormat(const ConfigFormat& fmt, const json& file_tree, std::string_vie
         return sink->SetWithOrigin(r.key, value, it->second);
     sink->SetWithOrigin(r.key, value, std::string(path) + ": " + where);
   };
-  for (const ConfigKeyRule& r : fmt.always) apply(r, RuleValue(r, tree), "(" + fmt.name + ")");
+  // A format's defaults yield to what an earlier file of the same launch set (GPT-NeoX merges
+  // several files: the second file's defaults must not undo the first file's keys).
+  for (const ConfigKeyRule& r : fmt.always)
+    if (r.key.empty() || !sink->Has(r.key)) apply(r, RuleValue(r, tree), "(" + fmt.name + ")");
   for (const ConfigKeyRule& r : fmt.keys) {
     if (r.paths.size() == 1 && r.paths[0] == "*") {  // every top-level key, as its own flag
       if (!tree.is_object()) continue;
@@ -362,12 +399,18 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
         paths.emplace_back(f->value);
         via.push_back(name);
       }
-      if (r.positional)
+      if (r.positional) {
+        // GPT-NeoX's `-d configs a.yml b.yml`: the names are relative to the -d folder.
+        const Flag* dir = r.directory_flag.empty() ? nullptr : l->Find(r.directory_flag);
+        const bool in_dir = dir != nullptr && !dir->unresolved && dir->value != "true";
         for (std::string_view p : l->positionals)
           if (IsConfigName(p)) {
-            paths.emplace_back(p);
+            paths.push_back(in_dir && !p.starts_with('/')
+                                ? std::string(dir->value) + "/" + std::string(p)
+                                : std::string(p));
             via.emplace_back();
           }
+      }
       for (size_t k = 0; k < paths.size(); ++k) {
         if (!done.insert(r.format + '\n' + paths[k]).second) continue;
         if (done.size() > kMaxConfigFiles) {

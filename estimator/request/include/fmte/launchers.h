@@ -39,8 +39,9 @@ struct ConfigKeyRule {
 struct ConfigFormat {
   std::string name;    // "deepspeed", "accelerate", "torchtitan", ...
   std::string syntax;  // json|yaml|toml (the FileSource parses any of them into a tree)
-  std::vector<ConfigKeyRule> keys;    // in order: a later rule for the same flag or key wins
-  std::vector<ConfigKeyRule> always;  // flags/keys set whenever a file of this format is read
+  std::vector<ConfigKeyRule> keys;     // in order: a later rule for the same flag or key wins
+  std::vector<ConfigKeyRule> always;   // flags/keys set whenever a file of this format is read
+  bool dashes_as_underscores = false;  // the file's keys are read with '-' as '_' (GPT-NeoX)
 };
 
 // A launch that names a config file.
@@ -52,6 +53,7 @@ struct LauncherRule {
   std::vector<std::string> programs;
   std::vector<std::string> flags;  // flags naming the file (normalised: "config_file")
   bool positional = false;         // or: positionals ending in .json/.yaml/.yml/.toml are the files
+  std::string directory_flag;      // positional files are relative to this flag's folder (NeoX -d)
   std::string format;              // a ConfigFormat's name
   // "hf": the HF/TRL/accelerate reader runs over the line with the file's flags before the
   // line's own; "megatron": the Megatron reader; "keys": the file sets request keys only.
