@@ -189,6 +189,35 @@ TEST_F(ScriptFilesTest, NeoxYamlsMergedFromTheDirectoryFlag) {
   EXPECT_EQ(r.job.seq_len, 2048);
 }
 
+// Megatron-Bridge: `run_recipe.py --recipe NAME` with Hydra-style overrides. The recipe's name
+// gives the model and the mode (its recipes are named <model>_{pretrain,sft,finetune,peft}_config,
+// scripts/training/README.md); the layout and batch are Python defaults, unread unless overridden.
+TEST_F(ScriptFilesTest, MegatronBridgeRecipeNamesTheModel) {
+  const std::string launch =
+      "#!/bin/bash\nTP=$1\nsrun uv run --no-sync python "
+      "/opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe ";
+  const JobRequest peft = Read(launch +
+                               "qwen3_8b_peft_config train.micro_batch_size=2 "
+                               "model.tensor_model_parallel_size=$TP model.seq_length=4096\n");
+  ASSERT_TRUE(peft.is_llm_job);
+  EXPECT_EQ(peft.launcher, "megatron-bridge");
+  EXPECT_EQ(peft.job.model, "Qwen/Qwen3-8B");
+  EXPECT_EQ(OriginOf(peft, "model"), "line 3: --recipe");
+  EXPECT_EQ(peft.job.method, Method::kLora);  // "*_peft_*" is more specific than "*"
+  EXPECT_EQ(peft.job.micro_batch, 2);
+  EXPECT_EQ(peft.job.seq_len, 4096);
+  EXPECT_EQ(peft.job.sharding, Sharding::kZero1);  // the distributed optimizer
+  // The TP from an unknown argument and the recipe's own layout stay unread.
+  std::vector<std::string> unread;
+  for (const UnreadSetting& u : peft.unread) unread.push_back(u.key);
+  EXPECT_EQ(unread, (std::vector<std::string>{"tp", "layout"}));
+  const JobRequest sft = Read(launch + "gpt_oss_20b_sft_config\n");
+  EXPECT_EQ(sft.job.model, "openai/gpt-oss-20b");
+  EXPECT_EQ(sft.job.method, Method::kFull);
+  // A recipe the table does not know names no model: no estimate on a guess.
+  EXPECT_FALSE(Read(launch + "nemotron_3_nano_pretrain_config\n").is_llm_job);
+}
+
 TEST_F(ScriptFilesTest, ShellAsPeopleWriteIt) {
   // Arguments, ${N-default}, arithmetic, a sourced file, a heredoc-written DeepSpeed JSON and a
   // launch line inside `srun bash -c "..."`.
@@ -289,6 +318,9 @@ TEST(LauncherTableTest, ErrorsNameTheEntryAndField) {
       {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "l", "programs": "p",
           "format": "x"}]})",
        "launchers[0]: expected \"flags\" or \"positional\": true"},
+      {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "l", "programs": "p",
+          "flags": ["c"], "format": "x", "flag_keys": [{"path": ["a", "b"], "key": "model"}]}]})",
+       "launchers[0].flag_keys[0]: expected one flag name in \"path\" and a request \"key\""},
       {"{not json", "not valid JSON"},
   };
   for (const Case& c : cases) {

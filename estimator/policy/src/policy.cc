@@ -150,45 +150,44 @@ void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
 // least memory per GPU), and what was assumed, in the user's terms. An unread sharding (a DeepSpeed
 // or accelerate config file fmte does not open) is read as the framework's full state sharding with
 // the optimizer and the parameters offloaded to the host; unread activation checkpointing (an
-// accelerate FSDP config) as full checkpointing. False when nothing unread could change the memory.
+// accelerate FSDP config) as full checkpointing; any other unread memory setting (verl's token
+// budgets and sequence parallelism, a recipe's parallel layout and batch, a flag from an unknown
+// variable) as all three and one sequence per micro-batch: a token budget or a layout only bounds
+// what a GPU holds from above. False when nothing unread could change the memory.
 bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob* out,
                        std::string* assumed) {
   *out = job;
   assumed->clear();
+  auto add = [assumed](std::string_view what) {
+    *assumed += Cat({assumed->empty() ? "" : " ", what});
+  };
+  bool states = false, checkpointing = false, micro_batch = false;
   for (const UnreadSetting& u : r.unread) {
-    if (u.key == "sharding" && out->sharding == job.sharding) {
-      out->sharding = internal::StateSharding(job);
-      out->offload_optimizer = true;
-      out->offload_params = ShardsWeights(out->sharding);
-      *assumed +=
-          Cat({assumed->empty() ? "" : " ", "sharding=", ToString(out->sharding),
-               " offload-optimizer=true", out->offload_params ? " offload-params=true" : ""});
-    } else if (u.key == "offload") {
-      // Memory settings beyond the ones read (verl's token budgets, sequence parallelism,
-      // offload): read as the model states offloaded, full checkpointing and one sequence per
-      // micro-batch.
-      const bool weights = ShardsWeights(out->sharding);
-      if (!out->offload_optimizer || (weights && !out->offload_params)) {
-        out->offload_optimizer = true;
-        out->offload_params = weights;
-        *assumed += Cat({assumed->empty() ? "" : " ", "offload-optimizer=true",
-                         weights ? " offload-params=true" : ""});
-      }
-      if (out->activation_checkpointing != Checkpointing::kFull) {
-        out->activation_checkpointing = Checkpointing::kFull;
-        *assumed += Cat({assumed->empty() ? "" : " ", "activation-checkpointing=full"});
-      }
-      // A token budget bounds a micro-batch from above (verl packs the real, mostly shorter,
-      // samples up to it): one sequence is the least it holds.
-      if (out->micro_batch > 1) {
-        out->micro_batch = 1;
-        *assumed += Cat({assumed->empty() ? "" : " ", "micro-batch=1"});
-      }
-    } else if (u.key == "activation-checkpointing" &&
-               out->activation_checkpointing != Checkpointing::kFull) {
-      out->activation_checkpointing = Checkpointing::kFull;
-      *assumed += Cat({assumed->empty() ? "" : " ", "activation-checkpointing=full"});
+    states = states || u.key != "activation-checkpointing";
+    checkpointing = checkpointing || u.key != "sharding";
+    micro_batch = micro_batch || (u.key != "activation-checkpointing" && u.key != "sharding");
+  }
+  if (states) {
+    // Sharded as fully as the framework can, and offloaded: the least the states can take.
+    const Sharding full = internal::StateSharding(job);
+    if (!ShardsWeights(out->sharding) && out->sharding != full) {
+      out->sharding = full;
+      add(Cat({"sharding=", ToString(full)}));
     }
+    const bool weights = ShardsWeights(out->sharding);
+    if (!out->offload_optimizer || (weights && !out->offload_params)) {
+      out->offload_optimizer = true;
+      out->offload_params = weights;
+      add(weights ? "offload-optimizer=true offload-params=true" : "offload-optimizer=true");
+    }
+  }
+  if (checkpointing && out->activation_checkpointing != Checkpointing::kFull) {
+    out->activation_checkpointing = Checkpointing::kFull;
+    add("activation-checkpointing=full");
+  }
+  if (micro_batch && out->micro_batch > 1) {
+    out->micro_batch = 1;
+    add("micro-batch=1");
   }
   return !assumed->empty();
 }

@@ -220,8 +220,11 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
         l->flags.push_back(f);
         ++i;
       }
-    } else if (!c.words[i].unresolved) {
-      l->positionals.push_back(w);
+    } else {
+      // An unknown word is no positional, but an override of a known key with an unknown value
+      // (model.tensor_model_parallel_size=$TP) is still a flag, whose value is unknown.
+      const bool unknown = c.words[i].unresolved;
+      if (!unknown) l->positionals.push_back(w);
       // A Hydra override of a dotted key (HALOs' ++model.name_or_path=ID, verl's
       // actor_rollout_ref.model.path=ID) is also a flag of that name; "+" adds a key, "++" adds
       // or overrides it, "~" deletes it. Undotted ones (model=llama) pick config groups: not flags.
@@ -237,6 +240,7 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
         f.index = static_cast<int>(i);
         f.name = NormalizeFlag(key, &l->text_);
         f.value = w.substr(eq + 1);
+        f.unresolved = unknown;
         l->flags.push_back(f);
       }
     }

@@ -155,6 +155,24 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
       if (!set.ok()) return set.status();
       r.set = std::move(set).value();
     }
+    if (e.contains("flag_keys")) {
+      auto keys = KeyRules(e["flag_keys"], origin, at + ".flag_keys");
+      if (!keys.ok()) return keys.status();
+      std::vector<ConfigKeyRule> rules = std::move(keys).value();
+      for (size_t k = 0; k < rules.size(); ++k) {
+        ConfigKeyRule& rule = rules[k];
+        if (rule.key.empty() || rule.paths.size() != 1)
+          return TableError(origin, at + ".flag_keys[" + std::to_string(k) + "]",
+                            "one flag name in \"path\" and a request \"key\"", e["flag_keys"][k]);
+        rule.paths[0] = internal::NormalizedFlagName(rule.paths[0]);
+      }
+      r.flag_keys = std::move(rules);
+    }
+    if (e.contains("unread")) {
+      auto unread = StringMap(e["unread"], origin, at + ".unread");
+      if (!unread.ok()) return unread.status();
+      r.unread = std::move(unread).value();
+    }
     t.launchers.push_back(std::move(r));
   }
   return t;
@@ -224,6 +242,42 @@ const json* AtPath(const json& tree, std::string_view path) {
   return node;
 }
 
+// Whether `value` matches `pattern`, where '*' matches any run of characters (both lower case).
+bool GlobMatches(std::string_view pattern, std::string_view value) {
+  const size_t star = pattern.find('*');
+  if (star == std::string_view::npos) return pattern == value;
+  if (!value.starts_with(pattern.substr(0, star))) return false;
+  const std::string_view rest = pattern.substr(star + 1);
+  for (size_t at = star; at <= value.size(); ++at)  // patterns are short: a few stars at most
+    if (GlobMatches(rest, value.substr(at))) return true;
+  return false;
+}
+
+// `v` through the rule's value map (ConfigKeyRule::values), or empty when the map does not match
+// it or it is DeepSpeed's "auto" (the trainer fills it from its own flags).
+std::string MappedValue(const ConfigKeyRule& r, std::string v) {
+  if (r.values.empty()) return EqualsIgnoreCase(v, "auto") ? "" : v;
+  const std::string lower = Lower(v);
+  for (const auto& [from, to] : r.values)  // a value named in the map, else a pattern
+    if (from.find('*') == std::string::npos && lower == Lower(from)) return to == "=" ? v : to;
+  // The most specific pattern that matches (the most characters besides '*'): a JSON object's
+  // keys come sorted, not in the order written.
+  const std::pair<std::string, std::string>* best = nullptr;
+  size_t best_literal = 0;
+  for (const auto& entry : r.values) {
+    if (entry.first.find('*') == std::string::npos || !GlobMatches(Lower(entry.first), lower))
+      continue;
+    const size_t literal = entry.first.size() - static_cast<size_t>(std::count(
+                                                    entry.first.begin(), entry.first.end(), '*'));
+    if (best == nullptr || literal > best_literal) {
+      best = &entry;
+      best_literal = literal;
+    }
+  }
+  if (best == nullptr) return "";
+  return best->second == "=" ? v : best->second;
+}
+
 // The value a rule gives for `tree`, or empty when the file does not set it (or the value map
 // does not match, or it is DeepSpeed's "auto", which the trainer fills from its own flags).
 std::string RuleValue(const ConfigKeyRule& r, const json& tree) {
@@ -236,12 +290,7 @@ std::string RuleValue(const ConfigKeyRule& r, const json& tree) {
     if (t.empty()) return "";
     v += (v.empty() ? "" : "/") + t;
   }
-  if (r.values.empty()) return EqualsIgnoreCase(v, "auto") ? "" : v;
-  for (const auto& [from, to] : r.values)  // a value named in the map, else "*"
-    if (EqualsIgnoreCase(v, Lower(from))) return to == "=" ? v : to;
-  for (const auto& [from, to] : r.values)
-    if (from == "*") return to == "=" ? v : to;
-  return "";
+  return MappedValue(r, std::move(v));
 }
 
 std::string JoinedPaths(const ConfigKeyRule& r) {
@@ -436,6 +485,22 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
   }
   // The launch's own rule: the first that read its file, else the first that named the program.
   if (own == nullptr) own = first_match;
+  if (own != nullptr) {
+    // Its flags that set request keys: after the files' keys, so that the line wins.
+    for (const ConfigKeyRule& r : own->flag_keys) {
+      const Flag* f = l->Find(r.paths[0]);
+      if (f == nullptr) continue;
+      if (f->unresolved) {
+        sink->Unread(r.key, "--" + r.paths[0], f->value,
+                     "value depends on the environment; read favourably");
+        continue;
+      }
+      const std::string v = MappedValue(r, std::string(f->value));
+      if (!v.empty())
+        sink->SetWithOrigin(r.key, v, "line " + std::to_string(l->line) + ": --" + r.paths[0]);
+    }
+    for (const auto& [key, what] : own->unread) sink->MarkUnread(key, own->name, what);
+  }
   if (own != nullptr && !own->set.empty()) {  // what the launcher implies: below everything else
     std::vector<Assignment>& values = sink->out()->values;
     std::vector<Assignment> implied;

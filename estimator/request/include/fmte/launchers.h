@@ -31,8 +31,10 @@ struct ConfigKeyRule {
   std::vector<std::string> paths;
   std::string flag;  // the launch flag it becomes (normalised: lower case, '_' for '-'), or
   std::string key;   // the request key it sets directly
-  // Value map, matched case-insensitively; "*" matches any value; a mapped value "=" keeps the
-  // value as is. Empty: the value as is. A value the map does not match is skipped.
+  // Value map, matched case-insensitively; a '*' in a pattern matches any run of characters
+  // ("gpt_oss_20b_*"; "*" alone: any value), exact values first, then the most specific pattern; a
+  // mapped value "=" keeps the value as is. Empty: the value as is. A value the map does not match
+  // is skipped.
   std::vector<std::pair<std::string, std::string>> values;
 };
 
@@ -59,6 +61,12 @@ struct LauncherRule {
   // line's own; "megatron": the Megatron reader; "keys": the file sets request keys only.
   std::string reader = "hf";
   std::vector<std::pair<std::string, std::string>> set;  // request keys the launcher implies
+  // Launch flags that set request keys (`paths` are flag names: Megatron-Bridge's --recipe NAME
+  // names the model). A flag whose value the script leaves unknown marks its key unread.
+  std::vector<ConfigKeyRule> flag_keys;
+  // Request keys this launcher always leaves unread, with what they depend on ("the recipe's
+  // parallel layout"): the policy reads them favourably and never rejects on a guess.
+  std::vector<std::pair<std::string, std::string>> unread;
 };
 
 struct LauncherTable {
