@@ -114,5 +114,43 @@ TEST(OpenRlhfTest, FlatAndDottedFlags) {
   EXPECT_TRUE(noted);
 }
 
+// PPO under Ray, as OpenRLHF's train_ppo_ray_slurm.sh submits it: `ray job submit [OPTIONS] --
+// python3 -m openrlhf.cli.train_ppo_ray --actor.*` inside `bash -c` after a pip install. The
+// actor's share of the job's GPUs is not placed by fmte: unread, read favourably.
+TEST(OpenRlhfTest, PpoUnderRayJobSubmit) {
+  const JobRequest r = Parse(
+      "srun --overlap --nodes=1 bash -c \\\n"
+      "\"pip install ray[default] \\\n"
+      "&& /root/.local/bin/ray job submit --address=http://localhost:8265 \\\n"
+      "    -- python3 -m openrlhf.cli.train_ppo_ray --actor.num_gpus_per_node 4 \\\n"
+      "    --actor.model_name_or_path meta-llama/Llama-3.1-8B --train.micro_batch_size 8 \\\n"
+      "    --ds.zero_stage 3 --actor.gradient_checkpointing_enable\" &>> log\n");
+  ASSERT_TRUE(r.is_llm_job);
+  EXPECT_EQ(r.launcher, "openrlhf");
+  EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(r.job.sharding, Sharding::kZero3);
+  EXPECT_EQ(r.job.micro_batch, 8);
+  EXPECT_EQ(r.job.activation_checkpointing, Checkpointing::kFull);
+  ASSERT_FALSE(r.unread.empty());
+  EXPECT_EQ(r.unread[0].key, "layout");
+}
+
+// A script with a local launch and a Slurm launch of the same trainer (OpenRLHF's
+// train_dpo_llama.sh: `deepspeed --module ...` unless run with "slurm"; the Slurm wrapper's
+// `torchrun --nproc_per_node 8 -m ...`): equal readings, and the one that counts its processes is
+// taken.
+TEST(OpenRlhfTest, TheLaunchThatCountsItsProcessesWinsATie) {
+  SlurmFacts f;
+  f.exclusive = true;  // whole nodes: the GPU count comes from the launcher
+  f.min_nodes = 1;
+  const std::string cmd =
+      "openrlhf.cli.train_dpo --pretrain meta-llama/Llama-3.1-8B --zero_stage 3 --bf16";
+  const JobRequest r = ParseJobRequest(
+      "#!/bin/bash\ndeepspeed --module " + cmd + "\ntorchrun --nproc_per_node 8 -m " + cmd + "\n",
+      {}, f);
+  ASSERT_TRUE(r.is_llm_job);
+  EXPECT_EQ(r.job.gpus, 8);
+}
+
 }  // namespace
 }  // namespace fmte

@@ -32,13 +32,15 @@ class ScriptFilesTest : public ::testing::Test {
     std::ofstream(dir_ / name) << text;
   }
   JobRequest Read(const std::string& script, std::vector<std::string> args = {},
-                  std::vector<std::pair<std::string, std::string>> env = {}) {
+                  std::vector<std::pair<std::string, std::string>> env = {},
+                  std::string script_dir = "") {
     files_ = std::make_unique<DiskFiles>(dir_.string());
     ScriptContext ctx;
     ctx.args = std::move(args);
     ctx.env = std::move(env);
     ctx.files = files_.get();
     ctx.launchers = &table_;
+    ctx.script_dir = std::move(script_dir);
     SlurmFacts facts;
     facts.tres_per_node = "gres:gpu:8";
     return ParseJobRequest(script, {}, facts, ctx);
@@ -216,6 +218,26 @@ TEST_F(ScriptFilesTest, MegatronBridgeRecipeNamesTheModel) {
   EXPECT_EQ(sft.job.method, Method::kFull);
   // A recipe the table does not know names no model: no estimate on a guess.
   EXPECT_FALSE(Read(launch + "nemotron_3_nano_pretrain_config\n").is_llm_job);
+}
+
+// A script written to be submitted from its own folder (OpenRLHF's examples/scripts:
+// `source ./train_dpo_llama.sh slurm`) but submitted from elsewhere: the file is read beside the
+// script, with a note; in the working directory it wins.
+TEST_F(ScriptFilesTest, SourcedFileBesideTheScript) {
+  std::filesystem::create_directories(dir_ / "examples/scripts");
+  Write("examples/scripts/env.sh", "MODEL=meta-llama/Llama-3.1-8B\n");
+  const std::string script =
+      "#!/bin/bash\nsource ./env.sh\ntorchrun --nproc_per_node 8 sft.py "
+      "--model_name_or_path $MODEL\n";
+  const JobRequest beside = Read(script, {}, {}, "examples/scripts");
+  EXPECT_EQ(beside.job.model, "meta-llama/Llama-3.1-8B");
+  bool noted = false;
+  for (const std::string& w : beside.warnings)
+    noted = noted || w.find("read examples/scripts/env.sh beside the script") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_TRUE(Read(script).job.model.empty());  // no script folder known: not guessed
+  Write("env.sh", "MODEL=Qwen/Qwen3-8B\n");
+  EXPECT_EQ(Read(script, {}, {}, "examples/scripts").job.model, "Qwen/Qwen3-8B");
 }
 
 TEST_F(ScriptFilesTest, ShellAsPeopleWriteIt) {

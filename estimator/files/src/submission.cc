@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "files_internal.h"
 #include "fmte/config.h"
@@ -484,6 +485,17 @@ Result<Submission> ReadScriptAndFiles(Submission s, const SbatchCommandLine& cl,
   context.env = SubmissionEnv(s.options, s.facts, s.dir, s.script, environ_entries);
   context.files = &files;
   context.launchers = launchers;
+  // The script's folder, as ReadScript found it (relative to the current directory, else to
+  // --chdir), named relative to the submission directory when it lies below it.
+  if (!cl.script.empty()) {
+    namespace fs = std::filesystem;
+    fs::path full = cl.script.front() == '/' ? fs::path(cl.script) : fs::path(cwd) / cl.script;
+    std::error_code ec;
+    if (!fs::exists(full, ec) && cl.script.front() != '/') full = fs::path(s.dir) / cl.script;
+    const fs::path dir = full.parent_path().lexically_normal();
+    const fs::path below = dir.lexically_relative(fs::path(s.dir).lexically_normal());
+    context.script_dir = !below.empty() && *below.begin() != ".." ? below.string() : dir.string();
+  }
   s.request = ParseJobRequest(s.script, s.options.spank, s.facts, context);
   return s;
 }

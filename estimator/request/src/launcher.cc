@@ -29,9 +29,10 @@ std::string_view LauncherName(std::string_view word) {
 // Words that may stand before the launcher on the same command.
 bool IsPrefix(std::string_view b) {
   static constexpr std::string_view kPrefixes[] = {
-      "srun",       "mpirun", "mpiexec",   "env",         "exec",  "time",    "nohup",  "numactl",
-      "taskset",    "stdbuf", "apptainer", "singularity", "conda", "uv",      "poetry", "pixi",
-      "micromamba", "mamba",  "nsys",      "enroot",      "ibrun", "timeout", "cd"};
+      "srun",    "mpirun",  "mpiexec",    "env",       "exec",        "time",   "nohup",
+      "numactl", "taskset", "stdbuf",     "apptainer", "singularity", "conda",  "uv",
+      "poetry",  "pixi",    "micromamba", "mamba",     "nsys",        "enroot", "ibrun",
+      "timeout", "cd",      "ray"};  // ray job submit [OPTIONS] -- python3 -m ...
   for (std::string_view p : kPrefixes)
     if (b == p) return true;
   return false;
@@ -462,8 +463,11 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
       const int64_t total = ProcCount(sink.Find(l, "num_processes"));
       f.procs_per_node = total > 0 ? total / std::max<int64_t>(1, f.nodes) : 0;
     }
-    if (f.values.size() > best_score) {
-      best_score = f.values.size();
+    // The line that says the most; on a tie, one that says how many processes it starts (a
+    // script with a local and a Slurm launch of the same trainer).
+    const size_t score = 2 * f.values.size() + (f.procs_per_node > 0 ? 1 : 0);
+    if (score > best_score) {
+      best_score = score;
       best = std::move(f);
     }
   }

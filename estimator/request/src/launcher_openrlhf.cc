@@ -18,8 +18,9 @@ bool IsOpenRlhfLaunch(const LaunchLine& l) {
 
 void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
   std::string_view which;
-  const Flag* model =
-      KnownFlag(l, {"model.model_name_or_path", "pretrain", "model_name_or_path"}, &which);
+  const Flag* model = KnownFlag(
+      l, {"model.model_name_or_path", "actor.model_name_or_path", "pretrain", "model_name_or_path"},
+      &which);
   if (model == nullptr) return;
   sink->SetFromFlag("model", model->value, which);
   sink->Set("framework", "deepspeed", "openrlhf");
@@ -34,8 +35,10 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
     sink->SetFromFlag("micro-batch", mb->value, which);
   if (const Flag* len = KnownFlag(l, {"data.max_len", "max_len"}, &which))
     sink->SetFromFlag("seq-len", len->value, which);
-  if (FlagTrue(
-          KnownFlag(l, {"model.gradient_checkpointing_enable", "gradient_checkpointing"}, &which)))
+  if (FlagTrue(KnownFlag(l,
+                         {"model.gradient_checkpointing_enable",
+                          "actor.gradient_checkpointing_enable", "gradient_checkpointing"},
+                         &which)))
     sink->SetFromFlag("activation-checkpointing", "full", which);
   if (FlagTrue(KnownFlag(l, {"ds.adam_offload", "adam_offload"}, &which)))
     sink->SetFromFlag("offload-optimizer", "true", which);
@@ -55,6 +58,12 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
   const std::string_view cli = !l.module.empty()        ? l.module
                                : module_flag != nullptr ? module_flag->value
                                                         : "";
+  // PPO with Ray (train_ppo_ray): the actor trains on actor.num_nodes x num_gpus_per_node of the
+  // job's GPUs, beside the reference, critic, reward and vLLM engines, which fmte does not place:
+  // its sharding degree is unknown, read favourably.
+  if (cli.find("ppo_ray") != std::string_view::npos)
+    sink->MarkUnread("layout", "--actor.num_gpus_per_node",
+                     "(the actor's share of the job's GPUs under Ray)");
   if (cli.find("train_sft") == std::string_view::npos)
     sink->Warn("openrlhf",
                "the trained policy is estimated; a reference, reward or critic model "

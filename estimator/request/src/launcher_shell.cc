@@ -254,13 +254,28 @@ void Scanner::Follow(size_t first, int depth, int line) {
         continue;
       }
       ++sourced_;
-      Result<std::string> text = ctx_->files->ReadText(words[1].text);
+      std::string path(words[1].text);
+      Result<std::string> text = ctx_->files->ReadText(path);
+      if (!text.ok() && !path.starts_with('/') && !ctx_->script_dir.empty() &&
+          ctx_->script_dir != ".") {
+        // Written to be submitted from its own folder (`source ./env.sh` beside it).
+        std::string_view name = path;
+        while (name.starts_with("./")) name.remove_prefix(2);
+        std::string beside = ctx_->script_dir + "/" + std::string(name);
+        if (Result<std::string> t = ctx_->files->ReadText(beside); t.ok()) {
+          out_->warnings.push_back("line " + std::to_string(line) + ": source: " + path +
+                                   " is not in the submission directory; read " + beside +
+                                   " beside the script (submit from its folder)");
+          text = std::move(t);
+          path = std::move(beside);
+        }
+      }
       if (!text.ok()) {
         out_->warnings.push_back("line " + std::to_string(line) +
                                  ": source: " + text.status().message());
         continue;
       }
-      out_->files_read.emplace_back(words[1].text);
+      out_->files_read.push_back(path);
       Scan(*text, depth + 1, line);
       continue;
     }

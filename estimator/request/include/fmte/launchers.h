@@ -99,6 +99,10 @@ struct ScriptContext {
   std::vector<std::pair<std::string, std::string>> env;
   const FileSource* files = nullptr;         // null: no file is read (the controller)
   const LauncherTable* launchers = nullptr;  // null: built-in reading only
+  // The batch script's folder as `files` names it ("examples/scripts"; empty: the working
+  // directory): a file it `source`s by a relative name that is not in the working directory is
+  // looked for there (a script written to be submitted from its own folder), with a note.
+  std::string script_dir;
 };
 
 }  // namespace fmte
