@@ -68,10 +68,10 @@ def model_matches(found, truth):
     if not found or not truth:
         return False
     # An architecture given by its dimensions (Megatron flags, OLMo/NeoX config keys:
-    # "<launcher>-<style>-<L>l-<H>h"): the index names its layers and hidden size (d_model).
+    # "<launcher>-<style>-<L>l-<H>h"): the index names its layers (blocks) and hidden size (d_model).
     m = re.fullmatch(r"[\w.-]+-(?:llama|gpt)-(\d+)l-(\d+)h", found)
     if m:
-        return (re.search(rf"\b{m.group(1)} layers", truth) is not None and
+        return (re.search(rf"\b{m.group(1)} (layers|blocks)", truth) is not None and
                 re.search(rf"(hidden|d_model) {m.group(2)}\b", truth) is not None)
     name = norm(found.rstrip("/").split("/")[-1])
     # "-hf" names the Hugging Face-format copy of the same weights (meta-llama/Llama-2-7b-hf).

@@ -240,6 +240,59 @@ TEST_F(ScriptFilesTest, SourcedFileBesideTheScript) {
   EXPECT_EQ(Read(script, {}, {}, "examples/scripts").job.model, "Qwen/Qwen3-8B");
 }
 
+// Trainers whose config file gives the decoder by its dimensions, each checked against a
+// published parameter count of the model with those dimensions (as in model_test.cc): Fast-LLM
+// (`torchrun --no_python fast-llm train gpt --config F`, Mistral-7B's shape as its example:
+// 7,241,732,096) and nanotron (`torchrun run_train.py --config-file F`, transformers' LlamaConfig
+// names; Llama-3.2-1B's shape, tied: 1,235,814,400).
+TEST_F(ScriptFilesTest, DecoderDimensionsFromFastLlmAndNanotron) {
+  Write("cfg/mistral.yaml",
+        "training:\n  train_iters: 100\ndata:\n  micro_batch_size: 8192\n"
+        "  maximum_document_length: 4096\nmodel:\n  base_model:\n    embeddings:\n"
+        "      vocab_size: 32000\n    decoder:\n      block:\n        mixer:\n"
+        "          heads: 32\n          head_groups: 8\n          head_size: 128\n"
+        "        mlp:\n          intermediate_size: 14336\n          gated: true\n"
+        "      num_blocks: 32\n    hidden_size: 4096\n    tied_embedding_weight: false\n"
+        "  multi_stage:\n    zero_stage: 2\n  distributed:\n    compute_dtype: bf16\n");
+  Write("cfg/tiny.yaml",
+        "model:\n  dtype: bfloat16\n  model_config:\n    hidden_size: 2048\n"
+        "    intermediate_size: 8192\n    num_attention_heads: 32\n    num_hidden_layers: 16\n"
+        "    num_key_value_heads: 8\n    tie_word_embeddings: true\n    vocab_size: 128256\n"
+        "    max_position_embeddings: 131072\noptimizer:\n  zero_stage: 1\n"
+        "parallelism:\n  dp: 4\n  tp: 2\n  pp: 1\ntokens:\n  micro_batch_size: 3\n"
+        "  sequence_length: 4096\n  batch_accumulation_per_replica: 2\n");
+  struct Case {
+    const char* script;
+    const char* launcher;
+    const char* model;
+    double params;
+    int64_t micro_batch, seq_len;
+    Sharding sharding;
+  };
+  const Case cases[] = {
+      {"srun bash -c \"torchrun --nproc_per_node=\\$SLURM_GPUS_PER_NODE --no_python fast-llm "
+       "train gpt --config cfg/mistral.yaml\"\n",
+       "fast-llm", "fast-llm-llama-32l-4096h", 7241732096.0, 1, 8192, Sharding::kZero2},
+      {": ${CONFIG_FILE:=\"cfg/tiny.yaml\"}\nsrun torchrun --nproc_per_node=8 "
+       "/fsx/nanotron/run_train.py --config-file ${CONFIG_FILE}\n",
+       "nanotron", "nanotron-llama-16l-2048h", 1235814400.0, 3, 4096, Sharding::kZero1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.launcher);
+    const JobRequest r = Read(std::string("#!/bin/bash\n") + c.script);
+    ASSERT_TRUE(r.is_llm_job);
+    EXPECT_EQ(r.launcher, c.launcher);
+    EXPECT_EQ(r.job.model, c.model);
+    auto arch = ParseModelConfig(r.arch_json, r.job.model);
+    ASSERT_TRUE(arch.ok()) << arch.status().message() << "\n" << r.arch_json;
+    EXPECT_NEAR(static_cast<double>(arch->Counts().total), c.params, c.params * 1e-6);
+    EXPECT_EQ(r.job.micro_batch, c.micro_batch);
+    EXPECT_EQ(r.job.seq_len, c.seq_len);
+    EXPECT_EQ(r.job.sharding, c.sharding);
+    EXPECT_EQ(r.job.precision, Precision::kMixedBf16);
+  }
+}
+
 TEST_F(ScriptFilesTest, ShellAsPeopleWriteIt) {
   // Arguments, ${N-default}, arithmetic, a sourced file, a heredoc-written DeepSpeed JSON and a
   // launch line inside `srun bash -c "..."`.

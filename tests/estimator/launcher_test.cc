@@ -47,6 +47,10 @@ TEST(ScanTest, ShellConstructs) {
       {"X=1\ncmd $X ${X} \"$X y\" '$X'", "cmd|1|1|1 y|$X"},
       {"A=\"p q\"\ncmd $A \"$A\"", "cmd|p|q|p q"},
       {"cmd ${UNSET:-dflt} ${UNSET-d2}", "cmd|dflt|d2"},
+      // `: ${VAR:=default}` assigns, with the default quoted or built from a variable too (the
+      // nanotron examples' idiom); unquoted, the result is split as bash splits it.
+      {": ${C:=\"cfg/a b.yaml\"}\n: ${D:=x}\nP=/p\n: ${E:=$P/run.py}\ncmd \"$C\" $D $E",
+       ":|cfg/a|b.yaml;:|x;:|/p/run.py;cmd|cfg/a b.yaml|x|/p/run.py"},
       {"ARR=(--a 1\n  # comment inside\n  --b \"x y\"\n)\ncmd ${ARR[@]}", "cmd|--a|1|--b|x y"},
       {"cmd a; other b", "cmd|a;other|b"},
       {"cmd a > log.txt 2>&1", "cmd|a"},

@@ -582,6 +582,8 @@ class TokenizerImpl {
       }
       const std::string_view fallback = op.substr(op[0] == ':' ? 2 : 1);
       // ${A:-$B}, ${A:-"x y"}: one level of expansion, quotes removed.
+      std::string_view value = fallback;
+      std::string inner;
       if (fallback.find_first_of("$\"'") != std::string_view::npos) {
         std::string saved;
         std::swap(saved, word_);
@@ -596,7 +598,6 @@ class TokenizerImpl {
           if (fallback[k] != '"' && fallback[k] != '\'') word_ += fallback[k];
           ++k;
         }
-        std::string inner;
         std::swap(inner, word_);
         std::swap(saved, word_);
         const bool inner_unresolved = unresolved_;
@@ -604,22 +605,21 @@ class TokenizerImpl {
         unresolved_ = was_unresolved;
         if (inner_unresolved) {
           Unresolved();
-        } else {
-          AppendScalar(inner, split);
+          return next;
         }
-        return next;
+        value = inner;
       }
-      // ${VAR:=default} / ${VAR=default} assigns the default too (`: ${VAR:=x}` idiom).
+      // ${VAR:=default} / ${VAR=default} assigns the default too (`: ${VAR:="x"}` idiom).
       if ((op[0] == '=' || op.starts_with(":=")) &&
           (var != nullptr || vars_->size() < kMaxShellVars)) {
-        ShellVar value;
-        value.items.push_back(Word{arena_->Store(fallback), false});
+        ShellVar assigned;
+        assigned.items.push_back(Word{arena_->Store(value), false});
         if (var != nullptr)
-          it->second = std::move(value);
+          it->second = std::move(assigned);
         else
-          vars_->emplace(arena_->Store(name), std::move(value));
+          vars_->emplace(arena_->Store(name), std::move(assigned));
       }
-      AppendScalar(fallback, split);
+      AppendScalar(value, split);
       return next;
     }
     Unresolved();  // ${X/a/b}, ${X:0:3}, ...
