@@ -1,7 +1,6 @@
 #include "model_resolver.h"
 
 #include <curl/curl.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,7 +12,9 @@
 #include <vector>
 
 #include "fmte/model.h"
+#include "fmte/model_files.h"
 #include "fmte/request.h"
+#include "fmte/submission.h"
 
 namespace fmte::slurm {
 namespace {
@@ -27,18 +28,6 @@ bool IsDir(const std::string& path) {
 bool IsFile(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-Result<std::string> ReadBounded(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IoError("--fmte-model: cannot read '" + path + "'");
-  std::string text(kMaxConfigBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxConfigBytes) {
-    return Status::InvalidArgument("--fmte-model: '" + path + "' is larger than 1 MiB");
-  }
-  return text;
 }
 
 // org/name with conservative characters only: it becomes part of a URL and of a cache path.
@@ -85,66 +74,6 @@ size_t CollectBody(char* data, size_t size, size_t nmemb, void* user) {
 
 }  // namespace
 
-std::string HfCacheConfig(std::string_view id) {
-  std::vector<std::string> roots;
-  const auto env = [](const char* name) {
-    const char* v = std::getenv(name);
-    return std::string(v != nullptr ? v : "");
-  };
-  if (!env("HF_HUB_CACHE").empty()) roots.push_back(env("HF_HUB_CACHE"));
-  if (!env("HUGGINGFACE_HUB_CACHE").empty()) roots.push_back(env("HUGGINGFACE_HUB_CACHE"));
-  if (!env("HF_HOME").empty()) roots.push_back(env("HF_HOME") + "/hub");
-  if (!env("XDG_CACHE_HOME").empty()) roots.push_back(env("XDG_CACHE_HOME") + "/huggingface/hub");
-  if (!env("HOME").empty()) roots.push_back(env("HOME") + "/.cache/huggingface/hub");
-  std::string repo = "models--";
-  for (char c : id) repo += c == '/' ? std::string("--") : std::string(1, c);
-  for (const std::string& root : roots) {
-    const std::string dir = root + "/" + repo;
-    if (!IsDir(dir)) continue;
-    std::ifstream ref(dir + "/refs/main");
-    std::string rev;
-    if (ref && std::getline(ref, rev) && !rev.empty() && rev.find('/') == std::string::npos &&
-        IsFile(dir + "/snapshots/" + rev + "/config.json"))
-      return dir + "/snapshots/" + rev + "/config.json";
-    if (DIR* d = opendir((dir + "/snapshots").c_str()); d != nullptr) {
-      std::string found;
-      for (dirent* e; found.empty() && (e = readdir(d)) != nullptr;) {
-        const std::string name = e->d_name;
-        if (name != "." && name != ".." && IsFile(dir + "/snapshots/" + name + "/config.json"))
-          found = dir + "/snapshots/" + name + "/config.json";
-      }
-      closedir(d);
-      if (!found.empty()) return found;
-    }
-  }
-  return {};
-}
-
-bool LooksLikePath(std::string_view model) {
-  if (model.empty()) return false;
-  if (model[0] == '/' || model[0] == '.' || model[0] == '~') return true;
-  if (model.size() >= 5 && model.substr(model.size() - 5) == ".json") return true;
-  struct stat st;
-  return stat(std::string(model).c_str(), &st) == 0;
-}
-
-Result<std::string> CompactArchJson(std::string_view json_text, const std::string& origin) {
-  Result<ModelArch> arch = ParseModelConfig(json_text, origin);
-  if (!arch.ok()) return Status::InvalidArgument("--fmte-model: " + arch.status().message());
-  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return Status::ParseError("--fmte-model: '" + origin + "' is not a JSON object");
-  }
-  // Keys the estimator never reads but that can be long (label maps, remote code references).
-  for (const char* key : {"id2label", "label2id", "auto_map", "task_specific_params"}) j.erase(key);
-  std::string compact = j.dump();
-  if (compact.size() > kMaxArchJsonBytes) {
-    return Status::InvalidArgument("--fmte-model: '" + origin + "' is too large to forward (" +
-                                   std::to_string(compact.size()) + " bytes)");
-  }
-  return compact;
-}
-
 Result<std::string> HttpGet(const std::string& url, long timeout_ms, size_t max_bytes) {
   static const bool kInit = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
   if (!kInit) return Status::Internal("libcurl initialisation failed");
@@ -179,24 +108,20 @@ Result<std::string> HttpGet(const std::string& url, long timeout_ms, size_t max_
 }
 
 Result<std::string> ResolveForController(std::string_view model, const ResolverOptions& options) {
-  std::string value(model);
-  if (LooksLikePath(value)) {
-    if (value[0] == '~') {
-      const char* home = std::getenv("HOME");
-      value = std::string(home != nullptr ? home : "") + value.substr(1);
-    }
-    std::string file = IsDir(value) ? value + "/config.json" : value;
-    if (!IsFile(file)) {
-      return Status::NotFound("--fmte-model: '" + file +
-                              "': no such file (expected a config.json or a "
-                              "model directory holding one)");
-    }
-    Result<std::string> text = ReadBounded(file);
-    if (!text.ok()) return text.status();
-    return CompactArchJson(*text, file);
+  const std::string value(model);
+  const auto named = [](const Status& st) {
+    const std::string msg = "--fmte-model: " + st.message();
+    return st.code() == Status::Code::kNotFound ? Status::NotFound(msg)
+                                                : Status::InvalidArgument(msg);
+  };
+  // A config.json or a model directory on this machine (estimator/files, as check reads it).
+  if (LooksLikeModelPath(value, ".")) {
+    Result<std::string> local = LocalModelArch(value, ".", ProcessEnviron());
+    if (!local.ok()) return named(local.status());
+    return local;
   }
-  // A Hugging Face id: the catalog (exact file first, then case-insensitive lookup), the cache,
-  // the hub.
+  // A Hugging Face id: the catalog (exact file first, then case-insensitive lookup), the user's
+  // Hugging Face cache, the site's cache, the hub.
   if (IsFile(options.models_dir + "/" + value + "/config.json")) return std::string();
   if (IsDir(options.models_dir)) {
     Result<ModelCatalog> catalog = ModelCatalog::LoadDir(options.models_dir);
@@ -207,23 +132,11 @@ Result<std::string> ResolveForController(std::string_view model, const ResolverO
                             "' is not in the model catalog and is not a "
                             "Hugging Face id (org/name) or a config.json path");
   }
-  // The Hugging Face cache the user's jobs load from: models--org--name/snapshots/<rev>/, the
-  // revision refs/main names first.
-  if (std::string hf = HfCacheConfig(value); !hf.empty()) {
-    Result<std::string> text = ReadBounded(hf);
-    if (text.ok()) {
-      Result<std::string> json = CompactArchJson(*text, hf);
-      if (json.ok()) return json;
-    }
-  }
+  if (Result<std::string> cached = LocalModelArch(value, ".", ProcessEnviron()); cached.ok())
+    return cached;
   std::string cached = options.cache_dir + "/" + value + "/config.json";
-  if (!options.cache_dir.empty() && IsFile(cached)) {
-    Result<std::string> text = ReadBounded(cached);
-    if (text.ok()) {
-      Result<std::string> json = CompactArchJson(*text, cached);
-      if (json.ok()) return json;
-    }
-  }
+  if (!options.cache_dir.empty() && IsFile(cached))
+    if (Result<std::string> json = LocalModelArch(cached, ".", {}); json.ok()) return json;
   if (options.hub_url.empty()) {
     return Status::NotFound("--fmte-model: '" + value +
                             "' is not in the model catalog and no hub_url "
@@ -234,7 +147,7 @@ Result<std::string> ResolveForController(std::string_view model, const ResolverO
   if (!body.ok())
     return Status::NotFound("--fmte-model: '" + value + "': " + body.status().message());
   Result<std::string> json = CompactArchJson(*body, url);
-  if (!json.ok()) return json.status();
+  if (!json.ok()) return named(json.status());
   if (!options.cache_dir.empty()) WriteCache(cached, *body);
   return json;
 }

@@ -2,7 +2,9 @@
 // local config.json, a model directory, or a Hugging Face id missing from the catalog) into the
 // compact architecture JSON forwarded to slurmctld as FMTE_ARCH, so that the controller never does
 // file or network I/O per job. Hub downloads use libcurl with a short timeout and an on-disk cache.
-// Thread-safety: stateless functions; the cache is written atomically (temp file + rename).
+// Local files and the user's Hugging Face cache are read by estimator/files (fmte/model_files.h),
+// as fmte-advise check reads them. Thread-safety: stateless functions; the cache is written
+// atomically (temp file + rename).
 #ifndef FMTE_SLURM_PLUGIN_MODEL_RESOLVER_H_
 #define FMTE_SLURM_PLUGIN_MODEL_RESOLVER_H_
 
@@ -20,15 +22,6 @@ struct ResolverOptions {
   long timeout_ms = 5000;  // whole transfer, connect included
 };
 
-// Does the value name a path rather than a Hugging Face id? (starts with / . ~, ends with .json,
-// or exists on disk.)
-bool LooksLikePath(std::string_view model);
-
-// config.json of a Hugging Face id in the user's Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub,
-// ~/.cache/huggingface/hub: models--org--name/snapshots/<rev>/config.json, refs/main's revision
-// first); empty when it is not there.
-std::string HfCacheConfig(std::string_view id);
-
 // The JSON to forward, or "" when the catalog knows the id (the controller resolves it itself).
 // Looked up in order: a path, the catalog, the Hugging Face cache, cache_dir, the hub.
 // Errors name the option and what was wrong ("--fmte-model: /x/config.json: no such file").
@@ -36,9 +29,6 @@ Result<std::string> ResolveForController(std::string_view model, const ResolverO
 
 // GET url with libcurl (timeout, size bound of `max_bytes`, optional HF_TOKEN bearer header).
 Result<std::string> HttpGet(const std::string& url, long timeout_ms, size_t max_bytes);
-
-// A config.json text checked with ParseModelConfig and minified.
-Result<std::string> CompactArchJson(std::string_view json_text, const std::string& origin);
 
 }  // namespace fmte::slurm
 

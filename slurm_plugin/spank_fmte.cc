@@ -33,6 +33,7 @@ extern "C" {
 
 #include "fmte/config.h"
 #include "fmte/model.h"
+#include "fmte/model_files.h"
 #include "fmte/request.h"
 #include "fmte/script_files.h"
 #include "fmte/submission.h"
@@ -75,7 +76,7 @@ int OptionCallback(int val, const char* optarg, int remote) {
       return -1;
     }
     if (key == "model") {
-      if (fmte::slurm::LooksLikePath(value)) {
+      if (fmte::LooksLikeModelPath(value, ".")) {
         // A path must exist now: the controller cannot read the user's files.
         std::string path =
             value[0] == '~'
@@ -252,7 +253,7 @@ extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, cha
     if ((ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL) || g_model.empty()) return 0;
     fmte::Result<std::string> arch = fmte::slurm::ResolveForController(g_model, g_resolver);
     if (!arch.ok()) {
-      if (fmte::slurm::LooksLikePath(g_model)) {  // the user's own file is wrong: refuse now
+      if (fmte::LooksLikeModelPath(g_model, ".")) {  // the user's own file is wrong: refuse now
         slurm_error("fmte: %s", arch.status().message().c_str());
         return -1;
       }

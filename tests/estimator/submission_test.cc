@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fmte/model.h"
 #include "fmte/request.h"
 #include "fmte/script_files.h"
 
@@ -204,6 +205,54 @@ TEST_F(ReadSubmissionTest, PastJobReadWithItsAllocationAndWorkDir) {
   ASSERT_TRUE(bare.ok()) << bare.status().message();
   EXPECT_EQ(ValueOf(bare->request, "sharding"), "zero3");
   EXPECT_EQ(bare->facts.tres_per_node, "gres:gpu:a100:8");
+}
+
+// A model the catalog does not know, read where the job will load it: a model directory the
+// launch line names (relative to the submission directory) or the submitter's Hugging Face cache
+// (models--org--name/snapshots/<rev>/config.json, refs/main's revision). Its config.json (here a
+// published one from the catalog, under another name) becomes the arch the client forwards.
+TEST_F(ReadSubmissionTest, ModelFromALocalDirectoryOrTheHuggingFaceCache) {
+  namespace fs = std::filesystem;
+  const fs::path published = FMTE_SOURCE_DIR "/etc/models/Qwen/Qwen3-8B/config.json";
+  fs::create_directories(dir_ / "job" / "ckpt" / "my-qwen");
+  fs::copy_file(published, dir_ / "job" / "ckpt" / "my-qwen" / "config.json");
+  const fs::path snap = dir_ / "hf" / "hub" / "models--acme--qwen-ft" / "snapshots" / "abc123";
+  fs::create_directories(snap);
+  fs::copy_file(published, snap / "config.json");
+  fs::create_directories(dir_ / "hf" / "hub" / "models--acme--qwen-ft" / "refs");
+  std::ofstream(dir_ / "hf" / "hub" / "models--acme--qwen-ft" / "refs" / "main") << "abc123\n";
+  auto catalog = ModelCatalog::LoadDir(FMTE_SOURCE_DIR "/etc/models");
+  ASSERT_TRUE(catalog.ok()) << catalog.status().message();
+  const std::string hf_home = "HF_HOME=" + (dir_ / "hf").string();
+  const char* env[] = {hf_home.c_str(), "PATH=/usr/bin"};
+  auto job = [&](const std::string& model) {
+    std::ofstream(dir_ / "job" / "m.sh")
+        << "#!/bin/bash\n#SBATCH --gres=gpu:8\ntorchrun --nproc_per_node 8 sft.py "
+           "--model_name_or_path "
+        << model << " --bf16\n";
+    const std::vector<std::string> cl = {"-D", "job", "job/m.sh"};
+    auto s = ReadSubmission(cl, dir_.string(), &table_, env, &catalog.value());
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() ? s->request : JobRequest();
+  };
+  for (const std::string model : {"./ckpt/my-qwen", "ckpt/my-qwen", "acme/qwen-ft"}) {
+    SCOPED_TRACE(model);
+    const JobRequest r = job(model);
+    EXPECT_EQ(r.job.model, model);
+    auto arch = ParseModelConfig(r.arch_json, model);
+    ASSERT_TRUE(arch.ok()) << arch.status().message();
+    EXPECT_EQ(arch->Counts().total, (*catalog->Find("Qwen/Qwen3-8B"))->Counts().total);
+  }
+  // A catalog id needs nothing forwarded; a path that names nothing is a note, not a failure.
+  EXPECT_TRUE(job("Qwen/Qwen3-8B").arch_json.empty());
+  const JobRequest missing = job("./ckpt/nothing");
+  EXPECT_TRUE(missing.arch_json.empty());
+  bool noted = false;
+  for (const std::string& w : missing.warnings)
+    noted = noted || w.find("ckpt/nothing': no such file") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Not in the cache that the environment names: unknown, nothing guessed.
+  EXPECT_TRUE(job("acme/other").arch_json.empty());
 }
 
 TEST_F(ReadSubmissionTest, ForwardedReadingGivesTheControllerTheClientsRequest) {

@@ -222,8 +222,9 @@ int RunCheck(const std::vector<std::string>& args) {
   // The client side's reading, as the SPANK plugin does it in sbatch: the script's options,
   // arguments and variables, the files it names and the launcher table of the catalog directory.
   char cwd[4096];
-  auto submission = ReadSubmission(sbatch, getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : ".",
-                                   &admission->launchers, ProcessEnviron());
+  auto submission =
+      ReadSubmission(sbatch, getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : ".", &admission->launchers,
+                     ProcessEnviron(), &estimator.catalogs().models);
   if (!submission.ok()) return Fail(submission.status());
   for (const std::string& w : submission->warnings)
     std::cerr << "fmte-advise: warning: " << w << "\n";

@@ -550,7 +550,7 @@ int RunReplay(const std::vector<std::string>& args) {
       allocated = AllocationOf(*r.job);
     }
     auto sub = ReadPastSubmission(s.text, command_line, dir.empty() ? "." : dir, allocated,
-                                  &admission->launchers);
+                                  &admission->launchers, &admission->estimator->catalogs().models);
     if (!sub.ok()) {
       r.read_error = sub.status().message();
     } else {

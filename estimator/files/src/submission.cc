@@ -12,6 +12,7 @@
 
 #include "files_internal.h"
 #include "fmte/config.h"
+#include "fmte/model_files.h"
 #include "fmte/script_files.h"
 #include "fmte/text.h"
 
@@ -461,11 +462,28 @@ std::vector<std::string> OptionWords(const SbatchCommandLine& cl) {
   return words;
 }
 
+// The launch line's model, when the catalog does not know it, read from this machine (a path, the
+// Hugging Face cache) into the request's arch_json; see ReadSubmission.
+void ReadLocalModel(const std::string& dir, std::span<const char* const> environ_entries,
+                    const ModelCatalog* models, JobRequest* r) {
+  const FieldSource* source = r->SourceOf("model");
+  if (source == nullptr || source->source != Source::kLauncher || !r->arch_json.empty() ||
+      r->job.model.empty())
+    return;
+  const bool path = LooksLikeModelPath(r->job.model, dir);
+  if (!path && (models == nullptr || models->Find(r->job.model).ok())) return;
+  Result<std::string> arch = LocalModelArch(r->job.model, dir, environ_entries);
+  if (arch.ok())
+    r->arch_json = std::move(arch).value();
+  else if (path)
+    r->warnings.push_back("model: " + arch.status().message());
+}
+
 Result<Submission> ReadScriptAndFiles(Submission s, const SbatchCommandLine& cl,
                                       std::span<const std::string> option_words,
                                       const std::string& cwd, const LauncherTable* launchers,
                                       std::span<const char* const> environ_entries,
-                                      const SbatchOptions* allocated) {
+                                      const SbatchOptions* allocated, const ModelCatalog* models) {
   ReadSbatchLines(s.script, &s.options);
   s.warnings = DropInvalidSbatchValues(&s.options);
   // The command line wins over #SBATCH lines, option by option.
@@ -497,6 +515,7 @@ Result<Submission> ReadScriptAndFiles(Submission s, const SbatchCommandLine& cl,
     context.script_dir = !below.empty() && *below.begin() != ".." ? below.string() : dir.string();
   }
   s.request = ParseJobRequest(s.script, s.options.spank, s.facts, context);
+  ReadLocalModel(s.dir, environ_entries, models, &s.request);
   return s;
 }
 
@@ -504,7 +523,8 @@ Result<Submission> ReadScriptAndFiles(Submission s, const SbatchCommandLine& cl,
 
 Result<Submission> ReadSubmission(std::span<const std::string> command_line, const std::string& cwd,
                                   const LauncherTable* launchers,
-                                  std::span<const char* const> environ_entries) {
+                                  std::span<const char* const> environ_entries,
+                                  const ModelCatalog* models) {
   const SbatchCommandLine cl = SplitSbatchCommandLine(command_line);
   const std::vector<std::string> option_words = OptionWords(cl);
   SbatchOptions line_options;
@@ -520,16 +540,17 @@ Result<Submission> ReadSubmission(std::span<const std::string> command_line, con
     return Status::NotFound("the batch script comes from standard input");
   }
   return ReadScriptAndFiles(std::move(s), cl, option_words, cwd, launchers, environ_entries,
-                            nullptr);
+                            nullptr, models);
 }
 
 Result<Submission> ReadPastSubmission(std::string script, std::span<const std::string> command_line,
                                       const std::string& cwd, const SbatchOptions& allocated,
-                                      const LauncherTable* launchers) {
+                                      const LauncherTable* launchers, const ModelCatalog* models) {
   Submission s;
   s.script = std::move(script);
   const SbatchCommandLine cl = SplitSbatchCommandLine(command_line);
-  return ReadScriptAndFiles(std::move(s), cl, OptionWords(cl), cwd, launchers, {}, &allocated);
+  return ReadScriptAndFiles(std::move(s), cl, OptionWords(cl), cwd, launchers, {}, &allocated,
+                            models);
 }
 
 }  // namespace fmte

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fmte/launchers.h"
+#include "fmte/model.h"
 #include "fmte/request.h"
 #include "fmte/status.h"
 
@@ -88,9 +89,16 @@ struct Submission {
   JobRequest request;
   std::vector<std::string> warnings;  // #SBATCH values dropped
 };
+//
+// A model the launch line names that `models` does not know is read here when it is a path (a
+// config.json or a model directory, relative to the submission directory) or sits in the
+// submitter's Hugging Face cache (`environ_entries`): its config.json becomes the request's
+// arch_json (what the client forwards). Without `models`, only paths are read. A path that names
+// nothing usable is a warning.
 Result<Submission> ReadSubmission(std::span<const std::string> command_line, const std::string& cwd,
                                   const LauncherTable* launchers,
-                                  std::span<const char* const> environ_entries = {});
+                                  std::span<const char* const> environ_entries = {},
+                                  const ModelCatalog* models = nullptr);
 
 // A job that already ran, read as its submission was (fmte-advise replay): `script` is the stored
 // batch script (sacct --batch-script), `command_line` sbatch's words after the program name when
@@ -101,7 +109,8 @@ Result<Submission> ReadSubmission(std::span<const std::string> command_line, con
 // the submitter's variables are not known.
 Result<Submission> ReadPastSubmission(std::string script, std::span<const std::string> command_line,
                                       const std::string& cwd, const SbatchOptions& allocated,
-                                      const LauncherTable* launchers);
+                                      const LauncherTable* launchers,
+                                      const ModelCatalog* models = nullptr);
 
 }  // namespace fmte
 
