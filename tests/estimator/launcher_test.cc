@@ -176,6 +176,16 @@ TEST(LauncherTest, TorchtuneConfigNames) {
   EXPECT_EQ(q.job.quant, Quant::kNf4);
 }
 
+// A model flag whose variable is empty (MODEL=$1 with no argument) is left bare: no model named,
+// never a model called "true" (a bare flag's value).
+TEST(LauncherTest, AnEmptyModelVariableNamesNoModel) {
+  const JobRequest r = Parse(
+      "MODEL=$1\ntorchrun --nproc_per_node 8 train.py --model_name_or_path $MODEL "
+      "--per_device_train_batch_size 1\n");
+  EXPECT_NE(r.job.model, "true");
+  EXPECT_FALSE(r.is_llm_job);
+}
+
 TEST(LauncherTest, TheTrainingLaunchWinsOverSetupCommands) {
   const JobRequest r = Parse(
       "python download.py --model_name_or_path meta-llama/Llama-3.1-70B\n"

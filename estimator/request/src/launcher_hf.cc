@@ -101,6 +101,10 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
       sink->Warn("--" + std::string(name), "value depends on the environment; ignored");
       continue;
     }
+    if (f->value == "true") {  // a bare flag: its value was an empty variable (MODEL=$1, no $1)
+      sink->Warn("--" + std::string(name), "no value (an empty variable?); no model named");
+      continue;
+    }
     sink->SetFromFlag("model", f->value, name);
     has_model = true;
     break;
