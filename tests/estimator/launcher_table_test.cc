@@ -376,6 +376,36 @@ TEST_F(ScriptFilesTest, UnreadableFilesAreNamedAndLeftUnread) {
   EXPECT_EQ(r.unread[0].key, "sharding");
 }
 
+// A site's in-house launcher as data: its own flag names the model through value patterns, where
+// '*' matches any run of characters, an exact value wins, then the most specific pattern.
+TEST(LauncherTableTest, FlagKeysWithValuePatterns) {
+  auto table = ParseLauncherTable(
+      R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "site", "programs":
+          ["site_train.py"], "flags": ["config"], "format": "x", "reader": "keys",
+          "flag_keys": [{"path": "preset", "key": "model", "values": {
+            "llama-8b": "meta-llama/Llama-3.1-8B", "llama-*": "meta-llama/Llama-3.1-70B",
+            "llama-8b-*-lora": "meta-llama/Llama-3.2-1B", "*a*a*b": "Qwen/Qwen3-8B"}}]}]})",
+      "launchers.json");
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  ScriptContext ctx;
+  ctx.launchers = &table.value();
+  SlurmFacts facts;
+  facts.tres_per_node = "gres:gpu:8";
+  auto model = [&](const std::string& preset) {
+    return ParseJobRequest("torchrun --nproc_per_node 8 site_train.py --preset " + preset + "\n",
+                           {}, facts, ctx)
+        .job.model;
+  };
+  EXPECT_EQ(model("llama-8b"), "meta-llama/Llama-3.1-8B");           // exact
+  EXPECT_EQ(model("LLAMA-8B-sft-LoRA"), "meta-llama/Llama-3.2-1B");  // most specific, any case
+  EXPECT_EQ(model("llama-70b"), "meta-llama/Llama-3.1-70B");
+  EXPECT_EQ(model("mistral"), "");  // no pattern: no model, nothing guessed
+  // A long value (a logical line holds up to 64 KiB) against a pattern with several stars is
+  // matched in at most pattern x value steps, never exponentially many (user input).
+  EXPECT_EQ(model(std::string(60000, 'a') + "b"), "Qwen/Qwen3-8B");
+  EXPECT_EQ(model(std::string(60000, 'a')), "");
+}
+
 TEST(LauncherTableTest, ErrorsNameTheEntryAndField) {
   struct Case {
     const char* json;

@@ -243,14 +243,26 @@ const json* AtPath(const json& tree, std::string_view path) {
 }
 
 // Whether `value` matches `pattern`, where '*' matches any run of characters (both lower case).
+// Greedy, going back only to the last '*': at most |pattern| x |value| steps for any input.
 bool GlobMatches(std::string_view pattern, std::string_view value) {
-  const size_t star = pattern.find('*');
-  if (star == std::string_view::npos) return pattern == value;
-  if (!value.starts_with(pattern.substr(0, star))) return false;
-  const std::string_view rest = pattern.substr(star + 1);
-  for (size_t at = star; at <= value.size(); ++at)  // patterns are short: a few stars at most
-    if (GlobMatches(rest, value.substr(at))) return true;
-  return false;
+  size_t p = 0, v = 0;
+  size_t star = std::string_view::npos, resume = 0;
+  while (v < value.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = v;
+    } else if (p < pattern.size() && pattern[p] == value[v]) {
+      ++p;
+      ++v;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      v = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
 }
 
 // `v` through the rule's value map (ConfigKeyRule::values), or empty when the map does not match
