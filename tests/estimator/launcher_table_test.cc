@@ -150,6 +150,17 @@ TEST_F(ScriptFilesTest, OlmoYamlDescribesTheModelAndTheLineOverridesIt) {
   EXPECT_EQ(r.job.activation_checkpointing, Checkpointing::kFull);
   EXPECT_EQ(r.job.sharding, Sharding::kFsdpGradOp);
   EXPECT_EQ(OriginOf(r, "sharding"), "line 2: --fsdp.sharding_strategy");
+  // Absurd dimensions are passed on for the model's parser to refuse by name (an estimate error
+  // naming hidden_size), never multiplied into an overflow.
+  Write("cfg/huge.yaml",
+        "model:\n  d_model: 1099511627776\n  n_heads: 32\n  n_layers: 32\n"
+        "  mlp_ratio: 99999999\n");
+  const JobRequest huge = Read("#!/bin/bash\npython scripts/train.py cfg/huge.yaml\n");
+  auto refused = ParseModelConfig(huge.arch_json, huge.job.model);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("hidden_size: expected a positive integer up to 2^31"),
+            std::string::npos)
+      << refused.status().message();
   // The same trainer's name elsewhere (a train.py that is not OLMo's) is not read as OLMo.
   const JobRequest other = Read("#!/bin/bash\npython other/train.py cfg/olmo7.yaml\n");
   EXPECT_NE(other.launcher, "olmo");

@@ -93,7 +93,8 @@ void ArchFromKeys(std::string_view launcher, LauncherFindings* f) {
     // rounded down to 64 for SwiGLU), which GPT-NeoX shares.
     int64_t ffn = integer("ffn");
     int64_t proj = integer("ffn-proj");
-    if (proj == 0) proj = integer("ffn-ratio") * hidden;
+    // Absurd sizes go on to ParseModelConfig, which refuses them by name; never an overflow here.
+    if (proj == 0 && __builtin_mul_overflow(integer("ffn-ratio"), hidden, &proj)) proj = 0;
     if (ffn == 0 && proj > 0) ffn = gated ? proj / 2 : proj;
     if (ffn == 0) ffn = gated ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
     int64_t vocab = integer("vocab");
