@@ -143,8 +143,9 @@ void ParseArgs(int ac, char** av) {
   g_catalog_dir = catalog_dir;
 }
 
-// This process's command line when it is sbatch (words after the program name); empty otherwise
-// (salloc, srun: no batch script).
+// This process's command line as sbatch's words (after the program name): sbatch's own, or
+// srun's when it asks for a new job (outside an allocation), its command as --wrap; empty
+// otherwise (salloc, a step of a running job).
 std::vector<std::string> SbatchCommandLine() {
   std::vector<std::string> words;
   const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -163,9 +164,10 @@ std::vector<std::string> SbatchCommandLine() {
   const std::string& prog = words.front();
   const std::string base =
       prog.substr(prog.rfind('/') == std::string::npos ? 0 : prog.rfind('/') + 1);
-  if (base != "sbatch") return {};
   words.erase(words.begin());
-  return words;
+  if (base == "sbatch") return words;
+  if (base == "srun" && std::getenv("SLURM_JOB_ID") == nullptr) return fmte::SrunAsSbatch(words);
+  return {};
 }
 
 // Reads the batch script and the files it names, as sbatch was given them, and forwards what
@@ -249,7 +251,8 @@ extern "C" FMTE_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
 extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
   try {
     spank_context_t ctx = spank_context();
-    if (ctx == S_CTX_ALLOCATOR && g_read_files) ForwardScriptReading(sp);
+    // sbatch (allocator) and srun asking for a new job (local): the job's launch line.
+    if ((ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL) && g_read_files) ForwardScriptReading(sp);
     if ((ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL) || g_model.empty()) return 0;
     fmte::Result<std::string> arch = fmte::slurm::ResolveForController(g_model, g_resolver);
     if (!arch.ok()) {

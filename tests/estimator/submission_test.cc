@@ -33,6 +33,36 @@ TEST(SplitSbatchCommandLine, OptionsValuesScriptAndArguments) {
   EXPECT_EQ(cl.script_args, (std::vector<std::string>{"zephyr", "--nodes", "2"}));
 }
 
+// An interactive `srun` that asks for a new job is the same submission as sbatch --wrap: its
+// options, then its command line, every word kept as one (quotes included), read like a script.
+TEST(SrunAsSbatch, TheCommandBecomesTheLaunchLine) {
+  const std::vector<std::string> srun = {"-N",
+                                         "1",
+                                         "--gres=gpu:a100:8",
+                                         "-t",
+                                         "60",
+                                         "torchrun",
+                                         "--nproc_per_node",
+                                         "8",
+                                         "train.py",
+                                         "--model_name_or_path",
+                                         "meta-llama/Llama-3.1-8B",
+                                         "--run_name",
+                                         "it's mine"};
+  const std::vector<std::string> words = SrunAsSbatch(srun);
+  ASSERT_EQ(words.size(), 6u);
+  EXPECT_EQ(words[0], "-N");
+  EXPECT_EQ(words[2], "--gres=gpu:a100:8");
+  EXPECT_EQ(words[5],
+            "--wrap='torchrun' '--nproc_per_node' '8' 'train.py' '--model_name_or_path' "
+            "'meta-llama/Llama-3.1-8B' '--run_name' 'it'\\''s mine'");
+  auto s = ReadSubmission(words, "/nonexistent", nullptr);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->request.job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(s->request.job.gpus, 8);
+  EXPECT_TRUE(SrunAsSbatch(std::vector<std::string>{"-N", "2"}).empty());  // no command
+}
+
 TEST(SplitSbatchCommandLine, CallersOwnOptionsAndHeterogeneousJobs) {
   const std::vector<std::string> args = {"--config", "fmte.conf", "-N", "1",
                                          ":",        "-N",        "2",  "train.sh"};

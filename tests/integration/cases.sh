@@ -287,6 +287,21 @@ jobstats_epilog_keeps_record() {
 # fmte-advise replay over jobs that ran, from what a sysadmin exports: the stored scripts (sacct
 # --batch-script, AccountingStoreFlags=job_script) and a sacct export joined by job id. A stored
 # script lacks sbatch's command line and -D: the export's AllocTRES and WorkDir give them back.
+# An interactive `srun` asking for a new job has no batch script: slurmctld alone sees nothing to
+# read. The SPANK plugin reads srun's own command line (as sbatch --wrap) and forwards it, so the
+# same oversized job is refused as it would be in a batch script.
+srun_command_read_by_spank() {
+  local out rc
+  out=$(timeout 30 srun --gres=gpu:a100:1 -t 5 torchrun --nproc_per_node 1 train.py \
+    --model_name_or_path meta-llama/Llama-3.1-70B --per_device_train_batch_size 1 \
+    --max_seq_length 4096 --bf16 2>&1)
+  rc=$?
+  echo "srun -> rc=$rc out='$out'"
+  check "refused" test "$rc" -ne 0 -a "$rc" -ne 124
+  check "fmte message" contains "$out" "fmte: rejected"
+  check "read from srun's command" contains "$out" "meta-llama/Llama-3.1-70B"
+}
+
 replay_past_jobs() {
   local dir=$WORK/replay a ja jb c conf strict
   local fields=JobID,JobIDRaw,State,Elapsed,Timelimit,Partition,AllocTRES,NNodes,WorkDir
@@ -344,7 +359,8 @@ print(s["scripts"], s["joined"], s["decisions"].get("reject", 0), s["false_rejec
 case $CASE in
   oversized_rejected | fitting_job_recorded | non_llm_untouched | spank_bad_value_refused | \
     fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model | \
-    script_files_read_in_sbatch | jobstats_epilog_keeps_record | replay_past_jobs) "$CASE" ;;
+    script_files_read_in_sbatch | jobstats_epilog_keeps_record | replay_past_jobs | \
+    srun_command_read_by_spank) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 

@@ -406,6 +406,23 @@ std::vector<std::pair<std::string, std::string>> SubmissionEnv(
   return env;
 }
 
+std::vector<std::string> SrunAsSbatch(std::span<const std::string> srun_args) {
+  const SbatchCommandLine cl = SplitSbatchCommandLine(srun_args);
+  if (cl.script.empty()) return {};
+  std::vector<std::string> words;
+  for (const std::vector<std::string>& o : cl.options)
+    words.insert(words.end(), o.begin(), o.end());
+  auto quoted = [](std::string_view w) {
+    std::string q = "'";
+    for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string command = quoted(cl.script);
+  for (const std::string& a : cl.script_args) command += " " + quoted(a);
+  words.push_back("--wrap=" + command);
+  return words;
+}
+
 std::span<const char* const> ProcessEnviron() {
   size_t n = 0;
   while (environ != nullptr && environ[n] != nullptr && n < 65536) ++n;

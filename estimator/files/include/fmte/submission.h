@@ -57,6 +57,11 @@ SbatchCommandLine SplitSbatchCommandLine(
     std::span<const std::string> args,
     const std::function<bool(std::string_view)>& also_takes_value = nullptr);
 
+// `srun [OPTIONS] COMMAND [ARGS...]` that asks for a new job, as sbatch's words for the same job:
+// the options, then --wrap with the command line (each word single-quoted): what a job_submit
+// plugin sees of it is the same allocation with no batch script. Empty without a command.
+std::vector<std::string> SrunAsSbatch(std::span<const std::string> srun_args);
+
 // The Slurm facts of the options. Errors name the option ("--nodes: ...").
 Result<SlurmFacts> FactsFrom(const SbatchOptions& o);
 
