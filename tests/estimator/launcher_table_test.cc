@@ -252,11 +252,12 @@ TEST_F(ScriptFilesTest, SourcedFileBesideTheScript) {
 }
 
 // Trainers whose config file gives the decoder by its dimensions, each checked against a
-// published parameter count of the model with those dimensions (as in model_test.cc): Fast-LLM
+// published parameter count of the model with those dimensions (as in model_test.cc): llm-foundry
+// (below), Fast-LLM
 // (`torchrun --no_python fast-llm train gpt --config F`, Mistral-7B's shape as its example:
 // 7,241,732,096) and nanotron (`torchrun run_train.py --config-file F`, transformers' LlamaConfig
 // names; Llama-3.2-1B's shape, tied: 1,235,814,400).
-TEST_F(ScriptFilesTest, DecoderDimensionsFromFastLlmAndNanotron) {
+TEST_F(ScriptFilesTest, DecoderDimensionsFromConfigFiles) {
   Write("cfg/mistral.yaml",
         "training:\n  train_iters: 100\ndata:\n  micro_batch_size: 8192\n"
         "  maximum_document_length: 4096\nmodel:\n  base_model:\n    embeddings:\n"
@@ -272,6 +273,14 @@ TEST_F(ScriptFilesTest, DecoderDimensionsFromFastLlmAndNanotron) {
         "    max_position_embeddings: 131072\noptimizer:\n  zero_stage: 1\n"
         "parallelism:\n  dp: 4\n  tp: 2\n  pp: 1\ntokens:\n  micro_batch_size: 3\n"
         "  sequence_length: 4096\n  batch_accumulation_per_replica: 2\n");
+  // llm-foundry's composer (LLM-Shearing's fork, Llama-2-7B's shape: 6,738,415,616, as in
+  // model_test.cc) after `then` on an if line, its sequence length an OmegaConf interpolation of a
+  // top-level key.
+  Write("cfg/llama2_7b.yaml",
+        "max_seq_len: 4096\nmodel:\n  name: mosaic_llama2_7b\n  d_model: 4096\n  n_heads: 32\n"
+        "  n_layers: 32\n  intermediate_size: 11008\n  max_seq_len: ${max_seq_len}\n"
+        "  vocab_size: 32000\nglobal_train_batch_size: 32\ndevice_train_microbatch_size: 4\n"
+        "precision: amp_bf16\nfsdp_config:\n  sharding_strategy: FULL_SHARD\n");
   struct Case {
     const char* script;
     const char* launcher;
@@ -279,14 +288,21 @@ TEST_F(ScriptFilesTest, DecoderDimensionsFromFastLlmAndNanotron) {
     double params;
     int64_t micro_batch, seq_len;
     Sharding sharding;
+    Precision precision;
   };
   const Case cases[] = {
       {"srun bash -c \"torchrun --nproc_per_node=\\$SLURM_GPUS_PER_NODE --no_python fast-llm "
        "train gpt --config cfg/mistral.yaml\"\n",
-       "fast-llm", "fast-llm-llama-32l-4096h", 7241732096.0, 1, 8192, Sharding::kZero2},
+       "fast-llm", "fast-llm-llama-32l-4096h", 7241732096.0, 1, 8192, Sharding::kZero2,
+       Precision::kMixedBf16},
       {": ${CONFIG_FILE:=\"cfg/tiny.yaml\"}\nsrun torchrun --nproc_per_node=8 "
        "/fsx/nanotron/run_train.py --config-file ${CONFIG_FILE}\n",
-       "nanotron", "nanotron-llama-16l-2048h", 1235814400.0, 3, 4096, Sharding::kZero1},
+       "nanotron", "nanotron-llama-16l-2048h", 1235814400.0, 3, 4096, Sharding::kZero1,
+       Precision::kMixedBf16},
+      {"PROJ_DIR=/proj\nif [[ $N == 1 ]]; then composer $PROJ_DIR/llmshearing/train.py "
+       "cfg/llama2_7b.yaml run_name=x; else srun bash launch.sh; fi\n",
+       "llm-foundry", "llm-foundry-llama-32l-4096h", 6738415616.0, 4, 4096, Sharding::kFsdpFull,
+       Precision::kAmpBf16},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.launcher);
@@ -300,7 +316,9 @@ TEST_F(ScriptFilesTest, DecoderDimensionsFromFastLlmAndNanotron) {
     EXPECT_EQ(r.job.micro_batch, c.micro_batch);
     EXPECT_EQ(r.job.seq_len, c.seq_len);
     EXPECT_EQ(r.job.sharding, c.sharding);
-    EXPECT_EQ(r.job.precision, Precision::kMixedBf16);
+    EXPECT_EQ(r.job.precision, c.precision);
+    for (const std::string& w : r.warnings)  // an interpolation is not a value to complain about
+      EXPECT_EQ(w.find("${"), std::string::npos) << w;
   }
 }
 

@@ -29,10 +29,11 @@ std::string_view LauncherName(std::string_view word) {
 // Words that may stand before the launcher on the same command.
 bool IsPrefix(std::string_view b) {
   static constexpr std::string_view kPrefixes[] = {
-      "srun",    "mpirun",  "mpiexec",    "env",       "exec",        "time",   "nohup",
-      "numactl", "taskset", "stdbuf",     "apptainer", "singularity", "conda",  "uv",
-      "poetry",  "pixi",    "micromamba", "mamba",     "nsys",        "enroot", "ibrun",
-      "timeout", "cd",      "ray"};  // ray job submit [OPTIONS] -- python3 -m ...
+      "srun", "mpirun", "mpiexec", "env", "exec", "time", "nohup", "numactl", "taskset", "stdbuf",
+      "apptainer", "singularity", "conda", "uv", "poetry", "pixi", "micromamba", "mamba", "nsys",
+      "enroot", "ibrun", "timeout", "cd", "ray",  // ray job submit [OPTIONS] -- python3 -m ...
+      // Shell keywords a command follows on the same line (`if ...; then composer ...; fi`).
+      "then", "else", "do"};
   for (std::string_view p : kPrefixes)
     if (b == p) return true;
   return false;

@@ -299,7 +299,9 @@ std::string RuleValue(const ConfigKeyRule& r, const json& tree) {
     const json* node = AtPath(tree, p);
     if (node == nullptr) return "";
     const std::string t = Text(*node);
-    if (t.empty()) return "";
+    // An OmegaConf interpolation (llm-foundry's `max_seq_len: ${max_seq_len}`) is another key's
+    // value, which its own rule reads: not a value here.
+    if (t.empty() || (t.starts_with("${") && t.ends_with("}"))) return "";
     v += (v.empty() ? "" : "/") + t;
   }
   return MappedValue(r, std::move(v));
