@@ -61,6 +61,12 @@ TEST(SrunAsSbatch, TheCommandBecomesTheLaunchLine) {
   EXPECT_EQ(s->request.job.model, "meta-llama/Llama-3.1-8B");
   EXPECT_EQ(s->request.job.gpus, 8);
   EXPECT_TRUE(SrunAsSbatch(std::vector<std::string>{"-N", "2"}).empty());  // no command
+  // srun's own options with a separate value (srun(1), pyxis) are neither the command nor sbatch's.
+  const std::vector<std::string> pyxis = {
+      "--mpi",    "pmix",    "--container-image", "nvcr.io/x", "--gpus-per-node=4",
+      "torchrun", "train.py"};
+  EXPECT_EQ(SrunAsSbatch(pyxis),
+            (std::vector<std::string>{"--gpus-per-node=4", "--wrap='torchrun' 'train.py'"}));
 }
 
 TEST(SplitSbatchCommandLine, CallersOwnOptionsAndHeterogeneousJobs) {

@@ -407,11 +407,40 @@ std::vector<std::pair<std::string, std::string>> SubmissionEnv(
 }
 
 std::vector<std::string> SrunAsSbatch(std::span<const std::string> srun_args) {
-  const SbatchCommandLine cl = SplitSbatchCommandLine(srun_args);
+  // srun's options that take a value and that sbatch does not have (srun(1); pyxis's container
+  // options): their value is not the command, and they say nothing of the allocation.
+  static constexpr std::string_view kSrunOnly[] = {"mpi",
+                                                   "cpu-bind",
+                                                   "container-image",
+                                                   "container-mounts",
+                                                   "container-workdir",
+                                                   "container-name",
+                                                   "container-env",
+                                                   "task-epilog",
+                                                   "task-prolog",
+                                                   "epilog",
+                                                   "prolog",
+                                                   "accel-bind",
+                                                   "het-group",
+                                                   "relative",
+                                                   "jobid",
+                                                   "slurmd-debug",
+                                                   "tres-bind",
+                                                   "r"};
+  auto srun_only = [](std::string_view name) {
+    for (std::string_view o : kSrunOnly)
+      if (name == o) return true;
+    return false;
+  };
+  const SbatchCommandLine cl = SplitSbatchCommandLine(srun_args, srun_only);
   if (cl.script.empty()) return {};
   std::vector<std::string> words;
-  for (const std::vector<std::string>& o : cl.options)
-    words.insert(words.end(), o.begin(), o.end());
+  for (const std::vector<std::string>& o : cl.options) {
+    const std::string_view a = o.front();
+    const std::string_view name =
+        a.starts_with("--") ? a.substr(2, a.find('=') - 2) : a.substr(1, 1);
+    if (!srun_only(name)) words.insert(words.end(), o.begin(), o.end());
+  }
   auto quoted = [](std::string_view w) {
     std::string q = "'";
     for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
