@@ -62,6 +62,9 @@ TEST(ScanTest, ShellConstructs) {
       {"A=(x y z)\ncmd pre${A[@]}post", "cmd|prex|y|zpost"},
       {"B=(one)\ncmd a${B[@]}b", "cmd|aoneb"},
       {"C=(p \"q r\" s t)\ncmd \"<${C[@]}>\"", "cmd|<p|q r|s|t>"},
+      // Subscripts are arithmetic over known variables (a job array's sweep); out of range or
+      // unknown: not guessed.
+      {"B=(0.3 0.5 0.7)\nI=2\ncmd ${B[1]} ${B[$I]} ${B[I-1]} ${B[-1]}", "cmd|0.5|0.7|0.5|0.7"},
   };
   for (const Case& c : kCases) {
     EXPECT_EQ(ScannedWords(c.script), c.want_words) << c.script;
@@ -96,6 +99,12 @@ TEST(ScanTest, UnresolvedWordsAreMarked) {
   EXPECT_FALSE(w[0].unresolved);
   EXPECT_TRUE(w[1].unresolved && w[2].unresolved && w[3].unresolved && w[4].unresolved);
   EXPECT_FALSE(w[5].unresolved);
+  // An array subscript out of range or over an unknown variable is unknown, never item 0.
+  internal::ScanOutput sub = internal::ScanScript("B=(x y)\ncmd ${B[2]} ${B[$NOPE]} ${B[-3]}");
+  ASSERT_EQ(sub.commands.size(), 1u);
+  for (size_t k = 1; k < sub.commands[0].words.size(); ++k)
+    EXPECT_TRUE(sub.commands[0].words[k].unresolved) << k;
+  EXPECT_EQ(sub.commands[0].words.size(), 4u);
 }
 
 TEST(LauncherTest, PrefixesAndEnvironment) {

@@ -622,7 +622,20 @@ class TokenizerImpl {
       AppendScalar(value, split);
       return next;
     }
-    Unresolved();  // ${X/a/b}, ${X:0:3}, ...
+    // ${ARR[i]}, ${ARR[$SLURM_ARRAY_TASK_ID]}: a subscript is arithmetic over known variables
+    // (a job array's sweep: BETAS=(0.3 0.5); BETA=${BETAS[$SLURM_ARRAY_TASK_ID]}).
+    if (op.size() > 2 && op.front() == '[' && op.back() == ']' && var != nullptr &&
+        !var->unresolved) {
+      std::optional<int64_t> at = EvalArithmetic(op.substr(1, op.size() - 2), *vars_);
+      const auto size = static_cast<int64_t>(var->items.size());
+      if (at.has_value() && *at < 0) *at += size;  // ${ARR[-1]}: the last item (bash 4.3)
+      if (at.has_value() && *at >= 0 && *at < size &&
+          !var->items[static_cast<size_t>(*at)].unresolved) {
+        AppendScalar(var->items[static_cast<size_t>(*at)].text, split);
+        return next;
+      }
+    }
+    Unresolved();  // ${X/a/b}, ${X:0:3}, an index out of range, ...
     return next;
   }
 
