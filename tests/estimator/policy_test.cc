@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "fmte/record.h"
+#include "fmte/script_files.h"
 #include "shipped_estimator.h"
 
 namespace fmte {
@@ -456,6 +457,40 @@ TEST(PolicyTest, VerlJobIsNeverRejectedOnWhatIsNotRead) {
              Conf("PartitionName=gpu Default=YES Gpu=H100-SXM5-80GB\n"), ShippedEstimator());
   EXPECT_NE(d.kind, DecisionKind::kReject) << d.user_message;
   EXPECT_NE(d.user_message.find("verl actor memory settings"), std::string::npos) << d.user_message;
+}
+
+// A Megatron-Bridge recipe names its model but keeps its parallel layout in Python: the most
+// favourable reading spreads the model over the job's GPUs (TP within a node, PP across), so a
+// 70B SFT recipe on 2 x 8 H100 (which Megatron runs with TP x PP > 1) is never rejected on the
+// guess TP = PP = 1 (466 GiB per GPU). A layout the line gives is checked as given, and a model
+// that no layout of these GPUs can hold (405B on 8: 810 GB of bf16 weights alone) is rejected.
+TEST(PolicyTest, AnUnreadMegatronLayoutSpreadsTheModel) {
+  auto table = LoadLauncherTable(FMTE_SOURCE_DIR "/etc");
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  ScriptContext ctx;
+  ctx.launchers = &table.value();
+  auto decide = [&](const std::string& recipe, int64_t nodes) {
+    SlurmFacts f;
+    f.partition = "gpu";
+    f.tres_per_node = "gres:gpu:h100:8";
+    f.min_nodes = nodes;
+    const JobRequest r = ParseJobRequest(
+        "srun python /opt/Megatron-Bridge/scripts/training/run_recipe.py --recipe " + recipe + "\n",
+        {}, f, ctx);
+    return Decide(r, Conf("PartitionName=gpu Default=YES Gpu=H100-SXM5-80GB\n"),
+                  ShippedEstimator());
+  };
+  const Decision spread = decide("llama31_70b_sft_config", 2);
+  EXPECT_EQ(spread.kind, DecisionKind::kAccept) << spread.user_message;
+  EXPECT_NE(spread.user_message.find("tp=8 pp=2"), std::string::npos) << spread.user_message;
+  const Decision given = decide(
+      "llama31_70b_sft_config model.tensor_model_parallel_size=1 "
+      "model.pipeline_model_parallel_size=1",
+      2);
+  EXPECT_EQ(given.kind, DecisionKind::kReject) << given.user_message;
+  const Decision too_big = decide("llama31_405b_sft_config", 1);
+  EXPECT_EQ(too_big.kind, DecisionKind::kReject) << too_big.user_message;
+  EXPECT_NE(too_big.user_message.find("even under the most favourable reading"), std::string::npos);
 }
 
 TEST(PolicyTest, RecordOfADecision) {

@@ -193,13 +193,53 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
 }
 
 // Whether `job` fits under the most favourable reading of what the request could not read;
-// `estimate` gets that reading's memory estimate and `assumed` what was assumed.
+// `estimate` gets that reading's memory estimate and `assumed` what was assumed. A Megatron job
+// whose parallel layout is unread (a Megatron-Bridge recipe's Python defaults, TP from an unknown
+// variable) may spread its model over all its GPUs: TP within a node, PP across the rest. The
+// layouts the estimator accepts for the model (heads, layers) are tried; the least memory wins.
 bool FitsFavourably(const internal::PolicyContext& ctx, const JobRequest& r, const TrainingJob& job,
                     JobEstimate* estimate, std::string* assumed) {
   TrainingJob favourable;
-  return FavourableReading(r, job, &favourable, assumed) &&
-         ctx.prepared->EstimateMemory(favourable, *ctx.gpu, estimate).ok() &&
-         estimate->memory.per_gpu_bytes <= ctx.usable_bytes;
+  if (!FavourableReading(r, job, &favourable, assumed)) return false;
+  bool layout_unread = false;
+  for (const UnreadSetting& u : r.unread)
+    layout_unread = layout_unread || (u.key != "sharding" && u.key != "activation-checkpointing");
+  if (!(layout_unread && favourable.framework == Framework::kMegatron && favourable.gpus > 1))
+    return ctx.prepared->EstimateMemory(favourable, *ctx.gpu, estimate).ok() &&
+           estimate->memory.per_gpu_bytes <= ctx.usable_bytes;
+  bool found = false;
+  TrainingJob best_layout = favourable;
+  const int64_t node = std::min<int64_t>(favourable.EffectiveGpusPerNode(), favourable.gpus);
+  // A TP or PP that the request does give (on the line, in a file, #FMTE) is kept as given.
+  std::vector<int64_t> tps, pps;
+  if (r.SourceOf("tp") != nullptr)
+    tps.push_back(favourable.tp);
+  else
+    for (int64_t tp = 1; tp <= node; tp *= 2) tps.push_back(tp);
+  if (r.SourceOf("pp") != nullptr)
+    pps.push_back(favourable.pp);
+  else
+    for (int64_t pp = 1; pp <= std::min<int64_t>(favourable.gpus, 64); pp *= 2) pps.push_back(pp);
+  for (const int64_t tp : tps) {
+    for (const int64_t pp : pps) {
+      if (tp * pp > favourable.gpus || favourable.gpus % (tp * pp) != 0) continue;
+      TrainingJob layout = favourable;
+      layout.tp = tp;
+      layout.pp = pp;
+      JobEstimate e;
+      if (!ctx.prepared->EstimateMemory(layout, *ctx.gpu, &e).ok()) continue;  // not valid here
+      if (!found || e.memory.per_gpu_bytes < estimate->memory.per_gpu_bytes) {
+        *estimate = e;
+        best_layout = layout;
+        found = true;
+      }
+    }
+  }
+  if (!found) return false;
+  if (best_layout.tp != job.tp || best_layout.pp != job.pp)
+    *assumed += Cat({assumed->empty() ? "" : " ", "tp=", std::to_string(best_layout.tp),
+                     " pp=", std::to_string(best_layout.pp)});
+  return estimate->memory.per_gpu_bytes <= ctx.usable_bytes;
 }
 
 // "line 16: --deepspeed ds_config.json, line 20: ..."
