@@ -488,6 +488,24 @@ TEST(PolicyTest, AnUnreadMegatronLayoutSpreadsTheModel) {
       "model.pipeline_model_parallel_size=1",
       2);
   EXPECT_EQ(given.kind, DecisionKind::kReject) << given.user_message;
+  // Megatron-LM's own flags with the layout from variables the script does not set: the same.
+  SlurmFacts f;
+  f.partition = "gpu";
+  f.tres_per_node = "gres:gpu:h100:8";
+  f.min_nodes = 2;
+  const Decision flags = Decide(
+      ParseJobRequest(
+          "srun python pretrain_gpt.py --num-layers 80 --hidden-size 8192 "
+          "--num-attention-heads 64 --group-query-attention --num-query-groups 8 "
+          "--ffn-hidden-size 28672 --swiglu --normalization RMSNorm --padded-vocab-size 128256 "
+          "--seq-length 4096 --micro-batch-size 1 --tensor-model-parallel-size $TP "
+          "--pipeline-model-parallel-size $PP --bf16 --use-distributed-optimizer\n",
+          {}, f),
+      Conf("PartitionName=gpu Default=YES Gpu=H100-SXM5-80GB\n"), ShippedEstimator());
+  EXPECT_EQ(flags.kind, DecisionKind::kAccept) << flags.user_message;
+  EXPECT_NE(flags.user_message.find("--tensor-model-parallel-size (unknown value)"),
+            std::string::npos)
+      << flags.user_message;
   const Decision too_big = decide("llama31_405b_sft_config", 1);
   EXPECT_EQ(too_big.kind, DecisionKind::kReject) << too_big.user_message;
   EXPECT_NE(too_big.user_message.find("even under the most favourable reading"), std::string::npos);

@@ -89,7 +89,13 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
     const Flag* f = sink->Find(l, m.flag);
     if (f == nullptr) continue;
     if (f->unresolved) {
-      sink->Warn(m.shown, "value depends on the environment; ignored");
+      // A layout or micro-batch from a variable fmte cannot know: read favourably by the policy
+      // (the model spread over the GPUs, one sequence per micro-batch), never rejected on it.
+      if (m.key == "tp" || m.key == "pp" || m.key == "micro-batch")
+        sink->Unread(m.key, m.shown, "(unknown value)",
+                     "value depends on the environment; read favourably");
+      else
+        sink->Warn(m.shown, "value depends on the environment; ignored");
       continue;
     }
     sink->Set(m.key, f->value, m.shown);
