@@ -225,6 +225,18 @@ TEST(PolicyTest, UnreadSettingsAreReadFavourably) {
        "--model_name_or_path meta-llama/Llama-3.1-8B --per_device_train_batch_size 1 "
        "--max_seq_length 2048 --bf16 --gradient_checkpointing\n",
        "gres:gpu:a100:8", DecisionKind::kAccept, RejectReason::kNone, "fits: predicted"},
+      // The config file comes from a variable the script does not set: which one is unknown,
+      // read favourably (70B full fine-tuning on 8 x 80 GB runs with ZeRO-3 and offload).
+      {"deepspeed config from an unknown variable",
+       "torchrun --nproc_per_node 8 train.py --model_name_or_path meta-llama/Llama-3.1-70B "
+       "--deepspeed $DS --per_device_train_batch_size 1 --bf16 --gradient_checkpointing\n",
+       "gres:gpu:a100:8", DecisionKind::kAccept, RejectReason::kNone,
+       "--deepspeed (unknown value) was not read"},
+      {"accelerate config from an unknown variable",
+       "accelerate launch --config_file $CFG train.py --model_name_or_path "
+       "meta-llama/Llama-3.1-70B --per_device_train_batch_size 1 --bf16\n",
+       "gres:gpu:a100:8", DecisionKind::kAccept, RejectReason::kNone,
+       "--config_file (unknown value) was not read"},
       // 8 x 131072 tokens without checkpointing: activations no sharding can hold.
       {"unread, too big anyway",
        "deepspeed --num_gpus 2 train.py --deepspeed ds.json --model_name_or_path "

@@ -157,8 +157,13 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   // accelerate.
   for (std::string_view name : {"deepspeed", "deepspeed_config"}) {
     const Flag* f = sink->Find(l, name);
-    if (f == nullptr || f->unresolved || f->value == "true") continue;
+    if (f == nullptr || f->value == "true") continue;
     deepspeed = true;
+    if (f->unresolved) {  // --deepspeed $DS_CONFIG: a DeepSpeed config, which one is unknown
+      sink->Unread("sharding", "--" + std::string(name), "(unknown value)",
+                   "value depends on the environment; read favourably");
+      break;
+    }
     if (!f->file_read) ReadDeepspeedConfig(*f, "--" + std::string(name), sink);
   }
   if (const Flag* f = sink->Find(l, "fsdp"); f != nullptr && !f->unresolved) ReadFsdp(*f, sink);
@@ -185,10 +190,13 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   // sharded, the file does, and fmte does not open it at submit time (a ZeRO stage in its name is
   // read from the name).
   if (const Flag* f = sink->Find(l, "config_file");
-      l.launcher == "accelerate" && f != nullptr && !f->unresolved && !f->file_read &&
-      !sink->Has("sharding") && !FlagTrue(sink->Find(l, "use_fsdp")) &&
-      !FlagTrue(sink->Find(l, "use_deepspeed"))) {
-    if (ReadZeroStageFromName(*f, "--config_file", sink) >= 0) {
+      l.launcher == "accelerate" && f != nullptr && !f->file_read && !sink->Has("sharding") &&
+      !FlagTrue(sink->Find(l, "use_fsdp")) && !FlagTrue(sink->Find(l, "use_deepspeed"))) {
+    if (f->unresolved) {  // --config_file $CFG: an accelerate config, which one is unknown
+      sink->Unread("sharding", "--config_file", "(unknown value)",
+                   "value depends on the environment; read favourably");
+      sink->MarkUnread("activation-checkpointing", "--config_file", "(unknown value)");
+    } else if (ReadZeroStageFromName(*f, "--config_file", sink) >= 0) {
       deepspeed = true;
     } else {
       sink->Unread("sharding", "--config_file", f->value,
