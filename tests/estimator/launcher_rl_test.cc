@@ -117,6 +117,17 @@ TEST(OpenRlhfTest, FlatAndDottedFlags) {
 // PPO under Ray, as OpenRLHF's train_ppo_ray_slurm.sh submits it: `ray job submit [OPTIONS] --
 // python3 -m openrlhf.cli.train_ppo_ray --actor.*` inside `bash -c` after a pip install. The
 // actor's share of the job's GPUs is not placed by fmte: unread, read favourably.
+// A ZeRO stage from a variable the script does not set is unknown, not OpenRLHF's default 2.
+TEST(OpenRlhfTest, AnUnknownStageIsUnreadNotTheDefault) {
+  const JobRequest r = Parse(
+      "deepspeed --module openrlhf.cli.train_sft --pretrain meta-llama/Llama-3.1-8B "
+      "--zero_stage $STAGE --bf16\n");
+  ASSERT_TRUE(r.is_llm_job);
+  ASSERT_FALSE(r.unread.empty());
+  EXPECT_EQ(r.unread[0].key, "sharding");
+  EXPECT_EQ(r.SourceOf("sharding"), nullptr);
+}
+
 TEST(OpenRlhfTest, PpoUnderRayJobSubmit) {
   const JobRequest r = Parse(
       "srun --overlap --nodes=1 bash -c \\\n"

@@ -24,10 +24,16 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
   if (model == nullptr) return;
   sink->SetFromFlag("model", model->value, which);
   sink->Set("framework", "deepspeed", "openrlhf");
+  const Flag* stage = l.Find("ds.zero_stage");
+  if (stage == nullptr) stage = l.Find("zero_stage");
   if (const Flag* z = KnownFlag(l, {"ds.zero_stage", "zero_stage"}, &which)) {
     const std::string_view v = z->value;
     if (v == "0" || v == "1" || v == "2" || v == "3")
       sink->SetFromFlag("sharding", v == "0" ? "ddp" : "zero" + std::string(v), which);
+  } else if (stage != nullptr && stage->unresolved) {
+    // --zero_stage $STAGE: the stage is unknown, not the default: read favourably.
+    sink->Unread("sharding", "--zero_stage", "(unknown value)",
+                 "value depends on the environment; read favourably");
   } else {
     sink->Set("sharding", "zero2", "openrlhf (default --zero_stage 2)");
   }
