@@ -50,6 +50,11 @@ TEST(FmsFsdpTest, DefaultsOfTrainConfigApplyWhenFlagsAreAbsent) {
   EXPECT_EQ(r.job.sharding, Sharding::kFsdpHybrid);    // sharding_strategy default "hsdp"
   EXPECT_EQ(r.job.micro_batch, 2);                     // batch_size default 2
   EXPECT_EQ(r.job.steps, 1000000);                     // num_steps default
+  // A strategy from a variable the script does not set is unknown, not the default.
+  const JobRequest unknown = Parse(Line("--sharding_strategy=$STRATEGY"));
+  EXPECT_EQ(unknown.SourceOf("sharding"), nullptr);
+  ASSERT_FALSE(unknown.unread.empty());
+  EXPECT_EQ(unknown.unread[0].key, "sharding");
 }
 
 TEST(FmsFsdpTest, StrategiesPrecisionAndCheckpointing) {

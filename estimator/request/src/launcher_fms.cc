@@ -132,8 +132,11 @@ void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink) {
                                             {"num_steps", "steps", "1000000"}};
   SetFlagsWithDefaults(l, kDirect, "main_training.py", sink);
   const Flag* s = sink->Find(l, "sharding_strategy");
-  const std::string strategy = s == nullptr || s->unresolved ? "hsdp" : Lower(s->value);
-  if (strategy == "fsdp")
+  const std::string strategy = s == nullptr ? "hsdp" : s->unresolved ? "" : Lower(s->value);
+  if (strategy.empty())  // --sharding_strategy=$STRATEGY: unknown, not the default: favourably
+    sink->Unread("sharding", "--sharding_strategy", "(unknown value)",
+                 "value depends on the environment; read favourably");
+  else if (strategy == "fsdp")
     sink->Set("sharding", "fsdp-full", "--sharding_strategy");
   else if (strategy == "hsdp")
     sink->Set("sharding", "fsdp-hybrid", "--sharding_strategy");
