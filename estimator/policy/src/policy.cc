@@ -154,6 +154,12 @@ void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
 // budgets and sequence parallelism, a recipe's parallel layout and batch, a flag from an unknown
 // variable) as all three and one sequence per micro-batch: a token budget or a layout only bounds
 // what a GPU holds from above. False when nothing unread could change the memory.
+// An unread setting other than sharding and checkpointing: a layout, a batch or token budget, a
+// memory option (what the favourable reading treats as "all of these").
+bool UnreadBeyondStatesAndCheckpointing(const UnreadSetting& u) {
+  return u.key != "sharding" && u.key != "activation-checkpointing";
+}
+
 bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob* out,
                        std::string* assumed) {
   *out = job;
@@ -165,7 +171,7 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
   for (const UnreadSetting& u : r.unread) {
     states = states || u.key != "activation-checkpointing";
     checkpointing = checkpointing || u.key != "sharding";
-    micro_batch = micro_batch || (u.key != "activation-checkpointing" && u.key != "sharding");
+    micro_batch = micro_batch || UnreadBeyondStatesAndCheckpointing(u);
   }
   if (states) {
     // Sharded as fully as the framework can, and offloaded: the least the states can take.
@@ -201,9 +207,8 @@ bool FitsFavourably(const internal::PolicyContext& ctx, const JobRequest& r, con
                     JobEstimate* estimate, std::string* assumed) {
   TrainingJob favourable;
   if (!FavourableReading(r, job, &favourable, assumed)) return false;
-  bool layout_unread = false;
-  for (const UnreadSetting& u : r.unread)
-    layout_unread = layout_unread || (u.key != "sharding" && u.key != "activation-checkpointing");
+  const bool layout_unread =
+      std::any_of(r.unread.begin(), r.unread.end(), UnreadBeyondStatesAndCheckpointing);
   if (!(layout_unread && favourable.framework == Framework::kMegatron && favourable.gpus > 1))
     return ctx.prepared->EstimateMemory(favourable, *ctx.gpu, estimate).ok() &&
            estimate->memory.per_gpu_bytes <= ctx.usable_bytes;

@@ -341,6 +341,10 @@ void Sink::Unread(std::string_view key, std::string_view flag, std::string_view 
   MarkUnread(key, flag, file);
 }
 
+void Sink::UnreadUnknown(std::string_view key, std::string_view flag) {
+  Unread(key, flag, "(unknown value)", "value depends on the environment; read favourably");
+}
+
 void Sink::Warn(std::string_view flag, std::string_view what) {
   out_->warnings.push_back("line " + std::to_string(line_) + ": " + std::string(flag) + ": " +
                            std::string(what));

@@ -76,6 +76,9 @@ class Sink {
   // MarkUnread with a warning (`what`) about it.
   void Unread(std::string_view key, std::string_view flag, std::string_view file,
               std::string_view what);
+  // `flag` sets `key` from a variable the script does not set: unread, so the policy reads it
+  // favourably instead of taking a default ("line N: --flag (unknown value)").
+  void UnreadUnknown(std::string_view key, std::string_view flag);
   const Flag* Find(const LaunchLine& l, std::string_view name) const { return l.Find(name); }
   // Whether this launch line already set `key`.
   bool Has(std::string_view key) const;
@@ -161,9 +164,19 @@ class JsonInt {
 // launchers that describe the model by its dimensions (Megatron flags, fms-fsdp variants).
 std::string LlamaConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t kv_heads,
                             int64_t ffn, int64_t vocab, int64_t positions, bool tied);
-// The GPT-2 shape (LayerNorm, GeLU MLP of width `ffn`, learned absolute positions, biases).
-std::string Gpt2ConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t ffn,
-                           int64_t vocab, int64_t positions, bool tied);
+
+// An ad-hoc decoder given by its dimensions (Megatron's flags, a config file's arch.* keys). A 0
+// field takes Megatron's default, which GPT-NeoX shares: kv_heads = heads; ffn = 4h, or for a
+// gated (SwiGLU) MLP int(4h * 2/3) rounded down to a multiple of 64; positions 2048; vocab 50304
+// (GPT-2's BPE padded to a multiple of 128: the caller says so when it applies).
+struct AdHocArch {
+  int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, positions = 0;
+  bool gated = false;  // SwiGLU + RMSNorm + rotary: a llama config; else GPT-2's shape (LayerNorm,
+                       // GeLU MLP, learned absolute positions, biases)
+  bool tied = true;
+  // config.json text for ParseModelConfig; `name` gets "<prefix>-<llama|gpt>-<L>l-<H>h".
+  std::string Json(std::string_view prefix, std::string* name) const;
+};
 
 // An ad-hoc architecture described by a config file's keys (launcher-table rules whose key is
 // "arch.<field>": arch.style llama|gpt2, arch.hidden, arch.layers, arch.heads, arch.kv-heads,

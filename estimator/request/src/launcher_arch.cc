@@ -43,16 +43,23 @@ std::string LlamaConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64
                      {"torch_dtype", "\"bfloat16\""}});
 }
 
-std::string Gpt2ConfigJson(int64_t hidden, int64_t layers, int64_t heads, int64_t ffn,
-                           int64_t vocab, int64_t positions, bool tied) {
+std::string AdHocArch::Json(std::string_view prefix, std::string* name) const {
+  const int64_t kv = kv_heads > 0 ? kv_heads : heads;
+  const int64_t width = ffn > 0 ? ffn : gated ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
+  const int64_t vocab_size = vocab > 0 ? vocab : 50304;
+  const int64_t max_positions = positions > 0 ? positions : 2048;
+  *name = std::string(prefix) + (gated ? "-llama-" : "-gpt-") + std::to_string(layers) + "l-" +
+          std::to_string(hidden) + "h";
+  if (gated)
+    return LlamaConfigJson(hidden, layers, heads, kv, width, vocab_size, max_positions, tied);
   return JsonObject({{"model_type", "\"gpt2\""},
                      {"architectures", "[\"GPT2LMHeadModel\"]"},
                      {"n_embd", JsonInt(hidden)},
                      {"n_layer", JsonInt(layers)},
                      {"n_head", JsonInt(heads)},
-                     {"n_inner", JsonInt(ffn)},
-                     {"vocab_size", JsonInt(vocab)},
-                     {"n_positions", JsonInt(positions)},
+                     {"n_inner", JsonInt(width)},
+                     {"vocab_size", JsonInt(vocab_size)},
+                     {"n_positions", JsonInt(max_positions)},
                      {"tie_word_embeddings", tied ? "true" : "false"},
                      {"torch_dtype", "\"bfloat16\""}});
 }
@@ -79,39 +86,31 @@ void ArchFromKeys(std::string_view launcher, LauncherFindings* f) {
     }
     return *r;
   };
-  const int64_t hidden = integer("hidden");
-  const int64_t layers = integer("layers");
-  const int64_t heads = integer("heads");
+  AdHocArch a;
+  a.hidden = integer("hidden");
+  a.layers = integer("layers");
+  a.heads = integer("heads");
   std::string json, name, origin;
-  if (!has_model && hidden > 0 && layers > 0 && heads > 0) {
+  if (!has_model && a.hidden > 0 && a.layers > 0 && a.heads > 0) {
     const auto style = arch.find("style");
-    const bool gated = style == arch.end() || Lower(style->second->value) != "gpt2";
-    int64_t kv_heads = integer("kv-heads");
-    if (kv_heads == 0) kv_heads = heads;
+    a.gated = style == arch.end() || Lower(style->second->value) != "gpt2";
+    a.kv_heads = integer("kv-heads");
     // The MLP width: given, or the input projection's (both halves of a gated MLP: OLMo's
-    // mlp_hidden_size), or a ratio of the hidden size; else Megatron's defaults (4h; 2/3 of 4h
-    // rounded down to 64 for SwiGLU), which GPT-NeoX shares.
-    int64_t ffn = integer("ffn");
+    // mlp_hidden_size), or a ratio of the hidden size; else AdHocArch's default.
+    a.ffn = integer("ffn");
     int64_t proj = integer("ffn-proj");
     // Absurd sizes go on to ParseModelConfig, which refuses them by name; never an overflow here.
-    if (proj == 0 && __builtin_mul_overflow(integer("ffn-ratio"), hidden, &proj)) proj = 0;
-    if (ffn == 0 && proj > 0) ffn = gated ? proj / 2 : proj;
-    if (ffn == 0) ffn = gated ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
-    int64_t vocab = integer("vocab");
-    if (vocab == 0) {
-      vocab = 50304;
+    if (proj == 0 && __builtin_mul_overflow(integer("ffn-ratio"), a.hidden, &proj)) proj = 0;
+    if (a.ffn == 0 && proj > 0) a.ffn = a.gated ? proj / 2 : proj;
+    a.vocab = integer("vocab");
+    if (a.vocab == 0)
       f->warnings.push_back(std::string(launcher) +
                             ": the vocabulary comes from the tokenizer; GPT-2's 50304 (padded) "
                             "assumed");
-    }
-    int64_t positions = integer("positions");
-    if (positions == 0) positions = 2048;
+    a.positions = integer("positions");
     const auto tied_it = arch.find("tied");
-    const bool tied = tied_it == arch.end() || Lower(tied_it->second->value) == "true";
-    json = gated ? LlamaConfigJson(hidden, layers, heads, kv_heads, ffn, vocab, positions, tied)
-                 : Gpt2ConfigJson(hidden, layers, heads, ffn, vocab, positions, tied);
-    name = std::string(launcher) + (gated ? "-llama-" : "-gpt-") + std::to_string(layers) + "l-" +
-           std::to_string(hidden) + "h";
+    a.tied = tied_it == arch.end() || Lower(tied_it->second->value) == "true";
+    json = a.Json(launcher, &name);
     origin = arch.find("hidden")->second->origin;
   }
   std::erase_if(f->values, [](const Assignment& a) { return a.key.starts_with("arch."); });

@@ -134,8 +134,7 @@ void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink) {
   const Flag* s = sink->Find(l, "sharding_strategy");
   const std::string strategy = s == nullptr ? "hsdp" : s->unresolved ? "" : Lower(s->value);
   if (strategy.empty())  // --sharding_strategy=$STRATEGY: unknown, not the default: favourably
-    sink->Unread("sharding", "--sharding_strategy", "(unknown value)",
-                 "value depends on the environment; read favourably");
+    sink->UnreadUnknown("sharding", "--sharding_strategy");
   else if (strategy == "fsdp")
     sink->Set("sharding", "fsdp-full", "--sharding_strategy");
   else if (strategy == "hsdp")

@@ -160,8 +160,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     if (f == nullptr || f->value == "true") continue;
     deepspeed = true;
     if (f->unresolved) {  // --deepspeed $DS_CONFIG: a DeepSpeed config, which one is unknown
-      sink->Unread("sharding", "--" + std::string(name), "(unknown value)",
-                   "value depends on the environment; read favourably");
+      sink->UnreadUnknown("sharding", "--" + std::string(name));
       break;
     }
     if (!f->file_read) ReadDeepspeedConfig(*f, "--" + std::string(name), sink);
@@ -193,8 +192,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
       l.launcher == "accelerate" && f != nullptr && !f->file_read && !sink->Has("sharding") &&
       !FlagTrue(sink->Find(l, "use_fsdp")) && !FlagTrue(sink->Find(l, "use_deepspeed"))) {
     if (f->unresolved) {  // --config_file $CFG: an accelerate config, which one is unknown
-      sink->Unread("sharding", "--config_file", "(unknown value)",
-                   "value depends on the environment; read favourably");
+      sink->UnreadUnknown("sharding", "--config_file");
       sink->MarkUnread("activation-checkpointing", "--config_file", "(unknown value)");
     } else if (ReadZeroStageFromName(*f, "--config_file", sink) >= 0) {
       deepspeed = true;

@@ -24,45 +24,31 @@ int64_t IntFlag(const LaunchLine& l, Sink* sink, std::string_view name) {
 // Megatron's GPT defaults (LayerNorm, GeLU MLP of 4h, learned absolute positions, tied embeddings,
 // biases) -> a gpt2 config, which has exactly that shape.
 void BuildArch(const LaunchLine& l, Sink* sink) {
-  const int64_t layers = IntFlag(l, sink, "num_layers");
-  const int64_t hidden = IntFlag(l, sink, "hidden_size");
-  const int64_t heads = IntFlag(l, sink, "num_attention_heads");
-  if (layers == 0 || hidden == 0 || heads == 0) return;
-  int64_t ffn = IntFlag(l, sink, "ffn_hidden_size");
-  int64_t vocab = IntFlag(l, sink, "padded_vocab_size");
-  if (vocab == 0) vocab = IntFlag(l, sink, "vocab_size");
-  if (vocab == 0) {
-    // Megatron takes the vocabulary from the tokenizer; GPT-2's BPE (50257) padded to a multiple of
-    // 128 (make-vocab-size-divisible-by default) is what its GPT examples use.
-    vocab = 50304;
+  AdHocArch a;
+  a.layers = IntFlag(l, sink, "num_layers");
+  a.hidden = IntFlag(l, sink, "hidden_size");
+  a.heads = IntFlag(l, sink, "num_attention_heads");
+  if (a.layers == 0 || a.hidden == 0 || a.heads == 0) return;
+  a.ffn = IntFlag(l, sink, "ffn_hidden_size");  // 0: Megatron's default (AdHocArch)
+  a.vocab = IntFlag(l, sink, "padded_vocab_size");
+  if (a.vocab == 0) a.vocab = IntFlag(l, sink, "vocab_size");
+  // Megatron takes the vocabulary from the tokenizer; GPT-2's BPE (50257) padded to a multiple of
+  // 128 (make-vocab-size-divisible-by default) is what its GPT examples use.
+  if (a.vocab == 0)
     sink->Warn("--padded-vocab-size",
                "vocabulary comes from the tokenizer; GPT-2's 50304 (padded) assumed");
-  }
-  int64_t positions = IntFlag(l, sink, "max_position_embeddings");
-  if (positions == 0) positions = IntFlag(l, sink, "seq_length");
-  if (positions == 0) positions = 2048;
-  const bool swiglu = FlagTrue(sink->Find(l, "swiglu"));
+  a.positions = IntFlag(l, sink, "max_position_embeddings");
+  if (a.positions == 0) a.positions = IntFlag(l, sink, "seq_length");
+  a.gated = FlagTrue(sink->Find(l, "swiglu"));
   const Flag* norm = sink->Find(l, "normalization");
-  const bool rms = norm != nullptr && Lower(norm->value) == "rmsnorm";
-  const bool untie = FlagTrue(sink->Find(l, "untie_embeddings_and_output_weights"));
-  int64_t groups =
-      FlagTrue(sink->Find(l, "group_query_attention")) ? IntFlag(l, sink, "num_query_groups") : 0;
-  if (groups == 0) groups = heads;
-  if (swiglu) {
-    // Megatron's default SwiGLU width: int(4h * 2/3) rounded down to a multiple of 64.
-    if (ffn == 0) ffn = (4 * hidden * 2 / 3) / 64 * 64;
-    sink->out()->arch_json =
-        LlamaConfigJson(hidden, layers, heads, groups, ffn, vocab, positions, !untie);
-    if (!rms) sink->Warn("--normalization", "SwiGLU model without RMSNorm; RMSNorm assumed");
-  } else {
-    if (ffn == 0) ffn = 4 * hidden;
-    sink->out()->arch_json =
-        Gpt2ConfigJson(hidden, layers, heads, ffn, vocab, positions, /*tied=*/!untie);
-  }
-  sink->Set("model",
-            "megatron-" + std::string(swiglu ? "llama" : "gpt") + "-" + std::to_string(layers) +
-                "l-" + std::to_string(hidden) + "h",
-            "--num-layers/--hidden-size");
+  if (a.gated && !(norm != nullptr && Lower(norm->value) == "rmsnorm"))
+    sink->Warn("--normalization", "SwiGLU model without RMSNorm; RMSNorm assumed");
+  a.tied = !FlagTrue(sink->Find(l, "untie_embeddings_and_output_weights"));
+  if (FlagTrue(sink->Find(l, "group_query_attention")))
+    a.kv_heads = IntFlag(l, sink, "num_query_groups");
+  std::string name;
+  sink->out()->arch_json = a.Json("megatron", &name);
+  sink->Set("model", name, "--num-layers/--hidden-size");
 }
 
 }  // namespace
@@ -92,8 +78,7 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
       // A layout or micro-batch from a variable fmte cannot know: read favourably by the policy
       // (the model spread over the GPUs, one sequence per micro-batch), never rejected on it.
       if (m.key == "tp" || m.key == "pp" || m.key == "micro-batch")
-        sink->Unread(m.key, m.shown, "(unknown value)",
-                     "value depends on the environment; read favourably");
+        sink->UnreadUnknown(m.key, m.shown);
       else
         sink->Warn(m.shown, "value depends on the environment; ignored");
       continue;

@@ -32,8 +32,7 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
       sink->SetFromFlag("sharding", v == "0" ? "ddp" : "zero" + std::string(v), which);
   } else if (stage != nullptr && stage->unresolved) {
     // --zero_stage $STAGE: the stage is unknown, not the default: read favourably.
-    sink->Unread("sharding", "--zero_stage", "(unknown value)",
-                 "value depends on the environment; read favourably");
+    sink->UnreadUnknown("sharding", "--zero_stage");
   } else {
     sink->Set("sharding", "zero2", "openrlhf (default --zero_stage 2)");
   }

@@ -505,8 +505,7 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
       const Flag* f = l->Find(r.paths[0]);
       if (f == nullptr) continue;
       if (f->unresolved) {
-        sink->Unread(r.key, "--" + r.paths[0], "(unknown value)",
-                     "value depends on the environment; read favourably");
+        sink->UnreadUnknown(r.key, "--" + r.paths[0]);
         continue;
       }
       const std::string v = MappedValue(r, std::string(f->value));
