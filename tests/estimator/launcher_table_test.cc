@@ -79,6 +79,39 @@ TEST_F(ScriptFilesTest, LlamaFactoryYamlNamesItsDeepSpeedConfig) {
   EXPECT_EQ(r.files_read, (std::vector<std::string>{"cfg/sft.yaml", "cfg/z3.json"}));
 }
 
+// Which dtype the weights are loaded in decides their bytes and the optimizer's (torch's AdamW
+// allocates its states like the parameter): axolotl and LLaMA-Factory load in their bf16 compute
+// dtype, TRL in --torch_dtype; LLaMA-Factory casts full fine-tuning's parameters to fp32 unless
+// pure_bf16 (model/adapter.py); DeepSpeed keeps an fp32 master whatever the load dtype.
+TEST_F(ScriptFilesTest, WeightsLoadedInBf16TrainAsPureBf16) {
+  Write("cfg/axo.yaml",
+        "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_r: 16\nsequence_len: 2048\n"
+        "micro_batch_size: 2\nbf16: auto\n");
+  JobRequest r = Read("#!/bin/bash\naxolotl train cfg/axo.yaml\n");
+  EXPECT_EQ(r.job.precision, Precision::kPureBf16) << ValueOf(r, "precision");
+
+  Write("cfg/lf_full.yaml",
+        "model_name_or_path: meta-llama/Llama-3.1-8B\nfinetuning_type: full\nbf16: true\n");
+  r = Read("#!/bin/bash\nllamafactory-cli train cfg/lf_full.yaml\n");
+  EXPECT_EQ(r.job.precision, Precision::kAmpBf16);
+  Write("cfg/lf_pure.yaml",
+        "model_name_or_path: meta-llama/Llama-3.1-8B\nfinetuning_type: full\nbf16: true\n"
+        "pure_bf16: true\n");
+  r = Read("#!/bin/bash\nllamafactory-cli train cfg/lf_pure.yaml\n");
+  EXPECT_EQ(r.job.precision, Precision::kPureBf16);
+
+  const std::string sft =
+      "accelerate launch trl/scripts/sft.py --model_name_or_path meta-llama/Llama-3.1-8B ";
+  const std::string trl = sft + "--bf16 ";
+  EXPECT_EQ(Read(trl + "--torch_dtype bfloat16\n").job.precision, Precision::kPureBf16);
+  EXPECT_EQ(Read(trl + "\n").job.precision, Precision::kAmpBf16);  // loaded as the default fp32
+  EXPECT_EQ(Read(sft + "--torch_dtype bfloat16 --fp16\n").job.precision, Precision::kAmpFp16);
+  EXPECT_EQ(Read(trl + "--torch_dtype bfloat16 --deepspeed cfg/ds_zero2.json\n").job.precision,
+            Precision::kMixedBf16);
+  EXPECT_EQ(Read(trl + "--torch_dtype bfloat16 --fsdp 'full_shard auto_wrap'\n").job.precision,
+            Precision::kAmpBf16);  // accelerate upcasts FSDP's parameters to fp32
+}
+
 TEST_F(ScriptFilesTest, FlagsOnTheLineWinOverTheFile) {
   Write("cfg/fsdp.yaml",
         "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n"

@@ -135,6 +135,7 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
   nlohmann::json mem;
   mem["per_gpu_bytes"] = m.per_gpu_bytes;
   mem["allocator_peak_bytes"] = m.allocator_peak_bytes;
+  mem["allocated_peak_bytes"] = m.allocated_peak_bytes;
   mem["cuda_context_bytes"] = m.cuda_context_bytes;
   mem["gpu_capacity_bytes"] = m.gpu_capacity_bytes;
   mem["fits"] = m.fits;

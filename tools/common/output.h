@@ -45,7 +45,8 @@ nlohmann::json JobJson(const TrainingJob& job);
 // The whole estimate as one JSON document:
 //   model{id, model_type, layers, ...}, job{...}, gpu{name, memory_bytes},
 //   params{total, trainable, embedding, lm_head, blocks, active, largest_module},
-//   memory{per_gpu_bytes, allocator_peak_bytes, cuda_context_bytes, gpu_capacity_bytes, fits,
+//   memory{per_gpu_bytes, allocator_peak_bytes, allocated_peak_bytes, cuda_context_bytes,
+//   gpu_capacity_bytes, fits,
 //          cpu_bytes_per_node, peak_phase, breakdown{weights, gradients, optimizer,
 //          activations, logits, other}, layers_per_stage[], heaviest_stage},
 //   time{...} (AddTimeJson, when the estimate has a time).

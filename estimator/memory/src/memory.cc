@@ -234,6 +234,7 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     sum = part > INT64_MAX - sum ? INT64_MAX : sum + part;
   }
   est.allocator_peak_bytes = sum;
+  est.allocated_peak_bytes = std::min(sum, Saturate(heaviest.allocated));
   est.cuda_context_bytes = Saturate(memory::CudaContextBytes(job, lay));
   est.per_gpu_bytes = est.allocator_peak_bytes > INT64_MAX - est.cuda_context_bytes
                           ? INT64_MAX

@@ -52,11 +52,13 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
     b.forward += sp.total * dt.gather;
     b.backward += std::min(sp.largest_block, sp.trainable) * dt.gather;
   }
-  if (dt.autocast) {
+  if (dt.autocast && !IsFsdp(sh)) {
     // torch.autocast casts fp32 weights to 16-bit for every linear; the casts are saved by the
     // matmuls for backward (and cached for weights that require grad until autocast exits,
     // torch/amp/autocast_mode.py cache_enabled). With full recompute only the cached casts of
-    // trainable weights are alive at the end of forward.
+    // trainable weights are alive at the end of forward. Under FSDP the gathered copy is already
+    // 16-bit (the MixedPrecision policy accelerate and the HF Trainer set from mixed_precision,
+    // counted as FSDP's gathered units above): autocast finds nothing to cast.
     const double cast =
         j.activation_checkpointing == Checkpointing::kFull ? sp.trainable_linear : sp.linear;
     b.forward += 2 * cast / (ShardsWeights(sh) ? static_cast<double>(lay.shard) : 1);

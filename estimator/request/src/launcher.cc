@@ -329,6 +329,12 @@ bool Sink::Has(std::string_view key) const {
   return false;
 }
 
+std::string_view Sink::Get(std::string_view key) const {
+  for (auto it = out_->values.rbegin(); it != out_->values.rend(); ++it)
+    if (it->key == key) return it->value;
+  return {};
+}
+
 void Sink::MarkUnread(std::string_view key, std::string_view flag, std::string_view file) {
   out_->unread.push_back(UnreadSetting{
       std::string(key),

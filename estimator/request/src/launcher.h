@@ -82,6 +82,8 @@ class Sink {
   const Flag* Find(const LaunchLine& l, std::string_view name) const { return l.Find(name); }
   // Whether this launch line already set `key`.
   bool Has(std::string_view key) const;
+  // The value this launch line last set for `key`, or "" when it set none.
+  std::string_view Get(std::string_view key) const;
   int line() const { return line_; }
   LauncherFindings* out() { return out_; }
 

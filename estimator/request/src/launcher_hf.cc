@@ -85,6 +85,35 @@ void ReadDeepspeedConfig(const Flag& f, std::string_view flag, Sink* sink) {
   }
 }
 
+// The dtype the weights are loaded in: --torch_dtype/--dtype bfloat16 (TRL's ModelConfig, the
+// alignment-handbook and open-r1 recipes), LLaMA-Factory's and axolotl's bf16 (both load the
+// model in their compute dtype; etc/launchers.json hf-args), or LLaMA-Factory's pure_bf16. Under
+// the HF Trainer a bf16 model keeps bf16 weights and gradients, and torch's AdamW allocates its
+// states like the parameter (torch/optim/adamw.py _init_group: zeros_like(p)); --bf16 autocast
+// adds no fp32 copy: pure-bf16. Not under DeepSpeed (the engine keeps an fp32 master) nor FSDP
+// (accelerate upcasts low-precision parameters to fp32 when mixed precision is on,
+// accelerator.py prepare_model), nor LLaMA-Factory's full fine-tuning, which casts the trainable
+// parameters to fp32 unless pure_bf16 (model/adapter.py _setup_full_tuning).
+void ReadLoadDtype(const LaunchLine& l, bool deepspeed, Sink* sink) {
+  const std::string_view shard = sink->Get("sharding");
+  if (deepspeed || shard.starts_with("fsdp") || shard.starts_with("zero")) return;
+  if (FlagTrue(sink->Find(l, "pure_bf16"))) {
+    sink->Set("precision", "pure-bf16", "--pure_bf16");
+    return;
+  }
+  std::string_view which;
+  const Flag* dtype = KnownFlag(l, {"torch_dtype", "dtype"}, &which);
+  if (dtype == nullptr) return;
+  const std::string v = Lower(dtype->value);
+  if (v != "bfloat16" && v != "bf16") return;
+  // Only autocast bf16 (or no precision flag at all) trains the bf16 weights as they are.
+  const std::string_view precision = sink->Get("precision");
+  if (!precision.empty() && precision != "amp-bf16") return;
+  const bool llamafactory = l.launcher == "llamafactory" || l.program.starts_with("llamafactory");
+  if (llamafactory && sink->Get("method") == "full") return;
+  sink->Set("precision", "pure-bf16", "--" + std::string(which));
+}
+
 }  // namespace
 
 void ReadHfFlags(const LaunchLine& l, Sink* sink) {
@@ -277,6 +306,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   } else if (lora) {
     sink->Set("method", "lora", "--use_peft");
   }
+  ReadLoadDtype(l, deepspeed, sink);
   if (deepspeed)
     sink->Set("framework", "deepspeed", l.launcher == "deepspeed" ? "deepspeed" : "--deepspeed");
   else

@@ -36,6 +36,8 @@ struct MemoryEstimate {
 
   int64_t per_gpu_bytes = 0;         // everything the busiest GPU needs: what must fit
   int64_t allocator_peak_bytes = 0;  // the same without CUDA context / NCCL: max_memory_reserved()
+  int64_t allocated_peak_bytes = 0;  // the same without allocator fragmentation:
+                                     // max_memory_allocated()
   int64_t cuda_context_bytes = 0;    // per_gpu_bytes - allocator_peak_bytes
   int64_t gpu_capacity_bytes = 0;
   bool fits = false;               // per_gpu_bytes <= gpu_capacity_bytes
