@@ -139,6 +139,8 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
   mem["cuda_context_bytes"] = m.cuda_context_bytes;
   mem["gpu_capacity_bytes"] = m.gpu_capacity_bytes;
   mem["fits"] = m.fits;
+  mem["bound_bytes"] = m.bound_bytes;
+  mem["low_bytes"] = m.low_bytes;
   mem["cpu_bytes_per_node"] = m.cpu_bytes_per_node;
   mem["peak_phase"] = m.peak_phase;
   mem["breakdown"] = {
@@ -207,6 +209,8 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   t.AddRow({"  total per GPU", FormatGiB(m.per_gpu_bytes),
             "of " + FormatGiB(m.gpu_capacity_bytes) + " on " + gpu.name});
   t.AddRow({"  fits", m.fits ? "yes" : "no"});
+  t.AddRow({"  range", FormatGiB(m.low_bytes) + " - " + FormatGiB(m.bound_bytes),
+            "(measured peaks of published runs vs fmte)"});
   if (m.cpu_bytes_per_node > 0)
     t.AddRow({"  host memory per node", FormatGiB(m.cpu_bytes_per_node), "(offloaded state)"});
   t.Print(os);

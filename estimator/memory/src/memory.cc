@@ -241,6 +241,9 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
                           : est.allocator_peak_bytes + est.cuda_context_bytes;
   est.gpu_capacity_bytes = gpu.memory_bytes;
   est.fits = est.per_gpu_bytes <= gpu.memory_bytes;
+  const memory::BoundFactors bf = memory::MeasuredBoundFactors();
+  est.bound_bytes = Saturate(static_cast<double>(est.per_gpu_bytes) * bf.high);
+  est.low_bytes = Saturate(static_cast<double>(est.allocated_peak_bytes) * bf.low);
   est.cpu_bytes_per_node =
       Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
   est.peak_phase = heaviest.phase;

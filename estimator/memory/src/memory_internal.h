@@ -121,6 +121,14 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
 double CudaContextBytes(const TrainingJob& j, const Layout& lay);
 double FragmentationBytes(double allocated_bytes);
 
+// How far measured peaks have been from fmte's prediction of the same statistic: measured /
+// predicted was between `low` and `high` on every published run fmte estimates
+// (scripts/eval-memory.py --calibrate; docs/memory.md "The bound").
+struct BoundFactors {
+  double low, high;
+};
+BoundFactors MeasuredBoundFactors();
+
 // Pipeline in-flight micro-batches (per layer chunk) on `stage` (1F1B, interleaved).
 double InFlightLayerFactor(const Layout& lay, int stage);
 

@@ -414,10 +414,28 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
                                " on the GPUs assumed: accepted "
                                "unchecked; ask for the GPUs (--gres=gpu:N) so that fmte can "
                                "check the job"}));
+    } else if (d.estimate.memory.low_bytes <= d.usable_bytes) {
+      // Predicted not to fit, but published runs have peaked at as little as the low end of
+      // fmte's prediction (memory.low_bytes, docs/memory.md "The bound"): a rejection must rest
+      // on a bound, so the job is accepted with the numbers and what would make it fit.
+      d.reasons.push_back(
+          Cat({what, " is predicted to need ", against, "; measured peaks of published runs have ",
+               "been as low as ", Gib(d.estimate.memory.low_bytes),
+               " for such a prediction, so it may fit: accepted unchecked, it may run out of "
+               "GPU memory"}));
+      d.alternatives = internal::FindAlternatives(ctx, job);
+      for (const Alternative& a : d.alternatives)
+        if (a.fits)
+          d.reasons.push_back(Cat({"would fit as predicted: ", a.change, ": ", Gib(a.per_gpu_bytes),
+                                   " per GPU of ", Gib(a.usable_bytes), " usable"}));
     } else {
       d.kind = DecisionKind::kReject;
       d.reject_reason = RejectReason::kMemory;
       d.reasons.push_back(Cat({"rejected: ", what, " needs ", against}));
+      d.reasons.push_back(
+          Cat({"even the low end of the prediction, ", Gib(d.estimate.memory.low_bytes),
+               " (the lowest measured / predicted of published runs), exceeds the ",
+               Gib(d.usable_bytes), " usable"}));
       if (!r.unread.empty())
         d.reasons.push_back(
             Cat({"even under the most favourable reading of what fmte could not read (",

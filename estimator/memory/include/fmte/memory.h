@@ -40,7 +40,13 @@ struct MemoryEstimate {
                                      // max_memory_allocated()
   int64_t cuda_context_bytes = 0;    // per_gpu_bytes - allocator_peak_bytes
   int64_t gpu_capacity_bytes = 0;
-  bool fits = false;               // per_gpu_bytes <= gpu_capacity_bytes
+  bool fits = false;  // per_gpu_bytes <= gpu_capacity_bytes
+  // The range of the real peak, from how far published measured peaks have been from fmte's
+  // predictions (docs/memory.md "The bound"): bound_bytes = per_gpu_bytes x the highest measured /
+  // predicted seen (never under on those runs); low_bytes = allocated_peak_bytes x the lowest (a
+  // job whose low_bytes exceeds the GPU cannot run: the policy rejects only then).
+  int64_t bound_bytes = 0;
+  int64_t low_bytes = 0;
   int64_t cpu_bytes_per_node = 0;  // host memory for offloaded state (0 without offload)
   MemoryBreakdown breakdown;
 
