@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "fmte/memory.h"
+#include "fmte/model.h"
 #include "memory_test_util.h"
 
 namespace fmte {
@@ -152,6 +153,56 @@ TEST(MemoryStatesTest, LoraFrozenBaseCarriesNoGradients) {
   EXPECT_EQ(e->breakdown.weights, 2 * 6738415616LL + 4 * 4194304LL);
   EXPECT_EQ(e->breakdown.gradients, 4 * 4194304LL);
   EXPECT_EQ(e->breakdown.optimizer, 8 * 4194304LL);
+}
+
+// Expert parallelism, by derivation from Mixtral-8x7B's config.json (etc/models: 32 layers,
+// hidden 4096, 8 routed experts of 3 x 4096 x 14336, 32/8 heads, vocabulary 32000, untied):
+//   routed experts E = 32 x 8 x 3 x 4096 x 14336            = 45,097,156,608
+//   the rest        D = 46,702,792,704 (model card, 46.7B) - E = 1,605,636,096
+//     (attention 32 x 41,943,040 + router 32 x 32,768 + norms 65 x 4096 + 2 x 32000 x 4096)
+// Megatron with the distributed optimizer, bf16 params with fp32 main grads (Megatron-LM docs:
+// 6 + 12/d bytes per parameter), 8 GPUs, dp 8, ep 8: each rank holds D + E/8 parameters;
+// the optimizer's 12 bytes are sharded over the data-parallel group (8) for D and over the
+// expert-data-parallel group (dp / ep = 1) for the experts (Megatron-core
+// distributed/param_and_grad_buffer: expert params go to the expert_data_parallel group).
+//   weights   2 x (D + E/8)      gradients 4 x (D + E/8)      optimizer 12 x (D/8 + E/8)
+// Without ep: 2 x (D + E), 4 x (D + E), 12 x (D + E) / 8 (the same optimizer bytes).
+TEST(MemoryStatesTest, ExpertParallelismSplitsRoutedExperts) {
+  Result<ModelArch> a =
+      LoadModelConfigFile(std::string(FMTE_SOURCE_DIR) + "/etc/models/mistralai/Mixtral-8x7B-v0.1");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const double e_params = 32.0 * 8 * 3 * 4096 * 14336, d_params = 46702792704.0 - e_params;
+  ASSERT_EQ(a->Counts().total, 46702792704LL);
+  TrainingJob j = BaseJob();
+  j.model = a->id;
+  j.framework = Framework::kMegatron;
+  j.precision = Precision::kMixedBf16;
+  j.sharding = Sharding::kZero1;
+  j.gpus = 8;
+  j.gpus_per_node = 8;
+  j.activation_checkpointing = Checkpointing::kFull;
+  auto check = [&](int64_t ep) {
+    SCOPED_TRACE("ep " + std::to_string(ep));
+    j.ep = ep;
+    Result<MemoryEstimate> est = EstimateMemory(*a, j, Gpu80());
+    ASSERT_TRUE(est.ok()) << est.status().ToString();
+    const double per_rank = d_params + e_params / static_cast<double>(ep);
+    EXPECT_NEAR(static_cast<double>(est->breakdown.weights), 2 * per_rank, 1e6);
+    EXPECT_NEAR(static_cast<double>(est->breakdown.gradients), 4 * per_rank, 1e6);
+    EXPECT_NEAR(static_cast<double>(est->breakdown.optimizer), 12 * (d_params + e_params) / 8, 1e6);
+  };
+  check(1);
+  check(8);
+  check(2);
+  // ep must divide the 8 experts and the data-parallel group.
+  j.ep = 3;
+  EXPECT_FALSE(EstimateMemory(*a, j, Gpu80()).ok());
+  j.ep = 16;
+  EXPECT_FALSE(ValidateJob(j).ok());
+  // A dense model has no experts to split.
+  j.ep = 2;
+  j.model = "test/llama";
+  EXPECT_FALSE(EstimateMemory(testing::LlamaArch(4096, 32, 8, 14336, 32, 32000), j, Gpu80()).ok());
 }
 
 }  // namespace

@@ -274,6 +274,28 @@ TEST(RequestTest, ForwardedArchitectureFollowsTheModelSource) {
   EXPECT_TRUE(m.arch_json.empty());
 }
 
+TEST(RequestTest, ExpertParallelismFromMegatronFlagsAndFmteLines) {
+  const JobRequest m = Parse(
+      "#FMTE model=mistralai/Mixtral-8x7B-v0.1\n"
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --tensor-model-parallel-size 1 --expert-model-parallel-size 8 "
+      "--use-distributed-optimizer --bf16\n");
+  EXPECT_EQ(m.job.ep, 8);
+  EXPECT_EQ(Parse("#FMTE ep=4\n").job.ep, 4);
+  const JobRequest zero = Parse("#FMTE ep=0\n");
+  EXPECT_EQ(zero.job.ep, 1);
+  ASSERT_FALSE(zero.warnings.empty());
+  EXPECT_NE(zero.warnings[0].find("ep"), std::string::npos) << zero.warnings[0];
+  // From a variable the script does not set: unread (read favourably), never a default.
+  const JobRequest u = Parse(
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+      "--expert-model-parallel-size $EP --bf16\n");
+  EXPECT_EQ(u.job.ep, 1);
+  bool unread = false;
+  for (const UnreadSetting& s : u.unread) unread = unread || s.key == "ep";
+  EXPECT_TRUE(unread);
+}
+
 TEST(RequestTest, GpuTresForms) {
   struct Case {
     const char* tres;

@@ -173,6 +173,8 @@ void AddJobOptions(po::options_description* desc) {
       "offload-params", po::bool_switch(), "parameters in host memory (ZeRO-3/FSDP offload)")(
       "tp", str(d.tp), "tensor-parallel degree")("pp", str(d.pp), "pipeline-parallel stages")(
       "vpp", str(d.vpp), "virtual pipeline stages per GPU (interleaved 1F1B when > 1)")(
+      "ep", str(d.ep),
+      "expert-parallel degree: MoE routed experts split over ep data-parallel ranks")(
       "sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")(
       "activation-checkpointing", name(ToString(d.activation_checkpointing)),
       ("activation recomputation: " + AcceptedNames(d.activation_checkpointing)).c_str())(
@@ -236,6 +238,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "tp", 1, 1024, &job.tp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "pp", 1, 1024, &job.pp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "vpp", 1, 1024, &job.vpp));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "ep", 1, 1024, &job.ep));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "lora-r", 1, 1 << 16, &job.lora_r));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "virtual-tokens", 1, 1 << 20, &job.virtual_tokens));
   job.gpu = vm.count("gpu") ? vm["gpu"].as<std::string>() : std::string(kDefaultGpu);

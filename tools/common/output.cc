@@ -83,6 +83,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["tp"] = job.tp;
   j["pp"] = job.pp;
   j["vpp"] = job.vpp;
+  j["ep"] = job.ep;
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);
@@ -182,6 +183,7 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
       "), tp " + std::to_string(job.tp) + " pp " + std::to_string(job.pp) + " dp " +
       std::to_string(job.DataParallel()) + ", sharding " + std::string(ToString(job.sharding));
   if (job.vpp > 1) layout += ", vpp " + std::to_string(job.vpp);
+  if (job.ep > 1) layout += ", ep " + std::to_string(job.ep);
   if (job.sequence_parallel) layout += ", sp";
   if (job.offload_optimizer) layout += ", offload optimizer";
   if (job.offload_params) layout += ", offload params";

@@ -131,6 +131,24 @@ Status memory::ValidateLayout(const ModelArch& model, const TrainingJob& job,
           (ok.empty() ? std::string("1") : OrList(ok)));
     }
   }
+  if (job.ep > 1) {
+    // Every MoE block's routed experts must split evenly over the ep ranks (Megatron asserts
+    // num_moe_experts % expert_model_parallel_size == 0).
+    bool experts = false;
+    for (const BlockSpec& b : model.block_kinds)
+      for (const LinearShape& l : b.linears)
+        if (l.expert) {
+          experts = true;
+          if (l.copies % job.ep != 0)
+            return Status::InvalidArgument("--ep " + std::to_string(job.ep) +
+                                           " does not divide the " + std::to_string(l.copies) +
+                                           " routed experts of " + name() + "; use --ep " +
+                                           OrList(Divisors(l.copies, gpus / (tp * pp))));
+        }
+    if (!experts)
+      return Status::InvalidArgument("--ep " + std::to_string(job.ep) + ": " + name() +
+                                     " has no routed experts; use --ep 1");
+  }
   if (job.sequence_parallel && tp == 1)
     return Status::InvalidArgument(
         "--sp: sequence parallelism needs --tp > 1; drop --sp or use --tp " +

@@ -84,6 +84,7 @@ Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp) {
   l.t = std::max<int64_t>(1, tp);
   l.p = std::max<int64_t>(1, pp);
   l.v = std::max<int64_t>(1, vpp);
+  l.e = std::max<int64_t>(1, j.ep);
   l.d = std::max<int64_t>(1, j.gpus / std::max<int64_t>(1, l.t * l.p));
   l.gpus_per_node = std::max<int64_t>(1, j.EffectiveGpusPerNode());
   l.nodes = std::max<int64_t>(1, j.Nodes());
@@ -139,6 +140,7 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
                              int num_layers) {
   StageParams s;
   const double t = static_cast<double>(lay.t);
+  const double e = static_cast<double>(lay.e);
   const bool full = j.method == Method::kFull;
   const bool lora = j.method == Method::kLora || j.method == Method::kQlora;
   const bool qlora = j.method == Method::kQlora;
@@ -159,13 +161,22 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
         split = std::min(t, kv_heads);
       const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
       const double bias = l.has_bias ? static_cast<double>(l.copies * l.out_features) : 0;
-      const double params = row_parallel ? (static_cast<double>(l.Params()) - bias) / split + bias
-                                         : static_cast<double>(l.Params()) / split;
-      const double copies = static_cast<double>(l.copies);
+      // Expert parallelism: this rank holds copies / e of the routed experts (each still split
+      // by tensor parallelism: Megatron's expert tensor parallel size defaults to tp).
+      const double ep = l.expert ? e : 1;
+      const double params = (row_parallel ? (static_cast<double>(l.Params()) - bias) / split + bias
+                                          : static_cast<double>(l.Params()) / split) /
+                            ep;
+      const double copies = static_cast<double>(l.copies) / ep;
       block_params += params;
       s.total += n * params;
       s.linear += n * params;
-      s.largest_module = std::max(s.largest_module, static_cast<double>(l.ModuleParams()) / t);
+      s.largest_module = std::max(s.largest_module,
+                                  static_cast<double>(l.ModuleParams()) / t / (l.stacked ? ep : 1));
+      if (l.expert) {
+        s.expert += n * params;
+        if (full) s.expert_trainable += n * params;
+      }
       if (full) {
         s.trainable_linear += n * params;
         AddTrainable(s, params, static_cast<double>(l.out_features) / t * copies,
@@ -183,6 +194,10 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
         const double a = copies * r * in / t, bb = copies * r * out / t;
         s.total += n * (a + bb);
         s.trainable_linear += n * (a + bb);
+        if (l.expert) {
+          s.expert += n * (a + bb);
+          s.expert_trainable += n * (a + bb);
+        }
         AddTrainable(s, a, r, in / t, n);
         AddTrainable(s, bb, out / t, r, n);
       }

@@ -56,6 +56,16 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   const double shard_w = (ShardsWeights(sh) || fsdp_sharded) ? static_cast<double>(lay.shard) : 1;
   const double shard_g = ShardsGradients(sh) ? static_cast<double>(lay.shard) : 1;
   const double shard_o = ShardsOptimizer(sh) ? static_cast<double>(lay.shard) : 1;
+  // `bytes` of all parameters on this GPU, of which `expert_bytes` are routed experts, sharded
+  // over `shard` ranks. Under expert parallelism the experts (1/e of them on this rank) are
+  // sharded over the expert-data-parallel group, shard / e ranks (Megatron's distributed
+  // optimizer and FSDP2's expert mesh): per GPU the same share as without expert parallelism.
+  const double e = static_cast<double>(lay.e);
+  const auto sharded = [e](double bytes, double expert_bytes, double shard) {
+    if (shard <= 1 || e <= 1) return bytes / shard;
+    return (bytes - expert_bytes) / shard + expert_bytes / std::max(1.0, shard / e);
+  };
+  const double expert_share = sp.trainable > 0 ? sp.expert_trainable / sp.trainable : 0;
 
   // Weights. QLoRA: bitsandbytes 4-bit packs two values per byte with one fp32 absmax per block
   // of 64; double quantisation stores the absmax as 8-bit with an fp32 constant per 256 blocks
@@ -74,20 +84,26 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
     }
   }
   const double weights = sp.frozen * FrozenBytes(j, dt) + quant + sp.trainable * dt.param;
-  s.weights = weights / shard_w;
-  s.quant_consts = consts / shard_w;
+  // The experts' share of the weights, by their share of the parameters (frozen, quantised and
+  // trainable experts are stored like the rest of their kind).
+  const double expert_weights = sp.total > 0 ? weights * sp.expert / sp.total : 0;
+  s.weights = sharded(weights, expert_weights, shard_w);
+  s.quant_consts = sharded(consts, sp.total > 0 ? consts * sp.expert / sp.total : 0, shard_w);
 
-  s.grads = sp.trainable * dt.grad / shard_g;
+  const double grads = sp.trainable * dt.grad;
+  s.grads = sharded(grads, grads * expert_share, shard_g);
   s.first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
 
-  s.optimizer = (OptimizerStateBytes(j, dt, sp) + sp.trainable * dt.master) / shard_o;
+  const double optimizer = OptimizerStateBytes(j, dt, sp) + sp.trainable * dt.master;
+  s.optimizer = sharded(optimizer, optimizer * expert_share, shard_o);
 
   // The foreach AdamW/SGD of torch.optim (HF Trainer's adamw_torch, plain FSDP loops) allocates
   // one state-sized temporary list (torch._foreach_sqrt of exp_avg_sq, torch/optim/adamw.py
   // _multi_tensor_adamw); Megatron/DeepSpeed/torchtune use fused in-place kernels.
   const bool foreach = (j.framework == Framework::kHf || j.framework == Framework::kFsdp) &&
                        (j.optimizer == Optimizer::kAdamW || j.optimizer == Optimizer::kSgd);
-  if (foreach) s.step_temp = sp.trainable * dt.state / shard_o;
+  if (foreach)
+    s.step_temp = sharded(sp.trainable * dt.state, sp.expert_trainable * dt.state, shard_o);
 
   if (j.optimizer_in_backward) {
     // Each parameter is stepped and its gradient freed as soon as it is ready

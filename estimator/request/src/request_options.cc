@@ -90,7 +90,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 33> kKeys{{
+const std::array<KeySpec, 34> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -149,6 +149,7 @@ const std::array<KeySpec, 33> kKeys{{
      false,
      FMTE_SETTER(return SetEnum(v, s, &j->optimizer, ParseOptimizer);)},
     {{"vpp", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->vpp, 1, 1024);)},
+    {{"ep", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->ep, 1, 1024);)},
     {{"sp", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->sequence_parallel);)},
     {{"offload-optimizer", "true|false", ""},
      false,

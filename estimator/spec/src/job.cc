@@ -157,6 +157,7 @@ Status ValidateJob(const TrainingJob& job) {
   if (job.tp <= 0) return NotPositive(job.tp, "--tp");
   if (job.pp <= 0) return NotPositive(job.pp, "--pp");
   if (job.vpp <= 0) return NotPositive(job.vpp, "--vpp");
+  if (job.ep <= 0) return NotPositive(job.ep, "--ep");
   if (job.gpus_per_node < 0)
     return Status::InvalidArgument("--gpus-per-node: expected a positive integer, got " +
                                    std::to_string(job.gpus_per_node));
@@ -177,6 +178,11 @@ Status ValidateJob(const TrainingJob& job) {
   }
   if (job.vpp > 1 && job.pp == 1)
     return Status::InvalidArgument("--vpp: interleaved pipeline stages need --pp > 1");
+  if (job.ep > 1 && job.DataParallel() % job.ep != 0)
+    return Status::InvalidArgument("--ep " + std::to_string(job.ep) +
+                                   ": expert parallelism splits the data-parallel group (" +
+                                   std::to_string(job.DataParallel()) +
+                                   " ranks = gpus / (tp*pp)); use an --ep that divides it");
   if (job.sequence_parallel && job.tp == 1)
     return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
   if ((job.method == Method::kLora || job.method == Method::kQlora) && job.lora_r <= 0)

@@ -69,6 +69,10 @@ struct StageParams {
   double largest_module = 0;  // one module (DeepSpeed's "largest layer")
   double root = 0;            // embedding + head + final norm (FSDP root unit)
   double first_grads = 0;     // trainable params whose gradients appear first in backward
+  // Routed-expert parameters on this GPU (1/ep of them under expert parallelism), included in
+  // the counts above: with ep > 1 they are sharded over the expert-data-parallel group.
+  double expert = 0;
+  double expert_trainable = 0;
 };
 
 // Activations of one stage on one GPU at the peak (in-flight micro-batches included), and the

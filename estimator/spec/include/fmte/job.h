@@ -110,6 +110,10 @@ struct TrainingJob {
   int64_t tp = 1;
   int64_t pp = 1;
   int64_t vpp = 1;  // virtual pipeline stages per GPU (interleaved 1F1B when > 1)
+  // Expert parallelism: each MoE layer's routed experts are split over ep ranks of the
+  // data-parallel group (Megatron --expert-model-parallel-size, torchtitan expert_parallel_degree);
+  // ep divides gpus / (tp * pp).
+  int64_t ep = 1;
   bool sequence_parallel = false;
 
   // Memory savers.
