@@ -16,7 +16,9 @@ int RunCheck(
 int RunReplay(
     const std::vector<std::string>& args);  // shadow mode: enforce's decisions on past jobs
 int RunRecommend(const std::vector<std::string>& args);  // layout search ranked by predicted time
-int RunModels(const std::vector<std::string>& args);     // list the model and GPU catalogs
+int RunFit(
+    const std::vector<std::string>& args);  // largest micro-batch/sequence, fewest GPUs, models
+int RunModels(const std::vector<std::string>& args);  // list the model and GPU catalogs
 
 }  // namespace fmte::advise
 

@@ -8,6 +8,8 @@ int main(int argc, char** argv) {
       {"estimate", "per-GPU memory, step and wall time of one training job", advise::RunEstimate},
       {"recommend", "search parallel layouts for a model and GPU budget, ranked by time",
        advise::RunRecommend},
+      {"fit", "what fits: largest micro-batch or sequence, fewest GPUs, catalog models",
+       advise::RunFit},
       {"check", "the admission decision for a batch script, as the Slurm plugin would make it",
        advise::RunCheck},
       {"replay", "what enforce mode would have done to past jobs (batch scripts + sacct)",
