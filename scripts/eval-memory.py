@@ -129,8 +129,9 @@ def row_args(r):
     fw = FRAMEWORKS.get(r["framework"])
     if fw is None:
         return None, "framework " + r["framework"]
-    if r["fp8"] not in ("no", "none"):
-        return None, "fp8"
+    fp8 = first_word(r["fp8"])
+    if fp8 not in ("no", "none", "tensorwise", "rowwise", "delayed", "mxfp8"):
+        return None, "fp8 " + r["fp8"]
     for k in ("cp", "ep"):
         if r[k] != "1":
             return None, k + " " + r[k]
@@ -192,6 +193,8 @@ def row_args(r):
         args += ["--activation-checkpointing", "selective"]
     elif ac not in ("no", "none"):
         return None, "checkpointing " + r["activation_checkpointing"]
+    if fp8 not in ("no", "none"):
+        args += ["--fp8", fp8]
     if first_word(r["compile"]) == "yes":
         args += ["--compile"]
     if yes(r["chunked_loss"]):

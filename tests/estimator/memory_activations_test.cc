@@ -12,6 +12,7 @@ namespace {
 
 using testing::BaseJob;
 using testing::GptArch;
+using testing::Gpu80;
 using testing::Llama2_7b;
 
 struct KorthikantiRow {
@@ -153,6 +154,39 @@ TEST(MemoryActivationsTest, TorchtitanOpLevelSacPerSavedTensor) {
   j.framework = Framework::kFsdp;
   j.activation_checkpointing = Checkpointing::kFull;
   EXPECT_LT(LayerActivationBytes(llama, j, 0), 8192 * 63104);
+}
+
+TEST(MemoryActivationsTest, TransformerEngineFp8SavesLinearInputsInOneByte) {
+  // Megatron with Transformer Engine FP8 (te/pytorch/module/linear.py, layernorm_linear.py,
+  // layernorm_mlp.py save the FP8-cast input for the weight-gradient GEMM), Llama-2-7b shape
+  // (h 4096, q_dim 4096, f 11008), selective recompute, tp 1: the attention input, the MLP
+  // input, the output projection's input and the down projection's input each take 1 byte per
+  // element instead of 2: 3h + f = 12288 + 11008 = 23296 bytes less per token per layer.
+  const ModelArch llama = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kMegatron;
+  j.precision = Precision::kMixedBf16;
+  j.activation_checkpointing = Checkpointing::kSelective;
+  j.seq_len = 4096;
+  const int64_t bf16 = LayerActivationBytes(llama, j, 0);
+  j.fp8 = Fp8::kTensorwise;
+  EXPECT_EQ(bf16 - LayerActivationBytes(llama, j, 0), int64_t{4096} * 23296);
+  // torchao's Float8Linear (torchtitan: framework fsdp) saves the 16-bit input: no change.
+  j.framework = Framework::kFsdp;
+  const int64_t torchao = LayerActivationBytes(llama, j, 0);
+  j.fp8 = Fp8::kNone;
+  EXPECT_EQ(LayerActivationBytes(llama, j, 0), torchao);
+
+  // TE's FP8 weight and transpose caches: 2 bytes per linear parameter of the 32 layers
+  // (4 x 4096^2 + 3 x 4096 x 11008 = 202,375,168 each), the output layer excluded. With full
+  // recompute the activations do not depend on FP8, so the whole difference is the caches.
+  j.framework = Framework::kMegatron;
+  j.activation_checkpointing = Checkpointing::kFull;
+  Result<MemoryEstimate> plain = EstimateMemory(llama, j, Gpu80());
+  j.fp8 = Fp8::kDelayed;
+  Result<MemoryEstimate> fp8 = EstimateMemory(llama, j, Gpu80());
+  ASSERT_TRUE(plain.ok() && fp8.ok());
+  EXPECT_EQ(fp8->allocated_peak_bytes - plain->allocated_peak_bytes, 2 * 32 * 202375168LL);
 }
 
 }  // namespace

@@ -296,6 +296,20 @@ TEST(RequestTest, ExpertParallelismFromMegatronFlagsAndFmteLines) {
   EXPECT_TRUE(unread);
 }
 
+TEST(RequestTest, Fp8FromMegatronFlagsAndFmteLines) {
+  const std::string line =
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --bf16 "
+      "--fp8-format hybrid";
+  EXPECT_EQ(Parse(line + "\n").job.fp8, Fp8::kDelayed);  // Megatron's default recipe
+  EXPECT_EQ(Parse(line + " --fp8-recipe tensorwise\n").job.fp8, Fp8::kTensorwise);
+  EXPECT_EQ(Parse(line + " --fp8-recipe mxfp8\n").job.fp8, Fp8::kMxfp8);
+  EXPECT_EQ(Parse("#FMTE fp8=rowwise\n").job.fp8, Fp8::kRowwise);
+  const JobRequest bad = Parse("#FMTE fp8=e5m2\n");
+  EXPECT_EQ(bad.job.fp8, Fp8::kNone);
+  ASSERT_FALSE(bad.warnings.empty());
+  EXPECT_NE(bad.warnings[0].find("fp8"), std::string::npos) << bad.warnings[0];
+}
+
 TEST(RequestTest, GpuTresForms) {
   struct Case {
     const char* tres;

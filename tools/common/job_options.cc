@@ -186,6 +186,8 @@ void AddJobOptions(po::options_description* desc) {
       "quant", po::value<std::string>()->value_name("nf4|fp4|int8"),
       "QLoRA base weight quantisation (default with --method qlora: nf4)")(
       "double-quant", po::bool_switch(), "QLoRA double quantisation of the constants")(
+      "fp8", po::value<std::string>()->value_name(AcceptedNames(Fp8::kNone)),
+      "FP8 linears (torchao recipes; Transformer Engine under --framework megatron)")(
       "virtual-tokens", str(d.virtual_tokens), "prompt/prefix tuning virtual tokens")(
       "framework", name(ToString(d.framework)),
       ("framework running the job: " + AcceptedNames(d.framework)).c_str())(
@@ -227,6 +229,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
                                      &job.activation_checkpointing));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "attention", &ParseAttention, &job.attention));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "quant", &ParseQuant, &job.quant));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "fp8", &ParseFp8, &job.fp8));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "framework", &ParseFramework, &job.framework));
 
   constexpr int64_t kMaxGpus = 1 << 20;

@@ -84,6 +84,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["pp"] = job.pp;
   j["vpp"] = job.vpp;
   j["ep"] = job.ep;
+  j["fp8"] = ToString(job.fp8);
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);
@@ -192,6 +193,7 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
                        ", attention " + std::string(ToString(job.attention));
   if (job.chunked_loss) savers += ", chunked loss";
   if (job.compile) savers += ", compile";
+  if (job.fp8 != Fp8::kNone) savers += ", fp8 " + std::string(ToString(job.fp8));
   if (job.activation_offload) savers += ", activation offload";
   if (job.optimizer_in_backward) savers += ", optimizer in backward";
   head.AddRow({"memory savers", savers});

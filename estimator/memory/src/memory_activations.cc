@@ -164,14 +164,20 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
     }
   }
   const bool moe = block.experts_per_token > 0;
+  // Bytes per element of a linear input saved for the weight gradient. Transformer Engine's FP8
+  // linears (Megatron --fp8-format) save the input already cast to FP8 (te/pytorch/module/
+  // linear.py, layernorm_linear.py: the quantized input is what backward's wgrad GEMM reads);
+  // torchao's Float8Linear saves the high-precision input and casts again in backward
+  // (torchao/float8/float8_linear.py), so its inputs stay 16-bit.
+  const double lb = fw == Framework::kMegatron && j.fp8 != Fp8::kNone ? 1 : ab;
   // Attention input (QKV linear input) and MLP input (sequence region), saved once per group.
-  if (group_saved[0] || group_adapted[0]) sv.seq += ab * h;
+  if (group_saved[0] || group_adapted[0]) sv.seq += (group_saved[0] ? lb : ab) * h;
   if ((group_saved[2] || group_adapted[2]) &&
       !(m.parallel_attn_mlp && (group_saved[0] || group_adapted[0]))) {
-    sv.seq += ab * h;
+    sv.seq += (group_saved[2] ? lb : ab) * h;
   }
   if (moe) {
-    sv.tp += ab * h * k_active;   // tokens permuted/copied to their k experts
+    sv.tp += lb * h * k_active;   // tokens permuted/copied to their k experts
     sv.seq += 4 * experts_total;  // fp32 router logits/probabilities
   }
 
@@ -201,27 +207,29 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   // Output projection input: a contiguous copy of the attention output in HF/torchtune and in
   // Megatron's unfused path; Megatron's fused path hands its saved output to linear_proj.
   if (group_saved[1] || group_adapted[1]) {
-    if (eager || fw != Framework::kMegatron || selective) sv.tp += ab * q_dim;
+    if (eager || fw != Framework::kMegatron || selective)
+      sv.tp += (group_saved[1] ? lb : ab) * q_dim;
   }
   if (dropout) sv.seq += 2 * h;  // 1-byte masks after attention and after the MLP
 
   // MLP intermediate tensors (tensor-parallel region).
   const double f = mlp_width;
   const bool down_saves = group_saved[3] || group_adapted[3];
+  const double down_b = group_saved[3] ? lb : ab;  // the down projection's input
   if (!m.gated_mlp) {
-    sv.tp += ab * f;                  // GeLU input
-    if (down_saves) sv.tp += ab * f;  // fc2 input (GeLU output)
+    sv.tp += ab * f;                      // GeLU input
+    if (down_saves) sv.tp += down_b * f;  // fc2 input (GeLU output)
   } else if (fw == Framework::kMegatron) {
     sv.tp += 2 * ab * f;  // fused bias_swiglu saves its 2f-wide input
-    if (down_saves) sv.tp += ab * f;
+    if (down_saves) sv.tp += down_b * f;
   } else if (j.compile) {
     sv.tp += 2 * ab * f;  // inductor keeps gate and up, recomputes silu*up
-    if (down_saves) sv.tp += ab * f;
+    if (down_saves) sv.tp += down_b * f;
   } else {
     // act_fn(gate_proj(x)) * up_proj(x): silu saves its input, mul saves both operands
     // (modeling_llama.py LlamaMLP, torchtune FeedForward).
     sv.tp += 3 * ab * f;
-    if (down_saves) sv.tp += ab * f;
+    if (down_saves) sv.tp += down_b * f;
   }
 
   return s * b * (sv.seq / seq_split + sv.tp / t) + s * b * s_kv * sv.score / t;

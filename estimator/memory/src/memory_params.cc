@@ -230,6 +230,7 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
       head = static_cast<double>(m.embedding_params) / t;
   }
   s.root = emb + head + fnorm;
+  s.head = head;
   s.total += s.root;
   s.linear += head;
   s.largest_module = std::max({s.largest_module, emb, head});

@@ -149,6 +149,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.attention != d.attention) put("attn", ToString(j.attention));
   if (j.method == Method::kLora || j.method == Method::kQlora) put_int("lora_r", j.lora_r);
   if (j.quant != Quant::kNone) put("quant", ToString(j.quant));
+  if (j.fp8 != Fp8::kNone) put("fp8", ToString(j.fp8));
   put("fw", ToString(j.framework));
   if (j.tokens > 0) put_int("tokens", j.tokens);
   if (j.samples > 0) put_int("samples", j.samples);
@@ -260,6 +261,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = int_field(&j.lora_r, 1, 1 << 16);
     else if (key == "quant")
       s = enum_field(&j.quant, ParseQuant);
+    else if (key == "fp8")
+      s = enum_field(&j.fp8, ParseFp8);
     else if (key == "fw")
       s = enum_field(&j.framework, ParseFramework);
     else if (key == "tokens")

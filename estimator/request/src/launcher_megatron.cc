@@ -110,6 +110,16 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
     sink->Set("precision", "mixed-fp16", "--fp16");
   else
     sink->Set("precision", "fp32", "pretrain_gpt.py (no --bf16/--fp16)");
+  // FP8 through Transformer Engine: --fp8-format e4m3|hybrid turns it on; --fp8-recipe says how
+  // it scales (delayed, the default; tensorwise; mxfp8; blockwise, read as tensorwise).
+  if (const Flag* f = sink->Find(l, "fp8_format"); f != nullptr && !f->unresolved) {
+    std::string recipe = "delayed";
+    if (const Flag* r = sink->Find(l, "fp8_recipe"); r != nullptr && !r->unresolved) {
+      const std::string v = Lower(r->value);
+      recipe = v == "mxfp8" ? "mxfp8" : v == "delayed" ? "delayed" : "tensorwise";
+    }
+    sink->Set("fp8", recipe, "--fp8-format");
+  }
   if (const Flag* g = sink->Find(l, "recompute_granularity"); g != nullptr && !g->unresolved) {
     const std::string v = Lower(g->value);
     if (v == "full" || v == "selective")

@@ -41,6 +41,11 @@ constexpr NameTable<Checkpointing, 3> kCheckpointingNames{{{Checkpointing::kNone
                                                            {Checkpointing::kFull, "full"}}};
 constexpr NameTable<Attention, 2> kAttentionNames{
     {{Attention::kFused, "fused"}, {Attention::kEager, "eager"}}};
+constexpr NameTable<Fp8, 5> kFp8Names{{{Fp8::kNone, "none"},
+                                       {Fp8::kTensorwise, "tensorwise"},
+                                       {Fp8::kRowwise, "rowwise"},
+                                       {Fp8::kDelayed, "delayed"},
+                                       {Fp8::kMxfp8, "mxfp8"}}};
 constexpr NameTable<Quant, 4> kQuantNames{
     {{Quant::kNone, "none"}, {Quant::kNf4, "nf4"}, {Quant::kFp4, "fp4"}, {Quant::kInt8, "int8"}}};
 constexpr NameTable<Framework, 5> kFrameworkNames{{{Framework::kHf, "hf"},
@@ -91,6 +96,7 @@ std::string_view ToString(Sharding v) { return NameOf(kShardingNames, v); }
 std::string_view ToString(Checkpointing v) { return NameOf(kCheckpointingNames, v); }
 std::string_view ToString(Attention v) { return NameOf(kAttentionNames, v); }
 std::string_view ToString(Quant v) { return NameOf(kQuantNames, v); }
+std::string_view ToString(Fp8 v) { return NameOf(kFp8Names, v); }
 std::string_view ToString(Framework v) { return NameOf(kFrameworkNames, v); }
 
 Result<Method> ParseMethod(std::string_view s, std::string_view f) {
@@ -111,6 +117,7 @@ Result<Checkpointing> ParseCheckpointing(std::string_view s, std::string_view f)
 Result<Attention> ParseAttention(std::string_view s, std::string_view f) {
   return ParseName(kAttentionNames, s, f);
 }
+Result<Fp8> ParseFp8(std::string_view s, std::string_view f) { return ParseName(kFp8Names, s, f); }
 Result<Quant> ParseQuant(std::string_view s, std::string_view f) {
   return ParseName(kQuantNames, s, f);
 }
@@ -125,6 +132,7 @@ std::string AcceptedNames(Sharding) { return Joined(kShardingNames); }
 std::string AcceptedNames(Checkpointing) { return Joined(kCheckpointingNames); }
 std::string AcceptedNames(Attention) { return Joined(kAttentionNames); }
 std::string AcceptedNames(Quant) { return Joined(kQuantNames); }
+std::string AcceptedNames(Fp8) { return Joined(kFp8Names); }
 std::string AcceptedNames(Framework) { return Joined(kFrameworkNames); }
 
 bool ShardsWeights(Sharding s) {
@@ -190,6 +198,8 @@ Status ValidateJob(const TrainingJob& job) {
   if ((job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning) &&
       job.virtual_tokens <= 0)
     return NotPositive(job.virtual_tokens, "--virtual-tokens");
+  if (job.fp8 != Fp8::kNone && job.precision == Precision::kFp32)
+    return Status::InvalidArgument("--fp8: FP8 linears need a 16-bit --precision, not fp32");
   if (job.quant != Quant::kNone && job.method != Method::kQlora)
     return Status::InvalidArgument("--quant: quantised base weights need --method qlora");
   if (job.double_quant && job.method != Method::kQlora)

@@ -49,6 +49,9 @@ enum class Checkpointing { kNone, kSelective, kFull };  // none | selective | fu
 enum class Attention { kFused, kEager };                // fused | eager
 enum class Quant { kNone, kNf4, kFp4, kInt8 };          // none | nf4 | fp4 | int8
 enum class Framework { kHf, kTorchtune, kMegatron, kDeepspeed, kFsdp };
+// FP8 linears: none | tensorwise | rowwise | delayed | mxfp8 (torchao's recipes; Transformer
+// Engine's current/delayed scaling and MXFP8 under Megatron).
+enum class Fp8 { kNone, kTensorwise, kRowwise, kDelayed, kMxfp8 };
 // hf | torchtune | megatron | deepspeed | fsdp
 
 // Name tables. Parse* accept exactly the names above (case-sensitive, as the CLI documents);
@@ -61,6 +64,7 @@ std::string_view ToString(Checkpointing v);
 std::string_view ToString(Attention v);
 std::string_view ToString(Quant v);
 std::string_view ToString(Framework v);
+std::string_view ToString(Fp8 v);
 
 Result<Method> ParseMethod(std::string_view s, std::string_view field = "method");
 Result<Precision> ParsePrecision(std::string_view s, std::string_view field = "precision");
@@ -71,6 +75,7 @@ Result<Checkpointing> ParseCheckpointing(std::string_view s,
 Result<Attention> ParseAttention(std::string_view s, std::string_view field = "attention");
 Result<Quant> ParseQuant(std::string_view s, std::string_view field = "quant");
 Result<Framework> ParseFramework(std::string_view s, std::string_view field = "framework");
+Result<Fp8> ParseFp8(std::string_view s, std::string_view field = "fp8");
 
 // "full|lora|qlora|prompt-tuning|prefix-tuning" etc., for help texts and error messages.
 std::string AcceptedNames(Method);
@@ -78,6 +83,7 @@ std::string AcceptedNames(Precision);
 std::string AcceptedNames(Optimizer);
 std::string AcceptedNames(Sharding);
 std::string AcceptedNames(Checkpointing);
+std::string AcceptedNames(Fp8);
 std::string AcceptedNames(Attention);
 std::string AcceptedNames(Quant);
 std::string AcceptedNames(Framework);
@@ -115,6 +121,7 @@ struct TrainingJob {
   // ep divides gpus / (tp * pp).
   int64_t ep = 1;
   bool sequence_parallel = false;
+  Fp8 fp8 = Fp8::kNone;  // FP8 compute of the linears (docs/memory.md "FP8")
 
   // Memory savers.
   Checkpointing activation_checkpointing = Checkpointing::kNone;
