@@ -2,7 +2,9 @@
 // framework and the memory savers. Each expected value is derived in the comment beside it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "fmte/memory.h"
 #include "memory_test_util.h"
@@ -13,6 +15,7 @@ namespace {
 using testing::BaseJob;
 using testing::GptArch;
 using testing::Gpu80;
+using testing::Llama2_7b;
 using testing::LlamaArch;
 using testing::Psi7_5B;
 
@@ -221,6 +224,44 @@ TEST(MemoryCombosTest, TensorParallelSplitsByRole) {
     Result<MemoryEstimate> e = EstimateMemory(m, j, testing::Gpu80());
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     EXPECT_NEAR(static_cast<double>(e->breakdown.weights), 2 * r.params, 2) << ToString(r.fw);
+  }
+}
+
+TEST(MemoryCombosTest, RanksAndPhasesNameTheHeaviest) {
+  // memory.ranks: one entry per pipeline stage (the first holds the embedding, the last the head);
+  // per_gpu_bytes is the heaviest one's. memory.phases: the three phases of a step on that stage;
+  // the largest is peak_phase and equals per_gpu_bytes.
+  const ModelArch llama = Llama2_7b();
+  for (const int64_t pp : {int64_t{1}, int64_t{4}}) {
+    SCOPED_TRACE("pp " + std::to_string(pp));
+    TrainingJob j = BaseJob();
+    j.framework = Framework::kMegatron;
+    j.precision = Precision::kMixedBf16;
+    j.sharding = Sharding::kZero1;
+    j.gpus = 8;
+    j.pp = pp;
+    j.grad_accum = 8;
+    Result<MemoryEstimate> e = EstimateMemory(llama, j, Gpu80());
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_EQ(e->ranks.size(), static_cast<size_t>(pp));
+    EXPECT_TRUE(e->ranks.front().embedding);
+    EXPECT_TRUE(e->ranks.back().head);
+    int64_t heaviest = 0;
+    int layers = 0;
+    for (const MemoryRank& r : e->ranks) {
+      heaviest = std::max(heaviest, r.per_gpu_bytes);
+      layers += r.layers;
+    }
+    EXPECT_EQ(layers, llama.num_layers);
+    EXPECT_EQ(heaviest, e->per_gpu_bytes);
+    EXPECT_EQ(e->ranks[static_cast<size_t>(e->heaviest_stage)].per_gpu_bytes, e->per_gpu_bytes);
+    ASSERT_EQ(e->phases.size(), 3u);
+    const MemoryPhase* top = &e->phases[0];
+    for (const MemoryPhase& p : e->phases)
+      if (p.per_gpu_bytes > top->per_gpu_bytes) top = &p;
+    EXPECT_EQ(std::string(top->name), e->peak_phase);
+    EXPECT_NEAR(static_cast<double>(top->per_gpu_bytes), static_cast<double>(e->per_gpu_bytes),
+                64);  // each part is saturated (rounded) on its own
   }
 }
 

@@ -145,12 +145,26 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
   mem["low_bytes"] = m.low_bytes;
   mem["cpu_bytes_per_node"] = m.cpu_bytes_per_node;
   mem["peak_phase"] = m.peak_phase;
-  mem["breakdown"] = {
-      {"weights", m.breakdown.weights},     {"gradients", m.breakdown.gradients},
-      {"optimizer", m.breakdown.optimizer}, {"activations", m.breakdown.activations},
-      {"logits", m.breakdown.logits},       {"other", m.breakdown.other}};
+  auto breakdown = [](const MemoryBreakdown& b) {
+    return nlohmann::json{{"weights", b.weights},     {"gradients", b.gradients},
+                          {"optimizer", b.optimizer}, {"activations", b.activations},
+                          {"logits", b.logits},       {"other", b.other}};
+  };
+  mem["breakdown"] = breakdown(m.breakdown);
   mem["layers_per_stage"] = m.layers_per_stage;
   mem["heaviest_stage"] = m.heaviest_stage;
+  mem["ranks"] = nlohmann::json::array();
+  for (const MemoryRank& r : m.ranks)
+    mem["ranks"].push_back({{"stage", r.stage},
+                            {"layers", r.layers},
+                            {"embedding", r.embedding},
+                            {"head", r.head},
+                            {"per_gpu_bytes", r.per_gpu_bytes},
+                            {"peak_phase", r.peak_phase},
+                            {"breakdown", breakdown(r.breakdown)}});
+  mem["phases"] = nlohmann::json::array();
+  for (const MemoryPhase& p : m.phases)
+    mem["phases"].push_back({{"name", p.name}, {"per_gpu_bytes", p.per_gpu_bytes}});
   doc["memory"] = std::move(mem);
   AddTimeJson(doc, job, estimate);  // output_time.cc
   return doc;
@@ -222,6 +236,16 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
     os << "\npipeline: " << m.layers_per_stage.size() << " stages holding "
        << Joined(m.layers_per_stage, ", ") << " layers; heaviest (reported) stage "
        << m.heaviest_stage << "\n";
+    TextTable ranks("lrrrrrrl");
+    ranks.AddRow(
+        {"  stage", "layers", "weights", "grads", "optimizer", "activations", "total", "holds"});
+    for (const MemoryRank& r : m.ranks)
+      ranks.AddRow(
+          {"  " + std::to_string(r.stage), std::to_string(r.layers), FormatGiB(r.breakdown.weights),
+           FormatGiB(r.breakdown.gradients), FormatGiB(r.breakdown.optimizer),
+           FormatGiB(r.breakdown.activations + r.breakdown.logits), FormatGiB(r.per_gpu_bytes),
+           std::string(r.embedding ? "embedding " : "") + (r.head ? "head, loss" : "")});
+    ranks.Print(os);
   }
   std::ostringstream time;
   PrintTime(time, job, estimate);  // output_time.cc (prints nothing without a time)

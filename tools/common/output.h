@@ -46,9 +46,11 @@ nlohmann::json JobJson(const TrainingJob& job);
 //   model{id, model_type, layers, ...}, job{...}, gpu{name, memory_bytes},
 //   params{total, trainable, embedding, lm_head, blocks, active, largest_module},
 //   memory{per_gpu_bytes, allocator_peak_bytes, allocated_peak_bytes, cuda_context_bytes,
-//   gpu_capacity_bytes, fits,
-//          cpu_bytes_per_node, peak_phase, breakdown{weights, gradients, optimizer,
-//          activations, logits, other}, layers_per_stage[], heaviest_stage},
+//          gpu_capacity_bytes, fits, bound_bytes, low_bytes, cpu_bytes_per_node, peak_phase,
+//          breakdown{weights, gradients, optimizer, activations, logits, other},
+//          layers_per_stage[], heaviest_stage,
+//          ranks[]{stage, layers, embedding, head, per_gpu_bytes, peak_phase, breakdown},
+//          phases[]{name, per_gpu_bytes}},
 //   time{...} (AddTimeJson, when the estimate has a time).
 nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, const GpuSpec& gpu,
                             const JobEstimate& estimate);

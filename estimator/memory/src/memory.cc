@@ -31,6 +31,7 @@ namespace {
 
 struct StagePeak {
   double allocated = 0;
+  double turn = 0, end_of_backward = 0, optimizer_step = 0;  // allocated bytes of each phase
   double weights = 0, grads = 0, optimizer = 0, activations = 0, logits = 0, other = 0;
   double cpu = 0;
   const char* phase = "forward-backward";
@@ -55,6 +56,8 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
 
   StagePeak best;
   const double turn = base + act.gpu + logits + turn_grads + buf.forward + buf.backward;
+  const double end_bwd = base + ms.grads + buf.backward;
+  const double step = base + ms.grads + ms.step_temp;
   best.allocated = turn;
   best.weights = ms.weights;
   best.grads = turn_grads;
@@ -63,7 +66,6 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   best.logits = logits;
   best.other = ms.quant_consts + buf.persistent + buf.forward + buf.backward;
 
-  const double end_bwd = base + ms.grads + buf.backward;
   if (end_bwd > best.allocated) {
     best = StagePeak{};
     best.allocated = end_bwd;
@@ -73,7 +75,6 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
     best.other = ms.quant_consts + buf.persistent + buf.backward;
     best.phase = "end-of-backward";
   }
-  const double step = base + ms.grads + ms.step_temp;
   if (step > best.allocated) {
     best = StagePeak{};
     best.allocated = step;
@@ -84,7 +85,29 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
     best.phase = "optimizer-step";
   }
   best.cpu = ms.cpu + act.cpu;
+  best.turn = turn;
+  best.end_of_backward = end_bwd;
+  best.optimizer_step = step;
   return best;
+}
+
+// The breakdown of a stage's peak with allocator fragmentation in `other`; returns their sum (the
+// allocator peak), each part saturated on its own.
+int64_t Breakdown(const StagePeak& p, MemoryBreakdown* b) {
+  b->weights = Saturate(p.weights);
+  b->gradients = Saturate(p.grads);
+  b->optimizer = Saturate(p.optimizer);
+  b->activations = Saturate(p.activations);
+  b->logits = Saturate(p.logits);
+  b->other = Saturate(p.other + memory::FragmentationBytes(p.allocated));
+  int64_t sum = 0;
+  for (int64_t part : {b->weights, b->gradients, b->optimizer, b->activations, b->logits, b->other})
+    sum = part > INT64_MAX - sum ? INT64_MAX : sum + part;
+  return sum;
+}
+
+int64_t PlusContext(int64_t allocator, int64_t context) {
+  return allocator > INT64_MAX - context ? INT64_MAX : allocator + context;
 }
 
 // count(uses, stage, layers) of every pipeline stage of `lay`, in stage order.
@@ -195,6 +218,8 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
 
   StagePeak heaviest;
   int first_layer = 0;
+  est.ranks.resize(est.layers_per_stage.size());
+  const int64_t context = Saturate(memory::CudaContextBytes(job, lay));
   for (size_t st = 0; st < est.layers_per_stage.size(); ++st) {
     const int n = est.layers_per_stage[st];
     const KindUses uses = lay.p == 1 ? all_layers : KindUses(model, first_layer, n);
@@ -208,6 +233,13 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
         EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st),
                       stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);
     first_layer += n;
+    MemoryRank& rank = est.ranks[st];
+    rank.stage = static_cast<int>(st);
+    rank.layers = n;
+    rank.embedding = st == 0;
+    rank.head = st + 1 == est.layers_per_stage.size();
+    rank.per_gpu_bytes = PlusContext(Breakdown(peak, &rank.breakdown), context);
+    rank.peak_phase = peak.phase;
     if (st == 0 || peak.allocated > heaviest.allocated) {
       heaviest = peak;
       est.heaviest_stage = static_cast<int>(st);
@@ -220,25 +252,10 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     est.trainable_params = Saturate(PeftTrainable(model, job, targets, all_layers, layers));
   }
 
-  const double frag = memory::FragmentationBytes(heaviest.allocated);
-  est.breakdown.weights = Saturate(heaviest.weights);
-  est.breakdown.gradients = Saturate(heaviest.grads);
-  est.breakdown.optimizer = Saturate(heaviest.optimizer);
-  est.breakdown.activations = Saturate(heaviest.activations);
-  est.breakdown.logits = Saturate(heaviest.logits);
-  est.breakdown.other = Saturate(heaviest.other + frag);
-  // The breakdown sums to the allocator peak exactly (each part saturated on its own).
-  int64_t sum = 0;
-  for (int64_t part : {est.breakdown.weights, est.breakdown.gradients, est.breakdown.optimizer,
-                       est.breakdown.activations, est.breakdown.logits, est.breakdown.other}) {
-    sum = part > INT64_MAX - sum ? INT64_MAX : sum + part;
-  }
-  est.allocator_peak_bytes = sum;
-  est.allocated_peak_bytes = std::min(sum, Saturate(heaviest.allocated));
   est.cuda_context_bytes = Saturate(memory::CudaContextBytes(job, lay));
-  est.per_gpu_bytes = est.allocator_peak_bytes > INT64_MAX - est.cuda_context_bytes
-                          ? INT64_MAX
-                          : est.allocator_peak_bytes + est.cuda_context_bytes;
+  est.allocator_peak_bytes = Breakdown(heaviest, &est.breakdown);
+  est.allocated_peak_bytes = std::min(est.allocator_peak_bytes, Saturate(heaviest.allocated));
+  est.per_gpu_bytes = PlusContext(est.allocator_peak_bytes, est.cuda_context_bytes);
   est.gpu_capacity_bytes = gpu.memory_bytes;
   est.fits = est.per_gpu_bytes <= gpu.memory_bytes;
   const memory::BoundFactors bf = memory::MeasuredBoundFactors();
@@ -247,6 +264,16 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   est.cpu_bytes_per_node =
       Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
   est.peak_phase = heaviest.phase;
+  // The phases of the heaviest stage, each with fragmentation and the context as per_gpu_bytes.
+  est.phases.resize(3);
+  const double phase_bytes[3] = {heaviest.turn, heaviest.end_of_backward, heaviest.optimizer_step};
+  const char* const phase_names[3] = {"forward-backward", "end-of-backward", "optimizer-step"};
+  for (size_t i = 0; i < 3; ++i) {
+    est.phases[i].name = phase_names[i];
+    est.phases[i].per_gpu_bytes =
+        PlusContext(Saturate(phase_bytes[i] + memory::FragmentationBytes(phase_bytes[i])),
+                    est.cuda_context_bytes);
+  }
   return Status::Ok();
 }
 

@@ -30,6 +30,24 @@ struct MemoryBreakdown {
                        // allocator fragmentation)
 };
 
+// One phase of a training step on the busiest GPU: its name and the device memory it needs
+// (allocator-level bytes plus fragmentation and the CUDA context, as per_gpu_bytes).
+struct MemoryPhase {
+  const char* name = "";  // "forward-backward" | "end-of-backward" | "optimizer-step"
+  int64_t per_gpu_bytes = 0;
+};
+
+// One kind of rank: a pipeline stage (the first holds the embedding, the last the output layer and
+// the loss) with its own total and breakdown.
+struct MemoryRank {
+  int stage = 0;
+  int layers = 0;
+  bool embedding = false, head = false;
+  int64_t per_gpu_bytes = 0;
+  MemoryBreakdown breakdown;
+  const char* peak_phase = "";
+};
+
 struct MemoryEstimate {
   ParamCounts params;
   int64_t trainable_params = 0;
@@ -53,6 +71,10 @@ struct MemoryEstimate {
   // Pipeline: layers held by each stage (first/last also hold embedding/head) and the heaviest.
   std::vector<int> layers_per_stage;
   int heaviest_stage = 0;
+  // Every pipeline stage (one entry without pipelining); per_gpu_bytes is the heaviest's.
+  std::vector<MemoryRank> ranks;
+  // The phases of a step on the heaviest stage; peak_phase names the largest.
+  std::vector<MemoryPhase> phases;
 
   // When the peak happens: "forward-backward" (saved activations + logits + first gradients),
   // "end-of-backward" (all gradients) or "optimizer-step" (step temporaries).
