@@ -15,8 +15,9 @@ an adapter method, FP8, expert or context parallelism, fields the source does no
 counted as not estimated, with the reason.
 
 Reported per source and per framework: rows estimated, mean absolute error, mean signed error,
-the worst under-prediction, and the two decisions that act: a run that ran but is said not to fit
-(a false rejection) and an out-of-memory run said to fit (a job that would OOM after admission).
+the worst under- and over-prediction, runs that ran but are predicted not to fit their GPU
+(ran!f), runs that ran and the policy would reject (ran!a: even memory.low_bytes above 90% of the
+GPU), and out-of-memory runs predicted to fit (oom:fit, a job that would OOM after admission).
 --calibrate prints the leave-one-source-out range of measured / predicted that
 memory.low_bytes and memory.bound_bytes use (estimator/memory/src/memory_overheads.cc);
 --check-bounds exits 1 when that range misses a run, when a run that ran would be rejected, or
@@ -255,6 +256,8 @@ def summarise(rows, key):
             "worst_under": min(errs) if errs else None,
             "worst_over": max(errs) if errs else None,
             "ran_said_not_fit": sum(1 for x in xs if x.get("false_reject")),
+            "ran_rejected": sum(1 for x in xs if "err" in x
+                                and x["low"] > USABLE * x["capacity"]),
             "oom_rows": sum(1 for x in xs if x.get("oom")),
             "oom_said_fit": sum(1 for x in xs if x.get("oom") and x.get("fits")),
         })
@@ -395,14 +398,14 @@ def main():
             print()
         for title, table in (("source", by_source), ("framework", by_fw), ("metric", by_metric),
                              ("all", total)):
-            print("%-28s %5s %5s %7s %7s %7s %7s %6s %8s" % (
+            print("%-28s %5s %5s %7s %7s %7s %7s %6s %6s %8s" % (
                 "by " + title, "rows", "est", "|err|", "err", "under", "over", "ran!f",
-                "oom:fit"))
+                "ran!a", "oom:fit"))
             for g in table:
-                print("%-28s %5d %5d %7s %7s %7s %7s %6d %4d/%-3d" % (
+                print("%-28s %5d %5d %7s %7s %7s %7s %6d %6d %4d/%-3d" % (
                     g["group"][:28], g["rows"], g["estimated"], pct(g["mean_abs_err"]),
                     pct(g["mean_err"]), pct(g["worst_under"]), pct(g["worst_over"]),
-                    g["ran_said_not_fit"], g["oom_said_fit"], g["oom_rows"]))
+                    g["ran_said_not_fit"], g["ran_rejected"], g["oom_said_fit"], g["oom_rows"]))
             print()
         print("not estimated:")
         for k, v in skipped.most_common():
