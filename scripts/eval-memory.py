@@ -163,6 +163,12 @@ def row_args(r):
         # Trainer's autocast runs over bf16 weights and states: fmte's reading of such a YAML
         # (etc/launchers.json hf-args) is pure-bf16. Under FSDP accelerate upcasts to fp32.
         prec = "pure-bf16"
+    if (r["framework"] in ("trl", "hf", "axolotl", "llamafactory")
+            and r["sharding"].startswith("fsdp") and prec in ("pure-bf16", "amp-bf16")):
+        # The HF Trainer runs FSDP through accelerate, which upcasts a bf16-loaded model's
+        # parameters to fp32 when mixed precision is on (accelerator.py prepare_model): fmte's
+        # reading of such a script (launcher_hf.cc ReadLoadDtype) is amp-bf16.
+        prec = "amp-bf16"
     args += ["--precision", prec]
     opt = r["optimizer"].lower()
     if "muon" in opt:
