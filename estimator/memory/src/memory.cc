@@ -252,7 +252,7 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     est.trainable_params = Saturate(PeftTrainable(model, job, targets, all_layers, layers));
   }
 
-  est.cuda_context_bytes = Saturate(memory::CudaContextBytes(job, lay));
+  est.cuda_context_bytes = context;
   est.allocator_peak_bytes = Breakdown(heaviest, &est.breakdown);
   est.allocated_peak_bytes = std::min(est.allocator_peak_bytes, Saturate(heaviest.allocated));
   est.per_gpu_bytes = PlusContext(est.allocator_peak_bytes, est.cuda_context_bytes);

@@ -4,31 +4,44 @@
 #include "fmte/fit.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
+#include <utility>
+
+#include "fmte/memory_prepared.h"
 
 namespace fmte {
 namespace {
 
 constexpr int64_t kMaxMicroBatch = 1 << 20, kMaxSeq = int64_t{1} << 24;
 
+constexpr std::array<std::pair<FitTarget, std::string_view>, 4> kTargetNames{
+    {{FitTarget::kMicroBatch, "micro-batch"},
+     {FitTarget::kSeqLen, "seq-len"},
+     {FitTarget::kGpus, "gpus"},
+     {FitTarget::kModel, "model"}}};
+
 struct Searcher {
+  Searcher(const ModelArch& m, const GpuSpec& g, int64_t usable_bytes)
+      : model(m), gpu(g), usable(usable_bytes), prepared(m) {}
+
   const ModelArch& model;
   const GpuSpec& gpu;
   int64_t usable = 0;
   int64_t evaluated = 0;
+  memory::PreparedModel prepared;  // the model's layers counted once for every estimate
+  MemoryEstimate m;                // reused: an estimate allocates nothing
 
   // The job's memory, or nothing when the job is not a valid layout for the model.
   bool Eval(const TrainingJob& j, FitPoint* p) {
     ++evaluated;
-    if (!ValidateJob(j).ok()) return false;
-    Result<MemoryEstimate> m = EstimateMemory(model, j, gpu);
-    if (!m.ok()) return false;
+    if (!ValidateJob(j).ok() || !memory::EstimateMemory(prepared, j, gpu, &m).ok()) return false;
     p->job = j;
-    p->params = m->params.total;
-    p->per_gpu_bytes = m->per_gpu_bytes;
-    p->bound_bytes = m->bound_bytes;
-    p->fits = m->per_gpu_bytes <= usable;
-    p->fits_at_bound = m->bound_bytes <= usable;
+    p->params = m.params.total;
+    p->per_gpu_bytes = m.per_gpu_bytes;
+    p->bound_bytes = m.bound_bytes;
+    p->fits = m.per_gpu_bytes <= usable;
+    p->fits_at_bound = m.bound_bytes <= usable;
     return true;
   }
 
@@ -105,7 +118,7 @@ void SolveGpus(Searcher& s, const FitRequest& r, FitAnswer* a) {
     j.tp = split.first;
     j.pp = split.second;
     if (j.vpp > 1 && j.pp == 1) j.vpp = 1;
-    if (j.ep > 1 && (n % (j.tp * j.pp) != 0 || (n / (j.tp * j.pp)) % j.ep != 0)) j.ep = 1;
+    if (n % (j.tp * j.pp) != 0 || j.DataParallel() % j.ep != 0) j.ep = 1;  // ep splits dp
     return j;
   };
   // The fewest GPUs of each split (memory does not grow with the count at a fixed split: the
@@ -162,23 +175,14 @@ void SolveGpus(Searcher& s, const FitRequest& r, FitAnswer* a) {
 }  // namespace
 
 std::string_view ToString(FitTarget t) {
-  switch (t) {
-    case FitTarget::kMicroBatch:
-      return "micro-batch";
-    case FitTarget::kSeqLen:
-      return "seq-len";
-    case FitTarget::kGpus:
-      return "gpus";
-    case FitTarget::kModel:
-      return "model";
-  }
-  return "micro-batch";
+  for (const auto& [target, name] : kTargetNames)
+    if (target == t) return name;
+  return kTargetNames[0].second;
 }
 
 Result<FitTarget> ParseFitTarget(std::string_view s) {
-  for (FitTarget t :
-       {FitTarget::kMicroBatch, FitTarget::kSeqLen, FitTarget::kGpus, FitTarget::kModel})
-    if (s == ToString(t)) return t;
+  for (const auto& [target, name] : kTargetNames)
+    if (s == name) return target;
   return Status::InvalidArgument("--solve: expected micro-batch|seq-len|gpus|model, got '" +
                                  std::string(s) + "'");
 }
@@ -189,8 +193,8 @@ Result<FitAnswer> SolveFit(const ModelArch& model, const GpuSpec& gpu, const Fit
     return Status::InvalidArgument("usable memory fraction: expected a number in (0, 1]");
   if (r.max_gpus < 1 || r.max_gpus > (1 << 20))
     return Status::InvalidArgument("--max-gpus: expected 1 to 1048576");
-  Searcher s{model, gpu,
-             static_cast<int64_t>(static_cast<double>(gpu.memory_bytes) * r.usable_fraction)};
+  Searcher s(model, gpu,
+             static_cast<int64_t>(static_cast<double>(gpu.memory_bytes) * r.usable_fraction));
   FitAnswer a;
   a.target = r.target;
   a.usable_bytes = s.usable;
@@ -209,7 +213,7 @@ Result<FitAnswer> SolveFit(const ModelArch& model, const GpuSpec& gpu, const Fit
       for (const std::string& id : catalog->Ids()) {
         Result<const ModelArch*> m = catalog->Find(id);
         if (!m.ok()) continue;
-        Searcher one{**m, gpu, s.usable};
+        Searcher one(**m, gpu, s.usable);
         TrainingJob j = r.job;
         j.model = id;
         FitPoint p;

@@ -247,6 +247,19 @@ bool FitsFavourably(const internal::PolicyContext& ctx, const JobRequest& r, con
   return estimate->memory.per_gpu_bytes <= ctx.usable_bytes;
 }
 
+// One reason per alternative of `d` that fits, each "<prefix><change>: X GiB per GPU of Y GiB
+// usable"; whether there was one.
+bool AddFittingAlternatives(std::string_view prefix, Decision* d) {
+  bool any = false;
+  for (const Alternative& a : d->alternatives) {
+    if (!a.fits) continue;
+    any = true;
+    d->reasons.push_back(Cat({prefix, a.change, ": ", Gib(a.per_gpu_bytes), " per GPU of ",
+                              Gib(a.usable_bytes), " usable"}));
+  }
+  return any;
+}
+
 // "line 16: --deepspeed ds_config.json, line 20: ..."
 std::string UnreadOrigins(const JobRequest& r) {
   std::string out;
@@ -424,10 +437,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
                " for such a prediction, so it may fit: accepted unchecked, it may run out of "
                "GPU memory"}));
       d.alternatives = internal::FindAlternatives(ctx, job);
-      for (const Alternative& a : d.alternatives)
-        if (a.fits)
-          d.reasons.push_back(Cat({"would fit as predicted: ", a.change, ": ", Gib(a.per_gpu_bytes),
-                                   " per GPU of ", Gib(a.usable_bytes), " usable"}));
+      AddFittingAlternatives("would fit as predicted: ", &d);
     } else {
       d.kind = DecisionKind::kReject;
       d.reject_reason = RejectReason::kMemory;
@@ -441,13 +451,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
             Cat({"even under the most favourable reading of what fmte could not read (",
                  UnreadOrigins(r), ") it does not fit"}));
       d.alternatives = internal::FindAlternatives(ctx, job);
-      bool any = false;
-      for (const Alternative& a : d.alternatives) {
-        if (!a.fits) continue;
-        any = true;
-        d.reasons.push_back(Cat({"would fit: ", a.change, ": ", Gib(a.per_gpu_bytes),
-                                 " per GPU of ", Gib(a.usable_bytes), " usable"}));
-      }
+      const bool any = AddFittingAlternatives("would fit: ", &d);
       for (const Alternative& a : d.alternatives)
         if (!a.fits)
           d.reasons.push_back(

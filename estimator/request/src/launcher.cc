@@ -323,16 +323,17 @@ void Sink::Add(std::string_view key, std::string_view value, std::string_view pr
   out_->values.push_back(Assignment{std::string(key), std::string(value), std::move(origin)});
 }
 
-bool Sink::Has(std::string_view key) const {
-  for (const Assignment& a : out_->values)
-    if (a.key == key) return true;
-  return false;
+const Assignment* Sink::Last(std::string_view key) const {
+  for (auto it = out_->values.rbegin(); it != out_->values.rend(); ++it)
+    if (it->key == key) return &*it;
+  return nullptr;
 }
 
+bool Sink::Has(std::string_view key) const { return Last(key) != nullptr; }
+
 std::string_view Sink::Get(std::string_view key) const {
-  for (auto it = out_->values.rbegin(); it != out_->values.rend(); ++it)
-    if (it->key == key) return it->value;
-  return {};
+  const Assignment* a = Last(key);
+  return a == nullptr ? std::string_view() : std::string_view(a->value);
 }
 
 void Sink::MarkUnread(std::string_view key, std::string_view flag, std::string_view file) {

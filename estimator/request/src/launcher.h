@@ -90,6 +90,7 @@ class Sink {
  private:
   void Add(std::string_view key, std::string_view value, std::string_view prefix,
            std::string_view flag);
+  const Assignment* Last(std::string_view key) const;  // this line's last value for `key`
 
   LauncherFindings* out_;
   int line_;

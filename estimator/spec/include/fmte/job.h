@@ -49,10 +49,10 @@ enum class Checkpointing { kNone, kSelective, kFull };  // none | selective | fu
 enum class Attention { kFused, kEager };                // fused | eager
 enum class Quant { kNone, kNf4, kFp4, kInt8 };          // none | nf4 | fp4 | int8
 enum class Framework { kHf, kTorchtune, kMegatron, kDeepspeed, kFsdp };
+// hf | torchtune | megatron | deepspeed | fsdp
 // FP8 linears: none | tensorwise | rowwise | delayed | mxfp8 (torchao's recipes; Transformer
 // Engine's current/delayed scaling and MXFP8 under Megatron).
 enum class Fp8 { kNone, kTensorwise, kRowwise, kDelayed, kMxfp8 };
-// hf | torchtune | megatron | deepspeed | fsdp
 
 // Name tables. Parse* accept exactly the names above (case-sensitive, as the CLI documents);
 // the error names `field` and lists the accepted values.
@@ -83,10 +83,10 @@ std::string AcceptedNames(Precision);
 std::string AcceptedNames(Optimizer);
 std::string AcceptedNames(Sharding);
 std::string AcceptedNames(Checkpointing);
-std::string AcceptedNames(Fp8);
 std::string AcceptedNames(Attention);
 std::string AcceptedNames(Quant);
 std::string AcceptedNames(Framework);
+std::string AcceptedNames(Fp8);
 
 // Is the model state sharded across data-parallel ranks (ZeRO-3 / FSDP full or hybrid)?
 bool ShardsWeights(Sharding s);
