@@ -134,7 +134,7 @@ def row_args(r):
     if fp8 not in ("no", "none", "tensorwise", "rowwise", "delayed", "mxfp8"):
         return None, "fp8 " + r["fp8"]
     for k in ("cp", "ep"):
-        if r[k] != "1":
+        if not re.fullmatch(r"\d+", r[k]):
             return None, k + " " + r[k]
     for k in ("gpus", "micro_batch", "seq_len", "precision", "sharding"):
         if not re.fullmatch(r"\d+", r[k]) and k in ("gpus", "micro_batch", "seq_len"):
@@ -143,6 +143,9 @@ def row_args(r):
             return None, k + " unknown"
     args = ["--model", model, "--method", method, "--framework", fw]
     args += ["--gpus", r["gpus"], "--micro-batch", r["micro_batch"], "--seq-len", r["seq_len"]]
+    for k in ("cp", "ep"):
+        if r[k] != "1":
+            args += ["--" + k, r[k]]
     if re.fullmatch(r"\d+", r["gpus_per_node"]):
         args += ["--gpus-per-node", r["gpus_per_node"]]
     if re.fullmatch(r"\d+", r["grad_accum"]):

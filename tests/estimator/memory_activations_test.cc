@@ -120,6 +120,55 @@ TEST(MemoryActivationsTest, LlamaHfPerSavedTensor) {
   }
 }
 
+TEST(MemoryActivationsTest, ContextParallelKeepsTheRanksShareOfEachSequence) {
+  // Context parallelism: a rank keeps the activations of seq/cp tokens (its queries, keys, values
+  // and output under ring attention), so per layer the Llama-2-7b HF full-tuning derivation above
+  // (194688 bytes per token) applies to 8192 / 4 = 2048 tokens.
+  const ModelArch llama = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.precision = Precision::kAmpBf16;
+  j.gpus = 4;
+  j.cp = 4;
+  j.seq_len = 8192;
+  EXPECT_EQ(LayerActivationBytes(llama, j, 0), 2048 * 194688);
+  // The whole estimate of 8 GPUs as tp 2 x cp 2 x dp 2 on 8192 tokens equals tp 2 x dp 4 on
+  // 4096: the same tokens per rank, and Megatron's distributed optimizer shards over dp x cp = 4
+  // ranks in both.
+  TrainingJob a = BaseJob();
+  a.framework = Framework::kMegatron;
+  a.precision = Precision::kMixedBf16;
+  a.sharding = Sharding::kZero1;
+  a.gpus = 8;
+  a.gpus_per_node = 8;
+  a.tp = 2;
+  a.sequence_parallel = true;
+  a.activation_checkpointing = Checkpointing::kSelective;
+  TrainingJob c = a;
+  a.seq_len = 4096;
+  c.seq_len = 8192;
+  c.cp = 2;
+  Result<MemoryEstimate> ea = EstimateMemory(llama, a, Gpu80());
+  Result<MemoryEstimate> ec = EstimateMemory(llama, c, Gpu80());
+  ASSERT_TRUE(ea.ok() && ec.ok()) << ea.status().ToString() << ec.status().ToString();
+  ASSERT_EQ(ec->phases.size(), ea->phases.size());
+  for (size_t i = 0; i < ea->phases.size(); ++i)
+    EXPECT_EQ(ec->phases[i].per_gpu_bytes, ea->phases[i].per_gpu_bytes) << ea->phases[i].name;
+  EXPECT_EQ(ec->breakdown.optimizer, ea->breakdown.optimizer);
+  EXPECT_EQ(ec->per_gpu_bytes, ea->per_gpu_bytes);
+  // Without context parallelism the 8192-token sequence doubles what a rank keeps per layer.
+  c.cp = 1;
+  EXPECT_EQ(LayerActivationBytes(llama, c, 0), 2 * LayerActivationBytes(llama, a, 0));
+  // cp must divide the GPUs left by tp x pp and the sequence.
+  c.cp = 3;
+  EXPECT_FALSE(ValidateJob(c).ok());
+  c.cp = 2;
+  c.seq_len = 8191;
+  EXPECT_FALSE(ValidateJob(c).ok());
+  c.seq_len = 8192;
+  c.cp = 8;
+  EXPECT_FALSE(ValidateJob(c).ok());  // tp 2 x cp 8 > 8 GPUs
+}
+
 TEST(MemoryActivationsTest, CompileAndCheckpointingShrinkActivations) {
   const ModelArch llama = Llama2_7b();
   TrainingJob j = BaseJob();

@@ -21,6 +21,7 @@ AccountingRecord Sample() {
   j.tp = 2;
   j.pp = 2;
   j.vpp = 2;
+  j.cp = 2;
   j.sequence_parallel = true;
   j.micro_batch = 2;
   j.seq_len = 8192;
@@ -65,6 +66,7 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.tp, a.tp);
   EXPECT_EQ(b.pp, a.pp);
   EXPECT_EQ(b.vpp, a.vpp);
+  EXPECT_EQ(b.cp, a.cp);
   EXPECT_EQ(b.sequence_parallel, a.sequence_parallel);
   EXPECT_EQ(b.micro_batch, a.micro_batch);
   EXPECT_EQ(b.seq_len, a.seq_len);

@@ -296,6 +296,25 @@ TEST(RequestTest, ExpertParallelismFromMegatronFlagsAndFmteLines) {
   EXPECT_TRUE(unread);
 }
 
+TEST(RequestTest, ContextParallelismFromMegatronFlagsAndFmteLines) {
+  const JobRequest m = Parse(
+      "#SBATCH --gres=gpu:8\n"
+      "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+      "--num-attention-heads 32 --tensor-model-parallel-size 2 --context-parallel-size 2 "
+      "--seq-length 16384 --micro-batch-size 1 --global-batch-size 8 --bf16\n");
+  EXPECT_EQ(m.job.cp, 2);
+  EXPECT_EQ(m.job.DataParallel(), 2);
+  EXPECT_EQ(m.job.grad_accum, 4);  // global 8 / (micro 1 x dp 2): cp ranks share the sequences
+  EXPECT_EQ(Parse("#FMTE cp=4\n").job.cp, 4);
+  const JobRequest u = Parse(
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+      "--context-parallel-size $CP --bf16\n");
+  EXPECT_EQ(u.job.cp, 1);
+  bool unread = false;
+  for (const UnreadSetting& s : u.unread) unread = unread || s.key == "cp";
+  EXPECT_TRUE(unread);
+}
+
 TEST(RequestTest, Fp8FromMegatronFlagsAndFmteLines) {
   const std::string line =
       "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 --bf16 "

@@ -177,6 +177,41 @@ TEST(StepTime, FusedCausalAttentionRunsHalfTheScores) {
   EXPECT_NEAR(eager->hardware_flops_per_step - fused->hardware_flops_per_step, scores / 2, 1.0);
 }
 
+TEST(StepTime, ContextParallelRingShowsWhatAttentionDoesNotHide) {
+  // cp 2 on 2 GPUs: each rank computes half of every sequence's tokens (attending to all of it),
+  // so the compute is half the 1-GPU job's. Its keys and values (s/2 x 2h 16-bit elements) go
+  // once around the ring per layer in forward and twice in backward (K, V and their gradients),
+  // under the attention of the local queries against one chunk (4 x s/2 x s/2 x h FLOPs per
+  // forward, half of it executed by the causal fused kernel; twice that in backward).
+  const int64_t h = 1024, L = 2, s = 8192;
+  const ModelArch m = Gpt(h, L, 16, 1000);
+  TrainingJob one = Job(1, 1, 1, 1, 1, s);
+  one.attention = Attention::kFused;
+  TrainingJob cp = one;
+  cp.gpus = 2;
+  cp.gpus_per_node = 2;
+  cp.cp = 2;
+  ClusterSpec c = DefaultCluster(testing::A100Sxm80());
+  c.intra_node_gbps = 10;  // slow enough that the exchange outlasts the attention
+  auto e1 = EstimateStepTimeAnalytic(m, one, testing::A100Sxm80(), c, Ideal());
+  auto e2 = EstimateStepTimeAnalytic(m, cp, testing::A100Sxm80(), c, Ideal());
+  ASSERT_TRUE(e1.ok() && e2.ok()) << e2.status().ToString();
+  EXPECT_NEAR(e2->breakdown.compute_s, e1->breakdown.compute_s / 2, 1e-12);
+  EXPECT_EQ(e2->global_batch, 1);
+  EXPECT_DOUBLE_EQ(e2->model_flops_per_step, e1->model_flops_per_step);
+  const double kv_bytes = double(s) / 2 * 2 * h * 2;
+  const double hop = kv_bytes / 10e9;
+  const double chunk = double(s) / 2 * 4 * (double(s) / 2) * h * 0.5 / e2->peak_flops_per_gpu;
+  ASSERT_GT(hop, 2 * chunk);
+  const double ring = L * ((hop - chunk) + (2 * hop - 2 * chunk));
+  EXPECT_NEAR(e2->breakdown.communication_s - e2->dp_comm_s, ring, 1e-9);
+  // Fast links: the exchange hides under the attention.
+  c.intra_node_gbps = 10000;
+  auto fast = EstimateStepTimeAnalytic(m, cp, testing::A100Sxm80(), c, Ideal());
+  ASSERT_TRUE(fast.ok());
+  EXPECT_NEAR(fast->breakdown.communication_s - fast->dp_comm_s, 0, 1e-12);
+}
+
 TEST(StepTime, TensorParallelAllReducesFollowTheRingFormula) {
   // tp=8 inside one node, Megatron: 2 all-reduces of b*s*h 16-bit elements per layer forward and 2
   // backward (Shoeybi et al. 2019); a ring moves 2(k-1)/k of the buffer per GPU.

@@ -157,7 +157,7 @@ void AddJobOptions(po::options_description* desc) {
       "model", po::value<std::string>()->value_name("ID|PATH"),
       "catalog id (fmte-advise models) or a config.json file or model directory (required)")(
       "method", name(ToString(d.method)), ("training method: " + AcceptedNames(d.method)).c_str())(
-      "gpus", str(d.gpus), "GPUs in total (tp * pp * dp)")(
+      "gpus", str(d.gpus), "GPUs in total (tp * cp * pp * dp)")(
       "gpus-per-node", po::value<std::string>(), "GPUs per node (default: min(gpus, 8))")(
       "gpu", name(kDefaultGpu), "GPU type: catalog name or alias (A100-80GB, H100-SXM, ...)")(
       "micro-batch", str(d.micro_batch), "sequences per GPU per micro-step")(
@@ -175,6 +175,7 @@ void AddJobOptions(po::options_description* desc) {
       "vpp", str(d.vpp), "virtual pipeline stages per GPU (interleaved 1F1B when > 1)")(
       "ep", str(d.ep),
       "expert-parallel degree: MoE routed experts split over ep data-parallel ranks")(
+      "cp", str(d.cp), "context-parallel degree: each sequence split over cp ranks")(
       "sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")(
       "activation-checkpointing", name(ToString(d.activation_checkpointing)),
       ("activation recomputation: " + AcceptedNames(d.activation_checkpointing)).c_str())(
@@ -242,6 +243,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "pp", 1, 1024, &job.pp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "vpp", 1, 1024, &job.vpp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "ep", 1, 1024, &job.ep));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "cp", 1, 1024, &job.cp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "lora-r", 1, 1 << 16, &job.lora_r));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "virtual-tokens", 1, 1 << 20, &job.virtual_tokens));
   job.gpu = vm.count("gpu") ? vm["gpu"].as<std::string>() : std::string(kDefaultGpu);

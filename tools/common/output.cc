@@ -84,6 +84,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["pp"] = job.pp;
   j["vpp"] = job.vpp;
   j["ep"] = job.ep;
+  j["cp"] = job.cp;
   j["fp8"] = ToString(job.fp8);
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;
@@ -192,11 +193,13 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   head.AddRow({"batch", "micro-batch " + std::to_string(job.micro_batch) + " x seq-len " +
                             std::to_string(job.seq_len) + ", grad-accum " +
                             std::to_string(job.grad_accum)});
-  std::string layout =
-      std::to_string(job.gpus) + " x " + gpu.name + " (" + std::to_string(job.Nodes()) +
-      (job.Nodes() > 1 ? " nodes" : " node") + " x " + std::to_string(job.EffectiveGpusPerNode()) +
-      "), tp " + std::to_string(job.tp) + " pp " + std::to_string(job.pp) + " dp " +
-      std::to_string(job.DataParallel()) + ", sharding " + std::string(ToString(job.sharding));
+  std::string layout = std::to_string(job.gpus) + " x " + gpu.name + " (" +
+                       std::to_string(job.Nodes()) + (job.Nodes() > 1 ? " nodes" : " node") +
+                       " x " + std::to_string(job.EffectiveGpusPerNode()) + "), tp " +
+                       std::to_string(job.tp) +
+                       (job.cp > 1 ? " cp " + std::to_string(job.cp) : std::string()) + " pp " +
+                       std::to_string(job.pp) + " dp " + std::to_string(job.DataParallel()) +
+                       ", sharding " + std::string(ToString(job.sharding));
   if (job.vpp > 1) layout += ", vpp " + std::to_string(job.vpp);
   if (job.ep > 1) layout += ", ep " + std::to_string(job.ep);
   if (job.sequence_parallel) layout += ", sp";

@@ -167,7 +167,7 @@ SiteFeatureRow SiteFeatures(const TrainingJob& j, double pred_time_s, int64_t pr
                             int64_t cap_bytes) {
   const int64_t gpn = j.EffectiveGpusPerNode();
   const int64_t nodes = j.Nodes();
-  const int64_t model_parallel = std::max<int64_t>(1, j.tp * j.pp);
+  const int64_t model_parallel = std::max<int64_t>(1, j.ModelParallel());
   const double time_s = RecordedTimeS(pred_time_s);
   return SiteFeatureRow{
       Log2OrNaN(static_cast<double>(j.gpus)),

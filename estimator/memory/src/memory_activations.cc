@@ -77,8 +77,12 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   const double t = static_cast<double>(lay.t);
   const double b = static_cast<double>(j.micro_batch);
   const bool prompt = j.method == Method::kPromptTuning, prefix = j.method == Method::kPrefixTuning;
+  // Context parallelism: a rank runs its seq/cp tokens through every layer and keeps their
+  // activations; ring attention (Transformer Engine's AttnFuncWithCPAndKVP2P, torch's
+  // _templated_ring_attention) saves the local queries, keys, values and output only, the other
+  // ranks' key/value chunks being passed on and dropped (docs/memory.md "Context parallelism").
   const double s =
-      static_cast<double>(j.seq_len) + (prompt ? static_cast<double>(j.virtual_tokens) : 0);
+      static_cast<double>(j.LocalSeqLen()) + (prompt ? static_cast<double>(j.virtual_tokens) : 0);
   const double s_kv = s + (prefix ? static_cast<double>(j.virtual_tokens) : 0);
   const double seq_split = j.sequence_parallel ? t : 1;
 
@@ -293,7 +297,7 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
   if (stage == lay.p - 1) {
     // Final norm and the LM head input (when the head trains), one micro-batch in flight.
     const double s =
-        static_cast<double>(j.seq_len) +
+        static_cast<double>(j.LocalSeqLen()) +
         (j.method == Method::kPromptTuning ? static_cast<double>(j.virtual_tokens) : 0);
     const double tokens = s * static_cast<double>(j.micro_batch);
     const bool full = j.method == Method::kFull;

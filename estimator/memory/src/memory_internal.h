@@ -49,7 +49,9 @@ Dtypes ChooseDtypes(const TrainingJob& j);
 
 // The layout numbers every piece needs.
 struct Layout {
-  int64_t t = 1, p = 1, d = 1, v = 1;
+  // d: the ranks holding the same weights, data x context parallel (gpus / (t * p)); c: the
+  // context-parallel ranks among them, over which each sequence is split.
+  int64_t t = 1, p = 1, d = 1, v = 1, c = 1;
   int64_t e = 1;      // expert-parallel ranks (routed experts split over e of the d ranks)
   int64_t shard = 1;  // ranks one copy of the sharded state is split over
   int64_t gpus_per_node = 1, nodes = 1;

@@ -10,7 +10,7 @@ namespace fmte::memory {
 
 double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
                    const StageParams& last_stage) {
-  const double s = static_cast<double>(j.seq_len) +
+  const double s = static_cast<double>(j.LocalSeqLen()) +
                    (j.method == Method::kPromptTuning ? static_cast<double>(j.virtual_tokens) : 0);
   const double tokens = s * static_cast<double>(j.micro_batch);
   const double h = static_cast<double>(m.hidden_size);

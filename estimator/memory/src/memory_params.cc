@@ -85,6 +85,7 @@ Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp) {
   l.p = std::max<int64_t>(1, pp);
   l.v = std::max<int64_t>(1, vpp);
   l.e = std::max<int64_t>(1, j.ep);
+  l.c = std::max<int64_t>(1, j.cp);
   l.d = std::max<int64_t>(1, j.gpus / std::max<int64_t>(1, l.t * l.p));
   l.gpus_per_node = std::max<int64_t>(1, j.EffectiveGpusPerNode());
   l.nodes = std::max<int64_t>(1, j.Nodes());

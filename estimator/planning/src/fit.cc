@@ -118,7 +118,8 @@ void SolveGpus(Searcher& s, const FitRequest& r, FitAnswer* a) {
     j.tp = split.first;
     j.pp = split.second;
     if (j.vpp > 1 && j.pp == 1) j.vpp = 1;
-    if (n % (j.tp * j.pp) != 0 || j.DataParallel() % j.ep != 0) j.ep = 1;  // ep splits dp
+    if (n % j.ModelParallel() != 0 || j.DataContextParallel() % j.ep != 0)
+      j.ep = 1;  // ep splits dp
     return j;
   };
   // The fewest GPUs of each split (memory does not grow with the count at a fixed split: the
@@ -126,7 +127,7 @@ void SolveGpus(Searcher& s, const FitRequest& r, FitAnswer* a) {
   auto fewest = [&](std::pair<int64_t, int64_t> split, bool at_bound, FitPoint* at) {
     std::vector<int64_t> ns;
     for (int64_t n : counts)
-      if (n % (split.first * split.second) == 0) ns.push_back(n);
+      if (n % (split.first * split.second * base.cp) == 0) ns.push_back(n);
     auto ok = [&](size_t i, FitPoint* p) {
       *p = FitPoint{};
       return s.Eval(with(ns[i], split), p) && (at_bound ? p->fits_at_bound : p->fits);

@@ -92,10 +92,12 @@ Result<Recommendation> Recommend(const ModelArch& model, const GpuSpec& gpu,
     for (int64_t tp : Divisors(n, std::min(per_node, model.num_heads))) {
       if (model.num_heads % tp != 0) continue;
       for (int64_t pp : Divisors(n / tp, model.num_layers)) {
-        const int64_t dp = n / (tp * pp);
+        // The job's context parallelism is kept: it is chosen for the sequence length.
+        if ((n / (tp * pp)) % req.base.cp != 0) continue;
+        const int64_t dp = n / (tp * pp * req.base.cp);
         if (req.global_batch % dp != 0) continue;
         const int64_t per_rank = req.global_batch / dp;
-        for (const ShardingChoice& sc : ShardingChoices(req, dp, pp)) {
+        for (const ShardingChoice& sc : ShardingChoices(req, dp * req.base.cp, pp)) {
           for (Checkpointing ck : ckpts) {
             for (int64_t b : Divisors(per_rank, req.max_micro_batch)) {
               TrainingJob job = req.base;

@@ -227,7 +227,8 @@ bool FitsFavourably(const internal::PolicyContext& ctx, const JobRequest& r, con
     for (int64_t pp = 1; pp <= std::min<int64_t>(favourable.gpus, 64); pp *= 2) pps.push_back(pp);
   for (const int64_t tp : tps) {
     for (const int64_t pp : pps) {
-      if (tp * pp > favourable.gpus || favourable.gpus % (tp * pp) != 0) continue;
+      const int64_t mp = tp * pp * favourable.cp;
+      if (mp > favourable.gpus || favourable.gpus % mp != 0) continue;
       TrainingJob layout = favourable;
       layout.tp = tp;
       layout.pp = pp;

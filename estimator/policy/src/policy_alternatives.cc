@@ -41,10 +41,10 @@ std::vector<int64_t> LargerCounts(const TrainingJob& job, GpuTresField field, in
   return out;
 }
 
-// Whether `n` GPUs suit the layout of `base`: tp * pp divides n and, with a Megatron global batch,
-// micro-batch x data-parallel ranks divides the global batch.
+// Whether `n` GPUs suit the layout of `base`: tp * cp * pp divides n and, with a Megatron global
+// batch, micro-batch x data-parallel ranks divides the global batch.
 bool SuitsLayout(const TrainingJob& base, int64_t n) {
-  const int64_t mp = base.tp * base.pp;
+  const int64_t mp = base.ModelParallel();
   if (mp <= 0 || n % mp != 0) return false;
   if (base.global_batch > 0) {
     const int64_t per_step = base.micro_batch * (n / mp);
@@ -58,7 +58,7 @@ bool SuitsLayout(const TrainingJob& base, int64_t n) {
 // tried, so a search copies the job (and its strings) once.
 void SetGpus(const TrainingJob& base, int64_t n, GpuTresField field, int64_t node,
              TrainingJob* out) {
-  const int64_t mp = base.tp * base.pp;
+  const int64_t mp = base.ModelParallel();
   out->gpus = n;
   if (field == GpuTresField::kPerNode && n > base.EffectiveGpusPerNode() * base.Nodes() &&
       n % base.Nodes() == 0 && n / base.Nodes() <= node)

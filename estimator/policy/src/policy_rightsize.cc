@@ -35,7 +35,7 @@ constexpr double kWastedGpuHoursFactor = 1.25;
 // host memory, which fmte does not check, is what bounds them on fewer GPUs.
 void FewerGpus(const PolicyContext& ctx, const TrainingJob& job, const Decision& d,
                std::vector<std::string>* notes) {
-  const int64_t mp = job.tp * job.pp;
+  const int64_t mp = job.ModelParallel();
   if (job.gpus < 2 || mp <= 0 || job.Nodes() > 1 || job.offload_optimizer || job.offload_params)
     return;
   for (int64_t n = mp; n <= job.gpus / 2; n += mp) {

@@ -67,6 +67,7 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
       {"--tensor-model-parallel-size", "tensor_model_parallel_size", "tp"},
       {"--pipeline-model-parallel-size", "pipeline_model_parallel_size", "pp"},
       {"--expert-model-parallel-size", "expert_model_parallel_size", "ep"},
+      {"--context-parallel-size", "context_parallel_size", "cp"},
       {"--micro-batch-size", "micro_batch_size", "micro-batch"},
       {"--global-batch-size", "global_batch_size", "global-batch"},
       {"--seq-length", "seq_length", "seq-len"},
@@ -78,7 +79,8 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
     if (f->unresolved) {
       // A layout or micro-batch from a variable fmte cannot know: read favourably by the policy
       // (the model spread over the GPUs, one sequence per micro-batch), never rejected on it.
-      if (m.key == "tp" || m.key == "pp" || m.key == "ep" || m.key == "micro-batch")
+      if (m.key == "tp" || m.key == "pp" || m.key == "ep" || m.key == "cp" ||
+          m.key == "micro-batch")
         sink->UnreadUnknown(m.key, m.shown);
       else
         sink->Warn(m.shown, "value depends on the environment; ignored");

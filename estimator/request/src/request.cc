@@ -261,17 +261,18 @@ JobRequest ParseJobRequest(std::string_view script,
                        std::to_string(facts.ntasks_per_node) + " tasks per node x " +
                        std::to_string(nodes) + " nodes)");
   } else {
-    r.job.gpus = std::max<int64_t>(1, r.job.tp * r.job.pp);
+    r.job.gpus = std::max<int64_t>(1, r.job.ModelParallel());
     if (r.is_llm_job)
       AddWarning(&r, "gpus: no GPUs requested from Slurm (--gres=gpu:N or --gpus=N)");
   }
   // Megatron-style global batch: gradient accumulation = global / (micro x data-parallel).
   if (r.job.global_batch > 0 && r.SourceOf("grad-accum") == nullptr) {
-    const int64_t dp = r.job.gpus / std::max<int64_t>(1, r.job.tp * r.job.pp);
+    const int64_t dp = r.job.gpus / std::max<int64_t>(1, r.job.ModelParallel());
     const int64_t per_step = r.job.micro_batch * std::max<int64_t>(1, dp);
     if (dp == 0)
-      AddWarning(&r, "gpus: " + std::to_string(r.job.gpus) +
-                         " GPUs are fewer than tp x pp = " + std::to_string(r.job.tp * r.job.pp));
+      AddWarning(
+          &r, "gpus: " + std::to_string(r.job.gpus) +
+                  " GPUs are fewer than tp x cp x pp = " + std::to_string(r.job.ModelParallel()));
     else if (r.job.global_batch % per_step == 0)
       r.job.grad_accum = r.job.global_batch / per_step;
     else

@@ -153,7 +153,17 @@ int64_t TrainingJob::Nodes() const {
   return (gpus + n - 1) / n;
 }
 
-int64_t TrainingJob::DataParallel() const { return gpus / std::max<int64_t>(1, tp * pp); }
+int64_t TrainingJob::ModelParallel() const { return tp * pp * std::max<int64_t>(1, cp); }
+
+int64_t TrainingJob::DataParallel() const { return gpus / std::max<int64_t>(1, ModelParallel()); }
+
+int64_t TrainingJob::DataContextParallel() const {
+  return DataParallel() * std::max<int64_t>(1, cp);
+}
+
+int64_t TrainingJob::LocalSeqLen() const {
+  return std::max<int64_t>(1, seq_len / std::max<int64_t>(1, cp));
+}
 
 Status ValidateJob(const TrainingJob& job) {
   if (job.model.empty())
@@ -166,6 +176,7 @@ Status ValidateJob(const TrainingJob& job) {
   if (job.pp <= 0) return NotPositive(job.pp, "--pp");
   if (job.vpp <= 0) return NotPositive(job.vpp, "--vpp");
   if (job.ep <= 0) return NotPositive(job.ep, "--ep");
+  if (job.cp <= 0) return NotPositive(job.cp, "--cp");
   if (job.gpus_per_node < 0)
     return Status::InvalidArgument("--gpus-per-node: expected a positive integer, got " +
                                    std::to_string(job.gpus_per_node));
@@ -179,18 +190,27 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument("--micro-batch: at most " + std::to_string(kMaxBatch));
   if (job.grad_accum > kMaxBatch)
     return Status::InvalidArgument("--grad-accum: at most " + std::to_string(kMaxBatch));
-  if (job.tp * job.pp > job.gpus || job.gpus % (job.tp * job.pp) != 0) {
+  if (job.cp > kMaxGpus)
+    return Status::InvalidArgument("--cp: at most " + std::to_string(kMaxGpus));
+  const int64_t mp = job.ModelParallel();
+  if (mp > job.gpus || job.gpus % mp != 0) {
     return Status::InvalidArgument(
-        "--gpus: " + std::to_string(job.gpus) + " GPUs is not a multiple of tp*pp = " +
-        std::to_string(job.tp * job.pp) + " (tp*pp*dp must equal the GPU count)");
+        "--gpus: " + std::to_string(job.gpus) + " GPUs is not a multiple of " +
+        (job.cp > 1 ? "tp*cp*pp" : "tp*pp") + " = " + std::to_string(mp) + " (" +
+        (job.cp > 1 ? "tp*cp*pp*dp" : "tp*pp*dp") + " must equal the GPU count)");
   }
+  if (job.cp > 1 && job.seq_len % job.cp != 0)
+    return Status::InvalidArgument("--cp " + std::to_string(job.cp) +
+                                   ": context parallelism splits each sequence over cp ranks; "
+                                   "--seq-len " +
+                                   std::to_string(job.seq_len) + " is not a multiple of it");
   if (job.vpp > 1 && job.pp == 1)
     return Status::InvalidArgument("--vpp: interleaved pipeline stages need --pp > 1");
-  if (job.ep > 1 && job.DataParallel() % job.ep != 0)
-    return Status::InvalidArgument("--ep " + std::to_string(job.ep) +
-                                   ": expert parallelism splits the data-parallel group (" +
-                                   std::to_string(job.DataParallel()) +
-                                   " ranks = gpus / (tp*pp)); use an --ep that divides it");
+  if (job.ep > 1 && job.DataContextParallel() % job.ep != 0)
+    return Status::InvalidArgument(
+        "--ep " + std::to_string(job.ep) + ": expert parallelism splits the data-parallel group (" +
+        std::to_string(job.DataContextParallel()) + " ranks = gpus / (tp*pp)" +
+        (job.cp > 1 ? ", with cp" : "") + "); use an --ep that divides it");
   if (job.sequence_parallel && job.tp == 1)
     return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
   if ((job.method == Method::kLora || job.method == Method::kQlora) && job.lora_r <= 0)

@@ -131,6 +131,10 @@ Result<PipelineConfig> ParsePipelineConfig(std::string_view text) {
 Result<PipelineConfig> PipelineConfigFor(const ModelArch& model, const TrainingJob& job) {
   Status v = ValidateJob(job);
   if (!v.ok()) return v;
+  if (job.cp > 1)
+    return Status::Unsupported(
+        "--cp: the operator-level model (the Distributed Training Estimator's) has no context "
+        "parallelism");
   if (model.hidden_size <= 0 || model.num_heads <= 0 || model.num_layers <= 0) {
     return Status::InvalidArgument("model " + model.id + ": hidden size, heads and layers needed");
   }

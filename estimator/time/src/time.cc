@@ -55,15 +55,18 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
       static_cast<int64_t>(model.block_kind_of_layer.size()) != L)
     return Status::InvalidArgument("model: architecture has no layers/hidden size/heads");
   const int64_t t = job.tp, p = job.pp, v = std::max<int64_t>(1, job.vpp);
-  if (t <= 0 || p <= 0 || job.gpus % (t * p) != 0)
-    return Status::InvalidArgument("--gpus: must be a multiple of tp*pp");
+  const int64_t cp = std::max<int64_t>(1, job.cp);
+  if (t <= 0 || p <= 0 || job.gpus % (t * p * cp) != 0)
+    return Status::InvalidArgument("--gpus: must be a multiple of tp*cp*pp");
   if (p > L)
     return Status::InvalidArgument("--pp: " + std::to_string(p) + " stages for " +
                                    std::to_string(L) + " layers");
   if (model.num_heads % t != 0)
     return Status::InvalidArgument("--tp: " + std::to_string(t) + " does not divide " +
                                    std::to_string(model.num_heads) + " attention heads");
-  const int64_t d = job.gpus / (t * p);
+  const int64_t d = job.gpus / (t * p * cp);
+  // The ranks that hold the same weights and reduce gradients together: data x context parallel.
+  const int64_t dc = d * cp;
   const int64_t b = job.micro_batch;
   int64_t m = job.grad_accum;
   if (job.global_batch > 0) {
@@ -96,7 +99,8 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
       job.seq_len + (job.method == Method::kPromptTuning ? job.virtual_tokens : 0));
   const double context =
       s + (job.method == Method::kPrefixTuning ? static_cast<double>(job.virtual_tokens) : 0);
-  const double tokens_mb = static_cast<double>(b) * s;
+  // Context parallelism: a rank computes s / cp tokens of each sequence, attending to all of it.
+  const double tokens_mb = static_cast<double>(b) * s / static_cast<double>(cp);
   const double act_elem_bytes = job.precision == Precision::kFp32 ? 4 : 2;
   const double tp_bytes = tokens_mb * static_cast<double>(model.hidden_size) * act_elem_bytes;
   const int64_t tp_per_node = std::min<int64_t>(t, n_int);
@@ -156,11 +160,19 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     const double fwd_ar = 2.0 * static_cast<double>(layers) * ar;
     st.fwd_comm_s = fwd_ar;
     st.bwd_comm_s = std::max(0.0, w.tp_allreduces * ar - fwd_ar);
+    if (cp > 1) {
+      // Context-parallel ranks follow the tensor-parallel ones (Megatron order tp-cp-ep-dp-pp).
+      const time_parts::RingSeconds ring = time_parts::RingAttentionSeconds(
+          model, job, tokens_mb, context, gemm, t * cp > n_int, links, eff);
+      st.fwd_comm_s += static_cast<double>(layers) * ring.fwd;
+      st.bwd_comm_s += static_cast<double>(layers) * ring.bwd;
+    }
     if (p > 1) {
       // 1F1B sends the activation forward and its gradient back once per micro-batch per
-      // boundary (v times with interleaving); stages are t*d ranks apart (Megatron order tp-dp-pp).
+      // boundary (v times with interleaving); stages are t*cp*d ranks apart (Megatron order
+      // tp-cp-dp-pp).
       const double p2p_bytes = tp_bytes / (job.sequence_parallel ? ft : 1.0);
-      const int64_t stride = t * d;
+      const int64_t stride = t * dc;
       const bool cross = (i * stride) / n_int != ((i + 1) % p * stride) / n_int;
       const double p2p =
           static_cast<double>(v) * time_parts::P2pSeconds(p2p_bytes, cross, links, eff);
@@ -171,9 +183,9 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     // Data-parallel gradient reduction / sharded state collectives, per step.
     const double grad_bytes = w.trainable_elems / ft * time_parts::GradBytes(job.precision);
     const double weight_bytes = w.weight_elems / ft * time_parts::ComputeWeightBytes(job.precision);
-    const int64_t dp_per_node = std::clamp<int64_t>(n_int / std::min<int64_t>(t, n_int), 1, d);
+    const int64_t dp_per_node = std::clamp<int64_t>(n_int / std::min<int64_t>(t, n_int), 1, dc);
     double dp_s = 0;
-    if (d > 1) {
+    if (dc > 1) {
       const bool overlaps =
           job.framework != Framework::kMegatron && job.framework != Framework::kDeepspeed;
       const double window = overlaps ? st.bwd_s : 0;  // buckets reduce during the last backward
@@ -185,16 +197,16 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
           // gradients, every micro-batch (about 3x the weight bytes, docs/formulas.md §5),
           // prefetched under compute; the first unit cannot hide.
           const bool hybrid = job.sharding == Sharding::kFsdpHybrid;
-          const int64_t shard_ranks = hybrid ? std::min<int64_t>(d, dp_per_node) : d;
+          const int64_t shard_ranks = hybrid ? std::min<int64_t>(dc, dp_per_node) : dc;
           const double mb =
               2 * time_parts::AllGatherSeconds(weight_bytes, shard_ranks, dp_per_node, links, eff) +
               time_parts::AllGatherSeconds(grad_bytes, shard_ranks, dp_per_node, links, eff);
           const double hide = st.fwd_s + st.bwd_s;
           dp_s = static_cast<double>(m) *
                  (std::max(0.0, mb - hide) + mb / std::max(1.0, static_cast<double>(layers)));
-          if (hybrid && d > shard_ranks)  // replicas across nodes all-reduce the gradient shards
+          if (hybrid && dc > shard_ranks)  // replicas across nodes all-reduce the gradient shards
             dp_s += time_parts::AllReduceSeconds(grad_bytes / static_cast<double>(shard_ranks),
-                                                 d / shard_ranks, 1, links, eff);
+                                                 dc / shard_ranks, 1, links, eff);
           break;
         }
         case Sharding::kZero1:
@@ -202,18 +214,18 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
         case Sharding::kFsdpGradOp:
           // Reduce-scatter gradients + all-gather updated weights: an all-reduce's volume.
           dp_s =
-              std::max(0.0, time_parts::AllGatherSeconds(grad_bytes, d, dp_per_node, links, eff) -
+              std::max(0.0, time_parts::AllGatherSeconds(grad_bytes, dc, dp_per_node, links, eff) -
                                 window) +
-              time_parts::AllGatherSeconds(weight_bytes, d, dp_per_node, links, eff);
+              time_parts::AllGatherSeconds(weight_bytes, dc, dp_per_node, links, eff);
           break;
         default:
           dp_s = std::max(
-              time_parts::AllReduceSeconds(grad_bytes, d, dp_per_node, links, eff) - window, 0.0);
+              time_parts::AllReduceSeconds(grad_bytes, dc, dp_per_node, links, eff) - window, 0.0);
       }
     }
     // Optimizer step: elementwise, memory-bound over this GPU's share of the trainable parameters.
     const double opt_params =
-        w.trainable_elems / ft / (ShardsOptimizer(job.sharding) ? static_cast<double>(d) : 1.0);
+        w.trainable_elems / ft / (ShardsOptimizer(job.sharding) ? static_cast<double>(dc) : 1.0);
     const double opt_bytes =
         opt_params * time_parts::OptimizerBytesPerParam(job.optimizer, job.precision);
     double opt_s = 0, off_s = 0;
@@ -226,7 +238,7 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
       opt_s = opt_bytes / hbm;
     }
     if (job.offload_params)
-      off_s += static_cast<double>(m) * 2.0 * (weight_bytes / static_cast<double>(d)) / pcie;
+      off_s += static_cast<double>(m) * 2.0 * (weight_bytes / static_cast<double>(dc)) / pcie;
     double act_off = 0;
     if (job.activation_offload) {
       const double bytes = tokens_mb * static_cast<double>(layers) *

@@ -110,6 +110,31 @@ double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeE
   return eff.comm_latency_s + bytes / (bw * std::max(eff.comm_efficiency, 1e-3));
 }
 
+RingSeconds RingAttentionSeconds(const ModelArch& model, const TrainingJob& job, double tokens_mb,
+                                 double context, double attention_rate, bool cross_node,
+                                 const Links& links, const TimeEfficiency& eff) {
+  RingSeconds out;
+  if (job.cp <= 1 || attention_rate <= 0) return out;
+  const double cp = static_cast<double>(job.cp);
+  const double t = static_cast<double>(std::max<int64_t>(1, job.tp));
+  const double heads = static_cast<double>(std::max<int64_t>(1, model.num_heads));
+  const double kv_heads = model.num_kv_heads > 0 ? static_cast<double>(model.num_kv_heads) : heads;
+  const double head_dim = model.head_dim > 0 ? static_cast<double>(model.head_dim)
+                                             : static_cast<double>(model.hidden_size) / heads;
+  const double act = job.precision == Precision::kFp32 ? 4 : 2;
+  // This rank's keys and values (a tensor-parallel rank holds its share of the KV heads, at least
+  // one).
+  const double kv_bytes = tokens_mb * 2 * std::max(1.0, kv_heads / t) * head_dim * act;
+  const double hop = P2pSeconds(kv_bytes, cross_node, links, eff);
+  // Attention of the local queries against one chunk of keys (a cp-th of the context); causal
+  // fused kernels skip the masked half.
+  const double per_chunk = tokens_mb * 4 * (context / cp) * (heads / t) * head_dim *
+                           (job.attention == Attention::kFused ? 0.5 : 1.0) / attention_rate;
+  out.fwd = (cp - 1) * std::max(0.0, hop - per_chunk);
+  out.bwd = (cp - 1) * std::max(0.0, 2 * hop - 2 * per_chunk);  // K, V and dK, dV; 2x the FLOPs
+  return out;
+}
+
 double GradBytes(Precision p) {
   // AMP and fp32 keep fp32 weights, so fp32 gradients; Megatron/DeepSpeed mixed precision reduce
   // 16-bit gradients (docs/formulas.md §2).

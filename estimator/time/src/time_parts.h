@@ -105,6 +105,20 @@ double AllGatherSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, con
 // Point-to-point send of `bytes` between neighbouring pipeline stages.
 double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeEfficiency& eff);
 
+// Context parallelism (job.cp > 1): ring attention, per layer and micro-batch. Each rank passes
+// its keys and values around the cp ranks (cp - 1 hops) while it computes attention of its
+// queries against the chunk in hand, and in backward passes them again with their gradients
+// (Transformer Engine AttnFuncWithCPAndKVP2P; torch.distributed.tensor.experimental
+// context_parallel). The seconds of exchange not hidden under that attention, forward and
+// backward. `tokens_mb`: the rank's tokens of the micro-batch (seq / cp); `context`: the whole
+// sequence attended to; `attention_rate`: FLOP/s of the attention kernels.
+struct RingSeconds {
+  double fwd = 0, bwd = 0;
+};
+RingSeconds RingAttentionSeconds(const ModelArch& model, const TrainingJob& job, double tokens_mb,
+                                 double context, double attention_rate, bool cross_node,
+                                 const Links& links, const TimeEfficiency& eff);
+
 // Bytes the optimizer step reads and writes per trainable parameter (memory-bound on HBM).
 double OptimizerBytesPerParam(Optimizer opt, Precision precision);
 // Bytes of one gradient element as it is reduced across data-parallel ranks.

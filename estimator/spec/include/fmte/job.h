@@ -106,7 +106,7 @@ struct TrainingJob {
   int64_t seq_len = 2048;
   int64_t grad_accum = 1;
 
-  // Layout. gpus = tp * pp * dp. gpus_per_node <= 0 means min(gpus, 8).
+  // Layout. gpus = tp * cp * pp * dp. gpus_per_node <= 0 means min(gpus, 8).
   int64_t gpus = 1;
   int64_t gpus_per_node = 0;
   std::string gpu;  // catalog name or alias ("A100-80GB", "H100-SXM", ...)
@@ -118,8 +118,15 @@ struct TrainingJob {
   int64_t vpp = 1;  // virtual pipeline stages per GPU (interleaved 1F1B when > 1)
   // Expert parallelism: each MoE layer's routed experts are split over ep ranks of the
   // data-parallel group (Megatron --expert-model-parallel-size, torchtitan expert_parallel_degree);
-  // ep divides gpus / (tp * pp).
+  // ep divides dp * cp.
   int64_t ep = 1;
+  // Context parallelism: each sequence is split over cp ranks, which hold the same weights and
+  // reduce their gradients together with the data-parallel ranks (Megatron
+  // --context-parallel-size, torchtitan context_parallel_degree, DeepSpeed-Ulysses sequence
+  // parallel size): a rank computes and keeps activations for seq_len / cp tokens, and sharded
+  // states are split over dp * cp ranks (Megatron's data-parallel group with context parallel,
+  // torchtitan's dp_shard_cp mesh).
+  int64_t cp = 1;
   bool sequence_parallel = false;
   Fp8 fp8 = Fp8::kNone;  // FP8 compute of the linears (docs/memory.md "FP8")
 
@@ -152,7 +159,13 @@ struct TrainingJob {
   // Derived helpers.
   int64_t EffectiveGpusPerNode() const;  // gpus_per_node, or min(gpus, 8)
   int64_t Nodes() const;                 // ceil(gpus / gpus_per_node)
-  int64_t DataParallel() const;          // gpus / (tp * pp); REQUIRES: ValidateJob ok
+  int64_t ModelParallel() const;         // tp * cp * pp: the GPUs of one data-parallel replica
+  int64_t DataParallel() const;          // gpus / (tp * cp * pp); REQUIRES: ValidateJob ok
+  // dp * cp: the ranks that hold the same weights, reduce their gradients together and shard
+  // ZeRO/FSDP states among them.
+  int64_t DataContextParallel() const;
+  // Tokens of each sequence one rank computes: seq_len / cp.
+  int64_t LocalSeqLen() const;
 };
 
 // Checks ranges and combinations that do not need the architecture (positive sizes, tp*pp
