@@ -551,6 +551,20 @@ TEST(PolicyTest, AnUnreadMegatronLayoutSpreadsTheModel) {
   EXPECT_NE(flags.user_message.find("--tensor-model-parallel-size (unknown value)"),
             std::string::npos)
       << flags.user_message;
+  // A context-parallel size from an unset variable: the favourable reading splits the sequence.
+  f.min_nodes = 8;
+  const Decision cp = Decide(
+      ParseJobRequest(
+          "srun python pretrain_gpt.py --num-layers 80 --hidden-size 8192 "
+          "--num-attention-heads 64 --group-query-attention --num-query-groups 8 "
+          "--ffn-hidden-size 28672 --swiglu --normalization RMSNorm --padded-vocab-size 128256 "
+          "--seq-length 98304 --micro-batch-size 1 --tensor-model-parallel-size 8 "
+          "--pipeline-model-parallel-size 4 --sequence-parallel --context-parallel-size $CP "
+          "--bf16 --use-distributed-optimizer\n",
+          {}, f),
+      Conf("PartitionName=gpu Default=YES Gpu=H100-SXM5-80GB\n"), ShippedEstimator());
+  EXPECT_EQ(cp.kind, DecisionKind::kAccept) << cp.user_message;
+  EXPECT_NE(cp.user_message.find("tp=8 pp=4 cp=2"), std::string::npos) << cp.user_message;
   const Decision too_big = decide("llama31_405b_sft_config", 1);
   EXPECT_EQ(too_big.kind, DecisionKind::kReject) << too_big.user_message;
   EXPECT_NE(too_big.user_message.find("even under the most favourable reading"), std::string::npos);

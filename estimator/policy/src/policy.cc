@@ -216,7 +216,7 @@ bool FitsFavourably(const internal::PolicyContext& ctx, const JobRequest& r, con
   TrainingJob best_layout = favourable;
   const int64_t node = std::min<int64_t>(favourable.EffectiveGpusPerNode(), favourable.gpus);
   // A TP or PP that the request does give (on the line, in a file, #FMTE) is kept as given.
-  std::vector<int64_t> tps, pps;
+  std::vector<int64_t> tps, pps, cps;
   if (r.SourceOf("tp") != nullptr)
     tps.push_back(favourable.tp);
   else
@@ -225,26 +225,37 @@ bool FitsFavourably(const internal::PolicyContext& ctx, const JobRequest& r, con
     pps.push_back(favourable.pp);
   else
     for (int64_t pp = 1; pp <= std::min<int64_t>(favourable.gpus, 64); pp *= 2) pps.push_back(pp);
+  // Context parallelism only where the request leaves it unread: long-sequence recipes use it.
+  if (r.SourceOf("cp") != nullptr ||
+      !std::any_of(r.unread.begin(), r.unread.end(),
+                   [](const UnreadSetting& u) { return u.key == "cp"; }))
+    cps.push_back(favourable.cp);
+  else
+    for (int64_t cp = 1; cp <= std::min<int64_t>(favourable.gpus, 32); cp *= 2) cps.push_back(cp);
   for (const int64_t tp : tps) {
     for (const int64_t pp : pps) {
-      const int64_t mp = tp * pp * favourable.cp;
-      if (mp > favourable.gpus || favourable.gpus % mp != 0) continue;
-      TrainingJob layout = favourable;
-      layout.tp = tp;
-      layout.pp = pp;
-      JobEstimate e;
-      if (!ctx.prepared->EstimateMemory(layout, *ctx.gpu, &e).ok()) continue;  // not valid here
-      if (!found || e.memory.per_gpu_bytes < estimate->memory.per_gpu_bytes) {
-        *estimate = e;
-        best_layout = layout;
-        found = true;
+      for (const int64_t cp : cps) {
+        const int64_t mp = tp * pp * cp;
+        if (mp > favourable.gpus || favourable.gpus % mp != 0) continue;
+        TrainingJob layout = favourable;
+        layout.tp = tp;
+        layout.pp = pp;
+        layout.cp = cp;
+        JobEstimate e;
+        if (!ctx.prepared->EstimateMemory(layout, *ctx.gpu, &e).ok()) continue;  // not valid here
+        if (!found || e.memory.per_gpu_bytes < estimate->memory.per_gpu_bytes) {
+          *estimate = e;
+          best_layout = layout;
+          found = true;
+        }
       }
     }
   }
   if (!found) return false;
-  if (best_layout.tp != job.tp || best_layout.pp != job.pp)
+  if (best_layout.tp != job.tp || best_layout.pp != job.pp || best_layout.cp != job.cp)
     *assumed += Cat({assumed->empty() ? "" : " ", "tp=", std::to_string(best_layout.tp),
-                     " pp=", std::to_string(best_layout.pp)});
+                     " pp=", std::to_string(best_layout.pp),
+                     best_layout.cp != job.cp ? " cp=" + std::to_string(best_layout.cp) : ""});
   return estimate->memory.per_gpu_bytes <= ctx.usable_bytes;
 }
 
