@@ -10,7 +10,10 @@ memory-measured table; its README says what every column means) is turned into o
 optimizer, sharding, layout and memory savers. The prediction compared is the one the source
 measured: max_memory_allocated -> memory.allocated_peak_bytes, max_memory_reserved ->
 memory.allocator_peak_bytes, nvidia-smi -> memory.per_gpu_bytes; a source that does not say
-("unknown") is compared with the reserved peak. Rows fmte cannot run (a model outside the catalog,
+("unknown") is compared with the reserved peak, except Megatron-Bridge's performance-skill rows,
+which are Megatron's report_memory after the first iteration (max allocated over iteration 1, in
+units of 1e9 bytes: megatron/training/training.py report_memory_flag and training_log), compared
+with the larger of fmte's first-forward-backward and optimizer-step phases. Rows fmte cannot run (a model outside the catalog,
 an adapter method, FP8, expert or context parallelism, fields the source does not state) are
 counted as not estimated, with the reason.
 
@@ -205,6 +208,14 @@ def row_args(r):
         return None, "checkpointing " + r["activation_checkpointing"]
     if fp8 not in ("no", "none"):
         args += ["--fp8", fp8]
+    if bridge_perf_recipe(r):
+        # Megatron-Bridge's performance recipes (scripts/performance at 067f987: _common.py
+        # sets mixed_precision/ddp grad_reduce_in_fp32 = False; precision "fp8_cs" is
+        # bf16_with_fp8_current_scaling_mixed, which sets fp8_param_gather = True;
+        # perf_recipes/llama/h100/llama3.py repeats both for Llama-3 70B).
+        args += ["--grad-reduce-in-bf16"]
+        if fp8 not in ("no", "none"):
+            args += ["--fp8-param-gather"]
     if first_word(r["compile"]) == "yes":
         args += ["--compile"]
     if yes(r["chunked_loss"]):
@@ -230,6 +241,18 @@ def row_args(r):
     return args, None
 
 
+def bridge_perf_recipe(r):
+    """A row measured with one of Megatron-Bridge's performance recipes (its perf skills)."""
+    return (r["source_repo"] == "NVIDIA-NeMo/Megatron-Bridge"
+            and r["source_path"].startswith("skills/nemo-mbridge-perf-"))
+
+
+def row_metric(r):
+    if bridge_perf_recipe(r) and r["metric"] == "unknown":
+        return "first-iteration max_memory_allocated"
+    return r["metric"]
+
+
 def measured_bytes(r):
     if r["measured_value"] == "OOM":
         return "OOM"
@@ -241,6 +264,9 @@ def measured_bytes(r):
 
 
 def predicted(mem, metric):
+    if metric == "first-iteration max_memory_allocated":
+        phases = {p["name"]: p["allocated_bytes"] for p in mem["phases"]}
+        return max(phases["first-forward-backward"], phases["optimizer-step"])
     if metric == "max_memory_allocated":
         return mem.get("allocated_peak_bytes", mem["allocator_peak_bytes"])
     if metric == "nvidia-smi":
@@ -330,7 +356,7 @@ def main():
     results = []
     for i, r in enumerate(rows):
         x = {"row": i + 2, "source": r["source_repo"], "framework": r["framework"],
-             "model": r["model_hf_id"], "metric": r["metric"], "section": r["section"]}
+             "model": r["model_hf_id"], "metric": row_metric(r), "section": r["section"]}
         results.append(x)
         contradiction = CONTRADICTIONS.get((r["source_repo"], r["section"]))
         if contradiction:
@@ -355,7 +381,7 @@ def main():
         mem = json.loads(p.stdout)["memory"]
         x["args"] = " ".join(args)
         x["fits"] = bool(mem["fits"])
-        x["pred"] = predicted(mem, r["metric"])
+        x["pred"] = predicted(mem, x["metric"])
         x["pred_total"] = mem["per_gpu_bytes"]
         x["pred_alloc"] = mem["allocated_peak_bytes"]
         x["low"] = mem.get("low_bytes")

@@ -205,5 +205,64 @@ TEST(MemoryStatesTest, ExpertParallelismSplitsRoutedExperts) {
   EXPECT_FALSE(EstimateMemory(testing::LlamaArch(4096, 32, 8, 14336, 32, 32000), j, Gpu80()).ok());
 }
 
+int64_t PhaseAllocated(const MemoryEstimate& e, std::string_view name) {
+  for (const MemoryPhase& p : e.phases)
+    if (name == p.name) return p.allocated_bytes;
+  ADD_FAILURE() << "no phase " << name;
+  return 0;
+}
+
+TEST(MemoryStatesTest, MegatronPrecisionOptionsAndTheFirstStep) {
+  // Llama-2-7b (P = 6,738,415,616 parameters; 32 layers of linears with 4 x 4096^2 +
+  // 3 x 4096 x 11008 = 202,375,168 each) under Megatron on 8 GPUs, distributed optimizer, FP8.
+  const ModelArch llama = Llama2_7b();
+  const double P = 6738415616.0, layer_linears = 32 * 202375168.0;
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kMegatron;
+  j.precision = Precision::kMixedBf16;
+  j.sharding = Sharding::kZero1;
+  j.gpus = 8;
+  j.gpus_per_node = 8;
+  j.fp8 = Fp8::kDelayed;
+  j.activation_checkpointing = Checkpointing::kFull;
+  auto estimate = [&](const TrainingJob& job) {
+    Result<MemoryEstimate> e = EstimateMemory(llama, job, Gpu80());
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? *e : MemoryEstimate{};
+  };
+  const MemoryEstimate plain = estimate(j);
+  // --grad-reduce-in-bf16: main grads in bf16, 2 bytes per parameter less at the end of backward.
+  TrainingJob g = j;
+  g.grad_reduce_bf16 = true;
+  EXPECT_NEAR(
+      PhaseAllocated(plain, "end-of-backward") - PhaseAllocated(estimate(g), "end-of-backward"),
+      2 * P, 1e3);
+  // --fp8-param-gather: the layers' linear weights in 1 byte instead of 2, and TE caches only
+  // their transpose (1 byte instead of the cast and its transpose, 2): 2 bytes per linear
+  // parameter less in every phase; the embedding and output layer are unchanged.
+  TrainingJob f = j;
+  f.fp8_params = true;
+  const MemoryEstimate fp8w = estimate(f);
+  for (const char* phase : {"forward-backward", "end-of-backward", "optimizer-step"})
+    EXPECT_NEAR(PhaseAllocated(plain, phase) - PhaseAllocated(fp8w, phase), 2 * layer_linears, 1e3)
+        << phase;
+  // The first step's forward-backward has no Adam moments yet (8 bytes per parameter, sharded
+  // over the 8 data-parallel ranks); DeepSpeed's ZeRO allocates them at initialisation.
+  EXPECT_NEAR(
+      PhaseAllocated(plain, "forward-backward") - PhaseAllocated(plain, "first-forward-backward"),
+      8 * P / 8, 1e3);
+  TrainingJob ds = j;
+  ds.framework = Framework::kDeepspeed;
+  ds.fp8 = Fp8::kNone;
+  const MemoryEstimate zero = estimate(ds);
+  EXPECT_EQ(PhaseAllocated(zero, "forward-backward"),
+            PhaseAllocated(zero, "first-forward-backward"));
+  // Both are Megatron options; FP8 weights need FP8 linears.
+  ds.grad_reduce_bf16 = true;
+  EXPECT_FALSE(ValidateJob(ds).ok());
+  f.fp8 = Fp8::kNone;
+  EXPECT_FALSE(ValidateJob(f).ok());
+}
+
 }  // namespace
 }  // namespace fmte

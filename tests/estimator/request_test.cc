@@ -327,6 +327,12 @@ TEST(RequestTest, Fp8FromMegatronFlagsAndFmteLines) {
   EXPECT_EQ(bad.job.fp8, Fp8::kNone);
   ASSERT_FALSE(bad.warnings.empty());
   EXPECT_NE(bad.warnings[0].find("fp8"), std::string::npos) << bad.warnings[0];
+  // Megatron's precision options (docs/memory.md "Megatron's precision options").
+  const JobRequest opts = Parse(line + " --fp8-param-gather --grad-reduce-in-bf16\n");
+  EXPECT_TRUE(opts.job.fp8_params);
+  EXPECT_TRUE(opts.job.grad_reduce_bf16);
+  EXPECT_FALSE(Parse(line + "\n").job.fp8_params);
+  EXPECT_TRUE(Parse("#FMTE grad-reduce-in-bf16=true\n").job.grad_reduce_bf16);
 }
 
 TEST(RequestTest, GpuTresForms) {

@@ -189,6 +189,10 @@ void AddJobOptions(po::options_description* desc) {
       "double-quant", po::bool_switch(), "QLoRA double quantisation of the constants")(
       "fp8", po::value<std::string>()->value_name(AcceptedNames(Fp8::kNone)),
       "FP8 linears (torchao recipes; Transformer Engine under --framework megatron)")(
+      "fp8-param-gather", po::bool_switch(),
+      "Megatron: FP8 primary weights of the layers' linears (with --fp8)")(
+      "grad-reduce-in-bf16", po::bool_switch(),
+      "Megatron: gradients accumulated and reduced in bf16, not fp32 main grads")(
       "virtual-tokens", str(d.virtual_tokens), "prompt/prefix tuning virtual tokens")(
       "framework", name(ToString(d.framework)),
       ("framework running the job: " + AcceptedNames(d.framework)).c_str())(
@@ -255,6 +259,8 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.offload_optimizer = FlagSet(vm, "offload-optimizer");
   job.offload_params = FlagSet(vm, "offload-params");
   job.sequence_parallel = FlagSet(vm, "sp");
+  job.fp8_params = FlagSet(vm, "fp8-param-gather");
+  job.grad_reduce_bf16 = FlagSet(vm, "grad-reduce-in-bf16");
   job.double_quant = FlagSet(vm, "double-quant");
   job.chunked_loss = FlagSet(vm, "chunked-loss");
   job.compile = FlagSet(vm, "compile");

@@ -86,6 +86,8 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["ep"] = job.ep;
   j["cp"] = job.cp;
   j["fp8"] = ToString(job.fp8);
+  j["fp8_param_gather"] = job.fp8_params;
+  j["grad_reduce_in_bf16"] = job.grad_reduce_bf16;
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);
@@ -165,7 +167,9 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
                             {"breakdown", breakdown(r.breakdown)}});
   mem["phases"] = nlohmann::json::array();
   for (const MemoryPhase& p : m.phases)
-    mem["phases"].push_back({{"name", p.name}, {"per_gpu_bytes", p.per_gpu_bytes}});
+    mem["phases"].push_back({{"name", p.name},
+                             {"per_gpu_bytes", p.per_gpu_bytes},
+                             {"allocated_bytes", p.allocated_bytes}});
   doc["memory"] = std::move(mem);
   AddTimeJson(doc, job, estimate);  // output_time.cc
   return doc;
@@ -211,6 +215,8 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   if (job.chunked_loss) savers += ", chunked loss";
   if (job.compile) savers += ", compile";
   if (job.fp8 != Fp8::kNone) savers += ", fp8 " + std::string(ToString(job.fp8));
+  if (job.fp8_params) savers += ", fp8 weights";
+  if (job.grad_reduce_bf16) savers += ", bf16 gradients";
   if (job.activation_offload) savers += ", activation offload";
   if (job.optimizer_in_backward) savers += ", optimizer in backward";
   head.AddRow({"memory savers", savers});

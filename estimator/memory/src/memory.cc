@@ -32,6 +32,7 @@ namespace {
 struct StagePeak {
   double allocated = 0;
   double turn = 0, end_of_backward = 0, optimizer_step = 0;  // allocated bytes of each phase
+  double first_turn = 0;  // the first step's forward-backward, before the optimizer's states
   double weights = 0, grads = 0, optimizer = 0, activations = 0, logits = 0, other = 0;
   double cpu = 0;
   const char* phase = "forward-backward";
@@ -86,6 +87,7 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   }
   best.cpu = ms.cpu + act.cpu;
   best.turn = turn;
+  best.first_turn = turn - ms.lazy_states;
   best.end_of_backward = end_bwd;
   best.optimizer_step = step;
   return best;
@@ -265,11 +267,18 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
       Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
   est.peak_phase = heaviest.phase;
   // The phases of the heaviest stage, each with fragmentation and the context as per_gpu_bytes.
-  est.phases.resize(3);
-  const double phase_bytes[3] = {heaviest.turn, heaviest.end_of_backward, heaviest.optimizer_step};
-  const char* const phase_names[3] = {"forward-backward", "end-of-backward", "optimizer-step"};
-  for (size_t i = 0; i < 3; ++i) {
+  // The first step's forward-backward comes before its optimizer step allocates the states, so it
+  // never sets the peak; sources that report memory after the first iteration (Megatron's
+  // report_memory) measured max(it, optimizer-step).
+  constexpr size_t kPhases = 4;
+  est.phases.resize(kPhases);
+  const double phase_bytes[kPhases] = {heaviest.turn, heaviest.end_of_backward,
+                                       heaviest.optimizer_step, heaviest.first_turn};
+  const char* const phase_names[kPhases] = {"forward-backward", "end-of-backward", "optimizer-step",
+                                            "first-forward-backward"};
+  for (size_t i = 0; i < kPhases; ++i) {
     est.phases[i].name = phase_names[i];
+    est.phases[i].allocated_bytes = Saturate(phase_bytes[i]);
     est.phases[i].per_gpu_bytes =
         PlusContext(Saturate(phase_bytes[i] + memory::FragmentationBytes(phase_bytes[i])),
                     est.cuda_context_bytes);

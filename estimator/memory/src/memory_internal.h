@@ -83,6 +83,7 @@ struct ModelStates {
   double grads = 0;        // all gradients of the step (sharded where sharded)
   double first_grads = 0;  // gradients alive early in backward
   double optimizer = 0;    // optimizer states + fp32 master on the GPU
+  double lazy_states = 0;  // the part of `optimizer` allocated only in the first optimizer step
   double step_temp = 0;    // temporaries of the optimizer step (foreach AdamW)
   double cpu = 0;          // host bytes of this GPU's offloaded state
 };

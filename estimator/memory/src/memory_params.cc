@@ -54,7 +54,10 @@ Dtypes ChooseDtypes(const TrainingJob& j) {
       // fp16 keeps fp16 grads (20 / 4 + 16/d, counting the fp32 main grad as master-side).
       // DeepSpeed ZeRO keeps 16-bit gradients (ZeRO paper: 2 + 2 + K).
       if (j.framework == Framework::kMegatron) {
-        d.grad = p == Precision::kMixedBf16 ? 4 : 2;
+        // --grad-reduce-in-bf16 (Bridge ddp.grad_reduce_in_fp32=false): the main_grad buffer
+        // takes the parameters' dtype (distributed_data_parallel.py: grad_dtype = torch.float if
+        // grad_reduce_in_fp32 else param.dtype; FP8 parameters report bf16).
+        d.grad = p == Precision::kMixedBf16 && !j.grad_reduce_bf16 ? 4 : 2;
         if (p == Precision::kMixedFp16) d.master = 8;  // fp32 main param + fp32 main grad
       } else {
         d.grad = 2;

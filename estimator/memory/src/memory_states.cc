@@ -83,7 +83,14 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
       consts = dq ? sp.quantized / 64 + sp.quantized / (64.0 * 256) * 4 : sp.quantized / 64 * 4;
     }
   }
-  const double weights = sp.frozen * FrozenBytes(j, dt) + quant + sp.trainable * dt.param;
+  double weights = sp.frozen * FrozenBytes(j, dt) + quant + sp.trainable * dt.param;
+  if (j.fp8_params) {
+    // FP8 primary weights (Megatron --fp8-param-gather: Transformer Engine fp8_model_init, the
+    // DDP param buffer in torch.uint8, distributed_data_parallel.py): one byte per parameter of
+    // the transformer layers' linears; embedding, output layer and norms stay 16-bit. The fp32
+    // main params in the optimizer are unchanged.
+    weights -= (sp.linear - sp.head) * std::max(0.0, dt.param - 1);
+  }
   // The experts' share of the weights, by their share of the parameters (frozen, quantised and
   // trainable experts are stored like the rest of their kind).
   const double expert_weights = sp.total > 0 ? weights * sp.expert / sp.total : 0;
@@ -94,8 +101,16 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   s.grads = sharded(grads, grads * expert_share, shard_g);
   s.first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
 
-  const double optimizer = OptimizerStateBytes(j, dt, sp) + sp.trainable * dt.master;
+  const double states = OptimizerStateBytes(j, dt, sp);
+  const double optimizer = states + sp.trainable * dt.master;
   s.optimizer = sharded(optimizer, optimizer * expert_share, shard_o);
+  // The optimizer's states appear in its first step: torch.optim (AdamW, SGD, Adafactor),
+  // bitsandbytes and Megatron's FusedAdam fill `state` on the first step() (torch/optim/adamw.py
+  // _init_group; Megatron initialises them early only to load a checkpoint). DeepSpeed's ZeRO
+  // optimizers allocate them at initialisation (stage_1_and_2.py initialize_optimizer_states).
+  // Master weights exist from the start.
+  const bool eager_states = j.framework == Framework::kDeepspeed && ShardsOptimizer(sh);
+  if (!eager_states) s.lazy_states = sharded(states, states * expert_share, shard_o);
 
   // The foreach AdamW/SGD of torch.optim (HF Trainer's adamw_torch, plain FSDP loops) allocates
   // one state-sized temporary list (torch._foreach_sqrt of exp_avg_sq, torch/optim/adamw.py
@@ -117,6 +132,7 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
     // host memory and the step runs on the CPU (DeepSpeed estimator, docs/formulas.md §3).
     s.cpu += s.optimizer + sp.trainable * 4 / shard_g;
     s.optimizer = 0;
+    s.lazy_states = 0;
     s.step_temp = 0;
     s.grads = s.first_grads;  // gradients leave the GPU bucket by bucket
   }

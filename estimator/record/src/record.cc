@@ -151,6 +151,8 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.method == Method::kLora || j.method == Method::kQlora) put_int("lora_r", j.lora_r);
   if (j.quant != Quant::kNone) put("quant", ToString(j.quant));
   if (j.fp8 != Fp8::kNone) put("fp8", ToString(j.fp8));
+  if (j.fp8_params) put("fp8p", "1");
+  if (j.grad_reduce_bf16) put("gr16", "1");
   put("fw", ToString(j.framework));
   if (j.tokens > 0) put_int("tokens", j.tokens);
   if (j.samples > 0) put_int("samples", j.samples);
@@ -266,6 +268,10 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = enum_field(&j.quant, ParseQuant);
     else if (key == "fp8")
       s = enum_field(&j.fp8, ParseFp8);
+    else if (key == "fp8p")
+      j.fp8_params = v == "1";
+    else if (key == "gr16")
+      j.grad_reduce_bf16 = v == "1";
     else if (key == "fw")
       s = enum_field(&j.framework, ParseFramework);
     else if (key == "tokens")

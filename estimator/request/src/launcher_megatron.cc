@@ -122,6 +122,10 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
     }
     sink->Set("fp8", recipe, "--fp8-format");
   }
+  if (FlagTrue(sink->Find(l, "fp8_param_gather")))
+    sink->Set("fp8-param-gather", "true", "--fp8-param-gather");
+  if (FlagTrue(sink->Find(l, "grad_reduce_in_bf16")))
+    sink->Set("grad-reduce-in-bf16", "true", "--grad-reduce-in-bf16");
   if (const Flag* g = sink->Find(l, "recompute_granularity"); g != nullptr && !g->unresolved) {
     const std::string v = Lower(g->value);
     if (v == "full" || v == "selective")

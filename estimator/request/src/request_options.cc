@@ -90,7 +90,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 36> kKeys{{
+const std::array<KeySpec, 38> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -155,6 +155,12 @@ const std::array<KeySpec, 36> kKeys{{
      false,
      FMTE_SETTER(return SetEnum(v, s, &j->fp8, ParseFp8);)},
     {{"sp", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->sequence_parallel);)},
+    {{"fp8-param-gather", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->fp8_params);)},
+    {{"grad-reduce-in-bf16", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->grad_reduce_bf16);)},
     {{"offload-optimizer", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->offload_optimizer);)},

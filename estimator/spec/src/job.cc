@@ -218,6 +218,13 @@ Status ValidateJob(const TrainingJob& job) {
   if ((job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning) &&
       job.virtual_tokens <= 0)
     return NotPositive(job.virtual_tokens, "--virtual-tokens");
+  if (job.fp8_params && job.fp8 == Fp8::kNone)
+    return Status::InvalidArgument(
+        "--fp8-param-gather: FP8 primary weights need FP8 linears (--fp8 tensorwise|delayed|...)");
+  if ((job.fp8_params || job.grad_reduce_bf16) && job.framework != Framework::kMegatron)
+    return Status::InvalidArgument(
+        std::string(job.fp8_params ? "--fp8-param-gather" : "--grad-reduce-in-bf16") +
+        ": a Megatron option; needs --framework megatron");
   if (job.fp8 != Fp8::kNone && job.precision == Precision::kFp32)
     return Status::InvalidArgument("--fp8: FP8 linears need a 16-bit --precision, not fp32");
   if (job.quant != Quant::kNone && job.method != Method::kQlora)

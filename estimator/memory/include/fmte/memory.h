@@ -33,8 +33,11 @@ struct MemoryBreakdown {
 // One phase of a training step on the busiest GPU: its name and the device memory it needs
 // (allocator-level bytes plus fragmentation and the CUDA context, as per_gpu_bytes).
 struct MemoryPhase {
-  const char* name = "";  // "forward-backward" | "end-of-backward" | "optimizer-step"
+  // "forward-backward" | "end-of-backward" | "optimizer-step" | "first-forward-backward" (the
+  // first step's, before the optimizer has allocated its states)
+  const char* name = "";
   int64_t per_gpu_bytes = 0;
+  int64_t allocated_bytes = 0;  // by tensors (max_memory_allocated), no fragmentation or context
 };
 
 // One kind of rank: a pipeline stage (the first holds the embedding, the last the output layer and

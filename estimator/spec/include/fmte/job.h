@@ -129,6 +129,13 @@ struct TrainingJob {
   int64_t cp = 1;
   bool sequence_parallel = false;
   Fp8 fp8 = Fp8::kNone;  // FP8 compute of the linears (docs/memory.md "FP8")
+  // Megatron precision options (docs/memory.md "Megatron's precision options"), both set by
+  // Megatron-Bridge's performance recipes: gradients accumulated and reduced in bf16 instead of
+  // fp32 main_grad buffers (--grad-reduce-in-bf16, Bridge ddp.grad_reduce_in_fp32=false), and FP8
+  // primary weights of the transformer layers' linears (--fp8-param-gather, Bridge
+  // mixed_precision.fp8_param_gather).
+  bool grad_reduce_bf16 = false;
+  bool fp8_params = false;
 
   // Memory savers.
   Checkpointing activation_checkpointing = Checkpointing::kNone;
