@@ -76,6 +76,9 @@ CONTRADICTIONS = {
     ("Lightning-AI/litgpt", "Config files table: llama-3.2-3b/full.yaml / 1xA10G"):
         "16.51 GB for full AdamW fine-tuning of 3.21B parameters on one GPU: weights, gradients "
         "and AdamW states alone are 8 x 3.21e9 = 25.7 GB (more than the A10G's 24 GB)",
+    ("Lightning-AI/litgpt", "Config files table: phi-3/full.yaml / 1xA10G"):
+        "17.01 GB for full AdamW fine-tuning of 3.82B parameters on one GPU: weights, gradients "
+        "and AdamW states alone are 8 x 3.82e9 = 30.6 GB (more than the A10G's 24 GB)",
 }
 
 

@@ -86,6 +86,12 @@ const PublishedCount kPublished[] = {
     // model.num_parameters() of PhiForCausalLM; Hub count (find_string "2,779,683,840");
     // fp16 total_size 5559367680 / 2 (find_string "\"total_size\": 5559367680").
     {"microsoft/phi-2", 2779683840},
+    // model.num_parameters() / print_trainable_parameters of Phi-3-mini (find_string
+    // "3,821,079,552", several independent logs and tables).
+    {"microsoft/Phi-3-mini-4k-instruct", 3821079552},
+    // Summed numel of the loaded checkpoint, "number of parameters in
+    // https://huggingface.co/stabilityai/stablelm-base-alpha-3b" (find_string "3637321728").
+    {"stabilityai/stablelm-base-alpha-3b", 3637321728},
     // model.num_parameters() printed for microsoft/phi-1_5 (find_string "1,418,270,720").
     {"microsoft/phi-1_5", 1418270720},
     // Pythia paper / Hub: 162,322,944 "verified against the real checkpoint" (find_string "162,322,944").
