@@ -128,6 +128,9 @@ const PublishedCount kPublished[] = {
     //   2*5120 = 317,204,480; x 40 = 12,688,179,200; + embed and head 2*32016*5120 = 327,843,840
     //   + norm 5,120 = 13,016,028,160.
     {"codellama/CodeLlama-13b-hf", 13016028160},
+    // Checkpoint index beside the config (HPMLL/llm-benchmark models/Llama-2-13b-hf): total_size
+    // 52,063,467,520 fp32 bytes less 40 x 64 x 4 bytes of rotary inv_freq buffers, / 4.
+    {"meta-llama/Llama-2-13b-hf", 13015864320},
     // Derived: 32 x (q 4608*4608+4608 + k,v 2*(4608*512+512) + o 4608*4608+4608 + c_fc
     //   4608*18432+18432 + c_proj 18432*4608+4608 + 2 LayerNorms 4*4608) = 32 x 217,106,944
     //   = 6,947,422,208; + embed 49152*4608 = 226,492,416 (tied) + norm 9,216 = 7,173,923,840

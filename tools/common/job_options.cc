@@ -199,7 +199,10 @@ void AddJobOptions(po::options_description* desc) {
       "chunked-loss", po::bool_switch(), "chunked cross-entropy (torchtune, Liger)")(
       "compile", po::bool_switch(), "torch.compile")("activation-offload", po::bool_switch(),
                                                      "saved activations offloaded to host memory")(
-      "optimizer-in-backward", po::bool_switch(), "optimizer step fused into backward");
+      "optimizer-in-backward", po::bool_switch(), "optimizer step fused into backward")(
+      "sync-each-batch", po::bool_switch(),
+      "HF/accelerate FSDP: gradients reduced every micro-batch (sync_each_batch), not "
+      "accumulated unsharded");
   desc->add(job);
 }
 
@@ -261,6 +264,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.sequence_parallel = FlagSet(vm, "sp");
   job.fp8_params = FlagSet(vm, "fp8-param-gather");
   job.grad_reduce_bf16 = FlagSet(vm, "grad-reduce-in-bf16");
+  job.sync_each_batch = FlagSet(vm, "sync-each-batch");
   job.double_quant = FlagSet(vm, "double-quant");
   job.chunked_loss = FlagSet(vm, "chunked-loss");
   job.compile = FlagSet(vm, "compile");

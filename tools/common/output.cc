@@ -88,6 +88,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["fp8"] = ToString(job.fp8);
   j["fp8_param_gather"] = job.fp8_params;
   j["grad_reduce_in_bf16"] = job.grad_reduce_bf16;
+  j["sync_each_batch"] = job.sync_each_batch;
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);

@@ -53,7 +53,7 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   // Accumulated gradients exist during later forwards (gradient accumulation, pipelining).
   const bool grads_live =
       (lay.micro_batches > 1 || lay.p > 1) && !j.optimizer_in_backward && !j.offload_optimizer;
-  const double turn_grads = grads_live ? ms.grads : ms.first_grads;
+  const double turn_grads = grads_live ? ms.accum_grads : ms.first_grads;
 
   StagePeak best;
   const double turn = base + act.gpu + logits + turn_grads + buf.forward + buf.backward;
@@ -260,7 +260,7 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   est.per_gpu_bytes = PlusContext(est.allocator_peak_bytes, est.cuda_context_bytes);
   est.gpu_capacity_bytes = gpu.memory_bytes;
   est.fits = est.per_gpu_bytes <= gpu.memory_bytes;
-  const memory::BoundFactors bf = memory::MeasuredBoundFactors();
+  const memory::BoundFactors bf = memory::MeasuredBoundFactors(job);
   est.bound_bytes = Saturate(static_cast<double>(est.per_gpu_bytes) * bf.high);
   est.low_bytes = Saturate(static_cast<double>(est.allocated_peak_bytes) * bf.low);
   est.cpu_bytes_per_node =

@@ -82,6 +82,9 @@ struct ModelStates {
   double quant_consts = 0;
   double grads = 0;        // all gradients of the step (sharded where sharded)
   double first_grads = 0;  // gradients alive early in backward
+  // Gradients alive while later micro-batches of a step run (gradient accumulation, pipelining):
+  // `grads`, or the unsharded gradients an FSDP job accumulates without synchronising.
+  double accum_grads = 0;
   double optimizer = 0;    // optimizer states + fp32 master on the GPU
   double lazy_states = 0;  // the part of `optimizer` allocated only in the first optimizer step
   double step_temp = 0;    // temporaries of the optimizer step (foreach AdamW)
@@ -131,7 +134,7 @@ double FragmentationBytes(double allocated_bytes);
 struct BoundFactors {
   double low, high;
 };
-BoundFactors MeasuredBoundFactors();
+BoundFactors MeasuredBoundFactors(const TrainingJob& j);
 
 // Pipeline in-flight micro-batches (per layer chunk) on `stage` (1F1B, interleaved).
 double InFlightLayerFactor(const Layout& lay, int stage);

@@ -101,6 +101,21 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   s.grads = sharded(grads, grads * expert_share, shard_g);
   s.first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
 
+  s.accum_grads = s.grads;
+  if (j.framework == Framework::kHf && !j.sync_each_batch &&
+      (sh == Sharding::kFsdpFull || sh == Sharding::kFsdpGradOp || sh == Sharding::kFsdpHybrid)) {
+    // The HF Trainer (and TRL, axolotl, accelerate's accumulate()) runs every micro-batch of a
+    // step but the last under FSDP's no_sync (FSDP2: set_requires_gradient_sync(False)), so each
+    // rank accumulates the unsharded gradient of every parameter that trains, in the dtype it was
+    // computed in (the gathered 16-bit copy under mixed precision), until the last micro-batch
+    // reduce-scatters it (transformers trainer.py _inner_training_loop; torch FSDP no_sync: "FSDP
+    // will accumulate the full model gradients (instead of gradient shards) until the eventual
+    // sync"; accelerate docs "no_sync requires additional GPU memory when using FSDP"). FSDP2
+    // does the same since accelerate 1.11 (before, no_sync was a no-op for FSDP2 modules).
+    // accelerate's sync_each_batch (job.sync_each_batch) avoids it; transformers 4.47 to 5.1
+    // ignore it.
+    s.accum_grads = sp.trainable * dt.gather;
+  }
   const double states = OptimizerStateBytes(j, dt, sp);
   const double optimizer = states + sp.trainable * dt.master;
   s.optimizer = sharded(optimizer, optimizer * expert_share, shard_o);
@@ -125,6 +140,7 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
     // (torchtune optimizer_in_bwd, register_post_accumulate_grad_hook): one module's gradient.
     s.grads = std::min(sp.largest_module, sp.trainable) * dt.grad / shard_g;
     s.first_grads = s.grads;
+    s.accum_grads = s.grads;
     s.step_temp = 0;
   }
   if (j.offload_optimizer) {
@@ -135,6 +151,7 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
     s.lazy_states = 0;
     s.step_temp = 0;
     s.grads = s.first_grads;  // gradients leave the GPU bucket by bucket
+    s.accum_grads = s.grads;
   }
   if (j.offload_params) {
     s.cpu += s.weights + s.quant_consts;

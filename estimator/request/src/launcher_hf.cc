@@ -267,6 +267,8 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   if (FlagTrue(sink->Find(l, "gradient_checkpointing")))
     sink->Set("activation-checkpointing", "full", "--gradient_checkpointing");
   if (FlagTrue(sink->Find(l, "torch_compile"))) sink->Set("compile", "true", "--torch_compile");
+  if (FlagTrue(sink->Find(l, "sync_each_batch")))
+    sink->Set("sync-each-batch", "true", "gradient_accumulation_kwargs.sync_each_batch");
   if (FlagTrue(sink->Find(l, "use_liger_kernel")) || FlagTrue(sink->Find(l, "use_liger")))
     sink->Set("chunked-loss", "true", "--use_liger_kernel");
   if (const Flag* a = sink->Find(l, "attn_implementation"); a != nullptr)

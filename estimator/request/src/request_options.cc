@@ -90,7 +90,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 38> kKeys{{
+const std::array<KeySpec, 39> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -158,6 +158,9 @@ const std::array<KeySpec, 38> kKeys{{
     {{"fp8-param-gather", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->fp8_params);)},
+    {{"sync-each-batch", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->sync_each_batch);)},
     {{"grad-reduce-in-bf16", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->grad_reduce_bf16);)},

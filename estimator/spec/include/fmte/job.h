@@ -144,6 +144,10 @@ struct TrainingJob {
   bool compile = false;
   bool activation_offload = false;
   bool optimizer_in_backward = false;
+  // HF Trainer / accelerate under FSDP: gradients reduced every micro-batch (accelerate's
+  // GradientAccumulationPlugin sync_each_batch) instead of accumulated unsharded under no_sync
+  // (docs/memory.md "Gradient accumulation under FSDP").
+  bool sync_each_batch = false;
 
   // Parameter-efficient methods.
   int64_t lora_r = 16;
