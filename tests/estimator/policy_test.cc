@@ -65,6 +65,34 @@ TEST(PolicyTest, FitsIsAccepted) {
   EXPECT_TRUE(d.user_message.starts_with("fmte: ")) << d.user_message;
 }
 
+TEST(PolicyTest, TheMicroBatchOfferedIsTheLargestThatFits) {
+  // Full fine-tuning of Llama-3.1-8B with ZeRO-3 on 8 A100 at micro-batch 16 x 2048 tokens does
+  // not fit; the micro-batch offered is the largest divisor of 16 that does (the sequences per
+  // step kept: accumulation raised by the same factor), and twice it does not.
+  const std::string script =
+      "#FMTE model=meta-llama/Llama-3.1-8B method=full micro-batch=16 seq-len=2048 "
+      "grad-accum=1 precision=mixed-bf16 sharding=zero3 framework=deepspeed\n";
+  const Decision d =
+      Decide(Request(script, "gres:gpu:a100:8"), Conf(kBaseConf), ShippedEstimator());
+  ASSERT_NE(d.kind, DecisionKind::kAccept) << d.user_message;
+  const Alternative* mb = nullptr;
+  for (const Alternative& a : d.alternatives)
+    if (a.change.starts_with("--fmte-micro-batch=")) mb = &a;
+  ASSERT_NE(mb, nullptr) << d.user_message;
+  ASSERT_TRUE(mb->fits) << d.user_message;
+  EXPECT_GT(mb->job.micro_batch, 1) << mb->change;
+  EXPECT_EQ(mb->job.micro_batch * mb->job.grad_accum, 16);
+  auto arch = ShippedEstimator().catalogs().models.Find(mb->job.model);
+  auto gpu = ShippedEstimator().catalogs().gpus.Find(mb->gpu);
+  ASSERT_TRUE(arch.ok() && gpu.ok());
+  TrainingJob twice = mb->job;
+  twice.micro_batch *= 2;
+  twice.grad_accum /= 2;
+  auto e = ShippedEstimator().Estimate(**arch, twice, **gpu);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_GT(e->memory.per_gpu_bytes, mb->usable_bytes);
+}
+
 TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
   const Config conf = Conf(kBaseConf);
   const Decision d = Decide(Request(kFull70bDdp, "gres:gpu:a100:4"), conf, ShippedEstimator());

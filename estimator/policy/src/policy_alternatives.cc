@@ -243,12 +243,25 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
     add(std::string(kFullCheckpointingFlag), std::move(j), gpu, part, ctx.partition_name);
   }
   if (job.micro_batch > 1) {
+    // The largest smaller micro-batch that fits as predicted, the sequences per step kept (a
+    // divisor of the micro-batch, the accumulation raised by the same factor); 1 when none does.
+    int64_t mb = 1;
+    for (int64_t d = job.micro_batch / 2; d > 1; --d) {
+      if (job.micro_batch % d != 0) continue;
+      TrainingJob j = job;
+      j.micro_batch = d;
+      if (j.global_batch == 0) j.grad_accum = job.grad_accum * (job.micro_batch / d);
+      if (Fits(ctx, gpu, part, j, &e)) {
+        mb = d;
+        break;
+      }
+    }
     TrainingJob j = job;
-    j.micro_batch = 1;
+    j.micro_batch = mb;
     if (j.global_batch == 0)
-      j.grad_accum = job.grad_accum * job.micro_batch;  // same sequences per step
-    std::string change =
-        Cat({"--fmte-micro-batch=1 --fmte-grad-accum=", std::to_string(j.grad_accum)});
+      j.grad_accum = job.grad_accum * (job.micro_batch / mb);  // same sequences per step
+    std::string change = Cat({"--fmte-micro-batch=", std::to_string(mb),
+                              " --fmte-grad-accum=", std::to_string(j.grad_accum)});
     add(std::move(change), std::move(j), gpu, part, ctx.partition_name);
   }
   // 4. Parameter-efficient methods (alone, and with checkpointing).
