@@ -93,6 +93,37 @@ TEST(PolicyTest, TheMicroBatchOfferedIsTheLargestThatFits) {
   EXPECT_GT(e->memory.per_gpu_bytes, mb->usable_bytes);
 }
 
+TEST(PolicyTest, UnshardedAccumulationUnderFsdpIsNeverGroundsForRejection) {
+  // The HF Trainer under FSDP with accumulation 4: Llama-3.1-70B's unsharded bf16 gradients
+  // (141 GB) do not fit an A100 however many there are, as the trainer versions that accumulate
+  // under no_sync run it. Versions that do not (transformers 4.46, FSDP2 before accelerate 1.11,
+  // sync_each_batch honoured) fit on 32 GPUs, and the job does not say which it runs: accepted
+  // with a notice, offering sync_each_batch.
+  SlurmFacts f;
+  f.partition = "gpu";
+  f.tres_per_node = "gres:gpu:a100:8";
+  f.min_nodes = 4;
+  const JobRequest r = ParseJobRequest(
+      "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=2048 grad-accum=4 "
+      "precision=amp-bf16 sharding=fsdp-full activation-checkpointing=full framework=hf\n",
+      {}, f);
+  const Decision d = Decide(r, Conf(kBaseConf), ShippedEstimator());
+  EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
+  EXPECT_GT(d.estimate.memory.per_gpu_bytes, d.usable_bytes);
+  bool offered = false;
+  for (const Alternative& a : d.alternatives)
+    offered = offered || (a.job.sync_each_batch && a.fits);
+  EXPECT_TRUE(offered) << d.user_message;
+  // Told that every micro-batch is reduced, fmte checks it as such.
+  const JobRequest synced = ParseJobRequest(
+      "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=2048 grad-accum=4 "
+      "precision=amp-bf16 sharding=fsdp-full activation-checkpointing=full framework=hf "
+      "sync-each-batch=true\n",
+      {}, f);
+  const Decision ds = Decide(synced, Conf(kBaseConf), ShippedEstimator());
+  EXPECT_LE(ds.estimate.memory.per_gpu_bytes, ds.usable_bytes) << ds.user_message;
+}
+
 TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
   const Config conf = Conf(kBaseConf);
   const Decision d = Decide(Request(kFull70bDdp, "gres:gpu:a100:4"), conf, ShippedEstimator());

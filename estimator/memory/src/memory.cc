@@ -33,6 +33,10 @@ struct StagePeak {
   double allocated = 0;
   double turn = 0, end_of_backward = 0, optimizer_step = 0;  // allocated bytes of each phase
   double first_turn = 0;  // the first step's forward-backward, before the optimizer's states
+  // The allocated peak with accumulated gradients kept sharded (FSDP's no_sync not used), the
+  // reading the low end rests on: whether a trainer version accumulates unsharded is not
+  // something the job says (docs/memory.md "Gradient accumulation under FSDP").
+  double allocated_synced = 0;
   double weights = 0, grads = 0, optimizer = 0, activations = 0, logits = 0, other = 0;
   double cpu = 0;
   const char* phase = "forward-backward";
@@ -86,6 +90,8 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
     best.phase = "optimizer-step";
   }
   best.cpu = ms.cpu + act.cpu;
+  best.allocated_synced =
+      std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step});
   best.turn = turn;
   best.first_turn = turn - ms.lazy_states;
   best.end_of_backward = end_bwd;
@@ -262,7 +268,8 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   est.fits = est.per_gpu_bytes <= gpu.memory_bytes;
   const memory::BoundFactors bf = memory::MeasuredBoundFactors(job);
   est.bound_bytes = Saturate(static_cast<double>(est.per_gpu_bytes) * bf.high);
-  est.low_bytes = Saturate(static_cast<double>(est.allocated_peak_bytes) * bf.low);
+  est.low_bytes = Saturate(
+      std::min(static_cast<double>(est.allocated_peak_bytes), heaviest.allocated_synced) * bf.low);
   est.cpu_bytes_per_node =
       Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
   est.peak_phase = heaviest.phase;

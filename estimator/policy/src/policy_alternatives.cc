@@ -225,6 +225,18 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
                   UsableBytes(gpu, part), true);
     }
   }
+  // 1b. The HF Trainer under FSDP with accumulation holds unsharded gradients (docs/memory.md
+  // "Gradient accumulation under FSDP"): reducing every micro-batch is a training-config change,
+  // which the user then states to fmte with an #FMTE line.
+  if (job.framework == Framework::kHf && job.grad_accum > 1 && !job.sync_each_batch &&
+      (job.sharding == Sharding::kFsdpFull || job.sharding == Sharding::kFsdpGradOp ||
+       job.sharding == Sharding::kFsdpHybrid)) {
+    TrainingJob j = job;
+    j.sync_each_batch = true;
+    add("accelerator_config.gradient_accumulation_kwargs.sync_each_batch: true in the training "
+        "config and #FMTE sync-each-batch=true (transformers 4.47-5.1 ignore it)",
+        std::move(j), gpu, part, ctx.partition_name);
+  }
   // 2. More tensor parallelism on the same GPUs (Megatron and others that support it).
   if (job.framework == Framework::kMegatron) {
     for (int64_t tp = job.tp * 2; tp <= std::min<int64_t>(job.gpus, part.gpus_per_node); tp *= 2) {
