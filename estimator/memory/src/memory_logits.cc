@@ -44,10 +44,14 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
                                  : 0;
     return tokens * h * (2 * ab + 8) + head_grad;
   }
-  // transformers ForCausalLMLoss: 16-bit logits, .float() for the loss, log_softmax saves its fp32
-  // output, backward holds fp32 gradients of both: about 14 bytes per token per vocabulary entry
-  // with 16-bit activations (loss/loss_utils.py; docs/formulas.md §4b).
-  return tokens * vocab * (ab + 4 + 8);
+  // transformers ForCausalLMLoss (loss/loss_utils.py; docs/formulas.md §4b): the loss upcasts the
+  // 16-bit logits (.float()) and cross_entropy's log_softmax saves only its fp32 output; the
+  // Trainer drops the model outputs before backward (training_step: compute_loss, then
+  // backward), where nll_loss_backward and _log_softmax_backward_data each allocate an fp32
+  // gradient beside the saved output: 12 bytes per token per vocabulary entry at the peak. The
+  // loss forward holds 16-bit logits + fp32 upcast + log_softmax output, 10 (4.46-4.48 with a
+  // batch above one: a shifted fp32 copy more, 14).
+  return tokens * vocab * std::max(12.0, ab + 8);
 }
 
 }  // namespace fmte::memory
