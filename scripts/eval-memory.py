@@ -152,6 +152,8 @@ def row_args(r):
     for k in ("cp", "ep"):
         if r[k] != "1":
             args += ["--" + k, r[k]]
+    if re.fullmatch(r"\d+", r["etp"]) and r["ep"] != "1":
+        args += ["--etp", r["etp"]]
     if re.fullmatch(r"\d+", r["gpus_per_node"]):
         args += ["--gpus-per-node", r["gpus_per_node"]]
     if re.fullmatch(r"\d+", r["grad_accum"]):

@@ -199,6 +199,26 @@ TEST(MemoryStatesTest, ExpertParallelismSplitsRoutedExperts) {
   EXPECT_FALSE(EstimateMemory(*a, j, Gpu80()).ok());
   j.ep = 16;
   EXPECT_FALSE(ValidateJob(j).ok());
+  // MoE parallel folding (Megatron --expert-tensor-parallel-size 1): tp 2 for the dense layers,
+  // the experts unsplit by tensor parallelism and spread over ep 8 of the 8 ranks: per rank
+  // D/2 dense (embedding and head split too; norms and routers, under 2M, replicated) and E/8
+  // expert parameters; the distributed optimizer shards dense states over dp 4 and expert states
+  // over the expert-data-parallel group, tp x dp / (etp x ep) = 1 rank.
+  j.ep = 8;
+  j.tp = 2;
+  j.etp = 1;
+  {
+    Result<MemoryEstimate> est = EstimateMemory(*a, j, Gpu80());
+    ASSERT_TRUE(est.ok()) << est.status().ToString();
+    const double dense = d_params / 2, expert = e_params / 8;
+    EXPECT_NEAR(static_cast<double>(est->breakdown.weights), 2 * (dense + expert), 2 * 2e6);
+    EXPECT_NEAR(static_cast<double>(est->breakdown.optimizer), 12 * (dense / 4 + expert), 12 * 2e6);
+  }
+  j.etp = 2;  // 2 x 8 does not fit in the 8 ranks of the stage
+  EXPECT_FALSE(ValidateJob(j).ok());
+  j.etp = 0;  // without folding ep must divide dp (4)
+  EXPECT_FALSE(ValidateJob(j).ok());
+  j.tp = 1;
   // A dense model has no experts to split.
   j.ep = 2;
   j.model = "test/llama";

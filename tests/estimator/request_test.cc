@@ -281,7 +281,13 @@ TEST(RequestTest, ExpertParallelismFromMegatronFlagsAndFmteLines) {
       "--num-attention-heads 32 --tensor-model-parallel-size 1 --expert-model-parallel-size 8 "
       "--use-distributed-optimizer --bf16\n");
   EXPECT_EQ(m.job.ep, 8);
+  EXPECT_EQ(m.job.etp, 0);  // not set: the experts split like tp
   EXPECT_EQ(Parse("#FMTE ep=4\n").job.ep, 4);
+  const JobRequest folded = Parse(
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+      "--tensor-model-parallel-size 2 --expert-model-parallel-size 8 "
+      "--expert-tensor-parallel-size 1 --bf16\n");
+  EXPECT_EQ(folded.job.etp, 1);
   const JobRequest zero = Parse("#FMTE ep=0\n");
   EXPECT_EQ(zero.job.ep, 1);
   ASSERT_FALSE(zero.warnings.empty());

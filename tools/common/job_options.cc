@@ -176,6 +176,7 @@ void AddJobOptions(po::options_description* desc) {
       "ep", str(d.ep),
       "expert-parallel degree: MoE routed experts split over ep data-parallel ranks")(
       "cp", str(d.cp), "context-parallel degree: each sequence split over cp ranks")(
+      "etp", str(d.etp), "experts' tensor-parallel size (Megatron MoE parallel folding; 0: tp)")(
       "sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")(
       "activation-checkpointing", name(ToString(d.activation_checkpointing)),
       ("activation recomputation: " + AcceptedNames(d.activation_checkpointing)).c_str())(
@@ -250,6 +251,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "pp", 1, 1024, &job.pp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "vpp", 1, 1024, &job.vpp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "ep", 1, 1024, &job.ep));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "etp", 0, 1024, &job.etp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "cp", 1, 1024, &job.cp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "lora-r", 1, 1 << 16, &job.lora_r));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "virtual-tokens", 1, 1 << 20, &job.virtual_tokens));

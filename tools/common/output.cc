@@ -84,6 +84,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["pp"] = job.pp;
   j["vpp"] = job.vpp;
   j["ep"] = job.ep;
+  j["etp"] = job.ExpertTensorParallel();
   j["cp"] = job.cp;
   j["fp8"] = ToString(job.fp8);
   j["fp8_param_gather"] = job.fp8_params;
@@ -207,6 +208,7 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
                        ", sharding " + std::string(ToString(job.sharding));
   if (job.vpp > 1) layout += ", vpp " + std::to_string(job.vpp);
   if (job.ep > 1) layout += ", ep " + std::to_string(job.ep);
+  if (job.etp > 0 && job.etp != job.tp) layout += ", etp " + std::to_string(job.etp);
   if (job.sequence_parallel) layout += ", sp";
   if (job.offload_optimizer) layout += ", offload optimizer";
   if (job.offload_params) layout += ", offload params";

@@ -196,7 +196,7 @@ std::vector<StageActivations> memory::CountPipelineActivations(const PreparedMod
 bool memory::SameParamCounts(const TrainingJob& a, const TrainingJob& b) {
   return a.method == b.method && a.lora_r == b.lora_r && a.virtual_tokens == b.virtual_tokens &&
          a.framework == b.framework && a.tp == b.tp && a.pp == b.pp && a.ep == b.ep &&
-         a.lora_targets == b.lora_targets;
+         a.etp == b.etp && a.lora_targets == b.lora_targets;
 }
 
 Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job,

@@ -53,6 +53,7 @@ struct Layout {
   // context-parallel ranks among them, over which each sequence is split.
   int64_t t = 1, p = 1, d = 1, v = 1, c = 1;
   int64_t e = 1;      // expert-parallel ranks (routed experts split over e of the d ranks)
+  int64_t et = 1;     // the routed experts' tensor-parallel split (t unless set)
   int64_t shard = 1;  // ranks one copy of the sharded state is split over
   int64_t gpus_per_node = 1, nodes = 1;
   int64_t micro_batches = 1;  // per optimizer step per pipeline (grad_accum)

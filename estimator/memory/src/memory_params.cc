@@ -88,6 +88,9 @@ Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp) {
   l.p = std::max<int64_t>(1, pp);
   l.v = std::max<int64_t>(1, vpp);
   l.e = std::max<int64_t>(1, j.ep);
+  // The experts' split follows the job's etp only in the job's own layout (a whole-model count
+  // with tp 1 splits nothing).
+  l.et = j.etp > 0 && l.t == j.tp ? j.etp : l.t;
   l.c = std::max<int64_t>(1, j.cp);
   l.d = std::max<int64_t>(1, j.gpus / std::max<int64_t>(1, l.t * l.p));
   l.gpus_per_node = std::max<int64_t>(1, j.EffectiveGpusPerNode());
@@ -145,6 +148,9 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
   StageParams s;
   const double t = static_cast<double>(lay.t);
   const double e = static_cast<double>(lay.e);
+  // The routed experts' own tensor-parallel split (Megatron --expert-tensor-parallel-size; tp
+  // when not set).
+  const double et = static_cast<double>(lay.et);
   const bool full = j.method == Method::kFull;
   const bool lora = j.method == Method::kLora || j.method == Method::kQlora;
   const bool qlora = j.method == Method::kQlora;
@@ -160,13 +166,13 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
       // split their weight over t; a row-parallel bias is replicated (Megatron
       // core/tensor_parallel/layers.py RowParallelLinear); with fewer KV heads than t the k/v
       // projections are replicated over t/g ranks.
-      double split = t;
+      double split = l.expert ? et : t;
       if ((l.role == LinearRole::kK || l.role == LinearRole::kV) && kv_heads > 0)
         split = std::min(t, kv_heads);
       const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
       const double bias = l.has_bias ? static_cast<double>(l.copies * l.out_features) : 0;
-      // Expert parallelism: this rank holds copies / e of the routed experts (each still split
-      // by tensor parallelism: Megatron's expert tensor parallel size defaults to tp).
+      // Expert parallelism: this rank holds copies / e of the routed experts, each split by the
+      // expert tensor parallel size (Megatron's default: tp).
       const double ep = l.expert ? e : 1;
       const double params = (row_parallel ? (static_cast<double>(l.Params()) - bias) / split + bias
                                           : static_cast<double>(l.Params()) / split) /
@@ -175,8 +181,8 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
       block_params += params;
       s.total += n * params;
       s.linear += n * params;
-      s.largest_module = std::max(s.largest_module,
-                                  static_cast<double>(l.ModuleParams()) / t / (l.stacked ? ep : 1));
+      s.largest_module = std::max(s.largest_module, static_cast<double>(l.ModuleParams()) /
+                                                        (l.expert ? et : t) / (l.stacked ? ep : 1));
       if (l.expert) {
         s.expert += n * params;
         if (full) s.expert_trainable += n * params;

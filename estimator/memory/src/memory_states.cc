@@ -60,9 +60,11 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   // over `shard` ranks. Under expert parallelism the experts (1/e of them on this rank) are
   // sharded over the expert-data-parallel group, shard / e ranks (Megatron's distributed
   // optimizer and FSDP2's expert mesh): per GPU the same share as without expert parallelism.
-  const double e = static_cast<double>(lay.e);
+  // With MoE parallel folding the expert-data-parallel group is shard x t / (et x e) ranks.
+  const double e = static_cast<double>(lay.e) * static_cast<double>(lay.et) /
+                   static_cast<double>(std::max<int64_t>(1, lay.t));
   const auto sharded = [e](double bytes, double expert_bytes, double shard) {
-    if (shard <= 1 || e <= 1) return bytes / shard;
+    if (shard <= 1 || e == 1) return bytes / shard;
     return (bytes - expert_bytes) / shard + expert_bytes / std::max(1.0, shard / e);
   };
   const double expert_share = sp.trainable > 0 ? sp.expert_trainable / sp.trainable : 0;

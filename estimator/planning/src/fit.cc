@@ -118,7 +118,8 @@ void SolveGpus(Searcher& s, const FitRequest& r, FitAnswer* a) {
     j.tp = split.first;
     j.pp = split.second;
     if (j.vpp > 1 && j.pp == 1) j.vpp = 1;
-    if (n % j.ModelParallel() != 0 || j.DataContextParallel() % j.ep != 0)
+    if (n % j.ModelParallel() != 0 ||
+        (j.tp * j.DataContextParallel()) % (j.ExpertTensorParallel() * j.ep) != 0)
       j.ep = 1;  // ep splits dp
     return j;
   };

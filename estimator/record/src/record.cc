@@ -135,6 +135,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   put_int("pp", j.pp);
   if (j.vpp != d.vpp) put_int("vpp", j.vpp);
   if (j.ep != d.ep) put_int("ep", j.ep);
+  if (j.etp != d.etp) put_int("etp", j.etp);
   if (j.cp != d.cp) put_int("cp", j.cp);
   if (j.sequence_parallel) put("sp", "1");
   put_int("mb", j.micro_batch);
@@ -237,6 +238,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = int_field(&j.vpp, 1, 1024);
     else if (key == "ep")
       s = int_field(&j.ep, 1, 1024);
+    else if (key == "etp")
+      s = int_field(&j.etp, 0, 1024);
     else if (key == "cp")
       s = int_field(&j.cp, 1, 1024);
     else if (key == "sp")

@@ -68,6 +68,7 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
       {"--pipeline-model-parallel-size", "pipeline_model_parallel_size", "pp"},
       {"--expert-model-parallel-size", "expert_model_parallel_size", "ep"},
       {"--context-parallel-size", "context_parallel_size", "cp"},
+      {"--expert-tensor-parallel-size", "expert_tensor_parallel_size", "etp"},
       {"--micro-batch-size", "micro_batch_size", "micro-batch"},
       {"--global-batch-size", "global_batch_size", "global-batch"},
       {"--seq-length", "seq_length", "seq-len"},
@@ -79,7 +80,7 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
     if (f->unresolved) {
       // A layout or micro-batch from a variable fmte cannot know: read favourably by the policy
       // (the model spread over the GPUs, one sequence per micro-batch), never rejected on it.
-      if (m.key == "tp" || m.key == "pp" || m.key == "ep" || m.key == "cp" ||
+      if (m.key == "tp" || m.key == "pp" || m.key == "ep" || m.key == "cp" || m.key == "etp" ||
           m.key == "micro-batch")
         sink->UnreadUnknown(m.key, m.shown);
       else

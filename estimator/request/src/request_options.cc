@@ -90,7 +90,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 39> kKeys{{
+const std::array<KeySpec, 40> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -150,6 +150,7 @@ const std::array<KeySpec, 39> kKeys{{
      FMTE_SETTER(return SetEnum(v, s, &j->optimizer, ParseOptimizer);)},
     {{"vpp", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->vpp, 1, 1024);)},
     {{"ep", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->ep, 1, 1024);)},
+    {{"etp", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->etp, 1, 1024);)},
     {{"cp", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->cp, 1, 1024);)},
     {{"fp8", "none|tensorwise|rowwise|delayed|mxfp8", ""},
      false,

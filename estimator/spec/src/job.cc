@@ -161,6 +161,14 @@ int64_t TrainingJob::DataContextParallel() const {
   return DataParallel() * std::max<int64_t>(1, cp);
 }
 
+int64_t TrainingJob::ExpertTensorParallel() const { return etp > 0 ? etp : tp; }
+
+int64_t TrainingJob::ExpertDataParallel() const {
+  return std::max<int64_t>(
+      1, tp * DataContextParallel() /
+             std::max<int64_t>(1, ExpertTensorParallel() * std::max<int64_t>(1, ep)));
+}
+
 int64_t TrainingJob::LocalSeqLen() const {
   return std::max<int64_t>(1, seq_len / std::max<int64_t>(1, cp));
 }
@@ -176,6 +184,7 @@ Status ValidateJob(const TrainingJob& job) {
   if (job.pp <= 0) return NotPositive(job.pp, "--pp");
   if (job.vpp <= 0) return NotPositive(job.vpp, "--vpp");
   if (job.ep <= 0) return NotPositive(job.ep, "--ep");
+  if (job.etp < 0) return NotPositive(job.etp, "--etp");
   if (job.cp <= 0) return NotPositive(job.cp, "--cp");
   if (job.gpus_per_node < 0)
     return Status::InvalidArgument("--gpus-per-node: expected a positive integer, got " +
@@ -206,11 +215,18 @@ Status ValidateJob(const TrainingJob& job) {
                                    std::to_string(job.seq_len) + " is not a multiple of it");
   if (job.vpp > 1 && job.pp == 1)
     return Status::InvalidArgument("--vpp: interleaved pipeline stages need --pp > 1");
-  if (job.ep > 1 && job.DataContextParallel() % job.ep != 0)
+  if (job.etp > 0 &&
+      (job.etp > 1024 || (job.tp * job.DataContextParallel()) % (job.etp * job.ep) != 0))
+    return Status::InvalidArgument(
+        "--etp " + std::to_string(job.etp) + " x --ep " + std::to_string(job.ep) +
+        ": the experts' tensor x expert parallel ranks must divide the " +
+        std::to_string(job.tp * job.DataContextParallel()) + " ranks of a pipeline stage");
+  if (job.etp == 0 && job.ep > 1 && job.DataContextParallel() % job.ep != 0)
     return Status::InvalidArgument(
         "--ep " + std::to_string(job.ep) + ": expert parallelism splits the data-parallel group (" +
         std::to_string(job.DataContextParallel()) + " ranks = gpus / (tp*pp)" +
-        (job.cp > 1 ? ", with cp" : "") + "); use an --ep that divides it");
+        (job.cp > 1 ? ", with cp" : "") +
+        "); use an --ep that divides it, or --etp (Megatron's expert tensor parallel size)");
   if (job.sequence_parallel && job.tp == 1)
     return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
   if ((job.method == Method::kLora || job.method == Method::kQlora) && job.lora_r <= 0)

@@ -12,8 +12,8 @@
 //   AdminComment (a Princeton jobstats "JS1:..." blob, a site's own notes) is ignored;
 // - keys with default values may be omitted; unknown keys are kept in `extra` (newer writers);
 // - at most kMaxRecordBytes (long model paths are shortened to fit).
-// Keys: model method gpus gpn gpu tp pp vpp ep cp sp fp8 fp8p gr16 seb mb seq ga gb prec opt shard
-// off_opt off_par ac attn
+// Keys: model method gpus gpn gpu tp pp vpp ep etp cp sp fp8 fp8p gr16 seb mb seq ga gb prec opt
+// shard off_opt off_par ac attn
 //   lora_r quant fw tokens samples epochs steps part pred_mem cap pred_time_s limit_s decision src
 //   corr_mem corr_time_s.
 // pred_mem and pred_time_s are always the memory and time MODELS' own predictions, never the site-

@@ -118,8 +118,12 @@ struct TrainingJob {
   int64_t vpp = 1;  // virtual pipeline stages per GPU (interleaved 1F1B when > 1)
   // Expert parallelism: each MoE layer's routed experts are split over ep ranks of the
   // data-parallel group (Megatron --expert-model-parallel-size, torchtitan expert_parallel_degree);
-  // ep divides dp * cp.
+  // With the default expert tensor parallelism (etp 0: the experts split by tp like every linear)
+  // ep divides dp * cp. Megatron's MoE parallel folding sets the experts' own tensor-parallel
+  // size (--expert-tensor-parallel-size, usually 1) and lays etp x ep x edp over the tp x cp x dp
+  // ranks of a stage: etp * ep divides tp * cp * dp.
   int64_t ep = 1;
+  int64_t etp = 0;
   // Context parallelism: each sequence is split over cp ranks, which hold the same weights and
   // reduce their gradients together with the data-parallel ranks (Megatron
   // --context-parallel-size, torchtitan context_parallel_degree, DeepSpeed-Ulysses sequence
@@ -177,6 +181,11 @@ struct TrainingJob {
   int64_t DataContextParallel() const;
   // Tokens of each sequence one rank computes: seq_len / cp.
   int64_t LocalSeqLen() const;
+  // The experts' tensor-parallel size: etp, or tp when not set.
+  int64_t ExpertTensorParallel() const;
+  // Ranks that hold the same routed experts and shard their states (Megatron's expert data
+  // parallel): tp * cp * dp / (etp * ep).
+  int64_t ExpertDataParallel() const;
 };
 
 // Checks ranges and combinations that do not need the architecture (positive sizes, tp*pp
