@@ -110,9 +110,7 @@ BoundFactors MeasuredBoundFactors(const TrainingJob& j) {
   // runs), 1 litgpt run below their low (0.73) and 1 axolotl run above their high. Test
   // memory_measured_eval fails when a change moves a run outside this range.
   const bool peft_fsdp =
-      (j.method == Method::kLora || j.method == Method::kQlora) &&
-      (j.sharding == Sharding::kFsdpFull || j.sharding == Sharding::kFsdpGradOp ||
-       j.sharding == Sharding::kFsdpHybrid);
+      (j.method == Method::kLora || j.method == Method::kQlora) && ShardsWithFsdp(j.sharding);
   return {0.693, peft_fsdp ? 3.789 : 1.533};
 }
 

@@ -51,9 +51,8 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   (void)m;
   ModelStates s;
   const Sharding sh = j.sharding;
-  const bool fsdp_sharded =
-      sh == Sharding::kFsdpFull || sh == Sharding::kFsdpGradOp || sh == Sharding::kFsdpHybrid;
-  const double shard_w = (ShardsWeights(sh) || fsdp_sharded) ? static_cast<double>(lay.shard) : 1;
+  const double shard_w =
+      (ShardsWeights(sh) || ShardsWithFsdp(sh)) ? static_cast<double>(lay.shard) : 1;
   const double shard_g = ShardsGradients(sh) ? static_cast<double>(lay.shard) : 1;
   const double shard_o = ShardsOptimizer(sh) ? static_cast<double>(lay.shard) : 1;
   // `bytes` of all parameters on this GPU, of which `expert_bytes` are routed experts, sharded
@@ -104,8 +103,7 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   s.first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
 
   s.accum_grads = s.grads;
-  if (j.framework == Framework::kHf && !j.sync_each_batch &&
-      (sh == Sharding::kFsdpFull || sh == Sharding::kFsdpGradOp || sh == Sharding::kFsdpHybrid)) {
+  if (j.AccumulatesUnshardedGradients()) {
     // The HF Trainer (and TRL, axolotl, accelerate's accumulate()) runs every micro-batch of a
     // step but the last under FSDP's no_sync (FSDP2: set_requires_gradient_sync(False)), so each
     // rank accumulates the unsharded gradient of every parameter that trains, in the dtype it was

@@ -228,9 +228,7 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
   // 1b. The HF Trainer under FSDP with accumulation holds unsharded gradients (docs/memory.md
   // "Gradient accumulation under FSDP"): reducing every micro-batch is a training-config change,
   // which the user then states to fmte with an #FMTE line.
-  if (job.framework == Framework::kHf && job.grad_accum > 1 && !job.sync_each_batch &&
-      (job.sharding == Sharding::kFsdpFull || job.sharding == Sharding::kFsdpGradOp ||
-       job.sharding == Sharding::kFsdpHybrid)) {
+  if (job.grad_accum > 1 && job.AccumulatesUnshardedGradients()) {
     TrainingJob j = job;
     j.sync_each_batch = true;
     add("accelerator_config.gradient_accumulation_kwargs.sync_each_batch: true in the training "

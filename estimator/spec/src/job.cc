@@ -142,6 +142,9 @@ bool ShardsGradients(Sharding s) {
   return s == Sharding::kZero2 || s == Sharding::kFsdpGradOp || ShardsWeights(s);
 }
 bool ShardsOptimizer(Sharding s) { return s == Sharding::kZero1 || ShardsGradients(s); }
+bool ShardsWithFsdp(Sharding s) {
+  return s == Sharding::kFsdpFull || s == Sharding::kFsdpGradOp || s == Sharding::kFsdpHybrid;
+}
 
 int64_t TrainingJob::EffectiveGpusPerNode() const {
   if (gpus_per_node > 0) return gpus_per_node;
@@ -159,6 +162,10 @@ int64_t TrainingJob::DataParallel() const { return gpus / std::max<int64_t>(1, M
 
 int64_t TrainingJob::DataContextParallel() const {
   return DataParallel() * std::max<int64_t>(1, cp);
+}
+
+bool TrainingJob::AccumulatesUnshardedGradients() const {
+  return framework == Framework::kHf && !sync_each_batch && ShardsWithFsdp(sharding);
 }
 
 int64_t TrainingJob::ExpertTensorParallel() const { return etp > 0 ? etp : tp; }

@@ -92,6 +92,7 @@ std::string AcceptedNames(Fp8);
 bool ShardsWeights(Sharding s);
 bool ShardsGradients(Sharding s);  // ZeRO-2/3, FSDP full/grad-op/hybrid
 bool ShardsOptimizer(Sharding s);  // ZeRO-1/2/3, FSDP full/grad-op/hybrid
+bool ShardsWithFsdp(Sharding s);   // FSDP full/grad-op/hybrid (not NO_SHARD)
 
 struct TrainingJob {
   // What is trained. The architecture itself lives in ModelArch (model.h); this is its id/path.
@@ -181,6 +182,10 @@ struct TrainingJob {
   int64_t DataContextParallel() const;
   // Tokens of each sequence one rank computes: seq_len / cp.
   int64_t LocalSeqLen() const;
+  // Whether gradients of later micro-batches accumulate unsharded on every rank: the HF Trainer
+  // under a sharding FSDP without sync_each_batch (docs/memory.md "Gradient accumulation under
+  // FSDP").
+  bool AccumulatesUnshardedGradients() const;
   // The experts' tensor-parallel size: etp, or tp when not set.
   int64_t ExpertTensorParallel() const;
   // Ranks that hold the same routed experts and shard their states (Megatron's expert data
