@@ -4,7 +4,9 @@
 #   1. build/       (RelWithDebInfo): unit, plugin and integration tests (real Slurm daemons)
 #   2. build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer): the unit and golden tests again, and the
 #                   plugin tests, which load the sanitized job_submit_fmte.so and spank_fmte.so
-# Exit code 0 only when both pass. .ci/run calls this script.
+#   3. build-fuzz/  (clang, libFuzzer + ASan + UBSan): every fuzz target briefly from its seeds
+#                   (scripts/fuzz.sh; FMTE_FUZZ_SECONDS per target, default 15)
+# Exit code 0 only when all pass. .ci/run calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
@@ -19,3 +21,7 @@ echo "== sanitized unit and plugin tests (build-asan/: ASan + UBSan) =="
 scripts/setup.sh build-asan -DFMTE_SANITIZE=ON -DFMTE_BUILD_PLUGINS=ON -DFMTE_BUILD_BENCHMARKS=OFF
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j"$JOBS" -L 'unit|plugin|golden' --timeout 900)
+
+echo "== fuzz smoke (build-fuzz/: libFuzzer + ASan + UBSan) =="
+CC=clang CXX=clang++ scripts/setup.sh build-fuzz -DFMTE_FUZZ=ON
+scripts/fuzz.sh --seconds "${FMTE_FUZZ_SECONDS:-15}"

@@ -520,5 +520,18 @@ TEST(ConfigTextTest, YamlAndTomlBecomeTypedTrees) {
   EXPECT_NE(deep.status().message().find("nested deeper than"), std::string::npos);
 }
 
+// Found by fuzz_config_toml: a float too large for int64_t was converted to one before its type was
+// looked at (undefined behaviour; UBSan aborted). Each value keeps its own type.
+TEST(ConfigTextTest, TomlValuesKeepTheirOwnType) {
+  auto t = ParseConfigText("c.toml", "[ac]\nl = 10e80\nn = 3\nf = 2.5\ns = \"x\"\n", "");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_TRUE((*t)["ac"]["l"].is_number_float());
+  EXPECT_EQ((*t)["ac"]["l"], 10e80);
+  EXPECT_TRUE((*t)["ac"]["n"].is_number_integer());
+  EXPECT_EQ((*t)["ac"]["n"], 3);
+  EXPECT_EQ((*t)["ac"]["f"], 2.5);
+  EXPECT_EQ((*t)["ac"]["s"], "x");
+}
+
 }  // namespace
 }  // namespace fmte

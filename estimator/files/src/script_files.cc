@@ -92,10 +92,12 @@ json FromToml(const toml::node& n, int depth) {
     for (const toml::node& e : *a) out.push_back(FromToml(e, depth + 1));
     return out;
   }
-  if (auto v = n.value<int64_t>(); v && n.is_integer()) return *v;
-  if (auto v = n.value<double>(); v && n.is_floating_point()) return *v;
-  if (auto v = n.value<bool>(); v && n.is_boolean()) return *v;
-  if (auto v = n.value<std::string>(); v && n.is_string()) return *v;
+  // Each value as its own type: node::value<T>() converts between types first (a float too large
+  // for int64_t was undefined behaviour there; found by fuzz_config_toml).
+  if (const auto* v = n.as_integer()) return v->get();
+  if (const auto* v = n.as_floating_point()) return v->get();
+  if (const auto* v = n.as_boolean()) return v->get();
+  if (const auto* v = n.as_string()) return v->get();
   return nullptr;  // dates and times: no trainer setting fmte reads
 }
 

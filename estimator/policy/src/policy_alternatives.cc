@@ -187,8 +187,8 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
     const bool fits = Fits(ctx, gpu, p, j, &e);
     if (e.memory.per_gpu_bytes == 0) return;  // the estimate failed: not a valid alternative
     out.emplace(fits ? out.begin() + static_cast<std::ptrdiff_t>(fitting++) : out.end(),
-                std::move(change), std::move(j), partition, gpu.name, e.memory.per_gpu_bytes,
-                UsableBytes(gpu, p), fits);
+                Alternative{std::move(change), std::move(j), partition, gpu.name,
+                            e.memory.per_gpu_bytes, UsableBytes(gpu, p), fits});
   };
   const GpuSpec& gpu = *ctx.gpu;
   const PartitionConfig& part = *ctx.partition;
@@ -220,9 +220,9 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
           Cat({"--gpus=", std::to_string(more.gpus), reshard ? " with --fmte-sharding=" : "",
                reshard ? ToString(sharded.sharding) : "", add_ac ? " " : "",
                add_ac ? kFullCheckpointingFlag : ""});
-      out.emplace(out.begin() + static_cast<std::ptrdiff_t>(fitting++), std::move(change),
-                  std::move(more), ctx.partition_name, gpu.name, e.memory.per_gpu_bytes,
-                  UsableBytes(gpu, part), true);
+      out.emplace(out.begin() + static_cast<std::ptrdiff_t>(fitting++),
+                  Alternative{std::move(change), std::move(more), ctx.partition_name, gpu.name,
+                              e.memory.per_gpu_bytes, UsableBytes(gpu, part), true});
     }
   }
   // 1b. The HF Trainer under FSDP with accumulation holds unsharded gradients (docs/memory.md

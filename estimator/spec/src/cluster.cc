@@ -35,7 +35,8 @@ Result<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_vie
                                 "checkpoint_fixed_s",
                                 "source",
                                 "notes"};
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();
     if (std::find_if(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; }) ==
         std::end(kKeys)) {
       return Status::ParseError(std::string(origin) + ": unknown key \"" + key + "\"");

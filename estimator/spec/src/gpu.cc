@@ -40,7 +40,13 @@ bool ParseNumber(const std::string& s, double empty_value, double* out) {
 }  // namespace
 
 Result<GpuCatalog> GpuCatalog::LoadCsv(const std::string& path) {
-  Result<CsvTable> table = ReadCsv(path, "the GPU catalog");
+  Result<std::string> text = ReadFile(path, "the GPU catalog");
+  if (!text.ok()) return text.status();
+  return ParseCsv(*text, path);
+}
+
+Result<GpuCatalog> GpuCatalog::ParseCsv(std::string_view text, const std::string& path) {
+  Result<CsvTable> table = fmte::ParseCsv(text, path);
   if (!table.ok()) return table.status();
   const CsvTable& csv = *table;
   const char* required[] = {"gpu",

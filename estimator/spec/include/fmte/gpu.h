@@ -39,6 +39,8 @@ class GpuCatalog {
   // Reads a gpus.csv with the columns of etc/gpus.csv (docs/models.md; `aliases`: space-separated
   // names users type). Errors name the line and the column.
   static Result<GpuCatalog> LoadCsv(const std::string& path);
+  // The same from the text of such a file; `path` names it in errors.
+  static Result<GpuCatalog> ParseCsv(std::string_view text, const std::string& path);
   static std::string DefaultPath();  // FMTE_ETC_DIR/gpus.csv, or $FMTE_ETC_DIR/gpus.csv
 
   // Canonical name or alias, case-insensitive. NotFound lists the closest names.
