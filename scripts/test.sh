@@ -4,7 +4,9 @@
 #   1. build/       (RelWithDebInfo): unit, plugin and integration tests (real Slurm daemons)
 #   2. build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer): the unit and golden tests again, and the
 #                   plugin tests, which load the sanitized job_submit_fmte.so and spank_fmte.so
-#   3. build-fuzz/  (clang, libFuzzer + ASan + UBSan): every fuzz target briefly from its seeds
+#   3. build-tsan/  (ThreadSanitizer): the plugin tests (concurrent job_submit/job_modify with fmte.conf
+#                   reloads and the log thread); only their target is built
+#   4. build-fuzz/  (clang, libFuzzer + ASan + UBSan): every fuzz target briefly from its seeds
 #                   (scripts/fuzz.sh; FMTE_FUZZ_SECONDS per target, default 15)
 # Exit code 0 only when all pass. .ci/run calls this script.
 set -euo pipefail
@@ -21,6 +23,13 @@ echo "== sanitized unit and plugin tests (build-asan/: ASan + UBSan) =="
 scripts/setup.sh build-asan -DFMTE_SANITIZE=ON -DFMTE_BUILD_PLUGINS=ON -DFMTE_BUILD_BENCHMARKS=OFF
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j"$JOBS" -L 'unit|plugin|golden' --timeout 900)
+
+echo "== plugin tests under ThreadSanitizer (build-tsan/) =="
+if [ ! -f build-tsan/CMakeCache.txt ]; then
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFMTE_TSAN=ON -DFMTE_BUILD_BENCHMARKS=OFF >/dev/null
+fi
+CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 cmake --build build-tsan -j"$JOBS" --target fmte_slurm_plugin_test >/dev/null
+(cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L plugin --timeout 300)
 
 echo "== fuzz smoke (build-fuzz/: libFuzzer + ASan + UBSan) =="
 CC=clang CXX=clang++ scripts/setup.sh build-fuzz -DFMTE_FUZZ=ON

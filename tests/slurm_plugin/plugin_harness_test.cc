@@ -8,10 +8,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -260,6 +263,66 @@ TEST_F(JobSubmitPluginTest, HostileInputNeverCrashes) {
     }
     FreeDesc(desc);
   }
+}
+
+// slurmctld calls job_submit and job_modify from its RPC threads; the plugin relies on nothing but
+// its own mutex. Meanwhile the site edits fmte.conf and the plugin's log thread writes. Four
+// threads submit and modify while a fifth rewrites fmte.conf (atomically, every 100 ms) with
+// Mode=advise added: after the reload check (kReloadCheckS = 5 s) a job that does not fit must go
+// from rejected to accepted with a notice, which proves the reload ran between the submissions.
+// Every call returns success or a rejection with an fmte: message. Under ThreadSanitizer
+// (build-tsan, scripts/test.sh) any data race between the submitters, the reload and the log thread
+// fails the run.
+TEST_F(JobSubmitPluginTest, ConcurrentSubmitsModifiesReloadsAndTheLogThread) {
+  using namespace std::chrono_literals;
+  const std::string too_big =
+      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-70B method=full seq-len=4096 micro-batch=1\n"
+      "python train.py\n";
+  const std::string fits =
+      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 micro-batch=1\n"
+      "torchrun --nproc_per_node 1 train.py\n";
+  std::atomic<bool> stop{false};
+  std::atomic<int> rejected{0}, too_big_accepted{0}, bad{0}, calls{0};
+  std::thread writer([&] {
+    for (int i = 0; !stop; ++i) {
+      std::ofstream(*dir_ / "fmte.conf.new") << kFmteConf << "Mode=advise\n# edit " << i << "\n";
+      fs::rename(*dir_ / "fmte.conf.new", *dir_ / "fmte.conf");
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < 4; ++t) {
+    submitters.emplace_back([&, t] {
+      for (int i = 0; !stop; ++i) {
+        const bool big = (i + t) % 2 == 0;
+        job_desc_msg_t* desc = NewDesc(big ? too_big : fits, "gres:gpu:a100:1");
+        char* err = nullptr;
+        const int rc = plugin_.submit(desc, 1000, &err);
+        ++calls;
+        if (rc != SLURM_SUCCESS) {
+          ++rejected;
+          if (!big || err == nullptr || std::string(err).rfind("fmte:", 0) != 0) ++bad;
+        } else if (big) {
+          ++too_big_accepted;
+        }
+        if (err != nullptr) slurm_xfree(reinterpret_cast<void**>(&err));
+        FreeDesc(desc);
+        job_desc_msg_t* update = NewDesc("", nullptr);
+        update->job_id_str = slurm_xstrdup(std::to_string(1000 + i).c_str());
+        update->time_limit = 60 + i;
+        if (plugin_.modify(update, nullptr, 0) != SLURM_SUCCESS) ++bad;
+        FreeDesc(update);
+        if (too_big_accepted > 4 || std::chrono::steady_clock::now() > deadline) stop = true;
+      }
+    });
+  }
+  for (std::thread& s : submitters) s.join();
+  writer.join();
+  EXPECT_EQ(bad, 0) << calls << " calls";
+  EXPECT_GT(rejected, 0) << "before the reload, Mode=enforce rejects the 70B job on one GPU";
+  EXPECT_GT(too_big_accepted, 0) << "no reload within 15 s of rewriting fmte.conf (" << calls
+                                 << " calls)";
 }
 
 TEST_F(JobSubmitPluginTest, JobModifyOfAnUnknownJobIsAccepted) {
