@@ -6,7 +6,8 @@
 #   scripts/cluster.sh down                       stop everything (SIGTERM, then SIGKILL after 10 s)
 #   scripts/cluster.sh status                     daemons and node state
 #   scripts/cluster.sh env                        prints `export SLURM_CONF=...` (eval it)
-#   scripts/cluster.sh plugin on|off              JobSubmitPlugins=fmte or none, then reconfigure
+#   scripts/cluster.sh plugin on|off|lua          JobSubmitPlugins=fmte (with the SPANK plugin),
+#                                                 none, or a site-style job_submit.lua; reconfigure
 #
 # Environment:
 #   FMTE_LAB         lab directory (default: <repo>/.lab); config, state, logs, fake devices live here
@@ -296,14 +297,30 @@ cmd_status() {
 }
 
 cmd_plugin() {
-  local want
+  local want spank
   case ${1:-} in
-    on) want=JobSubmitPlugins=fmte ;;
-    off) want='#JobSubmitPlugins=fmte' ;;  # an empty value is a parse error
-    *) die "usage: cluster.sh plugin on|off" ;;
+    on | fmte) want=JobSubmitPlugins=fmte spank=1 ;;
+    off | none) want='#JobSubmitPlugins=fmte' spank=0 ;;  # an empty value is a parse error
+    # The peer: a site-style job_submit.lua (bench/ctld/job_submit_site.lua), read by slurmctld
+    # from the folder of slurm.conf.
+    lua) want=JobSubmitPlugins=lua spank=0
+      cp "$REPO/bench/ctld/job_submit_site.lua" "$(dirname "$SLURM_CONF")/job_submit.lua" ;;
+    # Halves of fmte, to tell their costs apart (scripts/ctld_cost.sh).
+    job_submit-only) want=JobSubmitPlugins=fmte spank=0 ;;
+    spank-only) want='#JobSubmitPlugins=fmte' spank=1 ;;
+    *) die "usage: cluster.sh plugin on|fmte|off|none|lua|job_submit-only|spank-only" ;;
   esac
   [ -f "$SLURM_CONF" ] || die "no cluster in $LAB (run: cluster.sh up)"
   sed -i "s|^#*JobSubmitPlugins=.*|$want|" "$SLURM_CONF"
+  # fmte is both plugins: without it sbatch loads no SPANK plugin either (plugstack.conf is re-read
+  # by every sbatch).
+  local plugstack
+  plugstack=$(dirname "$SLURM_CONF")/plugstack.conf
+  if [ "$spank" = 1 ]; then
+    echo "required $PLUGIN_DIR/spank_fmte.so ${FMTE_SPANK_ARGS:-}" >"$plugstack"
+  else
+    echo "# no SPANK plugin (cluster.sh plugin ${1})" >"$plugstack"
+  fi
   # Reconfigure reloads job_submit plugins only when the list changed (docs/slurm.md §7.4).
   scontrol reconfigure
   wait_until slurmctld "$(pid_of slurmctld)" sh -c 'scontrol ping | grep -q "is UP"'
@@ -315,5 +332,5 @@ case ${1:-} in
   status) cmd_status ;;
   env) echo "export SLURM_CONF=$SLURM_CONF" ;;
   plugin) shift; cmd_plugin "$@" ;;
-  *) echo "usage: $0 up [--dbd] [--no-plugin] | down | status | env | plugin on|off" >&2; exit 2 ;;
+  *) echo "usage: $0 up [--dbd] [--no-plugin] | down | status | env | plugin on|off|lua" >&2; exit 2 ;;
 esac

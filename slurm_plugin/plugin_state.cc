@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -18,6 +19,27 @@ std::optional<struct timespec> MtimeOf(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return std::nullopt;
   return st.st_mtim;
+}
+
+// The latest mtime in a catalog tree (the directory and everything under it, to kMaxWatched
+// entries): a config.json edited in place or a model added under an existing organisation's folder
+// changes no mtime of etc/models itself. A file or a missing path: MtimeOf.
+constexpr int kMaxWatched = 20000;
+std::optional<struct timespec> LatestMtimeIn(const std::string& path) {
+  std::optional<struct timespec> latest = MtimeOf(path);
+  std::error_code ec;
+  if (!latest.has_value() || !std::filesystem::is_directory(path, ec)) return latest;
+  int seen = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator() && ++seen <= kMaxWatched;
+       it.increment(ec)) {
+    std::optional<struct timespec> t = MtimeOf(it->path().string());
+    if (t && (t->tv_sec > latest->tv_sec ||
+              (t->tv_sec == latest->tv_sec && t->tv_nsec > latest->tv_nsec))) {
+      latest = t;
+    }
+  }
+  return latest;
 }
 
 bool SameTime(const std::optional<struct timespec>& a, const std::optional<struct timespec>& b) {
@@ -88,14 +110,14 @@ std::vector<PluginState::Watched> PluginState::WatchList(const Loaded& loaded) c
   const std::string& reg = loaded.config.regressors_dir;
   for (const std::string& path :
        {config_path_, models, gpus, reg, reg.empty() ? reg : reg + "/vtrain"}) {
-    if (!path.empty()) list.push_back(Watched{path, MtimeOf(path)});
+    if (!path.empty()) list.push_back(Watched{path, LatestMtimeIn(path)});
   }
   return list;
 }
 
 bool PluginState::Changed() const {
   for (const Watched& w : watched_) {
-    if (!SameTime(w.mtime, MtimeOf(w.path))) return true;
+    if (!SameTime(w.mtime, LatestMtimeIn(w.path))) return true;
   }
   return false;
 }
@@ -105,7 +127,14 @@ const Loaded* PluginState::Current(bool force) {
   if (loaded_ != nullptr && (force || now - last_check_ >= kReloadCheckS)) {
     last_check_ = now;
     if (Changed()) {
-      Result<std::unique_ptr<Loaded>> fresh = Load();
+      // An fmte.conf that was read and is now gone is a file being replaced (an editor's or a
+      // config manager's rename) or removed by mistake, not a wish for every default: keep what
+      // was loaded. An empty fmte.conf asks for the defaults.
+      Result<std::unique_ptr<Loaded>> fresh =
+          loaded_->config_from_file && !MtimeOf(config_path_).has_value()
+              ? Result<std::unique_ptr<Loaded>>(Status::NotFound(
+                    config_path_ + ": missing (renamed or removed); an empty file means defaults"))
+              : Load();
       if (fresh.ok()) {
         loaded_ = std::move(fresh).value();
         last_error_.clear();
@@ -120,7 +149,7 @@ const Loaded* PluginState::Current(bool force) {
       }
       // Remember the new mtimes either way: a broken file is reported once, not every call.
       std::vector<Watched> list = WatchList(*loaded_);
-      list[0] = Watched{config_path_, MtimeOf(config_path_)};
+      list[0] = Watched{config_path_, LatestMtimeIn(config_path_)};
       watched_ = std::move(list);
     }
   }

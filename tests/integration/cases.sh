@@ -356,11 +356,127 @@ print(s["scripts"], s["joined"], s["decisions"].get("reject", 0), s["false_rejec
   check "counts the false rejections" contains "$c" "false rejections (rejected, but the job completed): 2"
 }
 
+
+# --- Faults: the files the running plugin reloads go bad. Every submission must still be answered
+# as under the last good files (fail open: the previous settings stay), each fault must be said in
+# exactly one slurmctld log line naming the file, and the good files must load again afterwards.
+# The plugin looks at its files at most every 5 s (kReloadCheckS), hence the waits.
+CONF=$(dirname "$SLURM_CONF")/fmte.conf
+LOG=$FMTE_LAB/log/slurmctld.log
+reload_wait() { sleep 6; }
+log_lines() { grep -a -c -F "$1" "$LOG" || true; }
+# decided_as_before WHAT: the oversized job is still refused and the fitting one accepted with its
+# record; the next check of the files happens at the first of these submissions.
+decided_as_before() {
+  local big lora
+  big=$(script fault_big '#SBATCH --gres=gpu:a100:1' \
+    '#FMTE model=meta-llama/Llama-3.1-70B method=full seq-len=4096 micro-batch=1')
+  submit "$big"
+  check "$1: the oversized job is still refused by fmte" contains "$RC $ERR" "fmte:"
+  check "$1: refused ($RC)" test "$RC" -ne 0
+  lora=$(script fault_lora '#SBATCH --gres=gpu:a100:1' '#SBATCH -t 5' '#SBATCH --hold' \
+    '#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 micro-batch=1')
+  submit "$lora"
+  check "$1: the fitting job is accepted" test "$RC" -eq 0 -a -n "$JOB"
+  [ -n "$JOB" ] && check "$1: with its record" contains "$(field "$JOB" AdminComment)" "fmte:v1"
+  [ -n "$JOB" ] && scancel "$JOB"
+}
+# one_new_line BEFORE PATTERN FILE WHAT: exactly one new log line with PATTERN since BEFORE lines,
+# and it names FILE.
+one_new_line() {
+  local now
+  now=$(log_lines "$2")
+  check "$4: one log line ($((now - $1)) new '$2')" test "$((now - $1))" -eq 1
+  check "$4: the line names $3" contains "$(grep -a -F "$2" "$LOG" | tail -1)" "$3"
+}
+
+fault_fmte_conf() {
+  local good=$WORK/fmte.conf.good n
+  cp "$CONF" "$good"
+  trap 'cp "$good" "$CONF"' EXIT
+  n=$(log_lines "reload failed")
+  printf 'Mode=sometimes\nRaiseGpus=\001\377\n' >"$CONF"
+  reload_wait
+  decided_as_before "corrupt fmte.conf"
+  one_new_line "$n" "reload failed" "$CONF" "corrupt fmte.conf"
+  decided_as_before "corrupt fmte.conf, later"
+  one_new_line "$n" "reload failed" "$CONF" "corrupt fmte.conf, said once"
+
+  n=$(log_lines "reload failed")
+  mv "$CONF" "$CONF.being-edited"  # half-renamed: an editor's or a config manager's save
+  reload_wait
+  decided_as_before "fmte.conf missing"
+  one_new_line "$n" "reload failed" "$CONF: missing" "fmte.conf missing"
+
+  n=$(log_lines "job_submit/fmte: reloaded")
+  mv "$CONF.being-edited" "$CONF"
+  cp "$good" "$CONF"
+  reload_wait
+  decided_as_before "fmte.conf restored"
+  one_new_line "$n" "job_submit/fmte: reloaded" "$CONF" "fmte.conf restored"
+}
+
+# The catalogs and regressors are copied into the lab and fmte.conf points at the copies
+# (CatalogDir=, RegressorsDir=), which are then broken: a truncated gpus.csv, a model's config.json
+# corrupted in place, a half-written step-time model renamed into place, an empty one.
+fault_catalogs_and_regressors() {
+  local good=$WORK/fmte.conf.good n dir=$FMTE_LAB/faults
+  cp "$CONF" "$good"
+  trap 'cp "$good" "$CONF"' EXIT
+  rm -rf "$dir" && mkdir -p "$dir/etc" "$dir/regressors"
+  cp -r "$FMTE_SOURCE_DIR/etc/models" "$FMTE_SOURCE_DIR/etc/clusters" "$FMTE_SOURCE_DIR/etc/gpus.csv" "$dir/etc/"
+  cp "$FMTE_SOURCE_DIR"/regressors/vtrain/*.json "$dir/regressors/"
+  printf 'CatalogDir=%s\nRegressorsDir=%s\n' "$dir/etc" "$dir/regressors" >>"$CONF"
+  n=$(log_lines "job_submit/fmte: reloaded")
+  reload_wait
+  decided_as_before "catalog copies"
+  one_new_line "$n" "job_submit/fmte: reloaded" "$CONF" "catalog copies loaded"
+
+  local gpus=$dir/etc/gpus.csv
+  cp "$gpus" "$WORK/gpus.good"
+  head -c 700 "$WORK/gpus.good" >"$gpus"
+  n=$(log_lines "reload failed")
+  reload_wait
+  decided_as_before "truncated gpus.csv"
+  one_new_line "$n" "reload failed" "$gpus" "truncated gpus.csv"
+  cp "$WORK/gpus.good" "$gpus"
+
+  local model=$dir/etc/models/meta-llama/Llama-3.1-8B/config.json
+  cp "$model" "$WORK/model.good"
+  printf '{"architectures": ["LlamaForCausalLM"], "hidden_size": "wide",' >"$model"
+  n=$(log_lines "reload failed")
+  reload_wait
+  decided_as_before "corrupt config.json edited in place"
+  one_new_line "$n" "reload failed" "Llama-3.1-8B/config.json" "corrupt config.json"
+  cp "$WORK/model.good" "$model"
+
+  local eff=$dir/regressors/efficiency.json
+  cp "$eff" "$WORK/eff.good"
+  head -c 100 "$WORK/eff.good" >"$dir/regressors/.efficiency.json.tmp"
+  mv "$dir/regressors/.efficiency.json.tmp" "$eff"
+  n=$(log_lines "reload failed")
+  reload_wait
+  decided_as_before "truncated step-time model"
+  one_new_line "$n" "reload failed" "efficiency.json" "truncated step-time model"
+  : >"$eff.tmp" && mv "$eff.tmp" "$eff"
+  n=$(log_lines "reload failed")
+  reload_wait
+  decided_as_before "empty step-time model"
+  one_new_line "$n" "reload failed" "efficiency.json" "empty step-time model"
+
+  cp "$WORK/eff.good" "$eff.tmp" && mv "$eff.tmp" "$eff"
+  n=$(log_lines "job_submit/fmte: reloaded")
+  cp "$good" "$CONF"
+  reload_wait
+  decided_as_before "shipped files again"
+  one_new_line "$n" "job_submit/fmte: reloaded" "$CONF" "shipped files again"
+}
+
 case $CASE in
   oversized_rejected | fitting_job_recorded | non_llm_untouched | spank_bad_value_refused | \
     fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model | \
     script_files_read_in_sbatch | jobstats_epilog_keeps_record | replay_past_jobs | \
-    srun_command_read_by_spank) "$CASE" ;;
+    srun_command_read_by_spank | fault_fmte_conf | fault_catalogs_and_regressors) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 

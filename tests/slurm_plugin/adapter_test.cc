@@ -183,8 +183,54 @@ TEST(PluginStateTest, ReloadsWhenFmteConfChangesAndKeepsTheOldOnErrors) {
   EXPECT_NE(state.TakeReloadMessage().find("reload failed"), std::string::npos);
   EXPECT_EQ(state.TakeReloadMessage(), "");  // reported once
 
-  fs::remove(conf);  // no file: every key at its default
-  EXPECT_FALSE(state.Current(true)->config_from_file);
+  // A file that was read and is now gone (half-renamed, removed by mistake): the previous
+  // settings stay, said once, naming the file.
+  fs::remove(conf);
+  EXPECT_TRUE(state.Current(true)->config.defaults.raise_gpus);
+  const std::string missing = state.TakeReloadMessage();
+  EXPECT_NE(missing.find("reload failed"), std::string::npos) << missing;
+  EXPECT_NE(missing.find(conf.string() + ": missing"), std::string::npos) << missing;
+  EXPECT_EQ(state.Current(true), state.Current(true));
+  EXPECT_EQ(state.TakeReloadMessage(), "");
+
+  touch_later("");  // an empty file: every key at its default
+  EXPECT_FALSE(state.Current(true)->config.defaults.raise_gpus);
+  EXPECT_TRUE(state.Current()->config_from_file);
+  fs::remove_all(dir);
+}
+
+// The catalogs are watched as trees: a config.json edited in place under etc/models/<org>/<name>/
+// changes no mtime of etc/models itself, and must still reload (and a broken one must keep the
+// previous catalogs, naming the file).
+TEST(PluginStateTest, ACatalogFileEditedInPlaceIsReloaded) {
+  fs::path dir = fs::temp_directory_path() / ("fmte_catalog_" + std::to_string(getpid()));
+  fs::create_directories(dir / "etc");
+  const fs::path src = fs::path(FMTE_SOURCE_DIR) / "etc";
+  fs::copy(src / "models", dir / "etc/models", fs::copy_options::recursive);
+  fs::copy(src / "gpus.csv", dir / "etc/gpus.csv");
+  fs::copy(src / "clusters", dir / "etc/clusters", fs::copy_options::recursive);
+  std::ofstream(dir / "fmte.conf") << "CatalogDir=" << (dir / "etc").string() << "\n";
+  PluginState state;
+  ASSERT_TRUE(state.Init((dir / "fmte.conf").string()).ok());
+  const fs::path config = dir / "etc/models/meta-llama/Llama-3.1-8B/config.json";
+  const size_t models = state.Current()->estimator.catalogs().models.size();
+
+  auto rewrite_later = [&](const std::string& text) {
+    const auto before = fs::last_write_time(config);
+    std::ofstream(config, std::ios::trunc) << text;
+    fs::last_write_time(config, before + std::chrono::seconds(2));
+  };
+  std::ifstream in(config);
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  rewrite_later(good.substr(0, good.size() / 2));  // truncated
+  EXPECT_EQ(state.Current(/*force=*/true)->estimator.catalogs().models.size(), models);
+  const std::string failed = state.TakeReloadMessage();
+  EXPECT_NE(failed.find("reload failed"), std::string::npos) << failed;
+  EXPECT_NE(failed.find("Llama-3.1-8B/config.json"), std::string::npos) << failed;
+
+  rewrite_later(good);
+  EXPECT_EQ(state.Current(true)->estimator.catalogs().models.size(), models);
+  EXPECT_NE(state.TakeReloadMessage().find("reloaded"), std::string::npos);
   fs::remove_all(dir);
 }
 

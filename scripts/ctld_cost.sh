@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# slurmctld's own CPU time per submission without a job_submit plugin, with a site-style
+# job_submit.lua (bench/ctld/job_submit_site.lua) and with fmte (job_submit/fmte and the SPANK
+# plugin in sbatch), on one local cluster in one run:
+#   scripts/ctld_cost.sh [N [ROUNDS]]      (default: 300 submissions per phase, 3 rounds)
+# Each round runs the three modes once, in an order rotated from round to round (so the cluster's
+# drift over the run falls on every mode alike). A phase reconfigures, submits one untimed job (the
+# plugin's load), resets sdiag, then submits N held copies of a realistic LLM training script
+# (tests/data/scripts/trl_sft_lora_llama8b.sh) one after another and reads:
+#   - slurmctld's CPU time (utime + stime of /proc/<pid>/stat, every thread, also the ones that
+#     ended) over the phase, per submission;
+#   - sdiag's REQUEST_SUBMIT_BATCH_JOB average time (the RPC's wall time inside slurmctld);
+#   - the phase's wall time (what the users' sbatch calls took together).
+# Prints each phase, then per mode the median and spread (min..max) over the rounds, and the ratios
+# of the medians: fmte / none (target <= 1.05) and fmte / lua (target < 1). Held jobs are cancelled
+# after each phase. FMTE_CTLD_PERF=1 also records `perf` on slurmctld during the last fmte phase
+# and prints its top symbols. FMTE_CTLD_MODES="none lua fmte" (default) may also name job_submit-only
+# and spank-only (cluster.sh plugin), the two halves of fmte. FMTE_BUILD_DIR, FMTE_LAB and FMTE_PORT_BASE as for cluster.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-300}
+ROUNDS=${2:-3}
+RATE=${FMTE_CTLD_RATE:-10}  # submissions per second (0: as fast as sbatch returns)
+export FMTE_CONF=${FMTE_CONF:-$PWD/etc/fmte.conf}
+SCRIPT=$PWD/tests/data/scripts/trl_sft_lora_llama8b.sh
+TICK=$(getconf CLK_TCK)
+OUT=$(mktemp -d)
+
+trap 'scripts/cluster.sh down >/dev/null 2>&1 || true; [ -n "${FMTE_CTLD_KEEP:-}" ] && cp -r "$OUT" "$FMTE_CTLD_KEEP"; rm -rf "$OUT"' EXIT
+timeout 120 scripts/cluster.sh up >/dev/null
+eval "$(scripts/cluster.sh env)"
+ctld_pid() { pgrep -f "slurmctld -D -c -f $SLURM_CONF" | head -1; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+phase() {  # mode round [perf]
+  local mode=$1 round=$2 pid t0 t1 c0 c1 i sdiag_avg decided
+  scripts/cluster.sh plugin "$mode" >/dev/null
+  sbatch --hold --parsable -o /dev/null "$SCRIPT" >/dev/null
+  pid=$(ctld_pid)
+  sdiag -r >/dev/null
+  if [ "${3:-}" = perf ]; then
+    perf record -q -g -p "$pid" -o "$OUT/perf.data" >/dev/null 2>&1 &
+    local perf_pid=$!
+    sleep 1
+  fi
+  c0=$(cpu_ticks "$pid")
+  t0=$(date +%s.%N)
+  local t0_us=${EPOCHREALTIME/./}
+  for ((i = 0; i < N; i++)); do
+    sbatch --hold --parsable -o /dev/null "$SCRIPT" >/dev/null 2>&1 || { echo "sbatch failed ($mode)" >&2; exit 1; }
+    # Paced: submission i+1 starts no earlier than t0 + (i+1)/RATE.
+    if [ "$RATE" != 0 ]; then
+      local now_us=${EPOCHREALTIME/./} d
+      d=$((t0_us + (i + 1) * 1000000 / RATE - now_us))
+      if [ "$d" -gt 0 ]; then sleep "$(printf '%d.%06d' $((d / 1000000)) $((d % 1000000)))"; fi
+    fi
+  done
+  t1=$(date +%s.%N)
+  c1=$(cpu_ticks "$pid")
+  if [ "${3:-}" = perf ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
+  sdiag_avg=$(sdiag | awk '/REQUEST_SUBMIT_BATCH_JOB/ {for (i = 1; i <= NF; i++) if ($i ~ /^ave_time:/) {sub("ave_time:", "", $i); print $i}}')
+  decided=$(scontrol -o show job 2>/dev/null | grep "JobState=PENDING" | grep -c "AdminComment=fmte:" || true)
+  scancel --state=PENDING --user="$(id -un)" || true
+  echo "$mode $round $(((c1 - c0))) $t0 $t1 ${sdiag_avg:-0} $decided" >>"$OUT/phases"
+  python3 -c "print(f'{\"$mode\":5} round $round: {($c1 - $c0) / $TICK / $N * 1e6:7.0f} us CPU per submission, sdiag ave {${sdiag_avg:-0}:6} us, {$N / ($t1 - $t0):5.1f} jobs/s, {$decided} with an fmte: record')"
+}
+
+read -r -a modes <<<"${FMTE_CTLD_MODES:-none lua fmte}"
+M=${#modes[@]}
+for ((r = 1; r <= ROUNDS; r++)); do
+  for ((k = 0; k < M; k++)); do
+    m=${modes[$(((k + r - 1) % M))]}
+    extra=""
+    if [ "${FMTE_CTLD_PERF:-0}" = 1 ] && [ "$r" = "$ROUNDS" ] && [ "$m" = fmte ]; then extra=perf; fi
+    phase "$m" "$r" $extra
+  done
+done
+
+python3 - "$OUT/phases" "$N" "$TICK" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+n, tick = int(sys.argv[2]), int(sys.argv[3])
+per = {}
+for mode, _, ticks, t0, t1, sd, _ in rows:
+    per.setdefault(mode, []).append((int(ticks) / tick / n * 1e6, float(sd), n / (float(t1) - float(t0))))
+med = {}
+print()
+print(f"{'mode':5} {'CPU us/submission: median (min..max)':38} {'sdiag ave us':22} jobs/s")
+for mode in per:
+    cpu = [c for c, _, _ in per[mode]]; sd = [s for _, s, _ in per[mode]]; rate = [r for _, _, r in per[mode]]
+    med[mode] = (statistics.median(cpu), statistics.median(sd))
+    print(f"{mode:5} {statistics.median(cpu):6.0f} ({min(cpu):.0f}..{max(cpu):.0f}){'':20} "
+          f"{statistics.median(sd):6.0f} ({min(sd):.0f}..{max(sd):.0f}){'':6} {statistics.median(rate):.1f}")
+if not all(m in med for m in ("none", "lua", "fmte")):
+    sys.exit(0)
+print()
+print(f"CPU per submission, fmte / none: {med['fmte'][0] / med['none'][0]:.3f} (target <= 1.05)")
+print(f"CPU per submission, fmte / lua:  {med['fmte'][0] / med['lua'][0]:.3f} (target < 1)")
+print(f"CPU per submission, lua / none:  {med['lua'][0] / med['none'][0]:.3f}")
+print(f"sdiag ave time, fmte / none: {med['fmte'][1] / max(med['none'][1], 1):.3f}; lua / none: {med['lua'][1] / max(med['none'][1], 1):.3f}")
+EOF
+if [ -f "$OUT/perf.data" ]; then
+  echo
+  echo "perf: slurmctld during the last fmte phase, top symbols (self time):"
+  perf report -i "$OUT/perf.data" --no-children -g none --sort dso,symbol 2>/dev/null | grep -v '^#' | grep '%' | head -25
+fi
