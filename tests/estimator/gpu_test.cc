@@ -142,6 +142,28 @@ TEST_F(GpuCsvErrorTest, ErrorsNameLineAndColumn) {
   EXPECT_EQ(GpuCatalog::LoadCsv("/nonexistent/gpus.csv").status().code(), Status::Code::kIoError);
 }
 
+// Found by fuzz_gpu_catalog: a memory size of 3e77 MiB overflowed the conversion to bytes
+// (undefined behaviour). Every figure is bounded and the error names the row and column.
+TEST(GpuCatalogParseTest, AbsurdFiguresAreErrorsNamingTheColumn) {
+  struct Case {
+    const char* row;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"X,80,2000,312,312,600,NVLink,,327688888888888888888888888888888888888888888888,x",
+       "gpus.csv:2: column memory_mib: expected at most 16777216"},
+      {"X,1e300,2000,312,312,600,NVLink,,,x", "gpus.csv:2: column memory_gb: expected at most"},
+      {"X,80,2e9,312,312,600,NVLink,,81920,x",
+       "column hbm_bandwidth_gbps: expected at most 1000000"},
+      {"X,80,2000,312,1e99,600,NVLink,,81920,x", "column peak_dense_fp16_tflops: expected at most"},
+  };
+  for (const Case& c : cases) {
+    Result<GpuCatalog> r = GpuCatalog::ParseCsv(std::string(kHeader) + c.row + "\n", "gpus.csv");
+    ASSERT_FALSE(r.ok()) << c.row;
+    EXPECT_NE(r.status().message().find(c.expected), std::string::npos) << r.status().message();
+  }
+}
+
 TEST_F(GpuCsvErrorTest, QuotedFieldsAndGbFallback) {
   Result<GpuCatalog> ok = GpuCatalog::LoadCsv(Write(
       std::string(kHeader) + "X1,80,2000,312,312,600,NVLink,\"a, \"\"quoted\"\"\",,x1 X-one\n"));

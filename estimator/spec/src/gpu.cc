@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <iomanip>
 #include <sstream>
 
 #include "fmte/csv.h"
@@ -71,10 +72,17 @@ Result<GpuCatalog> GpuCatalog::ParseCsv(std::string_view text, const std::string
       return c < 0 ? std::string() : rec[static_cast<size_t>(c)];
     };
     Status bad;
-    auto number = [&](const char* name, double empty_value) -> double {
+    // Every figure is bounded far above any device (found by fuzz_gpu_catalog: a memory size of
+    // 3e77 MiB overflowed the conversion to bytes): 16 TiB, 1 PB/s, 1 EFLOPS, 1 MW.
+    auto number = [&](const char* name, double empty_value, double max) -> double {
       double v = 0;
       if (bad.ok() && !ParseNumber(text_of(name), empty_value, &v)) {
         bad = Status::ParseError(where + name + ": expected a non-negative number, got '" +
+                                 text_of(name) + "'");
+      } else if (bad.ok() && v > max) {
+        std::ostringstream at_most;
+        at_most << std::setprecision(12) << max;
+        bad = Status::ParseError(where + name + ": expected at most " + at_most.str() + ", got '" +
                                  text_of(name) + "'");
       }
       return v;
@@ -83,18 +91,18 @@ Result<GpuCatalog> GpuCatalog::ParseCsv(std::string_view text, const std::string
     g.name = text_of("gpu");
     if (g.name.empty()) return Status::ParseError(where + "gpu: empty GPU name");
     // Device memory as the driver reports it (MiB), else the marketing GB (10^9 bytes).
-    double mib = number("memory_mib", -1);
-    double gb = number("memory_gb", -1);
+    double mib = number("memory_mib", -1, 16 * 1048576.0);
+    double gb = number("memory_gb", -1, 16 * 1099.511627776);
     if (bad.ok() && mib <= 0 && gb <= 0) {
       bad = Status::ParseError(where + "memory_mib: a positive memory size is required");
     }
     g.memory_mib = mib > 0 ? static_cast<int64_t>(mib) : static_cast<int64_t>(gb * 1e9 / 1048576.0);
     g.memory_bytes = mib > 0 ? g.memory_mib * 1048576 : static_cast<int64_t>(gb * 1e9);
-    g.hbm_gbps = number("hbm_bandwidth_gbps", 0);
-    g.peak_bf16_tflops = number("peak_dense_bf16_tflops", 0);  // empty: no bf16 (V100)
-    g.peak_fp16_tflops = number("peak_dense_fp16_tflops", 0);
-    g.interconnect_gbps = number("gpu_interconnect_bw_gbps_bidir", 0) / 2;  // per direction
-    g.tdp_w = number("tdp_w", 0);
+    g.hbm_gbps = number("hbm_bandwidth_gbps", 0, 1e6);
+    g.peak_bf16_tflops = number("peak_dense_bf16_tflops", 0, 1e6);  // empty: no bf16 (V100)
+    g.peak_fp16_tflops = number("peak_dense_fp16_tflops", 0, 1e6);
+    g.interconnect_gbps = number("gpu_interconnect_bw_gbps_bidir", 0, 1e6) / 2;  // per direction
+    g.tdp_w = number("tdp_w", 0, 1e6);
     if (!bad.ok()) return bad;
     if (g.peak_fp16_tflops <= 0 && g.peak_bf16_tflops <= 0) {
       return Status::ParseError(where + "peak_dense_fp16_tflops: a peak is required");
