@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets (tests/fuzz/fuzz_<target>.cc), each for a given time, and prints per
 # target the executions, their rate, the corpus size and the result:
-#   scripts/fuzz.sh [--seconds N] [--runs N] [--jobs N] [TARGET...]
-# (default: 60 s each, every target; --runs stops a target earlier after N executions; --jobs runs N
-# processes per target).
+#   scripts/fuzz.sh [--seconds N] [--runs N] [--seed N] [--jobs N] [TARGET...]
+# (default: 60 s each, every target; --runs stops a target earlier after N executions; --seed fixes
+# libFuzzer's random seed, so that a run bounded by --runs repeats itself; --jobs runs N processes
+# per target).
 # Builds build-fuzz/ first when needed (CC=clang CXX=clang++ cmake -DFMTE_FUZZ=ON; Debian's clang
 # has libFuzzer). Each target starts from its checked-in seeds tests/fuzz/<target>/ and keeps what it
 # learns in build-fuzz/corpus/<target>/ (so later runs go on from there); the script targets also
@@ -17,13 +18,15 @@ cd "$(dirname "$0")/.."
 SECONDS_EACH=60
 JOBS=1
 RUNS=-1
+SEED=0
 TARGETS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_EACH=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --seed) SEED=$2; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) TARGETS+=("$1"); shift ;;
   esac
@@ -64,7 +67,7 @@ for t in "${TARGETS[@]}"; do
   fi
   log=$BUILD/logs/$t.log
   rc=0
-  "$exe" "${dirs[@]}" -max_total_time="$SECONDS_EACH" -runs="$RUNS" -timeout=10 -rss_limit_mb=2048 \
+  "$exe" "${dirs[@]}" -max_total_time="$SECONDS_EACH" -runs="$RUNS" -seed="$SEED" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "${parallel[@]}" \
     >"$log" 2>&1 || rc=$?
   # With --jobs N the workers write fuzz-<n>.log in the working directory.

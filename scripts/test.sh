@@ -6,8 +6,9 @@
 #                   plugin tests, which load the sanitized job_submit_fmte.so and spank_fmte.so
 #   3. build-tsan/  (ThreadSanitizer): the plugin tests (concurrent job_submit/job_modify with fmte.conf
 #                   reloads and the log thread); only their target is built
-#   4. build-fuzz/  (clang, libFuzzer + ASan + UBSan): every fuzz target briefly from its seeds
-#                   (scripts/fuzz.sh; FMTE_FUZZ_SECONDS per target, default 15)
+#   4. build-fuzz/  (clang, libFuzzer + ASan + UBSan): every fuzz target briefly from its seeds,
+#                   with a fixed seed and at most 5000 inputs (so a run repeats itself; longer runs
+#                   that find new inputs are scripts/fuzz.sh's job), at most FMTE_FUZZ_SECONDS (30)
 # Exit code 0 only when all pass. .ci/run calls this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,4 +34,4 @@ CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1 cmake --build build-tsan -j"$JOBS" --ta
 
 echo "== fuzz smoke (build-fuzz/: libFuzzer + ASan + UBSan) =="
 CC=clang CXX=clang++ scripts/setup.sh build-fuzz -DFMTE_FUZZ=ON
-scripts/fuzz.sh --seconds "${FMTE_FUZZ_SECONDS:-15}"
+scripts/fuzz.sh --seconds "${FMTE_FUZZ_SECONDS:-30}" --runs 5000 --seed 1
