@@ -489,6 +489,19 @@ TEST(LauncherTableTest, ErrorsNameTheEntryAndField) {
           "flags": ["c"], "format": "x", "flag_keys": [{"path": ["a", "b"], "key": "model"}]}]})",
        "launchers[0].flag_keys[0]: expected one flag name in \"path\" and a request \"key\""},
       {"{not json", "not valid JSON"},
+      // Found by fuzz_launcher_table: a field of another type threw out of the parser.
+      {R"({"formats": {"": {"syntax": []}}, "launchers": []})",
+       "formats..syntax: expected a string, got []"},
+      {R"({"formats": {"x": {"syntax": "json", "dashes_as_underscores": "yes"}}, "launchers": []})",
+       "formats.x.dashes_as_underscores: expected true or false"},
+      {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": 7}]})",
+       "launchers[0].name: expected a string, got 7"},
+      {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "l", "programs": "p",
+          "flags": ["c"], "positional": 1, "format": "x"}]})",
+       "launchers[0].positional: expected true or false"},
+      {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "l", "programs": "p",
+          "flags": ["c"], "format": {}, "reader": "hf"}]})",
+       "launchers[0].format: expected a string"},
   };
   for (const Case& c : cases) {
     auto t = ParseLauncherTable(c.json, "launchers.json");

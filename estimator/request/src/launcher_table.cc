@@ -92,6 +92,22 @@ Result<std::vector<ConfigKeyRule>> KeyRules(const json& j, std::string_view orig
   return out;
 }
 
+// o[key] as a string (`fallback` when absent); another type is an error naming the field (a
+// json::value() with a string default throws on one: found by fuzz_launcher_table).
+Result<std::string> StringAt(const json& o, const char* key, const char* fallback,
+                             std::string_view origin, const std::string& at) {
+  if (!o.contains(key)) return std::string(fallback);
+  if (!o[key].is_string()) return TableError(origin, at + "." + key, "a string", o[key]);
+  return o[key].get<std::string>();
+}
+
+Result<bool> BoolAt(const json& o, const char* key, std::string_view origin,
+                    const std::string& at) {
+  if (!o.contains(key)) return false;
+  if (!o[key].is_boolean()) return TableError(origin, at + "." + key, "true or false", o[key]);
+  return o[key].get<bool>();
+}
+
 }  // namespace
 
 Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string_view origin) {
@@ -108,7 +124,9 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
     if (!f.is_object()) return TableError(origin, at, "an object", f);
     ConfigFormat fmt;
     fmt.name = name;
-    fmt.syntax = f.value("syntax", "");
+    Result<std::string> syntax = StringAt(f, "syntax", "", origin, at);
+    if (!syntax.ok()) return syntax.status();
+    fmt.syntax = std::move(syntax).value();
     if (fmt.syntax != "json" && fmt.syntax != "yaml" && fmt.syntax != "toml")
       return TableError(origin, at + ".syntax", "json, yaml or toml", f.value("syntax", json()));
     auto keys = KeyRules(f.value("keys", json::array()), origin, at + ".keys");
@@ -117,7 +135,9 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
     auto always = KeyRules(f.value("always", json::array()), origin, at + ".always");
     if (!always.ok()) return always.status();
     fmt.always = std::move(always).value();
-    fmt.dashes_as_underscores = f.value("dashes_as_underscores", false);
+    Result<bool> dashes = BoolAt(f, "dashes_as_underscores", origin, at);
+    if (!dashes.ok()) return dashes.status();
+    fmt.dashes_as_underscores = *dashes;
     t.formats.push_back(std::move(fmt));
   }
   if (!j["launchers"].is_array())
@@ -127,7 +147,9 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
     const std::string at = "launchers[" + std::to_string(i) + "]";
     if (!e.is_object()) return TableError(origin, at, "an object", e);
     LauncherRule r;
-    r.name = e.value("name", "");
+    Result<std::string> name = StringAt(e, "name", "", origin, at);
+    if (!name.ok()) return name.status();
+    r.name = std::move(name).value();
     if (r.name.empty()) return TableError(origin, at + ".name", "a name", e.value("name", json()));
     auto programs = Strings(e.value("programs", json()), origin, at + ".programs");
     if (!programs.ok()) return programs.status();
@@ -138,16 +160,24 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
       for (const std::string& fl : flags.value())
         r.flags.push_back(internal::NormalizedFlagName(fl));
     }
-    r.positional = e.value("positional", false);
-    r.directory_flag = internal::NormalizedFlagName(e.value("directory_flag", ""));
+    Result<bool> positional = BoolAt(e, "positional", origin, at);
+    if (!positional.ok()) return positional.status();
+    r.positional = *positional;
+    Result<std::string> directory_flag = StringAt(e, "directory_flag", "", origin, at);
+    if (!directory_flag.ok()) return directory_flag.status();
+    r.directory_flag = internal::NormalizedFlagName(*directory_flag);
     if (r.flags.empty() && !r.positional)
       return TableError(origin, at, "\"flags\" or \"positional\": true (where the file is named)",
                         e);
-    r.format = e.value("format", "");
+    Result<std::string> format = StringAt(e, "format", "", origin, at);
+    if (!format.ok()) return format.status();
+    r.format = std::move(format).value();
     if (t.Format(r.format) == nullptr)
       return TableError(origin, at + ".format", "the name of one of the formats",
                         e.value("format", json()));
-    r.reader = e.value("reader", "hf");
+    Result<std::string> reader = StringAt(e, "reader", "hf", origin, at);
+    if (!reader.ok()) return reader.status();
+    r.reader = std::move(reader).value();
     if (r.reader != "hf" && r.reader != "megatron" && r.reader != "keys")
       return TableError(origin, at + ".reader", "hf, megatron or keys", e["reader"]);
     if (e.contains("set")) {
