@@ -154,6 +154,13 @@ TEST(RecordTest, EscapesAndBoundedLength) {
   ASSERT_TRUE(db.ok()) << db.status().message();
   EXPECT_EQ(db->decision, "rewrite");  // the prediction and decision come first and survive the cap
   EXPECT_EQ(db->pred_mem_bytes, r.pred_mem_bytes);
+  // Found by fuzz_record: unknown keys filling the cap shortened the model to nothing ("model="),
+  // and the record no longer encoded to itself after a decode. The model keeps its room (up to 256
+  // encoded bytes), the unknown keys give way, and decode(encode(r)) encodes to the same text.
+  EXPECT_GE(db->job.model.size(), 200u);
+  EXPECT_EQ(db->job.model.find_first_not_of('m'), std::string::npos);
+  EXPECT_LT(db->extra.size(), r.extra.size());
+  EXPECT_EQ(EncodeRecord(*db), big);
 }
 
 }  // namespace

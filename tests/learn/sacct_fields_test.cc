@@ -71,6 +71,10 @@ TEST(SacctFieldsTest, Bytes) {
   }
   EXPECT_FALSE(ParseSlurmBytes("12Q").ok());
   EXPECT_FALSE(ParseSlurmBytes("-5M").ok());
+  // Found by fuzz_sacct: sizes beyond int64_t were converted (undefined behaviour); malformed now.
+  EXPECT_FALSE(ParseSlurmBytes("38083300000000000000000").ok());
+  EXPECT_FALSE(ParseSlurmBytes("3.8e22").ok());
+  EXPECT_FALSE(ParseSlurmBytes("9999999999P").ok());
 }
 
 TEST(SacctFieldsTest, Tres) {

@@ -108,14 +108,16 @@ std::string EncodeRecord(const AccountingRecord& r) {
   std::string out;
   out.reserve(kMaxRecordBytes);
   out.append(kRecordPrefix).append("v").append(Number(int64_t{r.version}));
-  // One ";key=value" piece, dropped whole when it would make the record longer than the cap.
+  // One ";key=value" piece, dropped whole when it would make the record longer than the cap less
+  // `reserved` (room kept for the model, which comes last).
+  size_t reserved = 0;
   const auto put = [&](std::string_view key, std::string_view value) {
     const size_t mark = out.size();
     out += ';';
     out.append(key);
     out += '=';
     AppendEncoded(value, 256, &out);
-    if (out.size() > kMaxRecordBytes) out.resize(mark);
+    if (out.size() + reserved > kMaxRecordBytes) out.resize(mark);
   };
   const auto put_int = [&](std::string_view key, int64_t v) { put(key, Number(v)); };
   const auto put_num = [&](std::string_view key, double v) { put(key, Number(v)); };
@@ -162,14 +164,24 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.steps > 0) put_int("steps", j.steps);
   if (!r.partition.empty()) put("part", r.partition);
   if (!r.sources.empty()) put("src", r.sources);
+  // Unknown keys (from newer writers) only where they leave the model its room: found by
+  // fuzz_record, long unknown keys shortened the model to nothing ("model=", which decodes as no
+  // model and re-encodes differently).
+  if (!j.model.empty()) {
+    std::string model_piece = ";model=";
+    AppendEncoded(j.model, 256, &model_piece);
+    reserved = model_piece.size();
+  }
   for (const auto& [k, v] : r.extra) put(k, v);
-  // The model last: a long path is shortened to what still fits.
+  reserved = 0;
+  // The model last: a long path is shortened to what still fits; one that cannot fit at all is
+  // left out rather than written empty.
   if (!j.model.empty()) {
     const size_t room = kMaxRecordBytes > out.size() + 7 ? kMaxRecordBytes - out.size() - 7 : 0;
-    if (room > 0) {
-      out += ";model=";
-      AppendEncoded(j.model, std::min<size_t>(room, 256), &out);
-    }
+    const size_t mark = out.size();
+    out += ";model=";
+    AppendEncoded(j.model, std::min<size_t>(room, 256), &out);
+    if (out.size() == mark + 7) out.resize(mark);
   }
   return out;
 }
