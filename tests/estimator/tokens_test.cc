@@ -236,6 +236,12 @@ TEST(ParseContract, ReadsTheOlderPercentileFormat) {
   EXPECT_EQ(f.total, 1050000);
   EXPECT_FALSE(ParseContract("{\"text\": {\"len\": 3}}").ok());
   EXPECT_FALSE(ParseContract("[").ok());
+  // Found by fuzz_tokens_contract: a total of 2e98 was converted to int64_t (undefined behaviour).
+  auto huge = ParseContract(
+      R"({"text": {"len": 3, "total": 2e98, "min": 1, "max": 2, "mean": 1.5, "std": 0.5}})");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("'total': expected a count"), std::string::npos)
+      << huge.status().message();
 }
 
 }  // namespace

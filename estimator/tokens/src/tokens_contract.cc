@@ -139,7 +139,12 @@ Result<FieldContract> ParseField(const std::string& name, const ordered_json& j)
     const auto it = j.find(key);
     if (it == j.end() || !it->is_number())
       return ContractError(name, std::string("missing number '") + key + "'");
-    *out = static_cast<int64_t>(it->get<double>());
+    // Counts beyond 2^62 (found by fuzz_tokens_contract: 2e98 was converted to int64_t, which is
+    // undefined behaviour) or below zero are no token counts.
+    const double v = it->get<double>();
+    if (!(v >= 0 && v <= 4.6e18))
+      return ContractError(name, std::string("'") + key + "': expected a count in [0, 4.6e18]");
+    *out = static_cast<int64_t>(v);
     return Status::Ok();
   };
   auto real = [&](const char* key, double* out) -> Status {
