@@ -96,6 +96,7 @@ Result<GpuCatalog> GpuCatalog::ParseCsv(std::string_view text, const std::string
     if (bad.ok() && mib <= 0 && gb <= 0) {
       bad = Status::ParseError(where + "memory_mib: a positive memory size is required");
     }
+    if (!bad.ok()) return bad;  // before any conversion of an out-of-range figure
     g.memory_mib = mib > 0 ? static_cast<int64_t>(mib) : static_cast<int64_t>(gb * 1e9 / 1048576.0);
     g.memory_bytes = mib > 0 ? g.memory_mib * 1048576 : static_cast<int64_t>(gb * 1e9);
     g.hbm_gbps = number("hbm_bandwidth_gbps", 0, 1e6);
