@@ -44,9 +44,7 @@ void Require(bool ok, const char* what) {
   std::abort();
 }
 
-void RequireRecordRoundTrip(const JobRequest& request, const Decision& decision) {
-  if (!decision.touched) return;
-  const std::string encoded = EncodeRecord(MakeRecord(request, decision));
+void RequireEncodedRecordRoundTrips(const std::string& encoded) {
   Require(encoded.size() <= kMaxRecordBytes, "the record is at most kMaxRecordBytes");
   Result<AccountingRecord> decoded = DecodeRecord(encoded);
   if (!decoded.ok()) {
@@ -60,6 +58,10 @@ void RequireRecordRoundTrip(const JobRequest& request, const Decision& decision)
                  again.c_str());
     std::abort();
   }
+}
+
+void RequireRecordRoundTrip(const JobRequest& request, const Decision& decision) {
+  if (decision.touched) RequireEncodedRecordRoundTrips(EncodeRecord(MakeRecord(request, decision)));
 }
 
 }  // namespace fmte::fuzz

@@ -37,6 +37,9 @@ std::pair<std::string_view, std::string_view> SplitAt(std::string_view text, cha
 // libFuzzer saves the input) with `what` on stderr.
 void Require(bool ok, const char* what);
 
+// An encoded record is at most kMaxRecordBytes, decodes, and encodes again to the same text.
+void RequireEncodedRecordRoundTrips(const std::string& encoded);
+
 // The record of a decision encodes, decodes and encodes again to the same text (what fmte-retrain
 // reads back from sacct is what the plugin wrote).
 void RequireRecordRoundTrip(const JobRequest& request, const Decision& decision);
