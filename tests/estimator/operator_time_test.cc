@@ -165,6 +165,20 @@ TEST(OperatorTimeTest, BadConfigsNameTheField) {
        "encoders"},
       {R"({"training_config": [4, 2, 2, 4, 32, 4096, 4096, 8, 4], "encoders": 32})",
        "encoder_function_list"},
+      // Found by fuzz_dte_config: counts too large for int64_t were converted (undefined
+      // behaviour) and products of two of them overflowed; the inputs are in
+      // tests/fuzz/dte_config/.
+      {R"({"training_config": [4, 2, 2, 4, 32, 4096, 4096, 8, 4],
+           "encoders": 321111111111111111111111111111111111111111111111111111111111111111,
+           "encoder_function_list": ['linear1']})",
+       "encoders: expected an integer in [0, 1e9]"},
+      {R"({"training_config": [4, 2, 2, 4, 32, 4096, 4096, 8, 4], "encoders": 32,
+           "fwd_syncs": 2222222222222222222222222222222222222222222,
+           "encoder_function_list": ['linear1']})",
+       "fwd_syncs"},
+      {R"({"training_config": [4, 9000000000000000000, 2, 4, 32, 4096, 4096, 8, 4],
+           "encoders": 32, "encoder_function_list": ['linear1']})",
+       "training_config[1] (mp): expected an integer in [1, 1e9]"},
   };
   for (const Case& c : cases) {
     Result<PipelineConfig> r = ParsePipelineConfig(c.text);

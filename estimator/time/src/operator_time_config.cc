@@ -46,14 +46,18 @@ std::string DictLiteralToJson(std::string_view text) {
   return cleaned;
 }
 
+// Counts in a DTE config (layers, syncs, parallel degrees, sizes) are bounded so that every product
+// the operator model forms of two of them stays inside int64_t; 1e9 is far above any real value.
+constexpr double kMaxConfigCount = 1e9;
+
 Status ReadInt(const json& doc, const char* key, int64_t* out, bool required) {
   auto it = doc.find(key);
   if (it == doc.end()) {
     return required ? Status::InvalidArgument(std::string(key) + ": missing") : Status::Ok();
   }
-  if (!it->is_number() || it->get<double>() < 0 ||
+  if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() <= kMaxConfigCount) ||
       it->get<double>() != std::floor(it->get<double>())) {
-    return Status::InvalidArgument(std::string(key) + ": expected a non-negative integer, got " +
+    return Status::InvalidArgument(std::string(key) + ": expected an integer in [0, 1e9], got " +
                                    it->dump());
   }
   *out = it->get<int64_t>();
@@ -98,9 +102,10 @@ Result<PipelineConfig> ParsePipelineConfig(std::string_view text) {
       "pp", "mp", "dp", "b", "h", "l", "dim", "steps_per_update", "gpus_per_node"};
   for (size_t i = 0; i < 9; ++i) {
     const json& v = (*tc)[i];
-    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+    if (!v.is_number_integer() || !(v.get<double>() >= 1 && v.get<double>() <= kMaxConfigCount)) {
       return Status::InvalidArgument(std::string("training_config[") + std::to_string(i) + "] (" +
-                                     kNames[i] + "): expected a positive integer, got " + v.dump());
+                                     kNames[i] + "): expected an integer in [1, 1e9], got " +
+                                     v.dump());
     }
     *fields[i] = v.get<int64_t>();
   }
