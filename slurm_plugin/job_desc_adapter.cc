@@ -54,6 +54,25 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
   return in;
 }
 
+void DropForwardedReading(job_desc_msg_t* desc) {
+  if (desc->spank_job_env == nullptr) return;
+  const std::string read = std::string(kReadEnvName) + "=", arch = std::string(kArchEnvName) + "=";
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < desc->spank_job_env_size; ++i) {
+    char*& entry = desc->spank_job_env[i];
+    if (entry != nullptr && (std::strncmp(entry, read.c_str(), read.size()) == 0 ||
+                             std::strncmp(entry, arch.c_str(), arch.size()) == 0)) {
+      slurm_xfree(reinterpret_cast<void**>(&entry));
+      continue;
+    }
+    desc->spank_job_env[kept++] = entry;
+  }
+  // Slurm frees the first spank_job_env_size entries (and some paths walk to a NULL): the rest
+  // of the array is cleared.
+  for (uint32_t i = kept; i < desc->spank_job_env_size; ++i) desc->spank_job_env[i] = nullptr;
+  desc->spank_job_env_size = kept;
+}
+
 void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts) {
   if (desc.time_limit != NO_VAL) facts->time_limit_min = U32(desc.time_limit);
   if (desc.min_nodes != NO_VAL) facts->min_nodes = U32(desc.min_nodes);

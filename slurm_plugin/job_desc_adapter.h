@@ -29,6 +29,12 @@ struct SubmitInputs {
 // Reads what the core needs. NO_VAL/INFINITE sentinels become 0, NULL strings empty.
 SubmitInputs ReadJobDesc(const job_desc_msg_t& desc);
 
+// Removes what the SPANK plugin forwarded for job_submit alone (FMTE_READ, FMTE_ARCH) from the
+// job's spank_job_env once read: otherwise slurmctld keeps them with the job, in memory and in
+// every save of its job state (about 0.7 KB a job), and hands them to every prolog. The fmte
+// options (_SLURM_SPANK_OPTION_fmte_*) stay: the SPANK plugin's remote side receives them.
+void DropForwardedReading(job_desc_msg_t* desc);
+
 // Overlays the fields a job_modify request changes (time limit, tres_per_*, nodes, partition) on
 // the facts recorded at submission.
 void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts);

@@ -7,6 +7,8 @@
 // files change), per call work is parsing the script and one estimate. One mutex serialises the
 // entry points; no exception crosses the C boundary; any internal error fails open
 // (OnError=accept, the default) and is logged with the "job_submit/fmte: " prefix.
+#include <dlfcn.h>
+
 #include <charconv>
 #include <cinttypes>
 #include <ctime>
@@ -101,8 +103,27 @@ int64_t ThreadCpuUs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 
+// Whether slurmctld writes verbose lines now: SlurmctldDebug (or SlurmctldSyslogDebug) at verbose
+// or above, also as changed by `scontrol setdebug`, read from slurmctld's slurm_conf (public
+// slurm_conf_t layout; levels of src/common/log.h: quiet 0, fatal, error, info, verbose 4, debug).
+// Outside slurmctld (tests, benchmark): true.
+bool VerboseLogged() {
+  constexpr uint16_t kLogLevelVerbose = 4;
+  static const auto* conf = static_cast<const slurm_conf_t*>(dlsym(RTLD_DEFAULT, "slurm_conf"));
+  return conf == nullptr || conf->slurmctld_debug >= kLogLevelVerbose ||
+         conf->slurmctld_syslog_debug >= kLogLevelVerbose;
+}
+
 void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRequest& request,
                  const fmte::Decision& d, int rc, int64_t cpu_start_us) {
+  // What accounting does not keep is logged at info: rejections, failed estimates, and what
+  // Mode=advise would have done. Accepted and rewritten jobs carry the decision in their
+  // AdminComment record, so their line is at verbose (SlurmctldDebug=verbose shows it), and is
+  // not even composed when slurmctld would drop it. The line is written by the log queue's
+  // thread: Slurm's log path costs three system calls per line (poll, fstat, write), which would
+  // otherwise run with slurmctld's job lock held.
+  const bool info = d.kind == fmte::DecisionKind::kReject || d.error || d.advise_only;
+  if (!info && !VerboseLogged()) return;
   std::string line;
   line.reserve(256 + request.job.model.size());
   const auto num = [&line](int64_t v) {
@@ -139,12 +160,6 @@ void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRe
   num(rc);
   line += " cpu_us=";
   num(ThreadCpuUs() - cpu_start_us);
-  // What accounting does not keep is logged at info: rejections, failed estimates, and what
-  // Mode=advise would have done. Accepted and rewritten jobs carry the decision in their
-  // AdminComment record, so their line is at verbose (SlurmctldDebug=verbose shows it). The line is
-  // written by the log queue's thread: Slurm's log path costs three system calls per line (poll,
-  // fstat, write), which would otherwise run with slurmctld's job lock held.
-  const bool info = d.kind == fmte::DecisionKind::kReject || d.error || d.advise_only;
   G().log.Push(info ? LogLevel::kInfo : LogLevel::kVerbose, std::move(line));
 }
 
@@ -212,8 +227,9 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     if (loaded == nullptr) return SLURM_SUCCESS;  // nothing loaded: untouched (logged at init)
     // The id the job will get: an admitted job is remembered under it for job_modify, any other
     // submission clears what an earlier, failed submission may have left under the same id.
-    const uint32_t id = JobTracker::PredictJobId(job_desc->job_id);
+    const uint32_t id = g.tracker.PredictJobId(job_desc->job_id);
     fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*job_desc);
+    fmte::slurm::DropForwardedReading(job_desc);  // read: not kept with the job
     const fmte::JobRequest request = fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
     if (!request.is_llm_job) {
       g.tracker.Forget(id);

@@ -19,13 +19,23 @@ size_t SizeOf(const TrackedJob& job) {
 
 uint32_t JobTracker::PredictJobId(uint32_t requested_id) {
   if (requested_id != 0 && requested_id != NO_VAL) return requested_id;
+  if (!looked_up_) {
+    looked_up_ = true;
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(22, 5, 0) && \
     SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 6, 0)
-  using NextJobIdFn = uint32_t (*)(bool);
-  static NextJobIdFn next = reinterpret_cast<NextJobIdFn>(dlsym(RTLD_DEFAULT, "get_next_job_id"));
-  if (next != nullptr) return next(/*test_only=*/true);
+    next_ = reinterpret_cast<NextJobIdFn>(dlsym(RTLD_DEFAULT, "get_next_job_id"));
+    find_ = reinterpret_cast<FindJobFn>(dlsym(RTLD_DEFAULT, "find_job_record"));
 #endif
-  return 0;
+  }
+  // The previous submission became job last_predicted_ and the id after it is free: that is the
+  // id get_next_job_id would return (it steps the sequence by one past jobs that exist).
+  if (find_ != nullptr && last_predicted_ != 0 && last_predicted_ < UINT32_MAX - 1 &&
+      find_(last_predicted_) != nullptr && find_(last_predicted_ + 1) == nullptr) {
+    return ++last_predicted_;
+  }
+  if (next_ == nullptr) return 0;
+  last_predicted_ = next_(/*test_only=*/true);
+  return last_predicted_;
 }
 
 void JobTracker::Remember(uint32_t job_id, TrackedJob job) {

@@ -31,12 +31,18 @@ void LogQueue::Stop() {
 }
 
 void LogQueue::Push(LogLevel level, std::string line) {
+  bool queued = false, first = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (running_ && !stopping_ && queue_.size() < kMaxQueued) {
+      first = queue_.empty();
       queue_.push_back(Line{level, std::move(line)});
-      return;
+      queued = true;
     }
+  }
+  if (queued) {
+    if (first) wake_.notify_one();  // later lines of the batch find the writer on its way
+    return;
   }
   // No writer, or it is behind by kMaxQueued lines: write the queue and this line here, in order.
   std::lock_guard<std::mutex> write_lock(write_mu_);
@@ -55,6 +61,8 @@ void LogQueue::Run() {
     bool last;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      // A line came: let the burst it may belong to gather, then write it as one batch.
       wake_.wait_for(lock, kFlushPeriod, [this] { return stopping_; });
       last = stopping_;
     }

@@ -1,9 +1,11 @@
 // LogQueue: the plugin's per-decision log lines, written to slurmctld's log by a background thread.
 // job_submit() runs with slurmctld's job write lock held, and Slurm's log path costs three system
 // calls per line (poll, fstat, write): queueing the line instead keeps them off the locked path.
-// The writer wakes every kFlushPeriod (no wake-up call per line, which would itself be a system
-// call), so a line reaches the log at most that much later. Nothing is dropped: past kMaxQueued
-// lines, Push writes the queue and its own line itself, in order.
+// The writer sleeps while the queue is empty (an idle controller pays nothing); the line that
+// makes the queue non-empty wakes it, and it then waits kFlushPeriod to take the lines queued
+// meanwhile as one batch, so a burst of decisions costs one wake-up, and a line reaches the log
+// at most about kFlushPeriod later. Nothing is dropped: past kMaxQueued lines, Push writes the
+// queue and its own line itself, in order.
 // Thread-safety: all methods may be called from any thread; Push never waits for a write in
 // progress on the writer thread longer than that write.
 #ifndef FMTE_SLURM_PLUGIN_LOG_QUEUE_H_

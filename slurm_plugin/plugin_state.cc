@@ -1,7 +1,9 @@
 #include "plugin_state.h"
 
 #include <dlfcn.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -42,12 +44,56 @@ std::optional<struct timespec> LatestMtimeIn(const std::string& path) {
   return latest;
 }
 
+// What changes a watched tree: entries written, created, removed, renamed or re-permissioned,
+// and the watched directory itself removed or renamed.
+constexpr uint32_t kWatchMask = IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_CREATE | IN_DELETE |
+                                IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
+
 bool SameTime(const std::optional<struct timespec>& a, const std::optional<struct timespec>& b) {
   if (a.has_value() != b.has_value()) return false;
   return !a.has_value() || (a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec);
 }
 
 }  // namespace
+
+bool TreeNotifier::Arm(const std::vector<std::string>& paths) {
+  Close();
+  fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd_ < 0) return false;
+  int watches = 0;
+  const auto watch = [&](const std::string& dir) {
+    return ++watches <= kMaxWatched && inotify_add_watch(fd_, dir.c_str(), kWatchMask) >= 0;
+  };
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      // A file (or a missing path): its folder sees it written, replaced, created or removed.
+      std::string dir = std::filesystem::path(path).parent_path().string();
+      if (!watch(dir.empty() ? "." : dir)) return Close(), false;
+      continue;
+    }
+    if (!watch(path)) return Close(), false;
+    for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_directory(ec) && !watch(it->path().string())) return Close(), false;
+    }
+    if (ec) return Close(), false;
+  }
+  return true;
+}
+
+bool TreeNotifier::Fired() {
+  if (fd_ < 0) return true;
+  alignas(struct inotify_event) char buf[4096];
+  bool fired = false;
+  for (ssize_t n; (n = read(fd_, buf, sizeof(buf))) > 0;) fired = true;
+  return fired;
+}
+
+void TreeNotifier::Close() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
 
 std::string PluginState::SlurmConfPath() {
   if (const char* env = std::getenv("SLURM_CONF"); env != nullptr && *env != '\0') return env;
@@ -99,7 +145,7 @@ Result<std::unique_ptr<Loaded>> PluginState::Load() {
   return loaded;
 }
 
-std::vector<PluginState::Watched> PluginState::WatchList(const Loaded& loaded) const {
+std::vector<PluginState::Watched> PluginState::WatchList(const Loaded& loaded) {
   std::string etc = loaded.config.catalog_dir;
   std::string models = etc.empty() ? ModelCatalog::DefaultDir() : etc + "/models";
   std::string gpus = etc.empty() ? GpuCatalog::DefaultPath() : etc + "/gpus.csv";
@@ -108,10 +154,14 @@ std::vector<PluginState::Watched> PluginState::WatchList(const Loaded& loaded) c
   // fmte-retrain installs by renaming into RegressorsDir (its mtime changes); the step-time model
   // may be replaced in its vtrain/ subdirectory.
   const std::string& reg = loaded.config.regressors_dir;
+  std::vector<std::string> paths;
   for (const std::string& path :
        {config_path_, models, gpus, reg, reg.empty() ? reg : reg + "/vtrain"}) {
-    if (!path.empty()) list.push_back(Watched{path, LatestMtimeIn(path)});
+    if (!path.empty()) paths.push_back(path);
   }
+  notifier_.Arm(paths);  // before the mtimes: a change in between is an event
+  last_full_check_ = time(nullptr);
+  for (const std::string& path : paths) list.push_back(Watched{path, LatestMtimeIn(path)});
   return list;
 }
 
@@ -126,7 +176,10 @@ const Loaded* PluginState::Current(bool force) {
   time_t now = time(nullptr);
   if (loaded_ != nullptr && (force || now - last_check_ >= kReloadCheckS)) {
     last_check_ = now;
-    if (Changed()) {
+    // The trees are compared when the kernel saw a change, and every kFullCheckS regardless.
+    const bool look = force || notifier_.Fired() || now - last_full_check_ >= kFullCheckS;
+    if (look) last_full_check_ = now;
+    if (look && Changed()) {
       // An fmte.conf that was read and is now gone is a file being replaced (an editor's or a
       // config manager's rename) or removed by mistake, not a wish for every default: keep what
       // was loaded. An empty fmte.conf asks for the defaults.

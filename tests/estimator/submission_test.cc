@@ -324,7 +324,11 @@ TEST(ClientReading, MalformedForwardIsNotTrusted) {
   for (const std::string& bad : std::vector<std::string>{
            "not json", R"({"v":2,"values":[]})", R"({"v":1,"values":[["model"]]})",
            R"({"v":1,"procs":-3})", R"({"v":1,"values":"x"})",
-           std::string(kMaxReadJsonBytes + 1, ' ')}) {
+           std::string(kMaxReadJsonBytes + 1, ' '), R"([{"v":1}])", R"({"v":1} trailing)",
+           R"({"v":1,"launcher":["torchrun"]})", R"({"v":1,"files":[1]})",
+           R"({"v":1,"unread":[["a"]]})", R"({"v":1,"values":[["model","org/m","o",4]]})",
+           R"({"v":1,"procs":1.5})", R"({"v":"1"})", R"({"values":[["model","org/m","o"]]})",
+           R"({"v":1,"arch":{}})", R"({"v":1,"values":[["model","org/m","o"]])"}) {
     const JobRequest r = ParseJobRequest(script, {{std::string(kReadKey), bad}}, facts);
     // The controller's own reading stands, with a warning naming FMTE_READ.
     EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B") << bad.substr(0, 40);
@@ -340,6 +344,15 @@ TEST(ClientReading, MalformedForwardIsNotTrusted) {
         R"({"v":1,"launcher":"torchrun","procs":4,"values":[["model","org/m","file: a.yaml: model"],["seq-len","abc","file: a.yaml: cutoff_len"]]})"}},
       facts);
   EXPECT_EQ(r.job.model, "org/m");
+  // Keys of a later release are skipped, whatever they hold.
+  const JobRequest later = ParseJobRequest(
+      script,
+      {{std::string(kReadKey),
+        R"({"new":{"a":[1,{"b":[2,"x"]}],"c":null},"v":1,"launcher":"torchrun","procs":4,"values":[["model","org/m","file: a.yaml: model"]],"z":[[]]})"}},
+      facts);
+  EXPECT_EQ(later.job.model, "org/m");
+  EXPECT_EQ(later.launcher, "torchrun");
+  for (const std::string& w : later.warnings) EXPECT_FALSE(w.starts_with("FMTE_READ")) << w;
   bool named = false;
   for (const std::string& w : r.warnings)
     named = named || w.find("cutoff_len") != std::string::npos;

@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "job_desc_adapter.h"
 #include "job_tracker.h"
@@ -54,6 +56,29 @@ TEST(JobDescAdapterTest, SentinelsBecomeZeroAndStringsAreCopied) {
   EXPECT_TRUE(ReadJobDesc(desc.d).facts.exclusive);
   desc.d.shared = JOB_SHARED_USER;
   EXPECT_FALSE(ReadJobDesc(desc.d).facts.exclusive);
+}
+
+TEST(JobDescAdapterTest, TheForwardedReadingIsReadThenDroppedFromTheJob) {
+  Desc desc;
+  const std::vector<std::string> env = {"_SLURM_SPANK_OPTION_fmte_fmte_model=org/m",
+                                        std::string(kReadEnvName) + "={\"v\":1}", "OTHER=1",
+                                        std::string(kArchEnvName) + "={\"hidden_size\":8}"};
+  desc.d.spank_job_env = static_cast<char**>(
+      slurm_xcalloc(env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
+  for (size_t i = 0; i < env.size(); ++i) desc.d.spank_job_env[i] = slurm_xstrdup(env[i].c_str());
+  desc.d.spank_job_env_size = static_cast<uint32_t>(env.size());
+  const SubmitInputs in = ReadJobDesc(desc.d);
+  EXPECT_EQ(in.spank_values.size(), 3u);  // the option, the reading and the architecture
+  DropForwardedReading(&desc.d);
+  ASSERT_EQ(desc.d.spank_job_env_size, 2u);
+  EXPECT_STREQ(desc.d.spank_job_env[0], env[0].c_str());
+  EXPECT_STREQ(desc.d.spank_job_env[1], "OTHER=1");
+  EXPECT_EQ(desc.d.spank_job_env[2], nullptr);
+  EXPECT_EQ(desc.d.spank_job_env[3], nullptr);
+  DropForwardedReading(&desc.d);  // nothing left to drop
+  EXPECT_EQ(desc.d.spank_job_env_size, 2u);
+  for (uint32_t i = 0; i < 4; ++i) slurm_xfree(reinterpret_cast<void**>(&desc.d.spank_job_env[i]));
+  slurm_xfree(reinterpret_cast<void**>(&desc.d.spank_job_env));
 }
 
 TEST(JobDescAdapterTest, DecisionsAreWrittenBack) {
@@ -131,6 +156,57 @@ TEST(JobDescAdapterTest, DecisionsAreWrittenBack) {
   }
 }
 
+// A model of slurmctld 22.05's job ids (src/slurmctld/job_mgr.c): get_next_job_id steps a sequence
+// past ids whose job exists; a created job takes the next id; jobs are purged later.
+struct FakeCtld {
+  static inline uint32_t sequence = 0;
+  static inline std::set<uint32_t> jobs;
+  static inline int next_calls = 0;
+  static uint32_t Next(bool test_only) {
+    if (test_only) ++next_calls;
+    uint32_t id = sequence;
+    do ++id;
+    while (jobs.count(id) != 0);
+    if (!test_only) sequence = id;
+    return id;
+  }
+  static void* Find(uint32_t id) { return jobs.count(id) != 0 ? &jobs : nullptr; }
+  static uint32_t Create() {
+    uint32_t id = Next(false);
+    jobs.insert(id);
+    return id;
+  }
+};
+
+TEST(JobTrackerTest, PredictsTheIdFromTheJobTableAndNeverAboveTheRealOne) {
+  JobTracker tracker;
+  tracker.SetSlurmctldFunctions(&FakeCtld::Next, &FakeCtld::Find);
+  int exact = 0, compared = 0, interleaved = 0, submissions = 0;
+  for (int i = 0; i < 400; ++i) {
+    // Between two submissions (job_submit and the job's creation share one job write lock):
+    if (i % 50 == 20) {  // an array's tasks took ids (job_submit is called for the array only)
+      for (int t = 0; t < 3; ++t) FakeCtld::Create();
+    }
+    if (i % 90 == 45) {  // ids taken by jobs that are already purged: not in the table
+      FakeCtld::Create();
+      FakeCtld::jobs.erase(FakeCtld::sequence);
+      ++interleaved;
+    }
+    const uint32_t predicted = tracker.PredictJobId(NO_VAL);
+    ++submissions;
+    if (i % 17 == 5) continue;  // refused after job_submit: no job, the id is not consumed
+    const uint32_t real = FakeCtld::Create();
+    // A prediction above the real id could later name another job; below it is harmless.
+    EXPECT_LE(predicted, real) << "submission " << i;
+    exact += predicted == real;
+    ++compared;
+  }
+  // Wrong (too low) only right after ids that left no job behind.
+  EXPECT_GE(exact, compared - interleaved);
+  // slurmctld's get_next_job_id (a stat() per call) is asked only when the table cannot tell.
+  EXPECT_LT(FakeCtld::next_calls, 80) << "of " << submissions;
+}
+
 TEST(JobTrackerTest, BoundedAndKeyedByJobId) {
   JobTracker tracker;
   for (uint32_t id = 1; id <= JobTracker::kMaxJobs + 10; ++id) {
@@ -151,8 +227,8 @@ TEST(JobTrackerTest, BoundedAndKeyedByJobId) {
   ASSERT_NE(tracker.Find(JobTracker::kMaxJobs + 10), nullptr);
   EXPECT_EQ(tracker.Find(JobTracker::kMaxJobs + 10)->script, "#FMTE model=y\n");
   // Outside slurmctld there is no get_next_job_id: only an explicit --jobid is known.
-  EXPECT_EQ(JobTracker::PredictJobId(NO_VAL), 0u);
-  EXPECT_EQ(JobTracker::PredictJobId(77), 77u);
+  EXPECT_EQ(tracker.PredictJobId(NO_VAL), 0u);
+  EXPECT_EQ(tracker.PredictJobId(77), 77u);
   EXPECT_EQ(ParseJobIdStr("123"), 123u);
   EXPECT_EQ(ParseJobIdStr("123_4"), 123u);
   EXPECT_EQ(ParseJobIdStr("99999999999"), 0u);
@@ -231,6 +307,38 @@ TEST(PluginStateTest, ACatalogFileEditedInPlaceIsReloaded) {
   rewrite_later(good);
   EXPECT_EQ(state.Current(true)->estimator.catalogs().models.size(), models);
   EXPECT_NE(state.TakeReloadMessage().find("reloaded"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// The reload check reads the tree only when the kernel reports a change in it: an edit deep in a
+// catalog tree, a new folder, a file replaced by rename, a removal; nothing else fires.
+TEST(TreeNotifierTest, FiresOnChangesAnywhereInTheTreesAndOnlyThen) {
+  const fs::path dir = fs::temp_directory_path() / ("fmte_notify_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "models/org/m1");
+  fs::create_directories(dir / "etc");
+  const auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(dir / "models/org/m1/config.json", "{}");
+  write(dir / "etc/fmte.conf", "Mode=enforce\n");
+  write(dir / "unwatched.txt", "x");
+  TreeNotifier n;
+  ASSERT_TRUE(n.Arm({(dir / "etc/fmte.conf").string(), (dir / "models").string()}));
+  ASSERT_TRUE(n.armed());
+  EXPECT_FALSE(n.Fired());
+  write(dir / "unwatched.txt", "y");  // outside every watched folder
+  EXPECT_FALSE(n.Fired());
+  write(dir / "models/org/m1/config.json", "{\"hidden_size\": 8}");  // edited in place
+  EXPECT_TRUE(n.Fired());
+  EXPECT_FALSE(n.Fired());  // consumed
+  fs::create_directories(dir / "models/org2");
+  EXPECT_TRUE(n.Fired());
+  write(dir / "etc/fmte.conf.new", "Mode=advise\n");
+  fs::rename(dir / "etc/fmte.conf.new", dir / "etc/fmte.conf");  // a config manager's install
+  EXPECT_TRUE(n.Fired());
+  fs::remove(dir / "models/org/m1/config.json");
+  EXPECT_TRUE(n.Fired());
+  n.Close();
+  EXPECT_TRUE(n.Fired());  // nothing armed: the caller compares the trees itself
   fs::remove_all(dir);
 }
 
