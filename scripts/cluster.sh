@@ -8,6 +8,8 @@
 #   scripts/cluster.sh env                        prints `export SLURM_CONF=...` (eval it)
 #   scripts/cluster.sh plugin on|off|lua          JobSubmitPlugins=fmte (with the SPANK plugin),
 #                                                 none, or a site-style job_submit.lua; reconfigure
+#   scripts/cluster.sh dbd stop|start             stops or starts slurmdbd alone (a cluster up --dbd):
+#                                                 slurmctld keeps running and queues accounting
 #
 # Environment:
 #   FMTE_LAB         lab directory (default: <repo>/.lab); config, state, logs, fake devices live here
@@ -63,6 +65,12 @@ wait_until() {
 # waiting on our pipes), and records its pid.
 start_daemon() {
   local name=$1; shift
+  # The daemons that load fmte's plugins (slurmctld; slurmd, whose slurmstepd loads the SPANK
+  # plugin) get FMTE_SANITIZER_PRELOAD as LD_PRELOAD: a sanitized build's plugins need the ASan
+  # runtime loaded first (tests/integration/CMakeLists.txt).
+  if [ -n "${FMTE_SANITIZER_PRELOAD:-}" ] && { [ "$name" = slurmctld ] || [ "$name" = slurmd ]; }; then
+    set -- env LD_PRELOAD="$FMTE_SANITIZER_PRELOAD" "$@"
+  fi
   "$@" </dev/null >"$LAB/log/$name.stdout" 2>&1 &
   echo $! >"$LAB/run/$name.pid"
 }
@@ -245,6 +253,13 @@ cmd_up() {
   start_daemon slurmd slurmd -D -N node1 -f "$SLURM_CONF"
   wait_until "slurmd (node1 idle)" "$(pid_of slurmd)" \
     sh -c '[ "$(sinfo -h -n node1 -o %T)" = idle ]'
+  if [ -n "${FMTE_SANITIZER_PRELOAD:-}" ]; then  # the sanitized plugins really run sanitized
+    local d
+    for d in slurmctld slurmd; do
+      grep -q libasan "/proc/$(pid_of "$d")/maps" || die "$d runs without the ASan runtime"
+    done
+    log "slurmctld and slurmd run with the ASan runtime ($FMTE_SANITIZER_PRELOAD)"
+  fi
   log "up in $((SECONDS - t0)) s (lab $LAB$([ "$with_dbd" = 1 ] && echo ", with slurmdbd"))"
   log "clients need: export SLURM_CONF=$SLURM_CONF"
 }
@@ -332,5 +347,14 @@ case ${1:-} in
   status) cmd_status ;;
   env) echo "export SLURM_CONF=$SLURM_CONF" ;;
   plugin) shift; cmd_plugin "$@" ;;
-  *) echo "usage: $0 up [--dbd] [--no-plugin] | down | status | env | plugin on|off|lua" >&2; exit 2 ;;
+  dbd)
+    [ -f "$ETC/slurmdbd.conf" ] || die "no slurmdbd in this lab (cluster.sh up --dbd)"
+    case ${2:-} in
+      stop) stop_daemon slurmdbd slurmdbd ;;
+      start)
+        start_daemon slurmdbd slurmdbd -D
+        wait_until slurmdbd "$(pid_of slurmdbd)" sacctmgr -n list cluster ;;
+      *) die "usage: $0 dbd stop|start" ;;
+    esac ;;
+  *) echo "usage: $0 up [--dbd] [--no-plugin] | down | status | env | plugin on|off|lua | dbd stop|start" >&2; exit 2 ;;
 esac

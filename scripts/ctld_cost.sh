@@ -122,6 +122,26 @@ print(f"CPU per submission, fmte / lua:  {med['fmte'][0] / med['lua'][0]:.3f} (t
 print(f"CPU per submission, lua / none:  {med['lua'][0] / med['none'][0]:.3f}")
 print(f"sdiag ave time, fmte / none: {med['fmte'][1] / max(med['none'][1], 1):.3f}; lua / none: {med['lua'][1] / max(med['none'][1], 1):.3f}")
 EOF
+# job_submit's own CPU, as the plugin counts it (its "cost over" line at each unload, so one per
+# fmte phase once the next phase restarts slurmctld; the last one at the cluster's shutdown).
+scripts/cluster.sh down >/dev/null 2>&1 || true
+LOG=$(sed -n 's/^SlurmctldLogFile=//p' "$SLURM_CONF")
+grep -h "job_submit/fmte: cost over" "$LOG" 2>/dev/null | sed 's/.*job_submit\/fmte: //' >"$OUT/cost" || true
+if [ -s "$OUT/cost" ]; then
+  echo
+  echo "job_submit/fmte's own CPU per submission (its cost line at each unload):"
+  sed 's/^/  /' "$OUT/cost"
+  python3 - "$OUT/phases" "$N" "$TICK" "$OUT/cost" <<'EOF2'
+import re, statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+n, tick = int(sys.argv[2]), int(sys.argv[3])
+none = [int(t) / tick / n * 1e6 for m, _, t, *_ in rows if m == "none"]
+means = [int(m) for m in re.findall(r"mean (\d+) us", open(sys.argv[4]).read())]
+if none and means:
+    print(f"  median {statistics.median(means)} us ({min(means)}..{max(means)}) = "
+          f"{statistics.median(means) / statistics.median(none):.3f} of slurmctld's CPU per submission without a plugin")
+EOF2
+fi
 if [ -f "$OUT/perf.data" ]; then
   echo
   echo "perf: slurmctld during the last fmte phase, top symbols (self time):"

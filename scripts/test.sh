@@ -2,8 +2,10 @@
 # Installs what is missing, builds, and runs every test:
 #   0. scripts/format.sh --check: the project's C++ files are clang-formatted
 #   1. build/       (RelWithDebInfo): unit, plugin and integration tests (real Slurm daemons)
-#   2. build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer): the unit and golden tests again, and the
-#                   plugin tests, which load the sanitized job_submit_fmte.so and spank_fmte.so
+#   2. build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer): the unit and golden tests again, the
+#                   plugin tests, which load the sanitized job_submit_fmte.so and spank_fmte.so, and
+#                   the integration tests with those plugins inside the real slurmctld, slurmd and
+#                   sbatch/srun (ASan runtime preloaded; any report fails integration.sanitizer_reports)
 #   3. build-tsan/  (ThreadSanitizer): the plugin tests (concurrent job_submit/job_modify with fmte.conf
 #                   reloads and the log thread); only their target is built
 #   4. build-fuzz/  (clang, libFuzzer + ASan + UBSan): every fuzz target briefly from its seeds,
@@ -20,10 +22,10 @@ scripts/format.sh --check
 echo "== tests (build/) =="
 (cd build && ctest --output-on-failure -j"$JOBS" --timeout 900)
 
-echo "== sanitized unit and plugin tests (build-asan/: ASan + UBSan) =="
+echo "== sanitized unit, plugin and integration tests (build-asan/: ASan + UBSan) =="
 scripts/setup.sh build-asan -DFMTE_SANITIZE=ON -DFMTE_BUILD_PLUGINS=ON -DFMTE_BUILD_BENCHMARKS=OFF
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-(cd build-asan && ctest --output-on-failure -j"$JOBS" -L 'unit|plugin|golden' --timeout 900)
+(cd build-asan && ctest --output-on-failure -j"$JOBS" -L 'unit|plugin|golden|integration' --timeout 900)
 
 echo "== plugin tests under ThreadSanitizer (build-tsan/) =="
 if [ ! -f build-tsan/CMakeCache.txt ]; then

@@ -9,8 +9,10 @@
 // (OnError=accept, the default) and is logged with the "job_submit/fmte: " prefix.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
+#include <cstdio>
 #include <ctime>
 #include <exception>
 #include <mutex>
@@ -44,8 +46,27 @@ void WriteLogLine(LogLevel level, const std::string& line) {
     slurm_verbose("%s", line.c_str());
 }
 
+// What job_submit costs slurmctld: the thread CPU of every call, reported at info every
+// kCostReportS and at fini (docs/slurm.md). REQUIRES: Globals::mu held.
+struct CostStats {
+  static constexpr time_t kCostReportS = 3600;
+  int64_t calls = 0, decided = 0, cpu_us = 0, max_us = 0;
+  time_t since = 0;
+  std::string Line() const {
+    char buf[256];
+    snprintf(buf, sizeof(buf),
+             "job_submit/fmte: cost over %lld s: %lld submissions (%lld LLM jobs decided), "
+             "slurmctld CPU in job_submit: mean %lld us, max %lld us, total %.3f s",
+             static_cast<long long>(time(nullptr) - since), static_cast<long long>(calls),
+             static_cast<long long>(decided), static_cast<long long>(calls ? cpu_us / calls : 0),
+             static_cast<long long>(max_us), static_cast<double>(cpu_us) * 1e-6);
+    return buf;
+  }
+};
+
 struct Globals {
   std::mutex mu;
+  CostStats cost;
   PluginState state;
   JobTracker tracker;
   fmte::slurm::LogQueue log{
@@ -102,6 +123,32 @@ int64_t ThreadCpuUs() {
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
   return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
+
+// Adds one job_submit call to the cost figures when it ends (also on early returns and errors),
+// and writes the summary every kCostReportS. REQUIRES: Globals::mu held for its whole life.
+class CostScope {
+ public:
+  CostScope(CostStats* stats, int64_t start_us) : stats_(stats), start_us_(start_us) {}
+  ~CostScope() {
+    const int64_t us = ThreadCpuUs() - start_us_;
+    CostStats& c = *stats_;
+    if (c.since == 0) c.since = time(nullptr);
+    ++c.calls;
+    c.decided += decided_;
+    c.cpu_us += us;
+    c.max_us = std::max(c.max_us, us);
+    if (time(nullptr) - c.since >= CostStats::kCostReportS) {
+      G().log.Push(LogLevel::kInfo, c.Line());
+      c = CostStats{};
+    }
+  }
+  void Decided() { decided_ = true; }
+
+ private:
+  CostStats* stats_;
+  int64_t start_us_;
+  bool decided_ = false;
+};
 
 // Whether slurmctld writes verbose lines now: SlurmctldDebug (or SlurmctldSyslogDebug) at verbose
 // or above, also as changed by `scontrol setdebug`, read from slurmctld's slurm_conf (public
@@ -205,6 +252,8 @@ extern "C" FMTE_EXPORT int fini(void) {
     {
       std::lock_guard<std::mutex> lock(G().mu);
       G().state.Reset();
+      if (G().cost.calls > 0) G().log.Push(LogLevel::kInfo, G().cost.Line());
+      G().cost = CostStats{};
     }
     G().log.Stop();  // writes the queued lines: no thread of ours runs once the plugin is unloaded
   } catch (const std::exception& e) {
@@ -223,6 +272,7 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
   try {
     Globals& g = G();
     std::lock_guard<std::mutex> lock(g.mu);
+    CostScope cost(&g.cost, cpu_start_us);
     const fmte::slurm::Loaded* loaded = CurrentState();
     if (loaded == nullptr) return SLURM_SUCCESS;  // nothing loaded: untouched (logged at init)
     // The id the job will get: an admitted job is remembered under it for job_modify, any other
@@ -237,6 +287,7 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     }
 
     fmte::Decision decision = fmte::Decide(request, loaded->config, loaded->estimator);
+    cost.Decided();
     std::string record;
     if (decision.touched && decision.kind != fmte::DecisionKind::kReject) {
       record = fmte::EncodeRecord(fmte::MakeRecord(request, decision));

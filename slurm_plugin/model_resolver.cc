@@ -147,7 +147,10 @@ Result<std::string> ResolveForController(std::string_view model, const ResolverO
   if (!body.ok())
     return Status::NotFound("--fmte-model: '" + value + "': " + body.status().message());
   Result<std::string> json = CompactArchJson(*body, url);
-  if (!json.ok()) return named(json.status());
+  if (!json.ok())
+    return Status::InvalidArgument(
+        "--fmte-model: '" + value +
+        "': the hub's answer is not a model config: " + json.status().message());
   if (!options.cache_dir.empty()) WriteCache(cached, *body);
   return json;
 }

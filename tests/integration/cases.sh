@@ -8,6 +8,14 @@ WORK=$FMTE_LAB/jobs
 mkdir -p "$WORK"
 cd "$WORK" || exit 1
 CASE=${1:?usage: cases.sh CASE}
+# A sanitized build (FMTE_SANITIZER_PRELOAD, tests/integration/CMakeLists.txt): the clients that
+# load the SPANK plugin need the ASan runtime loaded first.
+PRELOAD=()  # for a client started by another program (timeout srun ...)
+if [ -n "${FMTE_SANITIZER_PRELOAD:-}" ]; then
+  sbatch() { LD_PRELOAD=$FMTE_SANITIZER_PRELOAD command sbatch "$@"; }
+  srun() { LD_PRELOAD=$FMTE_SANITIZER_PRELOAD command srun "$@"; }
+  PRELOAD=(env "LD_PRELOAD=$FMTE_SANITIZER_PRELOAD")
+fi
 FAILS=0
 
 fail() {
@@ -292,7 +300,7 @@ jobstats_epilog_keeps_record() {
 # same oversized job is refused as it would be in a batch script.
 srun_command_read_by_spank() {
   local out rc
-  out=$(timeout 30 srun --gres=gpu:a100:1 -t 5 torchrun --nproc_per_node 1 train.py \
+  out=$(timeout 30 "${PRELOAD[@]}" srun --gres=gpu:a100:1 -t 5 torchrun --nproc_per_node 1 train.py \
     --model_name_or_path meta-llama/Llama-3.1-70B --per_device_train_batch_size 1 \
     --max_seq_length 4096 --bf16 2>&1)
   rc=$?
@@ -472,11 +480,74 @@ fault_catalogs_and_regressors() {
   one_new_line "$n" "job_submit/fmte: reloaded" "$CONF" "shipped files again"
 }
 
+# --- Faults outside fmte's files. A model hub that answers garbage, never answers, or is down: the
+# SPANK plugin asks it in sbatch (bounded by timeout_ms=3000, FMTE_SPANK_ARGS); sbatch says so in
+# one warning naming the model, and the job is still submitted (fail open: the controller then
+# reports an unknown model and, with OnError=accept, lets it run unchanged).
+hub_answer() {  # hub_answer MODEL WHAT: one submission through the bad hub
+  local t0=$SECONDS
+  submit --hold --gres=gpu:a100:1 --fmte-model="$1" --fmte-method=full --wrap 'sleep 1'
+  check "$2: answered within the hub timeout ($((SECONDS - t0)) s)" test $((SECONDS - t0)) -le 20
+  check "$2: the job is submitted" test "$RC" -eq 0 -a -n "$JOB"
+  check "$2: one warning" test "$(grep -c 'fmte: warning' "$WORK/stderr")" -eq 1
+  check "$2: it names the model" contains "$(grep 'fmte: warning' "$WORK/stderr")" "'$1'"
+  [ -n "$JOB" ] && scancel "$JOB"
+}
+wait_port() {  # wait_port PID: until 127.0.0.1:$FMTE_HUB_PORT accepts (bounded 10 s)
+  local i
+  for ((i = 0; i < 40; i++)); do
+    kill -0 "$1" 2>/dev/null || return 1
+    python3 -c "import socket; socket.create_connection(('127.0.0.1', ${FMTE_HUB_PORT:?}), 1)" \
+      2>/dev/null && return 0
+    sleep 0.25
+  done
+  return 1
+}
+fault_hub() {
+  local hub
+  rm -rf "$WORK/badhub" "$FMTE_LAB/hubcache"
+  mkdir -p "$WORK/badhub/test-org/garbage/resolve/main"
+  printf '{"hidden_size": [not json' >"$WORK/badhub/test-org/garbage/resolve/main/config.json"
+  python3 -m http.server "${FMTE_HUB_PORT:?}" --bind 127.0.0.1 --directory "$WORK/badhub" \
+    </dev/null >"$WORK/badhub.log" 2>&1 &
+  hub=$!
+  check "garbage hub up" wait_port "$hub"
+  hub_answer test-org/garbage "hub answers garbage"
+  check "garbage is not cached" test ! -e "$FMTE_LAB/hubcache/test-org/garbage/config.json"
+  kill "$hub" 2>/dev/null; wait "$hub" 2>/dev/null
+
+  # Accepts connections and never answers.
+  python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', ${FMTE_HUB_PORT})); s.listen(16); held = []
+while True: held.append(s.accept()[0])" </dev/null >/dev/null 2>&1 &
+  hub=$!
+  check "silent hub up" wait_port "$hub"
+  hub_answer test-org/silent "hub never answers"
+  kill "$hub" 2>/dev/null; wait "$hub" 2>/dev/null
+
+  hub_answer test-org/nobody "hub down"
+}
+
+# slurmdbd down: slurmctld queues accounting and goes on; fmte, which never talks to slurmdbd from
+# slurmctld, decides exactly as before; accounting catches up when slurmdbd is back.
+fault_slurmdbd_down() {
+  "$FMTE_SOURCE_DIR/scripts/cluster.sh" dbd stop
+  trap '"$FMTE_SOURCE_DIR/scripts/cluster.sh" dbd start >/dev/null 2>&1' EXIT
+  check "slurmdbd is down" test -z "$(sacctmgr -n list cluster 2>/dev/null)"
+  decided_as_before "slurmdbd down"
+  "$FMTE_SOURCE_DIR/scripts/cluster.sh" dbd start >/dev/null
+  trap - EXIT
+  check "slurmdbd is back" test -n "$(sacctmgr -n list cluster 2>/dev/null)"
+}
+
 case $CASE in
   oversized_rejected | fitting_job_recorded | non_llm_untouched | spank_bad_value_refused | \
     fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model | \
     script_files_read_in_sbatch | jobstats_epilog_keeps_record | replay_past_jobs | \
-    srun_command_read_by_spank | fault_fmte_conf | fault_catalogs_and_regressors) "$CASE" ;;
+    srun_command_read_by_spank | fault_fmte_conf | fault_catalogs_and_regressors | fault_hub | \
+    fault_slurmdbd_down) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 

@@ -160,6 +160,12 @@ TEST_F(ModelResolverTest, FetchesUnknownIdsFromTheHubAndCachesThem) {
 
   Result<std::string> broken = ResolveForController("test-org/broken", options_);
   EXPECT_FALSE(broken.ok());
+  // The one warning sbatch prints names the model and where the bad answer came from.
+  EXPECT_NE(broken.status().message().find("'test-org/broken'"), std::string::npos)
+      << broken.status().message();
+  EXPECT_NE(broken.status().message().find("/test-org/broken/resolve/main/config.json"),
+            std::string::npos)
+      << broken.status().message();
   EXPECT_FALSE(fs::exists(root_ / "cache/test-org/broken/config.json"))
       << "bad files are not cached";
 

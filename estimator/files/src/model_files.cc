@@ -99,7 +99,11 @@ std::string HfCacheConfig(std::string_view id, std::span<const char* const> envi
 
 Result<std::string> CompactArchJson(std::string_view json_text, const std::string& origin) {
   Result<ModelArch> arch = ParseModelConfig(json_text, origin);
-  if (!arch.ok()) return arch.status();
+  if (!arch.ok()) {                   // the error names the file or URL it came from
+    const Status st = arch.status();  // by value: status() returns a copy
+    if (st.message().find(origin) != std::string::npos) return st;
+    return st.WithContext("'" + origin + "'");
+  }
   nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     return Status::ParseError("'" + origin + "' is not a JSON object");
