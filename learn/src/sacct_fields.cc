@@ -120,6 +120,12 @@ Result<int64_t> ParseSlurmDuration(std::string_view s) {
       m = parts[0];  // a bare number is minutes in Slurm's time syntax
     }
   }
+  // Bounded so that the sum stays far inside int64_t (found by fuzz_sacct: a minutes field of
+  // 6.7e18 overflowed); a million days is far above any real duration.
+  if (days > 1000000 || h > 1000000000 || m > 1000000000 || sec > 1000000000) {
+    return Status::ParseError(
+        "expected a duration [DD-[HH:]]MM:SS of at most a million days, got " + Quote(s));
+  }
   return ((days * 24 + h) * 60 + m) * 60 + sec;
 }
 
