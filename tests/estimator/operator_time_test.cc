@@ -176,6 +176,10 @@ TEST(OperatorTimeTest, BadConfigsNameTheField) {
            "fwd_syncs": 2222222222222222222222222222222222222222222,
            "encoder_function_list": ['linear1']})",
        "fwd_syncs"},
+      // Found by fuzz_dte_config (a timeout): buckets of a fraction of an element.
+      {R"({"training_config": [4, 2, 2, 4, 32, 4096, 4096, 8, 4], "encoders": 32,
+           "comm_bucket": 0.001, "encoder_function_list": ['linear1']})",
+       "comm_bucket: expected a number of elements in [1, 1e15]"},
       {R"({"training_config": [4, 9000000000000000000, 2, 4, 32, 4096, 4096, 8, 4],
            "encoders": 32, "encoder_function_list": ['linear1']})",
        "training_config[1] (mp): expected an integer in [1, 1e9]"},

@@ -144,19 +144,30 @@ Result<OperatorTimeEstimate> ComposeBatchTime(const PipelineConfig& c,
       sc.params = params;
     }
     if (c.dp > 1) {
-      for (double left = params; left > 0; left -= c.comm_bucket) {
-        Result<double> r = coll("allreduce_large", "dp_allreduce", dp_nodes, dp_gpn,
-                                std::min(c.comm_bucket, left));
-        if (!r.ok()) return r.status();
-        e.dp_allreduce_us[s] += *r;
-      }
-      for (double left = std::floor(params / static_cast<double>(c.dp)); left > 0;
-           left -= c.comm_bucket) {
-        Result<double> r = coll("allgather_large", "dp_allgather", dp_nodes, dp_gpn,
-                                std::min(c.comm_bucket, left));
-        if (!r.ok()) return r.status();
-        e.dp_allgather_us[s] += *r;
-      }
+      // The seed walks the buckets one by one; every full bucket costs the same, so the full ones
+      // are priced once and counted (a tiny comm_bucket made that walk billions of predictions:
+      // found by fuzz_dte_config as a timeout), then the last, partial one.
+      const auto bucketed = [&](const char* op, const char* name, double total,
+                                double* out) -> Status {
+        const double full = total > 0 ? std::floor(total / c.comm_bucket) : 0;
+        const double rest = total - full * c.comm_bucket;
+        if (full > 0) {
+          Result<double> r = coll(op, name, dp_nodes, dp_gpn, c.comm_bucket);
+          if (!r.ok()) return r.status();
+          *out += full * *r;
+        }
+        if (rest > 0) {
+          Result<double> r = coll(op, name, dp_nodes, dp_gpn, rest);
+          if (!r.ok()) return r.status();
+          *out += *r;
+        }
+        return Status::Ok();
+      };
+      FMTE_RETURN_IF_ERROR(
+          bucketed("allreduce_large", "dp_allreduce", params, &e.dp_allreduce_us[s]));
+      FMTE_RETURN_IF_ERROR(bucketed("allgather_large", "dp_allgather",
+                                    std::floor(params / static_cast<double>(c.dp)),
+                                    &e.dp_allgather_us[s]));
     }
     Result<double> o = pr.OperatorUs(kOpt[s], Pass::kDur, sc);
     if (!o.ok()) return o.status();

@@ -113,8 +113,8 @@ Result<PipelineConfig> ParsePipelineConfig(std::string_view text) {
   FMTE_RETURN_IF_ERROR(ReadInt(doc, "fwd_syncs", &c.fwd_syncs, false));
   FMTE_RETURN_IF_ERROR(ReadInt(doc, "bwd_syncs", &c.bwd_syncs, false));
   if (auto it = doc.find("comm_bucket"); it != doc.end()) {
-    if (!it->is_number() || it->get<double>() <= 0) {
-      return Status::InvalidArgument("comm_bucket: expected a positive number of elements");
+    if (!it->is_number() || !(it->get<double>() >= 1 && it->get<double>() <= 1e15)) {
+      return Status::InvalidArgument("comm_bucket: expected a number of elements in [1, 1e15]");
     }
     c.comm_bucket = it->get<double>();
   }
