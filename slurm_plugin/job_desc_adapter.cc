@@ -56,12 +56,13 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
 
 void DropForwardedReading(job_desc_msg_t* desc) {
   if (desc->spank_job_env == nullptr) return;
-  const std::string read = std::string(kReadEnvName) + "=", arch = std::string(kArchEnvName) + "=";
+  const auto is = [](const char* entry, std::string_view name) {  // "NAME=..."
+    return std::strncmp(entry, name.data(), name.size()) == 0 && entry[name.size()] == '=';
+  };
   uint32_t kept = 0;
   for (uint32_t i = 0; i < desc->spank_job_env_size; ++i) {
     char*& entry = desc->spank_job_env[i];
-    if (entry != nullptr && (std::strncmp(entry, read.c_str(), read.size()) == 0 ||
-                             std::strncmp(entry, arch.c_str(), arch.size()) == 0)) {
+    if (entry != nullptr && (is(entry, kReadEnvName) || is(entry, kArchEnvName))) {
       slurm_xfree(reinterpret_cast<void**>(&entry));
       continue;
     }

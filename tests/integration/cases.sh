@@ -4,18 +4,12 @@
 # Every wait is bounded; on failure the relevant slurmctld log lines are printed.
 set -uo pipefail
 : "${SLURM_CONF:?}" "${FMTE_LAB:?}"
+# shellcheck source=sanitizer_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/sanitizer_env.sh"
 WORK=$FMTE_LAB/jobs
 mkdir -p "$WORK"
 cd "$WORK" || exit 1
 CASE=${1:?usage: cases.sh CASE}
-# A sanitized build (FMTE_SANITIZER_PRELOAD, tests/integration/CMakeLists.txt): the clients that
-# load the SPANK plugin need the ASan runtime loaded first.
-PRELOAD=()  # for a client started by another program (timeout srun ...)
-if [ -n "${FMTE_SANITIZER_PRELOAD:-}" ]; then
-  sbatch() { LD_PRELOAD=$FMTE_SANITIZER_PRELOAD command sbatch "$@"; }
-  srun() { LD_PRELOAD=$FMTE_SANITIZER_PRELOAD command srun "$@"; }
-  PRELOAD=(env "LD_PRELOAD=$FMTE_SANITIZER_PRELOAD")
-fi
 FAILS=0
 
 fail() {

@@ -16,12 +16,8 @@
 set -uo pipefail
 : "${SLURM_CONF:?}" "${FMTE_LAB:?}" "${FMTE_BUILD_DIR:?}"
 RETRAIN=$FMTE_BUILD_DIR/tools/fmte-retrain
-# A sanitized build (FMTE_SANITIZER_PRELOAD, tests/integration/CMakeLists.txt): the clients that
-# load the SPANK plugin need the ASan runtime loaded first.
-if [ -n "${FMTE_SANITIZER_PRELOAD:-}" ]; then
-  sbatch() { LD_PRELOAD=$FMTE_SANITIZER_PRELOAD command sbatch "$@"; }
-  srun() { LD_PRELOAD=$FMTE_SANITIZER_PRELOAD command srun "$@"; }
-fi
+# shellcheck source=sanitizer_env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/sanitizer_env.sh"
 WORK=$FMTE_LAB/retrain
 rm -rf "$WORK"
 mkdir -p "$WORK"
