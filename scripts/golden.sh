@@ -77,6 +77,13 @@ gen_scripts() {
     printf '#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n'
     perl -e 'srand(42); print chr(int(rand(256))) for 1..65536'
   } > "$g/random_bytes.sh"
+  # A model id of 500 characters outside the catalog (the #FMTE reader takes up to 512): its
+  # "closest catalog ids" were once 2 ms of edit distances under slurmctld's lock.
+  {
+    printf '#!/bin/bash\n#SBATCH --gres=gpu:a100:4\n'
+    perl -e 'print "#FMTE model=acme-research/" . ("Falcon-7B-v2-" x 36) . "instruct method=lora\n"'
+    printf 'torchrun --nproc_per_node 4 train.py\n'
+  } > "$g/long_model_id.sh"
 }
 gen_scripts
 

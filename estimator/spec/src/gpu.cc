@@ -144,7 +144,8 @@ Result<const GpuSpec*> GpuCatalog::Find(std::string_view name) const {
 }
 
 std::vector<std::string> GpuCatalog::Closest(std::string_view name, size_t n) const {
-  std::string query = Key(name);
+  // GPU names are short: a longer query is compared by its first 64 characters (bounded cost).
+  std::string query = Key(name.substr(0, 64));
   std::map<std::string, size_t> best;  // canonical -> best distance over its names
   for (const auto& [alias, canonical] : alias_) {
     size_t d = EditDistance(query, alias);

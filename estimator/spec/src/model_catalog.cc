@@ -102,35 +102,58 @@ Result<const ModelArch*> ModelCatalog::Find(std::string_view id) const {
 }
 
 std::vector<std::string> ModelCatalog::Closest(std::string_view id, size_t n) const {
-  std::string query = Lower(id);
+  // Hugging Face ids are at most 96 characters; a longer query is compared by its first 128, so a
+  // hostile #FMTE value costs the controller no more than a long real id.
+  constexpr size_t kMaxQuery = 128;
+  std::string query = Lower(id.substr(0, kMaxQuery));
   bool has_org = query.find('/') != std::string::npos;
   std::string_view query_name = NamePart(query);
   // Names the query is a prefix of come first ("Llama-2-7b" -> "Llama-2-7b-hf"), then names that
   // contain it, then the rest; within a tier, by edit distance on the name, then on the whole id.
+  // The rest are offered only within kFar edits of the name: a name further away is no suggestion.
+  constexpr size_t kFar = 16;
   struct Scored {
     int tier;
     size_t name_distance, id_distance;
     std::string id;
   };
-  std::vector<Scored> scored;
+  auto before = [](const Scored& a, const Scored& b) {
+    if (a.tier != b.tier) return a.tier < b.tier;
+    if (a.name_distance != b.name_distance) return a.name_distance < b.name_distance;
+    if (a.id_distance != b.id_distance) return a.id_distance < b.id_distance;
+    return a.id < b.id;
+  };
+  // The n best so far, in order. Once there are n, a candidate's distances are computed only as
+  // far as they could still place it before the last (EditDistance's limit): the catalog's other
+  // names cost a few rows each instead of a full table.
+  std::vector<Scored> best;
   for (const auto& [key, arch] : models_) {
     std::string_view name = NamePart(key);
     int tier = name.substr(0, query_name.size()) == query_name   ? 0
                : name.find(query_name) != std::string_view::npos ? 1
                                                                  : 2;
     if (query_name.empty()) tier = 2;
-    size_t d_name = EditDistance(query_name, name);
-    size_t d_id = has_org ? EditDistance(query, key) : d_name;
-    scored.push_back({tier, d_name, d_id, arch.id});
+    const bool full = best.size() >= n;
+    if (full && n == 0) break;
+    const Scored* worst = full ? &best.back() : nullptr;
+    if (worst != nullptr && tier > worst->tier) continue;
+    const bool same_tier = worst != nullptr && tier == worst->tier;
+    size_t name_limit = same_tier ? worst->name_distance + 1 : SIZE_MAX;
+    if (tier == 2) name_limit = std::min(name_limit, kFar + 1);
+    const size_t d_name = EditDistance(query_name, name, name_limit);
+    if (d_name >= name_limit) continue;
+    const size_t id_limit =
+        same_tier && d_name == worst->name_distance ? worst->id_distance + 1 : SIZE_MAX;
+    const size_t d_id = has_org ? EditDistance(query, key, id_limit) : d_name;
+    if (d_id >= id_limit) continue;
+    Scored candidate{tier, d_name, d_id, arch.id};
+    if (worst != nullptr && !before(candidate, *worst)) continue;
+    best.insert(std::upper_bound(best.begin(), best.end(), candidate, before),
+                std::move(candidate));
+    if (best.size() > n) best.pop_back();
   }
-  std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
-    if (a.tier != b.tier) return a.tier < b.tier;
-    if (a.name_distance != b.name_distance) return a.name_distance < b.name_distance;
-    if (a.id_distance != b.id_distance) return a.id_distance < b.id_distance;
-    return a.id < b.id;
-  });
   std::vector<std::string> out;
-  for (size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(scored[i].id);
+  for (Scored& s : best) out.push_back(std::move(s.id));
   return out;
 }
 

@@ -10,18 +10,67 @@
 
 namespace fmte {
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] =
-          std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
+namespace {
+
+// Myers' bit-vector algorithm (J. ACM 46(3), 1999) in Hyyrö's form for the global Levenshtein
+// distance: one 64-bit step per character of `text` for a pattern of at most 64 characters (every
+// catalog name and nearly every query), instead of a row of the table.
+size_t BitParallelDistance(std::string_view pattern, std::string_view text, size_t limit) {
+  thread_local uint64_t peq[256] = {};  // per byte: where it occurs in the pattern; left all zero
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    peq[static_cast<unsigned char>(pattern[i])] |= uint64_t{1} << i;
   }
-  return prev[b.size()];
+  const uint64_t last = uint64_t{1} << (pattern.size() - 1);
+  uint64_t pv = ~uint64_t{0}, mv = 0;
+  size_t score = pattern.size();
+  for (size_t j = 0; j < text.size(); ++j) {
+    const uint64_t eq = peq[static_cast<unsigned char>(text[j])];
+    const uint64_t xv = eq | mv;
+    const uint64_t xh = (((eq & pv) + pv) ^ pv) | eq;
+    uint64_t ph = mv | ~(xh | pv);
+    uint64_t mh = pv & xh;
+    if ((ph & last) != 0) ++score;
+    if ((mh & last) != 0) --score;
+    ph = (ph << 1) | 1;  // row 0 of the table grows by one per text character
+    mh <<= 1;
+    pv = mh | ~(xv | ph);
+    mv = ph & xv;
+    // Each remaining character can lower the distance by at most one.
+    const size_t remaining = text.size() - 1 - j;
+    if (score > remaining && score - remaining >= limit) {
+      score = limit;
+      break;
+    }
+  }
+  for (char c : pattern) peq[static_cast<unsigned char>(c)] = 0;
+  return std::min(score, limit);
+}
+
+}  // namespace
+
+size_t EditDistance(std::string_view a, std::string_view b, size_t limit) {
+  if (limit == 0) return 0;
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) >= limit) return limit;
+  if (a.empty() || b.empty()) return std::min(a.size() + b.size(), limit);
+  if (a.size() <= 64) return BitParallelDistance(a, b, limit);
+  if (b.size() <= 64) return BitParallelDistance(b, a, limit);
+  // Both longer than a word: one row of the table at a time.
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    size_t row_min = row[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+      row_min = std::min(row_min, row[j]);
+    }
+    // Distances never fall below a row's minimum: once it reaches the limit, so does the result.
+    if (row_min >= limit) return limit;
+  }
+  return std::min(row[b.size()], limit);
 }
 
 namespace {

@@ -47,8 +47,9 @@ Result<double> ParseBoundedDouble(std::string_view text, double min, double max,
 // true/false, yes/no, 1/0, on/off (any case); empty text is true (a bare flag).
 Result<bool> ParseBool(std::string_view text, std::string_view shown);
 
-// Levenshtein distance, for "did you mean" suggestions.
-size_t EditDistance(std::string_view a, std::string_view b);
+// Levenshtein distance, for "did you mean" suggestions. With a limit, stops as soon as the distance
+// is known to be at least `limit` and returns `limit` then (cost: rows until then, not |a|*|b|).
+size_t EditDistance(std::string_view a, std::string_view b, size_t limit = SIZE_MAX);
 
 // "Did you mean": the candidate offered with the smallest EditDistance to the query, if it is
 // below `below` (ties: the first offered).
@@ -56,7 +57,7 @@ class NearestName {
  public:
   NearestName(std::string_view query, size_t below) : query_(query), best_distance_(below) {}
   void Offer(std::string_view candidate) {
-    const size_t d = EditDistance(query_, candidate);
+    const size_t d = EditDistance(query_, candidate, best_distance_);
     if (d < best_distance_) best_distance_ = d, best_ = candidate;
   }
   // The nearest candidate, or "" when none was near enough.
