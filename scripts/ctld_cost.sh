@@ -14,8 +14,10 @@
 #   - the phase's wall time (what the users' sbatch calls took together).
 # Prints each phase, then per mode the median and spread (min..max) over the rounds, and the ratios
 # of the medians: fmte / none (target <= 1.05) and fmte / lua (target < 1). Held jobs are cancelled
-# after each phase. FMTE_CTLD_PERF=1 also records `perf` on slurmctld during the last fmte phase
-# and prints its top symbols. FMTE_CTLD_MODES="none lua fmte" (default) may also name job_submit-only
+# after each phase. FMTE_CTLD_PERF=1 adds one more round with `perf` recording slurmctld in each
+# mode (sampling slows the controller, so that round stays out of the medians and ratios) and
+# prints, per symbol, the CPU per submission in each mode and fmte's difference from none (where
+# fmte's extra cost lies, inside job_submit() or not). FMTE_CTLD_MODES="none lua fmte" (default) may also name job_submit-only
 # and spank-only (cluster.sh plugin), the two halves of fmte. FMTE_BUILD_DIR, FMTE_LAB and FMTE_PORT_BASE as for cluster.sh.
 # On a machine with two or more CPUs, slurmctld runs on CPU 0 and the submitting sbatch calls (with
 # the SPANK plugin's client-side reading, munged and slurmd) on CPU 1, as on a cluster where users
@@ -57,7 +59,7 @@ phase() {  # mode round [perf]
   if [ "$PIN" = 1 ]; then taskset -a -p -c 0 "$pid" >/dev/null; fi
   sdiag -r >/dev/null
   if [ "${3:-}" = perf ]; then
-    perf record -q -g -p "$pid" -o "$OUT/perf.data" >/dev/null 2>&1 &
+    perf record -q -F 10000 -p "$pid" -o "$OUT/perf-$mode.data" >/dev/null 2>&1 &
     local perf_pid=$!
     sleep 1
   fi
@@ -79,17 +81,19 @@ phase() {  # mode round [perf]
   sdiag_avg=$(sdiag | awk '/REQUEST_SUBMIT_BATCH_JOB/ {for (i = 1; i <= NF; i++) if ($i ~ /^ave_time:/) {sub("ave_time:", "", $i); print $i}}')
   decided=$(scontrol -o show job 2>/dev/null | grep "JobState=PENDING" | grep -c "AdminComment=fmte:" || true)
   scancel --state=PENDING --user="$(id -un)" || true
-  echo "$mode $round $(((c1 - c0))) $t0 $t1 ${sdiag_avg:-0} $decided" >>"$OUT/phases"
+  if [ "${3:-}" != perf ]; then echo "$mode $round $(((c1 - c0))) $t0 $t1 ${sdiag_avg:-0} $decided" >>"$OUT/phases"; fi
   python3 -c "print(f'{\"$mode\":5} round $round: {($c1 - $c0) / $TICK / $N * 1e6:7.0f} us CPU per submission, sdiag ave {${sdiag_avg:-0}:6} us, {$N / ($t1 - $t0):5.1f} jobs/s, {$decided} with an fmte: record')"
 }
 
 read -r -a modes <<<"${FMTE_CTLD_MODES:-none lua fmte}"
 M=${#modes[@]}
-for ((r = 1; r <= ROUNDS; r++)); do
+LAST=$ROUNDS
+if [ "${FMTE_CTLD_PERF:-0}" = 1 ]; then LAST=$((ROUNDS + 1)); fi
+for ((r = 1; r <= LAST; r++)); do
   for ((k = 0; k < M; k++)); do
     m=${modes[$(((k + r - 1) % M))]}
     extra=""
-    if [ "${FMTE_CTLD_PERF:-0}" = 1 ] && [ "$r" = "$ROUNDS" ] && [ "$m" = fmte ]; then extra=perf; fi
+    if [ "$r" -gt "$ROUNDS" ]; then extra=perf; fi
     phase "$m" "$r" $extra
   done
 done
@@ -122,28 +126,50 @@ print(f"CPU per submission, fmte / lua:  {med['fmte'][0] / med['lua'][0]:.3f} (t
 print(f"CPU per submission, lua / none:  {med['lua'][0] / med['none'][0]:.3f}")
 print(f"sdiag ave time, fmte / none: {med['fmte'][1] / max(med['none'][1], 1):.3f}; lua / none: {med['lua'][1] / max(med['none'][1], 1):.3f}")
 EOF
-# job_submit's own CPU, as the plugin counts it (its "cost over" line at each unload, so one per
+# job_submit's own time, as the plugin counts it (its "cost over" line at each unload, so one per
 # fmte phase once the next phase restarts slurmctld; the last one at the cluster's shutdown).
 scripts/cluster.sh down >/dev/null 2>&1 || true
 LOG=$(sed -n 's/^SlurmctldLogFile=//p' "$SLURM_CONF")
 grep -h "job_submit/fmte: cost over" "$LOG" 2>/dev/null | sed 's/.*job_submit\/fmte: //' >"$OUT/cost" || true
 if [ -s "$OUT/cost" ]; then
   echo
-  echo "job_submit/fmte's own CPU per submission (its cost line at each unload):"
+  echo "job_submit/fmte's own time per submission (its cost line at each unload):"
   sed 's/^/  /' "$OUT/cost"
-  python3 - "$OUT/phases" "$N" "$TICK" "$OUT/cost" <<'EOF2'
+  python3 - "$OUT/phases" "$N" "$TICK" "$OUT/cost" "$ROUNDS" <<'EOF2'
 import re, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 n, tick = int(sys.argv[2]), int(sys.argv[3])
 none = [int(t) / tick / n * 1e6 for m, _, t, *_ in rows if m == "none"]
-means = [int(m) for m in re.findall(r"mean (\d+) us", open(sys.argv[4]).read())]
+# One line per fmte phase, in order; a perf round's phase (after ROUNDS) is left out.
+means = [int(m) for m in re.findall(r"mean (\d+) us", open(sys.argv[4]).read())][:int(sys.argv[5])]
 if none and means:
     print(f"  median {statistics.median(means)} us ({min(means)}..{max(means)}) = "
           f"{statistics.median(means) / statistics.median(none):.3f} of slurmctld's CPU per submission without a plugin")
 EOF2
 fi
-if [ -f "$OUT/perf.data" ]; then
+if compgen -G "$OUT/perf-*.data" >/dev/null; then
+  # Samples at 10 kHz of slurmctld's CPU (all threads): 100 us each, per submission of the phase.
+  for f in "$OUT"/perf-*.data; do
+    m=$(basename "$f" .data); m=${m#perf-}
+    perf report -i "$f" -n --no-children --sort dso,symbol --stdio 2>/dev/null |
+      awk -v m="$m" '/^ +[0-9.]+%/ {n = $2; $1 = ""; $2 = ""; sub(/^ +/, ""); print m "\t" n "\t" $0}'
+  done >"$OUT/perf.tsv"
   echo
-  echo "perf: slurmctld during the last fmte phase, top symbols (self time):"
-  perf report -i "$OUT/perf.data" --no-children -g none --sort dso,symbol 2>/dev/null | grep -v '^#' | grep '%' | head -25
+  echo "perf: slurmctld's CPU per submission by symbol during each mode's last phase (us; 10 kHz samples):"
+  python3 - "$OUT/perf.tsv" "$N" <<'EOF3'
+import collections, sys
+n = int(sys.argv[2])
+us = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    mode, samples, sym = line.rstrip("\n").split("\t", 2)
+    us[" ".join(sym.split())][mode] = int(samples) * 100 / n
+modes = sorted({m for v in us.values() for m in v}, key=lambda m: ("none", "lua", "fmte").index(m) if m in ("none", "lua", "fmte") else 9)
+totals = {m: sum(v.get(m, 0) for v in us.values()) for m in modes}
+print(f"{'':60} " + " ".join(f"{m:>8}" for m in modes) + ("  fmte-none" if {"fmte", "none"} <= set(modes) else ""))
+print(f"{'total':60} " + " ".join(f"{totals[m]:8.0f}" for m in modes))
+key = (lambda kv: -(kv[1].get("fmte", 0) - kv[1].get("none", 0))) if {"fmte", "none"} <= set(modes) else (lambda kv: -max(kv[1].values()))
+for sym, v in sorted(us.items(), key=key)[:30]:
+    diff = f"  {v.get('fmte', 0) - v.get('none', 0):+8.1f}" if {"fmte", "none"} <= set(modes) else ""
+    print(f"{sym[:60]:60} " + " ".join(f"{v.get(m, 0):8.1f}" for m in modes) + diff)
+EOF3
 fi

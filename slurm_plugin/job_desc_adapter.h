@@ -50,6 +50,13 @@ int RejectCode(const Decision& decision);
 int ApplyDecision(const Decision& decision, const std::string& record, job_desc_msg_t* desc,
                   char** err_msg);
 
+// Whether slurmctld writes a verbose line anywhere, from its slurm_conf's SlurmctldDebug and
+// SlurmctldSyslogDebug (levels of 22.05's src/common/log.h: quiet 0, fatal, error, info 3,
+// verbose 4, debug 5 .. debug5 9, LOG_LEVEL_END 10). An unset SlurmctldSyslogDebug is
+// LOG_LEVEL_END ("(null)" in `scontrol show config`), and slurmctld's update_logging() then logs
+// to syslog at quiet, fatal or SlurmctldDebug's level: never above SlurmctldDebug.
+bool SlurmctldLogsVerbose(uint16_t slurmctld_debug, uint16_t slurmctld_syslog_debug);
+
 }  // namespace fmte::slurm
 
 #endif  // FMTE_SLURM_PLUGIN_JOB_DESC_ADAPTER_H_

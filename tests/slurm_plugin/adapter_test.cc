@@ -352,3 +352,23 @@ TEST(PluginStateTest, FindsTheSlurmConfInUse) {
 
 }  // namespace
 }  // namespace fmte::slurm
+
+// Which SlurmctldDebug / SlurmctldSyslogDebug pairs make slurmctld write verbose lines. Levels
+// from Slurm 22.05's src/common/log.h (LOG_LEVEL_INFO 3, VERBOSE 4, DEBUG2 6, END 10); an unset
+// SlurmctldSyslogDebug is LOG_LEVEL_END, shown as "(null)" by `scontrol show config` (the lab
+// cluster's slurm.conf sets only SlurmctldDebug=info, as most sites do). Treating LOG_LEVEL_END
+// as a level above verbose made the plugin compose and queue a line per accepted job that
+// slurmctld then dropped (a futex wake per submission and the log thread's wake-up, measured
+// with strace on the lab's slurmctld).
+TEST(SlurmctldLogsVerboseTest, FollowsBothLevelsAndTreatsAnUnsetSyslogLevelAsUnset) {
+  using fmte::slurm::SlurmctldLogsVerbose;
+  constexpr uint16_t kQuiet = 0, kError = 2, kInfo = 3, kVerbose = 4, kDebug2 = 6, kUnset = 10;
+  EXPECT_FALSE(SlurmctldLogsVerbose(kInfo, kUnset));  // the common site configuration
+  EXPECT_FALSE(SlurmctldLogsVerbose(kError, kUnset));
+  EXPECT_FALSE(SlurmctldLogsVerbose(kInfo, kInfo));
+  EXPECT_FALSE(SlurmctldLogsVerbose(kInfo, kQuiet));
+  EXPECT_TRUE(SlurmctldLogsVerbose(kVerbose, kUnset));
+  EXPECT_TRUE(SlurmctldLogsVerbose(kDebug2, kUnset));  // also after `scontrol setdebug debug2`
+  EXPECT_TRUE(SlurmctldLogsVerbose(kInfo, kVerbose));  // SlurmctldSyslogDebug=verbose
+  EXPECT_TRUE(SlurmctldLogsVerbose(kQuiet, kDebug2));
+}
