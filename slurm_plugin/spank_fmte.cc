@@ -189,8 +189,9 @@ void ForwardScriptReading(spank_t sp) {
   const fmte::JobRequest& r = submission->request;
   const fmte::FieldSource* model = r.SourceOf("model");
   std::string arch;
-  if (model != nullptr && model->source == fmte::Source::kLauncher) {
-    arch = r.arch_json;  // Megatron's flags
+  if (model != nullptr &&
+      (model->source == fmte::Source::kLauncher || model->source == fmte::Source::kFmteLine)) {
+    arch = r.arch_json;  // Megatron's flags, or a local model ReadSubmission read
     if (arch.empty()) {  // a local path, the Hugging Face cache, or an id missing from the catalog
       auto resolved = fmte::slurm::ResolveForController(r.job.model, g_resolver);
       if (resolved.ok())

@@ -272,6 +272,19 @@ TEST(RequestTest, ForwardedArchitectureFollowsTheModelSource) {
       "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4\n");
   EXPECT_EQ(m.job.model, "meta-llama/Llama-3.1-8B");
   EXPECT_TRUE(m.arch_json.empty());
+  // The client's reading carries the architecture of an #FMTE line's model it read (a local
+  // directory): the controller takes it when that line wins here too, and only then.
+  const std::string read =
+      R"({"v":1,"launcher":"torchrun","procs":8,"nodes":0,"values":[],"unread":[],)"
+      R"("files":[],"arch":"{\"b\":2}"})";
+  const JobRequest f =
+      Parse("#FMTE model=./ckpt/mine method=full\ntorchrun --nproc_per_node 8 train.py\n", {},
+            {{std::string(kReadKey), read}});
+  EXPECT_EQ(f.job.model, "./ckpt/mine");
+  EXPECT_EQ(f.arch_json, "{\"b\":2}");
+  const JobRequest spank_wins =
+      Parse("#FMTE model=./ckpt/mine\n", {}, {{std::string(kReadKey), read}, {"model", "acme/x"}});
+  EXPECT_TRUE(spank_wins.arch_json.empty());
 }
 
 TEST(RequestTest, ExpertParallelismFromMegatronFlagsAndFmteLines) {

@@ -289,6 +289,29 @@ TEST_F(ReadSubmissionTest, ModelFromALocalDirectoryOrTheHuggingFaceCache) {
   EXPECT_TRUE(noted);
   // Not in the cache that the environment names: unknown, nothing guessed.
   EXPECT_TRUE(job("acme/other").arch_json.empty());
+
+  // The same models named by an #FMTE line (it wins over the launch line's) are read the same way.
+  auto fmte_line_job = [&](const std::string& model) {
+    std::ofstream(dir_ / "job" / "f.sh")
+        << "#!/bin/bash\n#SBATCH --gres=gpu:8\n#FMTE model=" << model
+        << " method=full\ntorchrun --nproc_per_node 8 sft.py --model_name_or_path "
+           "meta-llama/Llama-3.1-8B --bf16\n";
+    const std::vector<std::string> cl = {"-D", "job", "job/f.sh"};
+    auto s = ReadSubmission(cl, dir_.string(), &table_, env, &catalog.value());
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() ? s->request : JobRequest();
+  };
+  for (const std::string model : {"./ckpt/my-qwen", "acme/qwen-ft"}) {
+    SCOPED_TRACE("#FMTE model=" + model);
+    const JobRequest r = fmte_line_job(model);
+    EXPECT_EQ(r.job.model, model);
+    ASSERT_NE(r.SourceOf("model"), nullptr);
+    EXPECT_EQ(r.SourceOf("model")->source, Source::kFmteLine);
+    auto arch = ParseModelConfig(r.arch_json, model);
+    ASSERT_TRUE(arch.ok()) << arch.status().message();
+    EXPECT_EQ(arch->Counts().total, (*catalog->Find("Qwen/Qwen3-8B"))->Counts().total);
+  }
+  EXPECT_TRUE(fmte_line_job("Qwen/Qwen3-8B").arch_json.empty());
 }
 
 TEST_F(ReadSubmissionTest, ForwardedReadingGivesTheControllerTheClientsRequest) {

@@ -172,10 +172,10 @@ modify_rechecked() {
   scancel "$JOB"
 }
 
-# --fmte-model given as a local directory, or as a Hugging Face id the catalog lacks (served by a
-# hub on 127.0.0.1 that this case starts; the fixture set hub_url for spank_fmte.so): the SPANK
-# plugin resolves it on the client and forwards the architecture, so the controller can estimate
-# (pred_mem in the record) without reading any file itself.
+# --fmte-model (or an #FMTE line) given as a local directory, or as a Hugging Face id the catalog
+# lacks (served by a hub on 127.0.0.1 that this case starts; the fixture set hub_url for
+# spank_fmte.so): the SPANK plugin resolves it on the client and forwards the architecture, so the
+# controller can estimate (pred_mem in the record) without reading any file itself.
 spank_resolves_model() {
   local src=$FMTE_SOURCE_DIR/etc/models/TinyLlama/TinyLlama-1.1B-Chat-v1.0/config.json c i
   rm -rf "$WORK/mymodel" "$WORK/hub" "$FMTE_LAB/hubcache"
@@ -186,6 +186,17 @@ spank_resolves_model() {
   check "local model accepted" test "$RC" -eq 0
   [ -n "$JOB" ] && check "estimated from the forwarded config" contains "$(field "$JOB" AdminComment)" "pred_mem="
   [ -n "$JOB" ] && scancel "$JOB"
+  # The same directory named by an #FMTE line, relative to the submission directory (-D).
+  printf '#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#FMTE model=./mymodel method=full\nsleep 1\n' \
+    >"$WORK/fmte_local.sbatch"
+  submit --hold -D "$WORK" "$WORK/fmte_local.sbatch"
+  check "#FMTE local model accepted" test "$RC" -eq 0
+  if [ -n "$JOB" ]; then
+    c=$(field "$JOB" AdminComment)
+    check "#FMTE local model estimated from the forwarded config" contains "$c" "pred_mem="
+    check "#FMTE local model named as written" contains "$c" "model=./mymodel"
+    scancel "$JOB"
+  fi
 
   python3 -m http.server "${FMTE_HUB_PORT:?}" --bind 127.0.0.1 --directory "$WORK/hub" \
     </dev/null >"$WORK/hub.log" 2>&1 &

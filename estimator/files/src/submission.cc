@@ -508,13 +508,14 @@ std::vector<std::string> OptionWords(const SbatchCommandLine& cl) {
   return words;
 }
 
-// The launch line's model, when the catalog does not know it, read from this machine (a path, the
-// Hugging Face cache) into the request's arch_json; see ReadSubmission.
+// The model of the launch line or of an #FMTE line, when the catalog does not know it, read from
+// this machine (a path, the Hugging Face cache) into the request's arch_json; see ReadSubmission.
 void ReadLocalModel(const std::string& dir, std::span<const char* const> environ_entries,
                     const ModelCatalog* models, JobRequest* r) {
   const FieldSource* source = r->SourceOf("model");
-  if (source == nullptr || source->source != Source::kLauncher || !r->arch_json.empty() ||
-      r->job.model.empty())
+  if (source == nullptr ||
+      (source->source != Source::kLauncher && source->source != Source::kFmteLine) ||
+      !r->arch_json.empty() || r->job.model.empty())
     return;
   const bool path = LooksLikeModelPath(r->job.model, dir);
   if (!path && (models == nullptr || models->Find(r->job.model).ok())) return;

@@ -171,6 +171,7 @@ JobRequest ParseJobRequest(std::string_view script,
       if (key == kReadKey) forwarded = internal::DecodeClientReading(value);
   if (!forwarded.ok() && !forwarded.status().message().empty())
     AddWarning(&r, forwarded.status().message() + "; the script was read on the controller");
+  const bool read_by_client = forwarded.ok();
   internal::LauncherFindings launch =
       forwarded.ok() ? std::move(forwarded).value()
                      : internal::DetectLauncher(scan.commands, client ? &context : nullptr,
@@ -210,11 +211,14 @@ JobRequest ParseJobRequest(std::string_view script,
   for (UnreadSetting& u : launch.unread)
     if (r.SourceOf(u.key) == nullptr) r.unread.push_back(std::move(u));
 
-  // The forwarded or derived architecture belongs to the source that named the winning model.
+  // The forwarded or derived architecture belongs to the source that named the winning model. The
+  // client's reading carries the architecture of the model that won there: the launch line's, or an
+  // #FMTE line's that the controller's catalog may not know (a local path, the submitter's Hugging
+  // Face cache); the same lines make it win here.
   if (const FieldSource* m = r.SourceOf("model"); m != nullptr) {
     if (m->source == Source::kSpank)
       r.arch_json = spank_arch;
-    else if (m->source == Source::kLauncher)
+    else if (m->source == Source::kLauncher || (m->source == Source::kFmteLine && read_by_client))
       r.arch_json = launch.arch_json;
   }
   r.is_llm_job = !r.job.model.empty() || !spank.empty() || !fmte_values.empty();

@@ -17,7 +17,9 @@ std::string EncodeClientReading(const JobRequest& r, std::string_view arch_json)
   for (const FieldSource& s : r.sources)
     if (s.source == Source::kLauncher && s.key != "gpus" && values.size() < kMaxForwardedItems)
       values.push_back({s.key, s.value, Shown(s.origin, 160)});
-  if (values.empty() && r.unread.empty() && r.launcher.empty()) return {};
+  // Nothing read that the controller would not read itself; an architecture (of a model the
+  // controller cannot read, named by the launch line or an #FMTE line) is always forwarded.
+  if (values.empty() && r.unread.empty() && r.launcher.empty() && arch_json.empty()) return {};
   json unread = json::array();
   for (const UnreadSetting& u : r.unread)
     if (unread.size() < kMaxForwardedItems) unread.push_back({u.key, Shown(u.origin, 160)});

@@ -95,9 +95,9 @@ struct Submission {
   std::vector<std::string> warnings;  // #SBATCH values dropped
 };
 //
-// A model the launch line names that `models` does not know is read here when it is a path (a
-// config.json or a model directory, relative to the submission directory) or sits in the
-// submitter's Hugging Face cache (`environ_entries`): its config.json becomes the request's
+// A model the launch line or an #FMTE line names that `models` does not know is read here when it
+// is a path (a config.json or a model directory, relative to the submission directory) or sits in
+// the submitter's Hugging Face cache (`environ_entries`): its config.json becomes the request's
 // arch_json (what the client forwards). Without `models`, only paths are read. A path that names
 // nothing usable is a warning.
 Result<Submission> ReadSubmission(std::span<const std::string> command_line, const std::string& cwd,

@@ -203,9 +203,11 @@ JobRequest ParseJobRequest(std::string_view script,
 // What a client-side request (one read with a ScriptContext) took from the launch line and its
 // files, as compact JSON for FMTE_READ: the launcher's values with where each came from, the
 // settings it could not read, the launcher, its process and node counts, the files read, and
-// `arch_json` (the architecture of a model the launcher named by path, or of Megatron's flags).
-// Empty when the launch line gave nothing. Bounded by kMaxReadJsonBytes: values past it are left
-// out (the controller then knows less, never something else).
+// `arch_json` (the architecture of the model that won on the client when the controller cannot
+// read it: one the launch line or an #FMTE line named by path or from the Hugging Face cache, or
+// Megatron's flags). Empty when neither the launch line nor such an architecture gave anything.
+// Bounded by kMaxReadJsonBytes: values past it are left out (the controller then knows less, never
+// something else).
 std::string EncodeClientReading(const JobRequest& client_request, std::string_view arch_json = "");
 
 }  // namespace fmte
