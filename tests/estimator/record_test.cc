@@ -5,6 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include "fmte/config.h"
+#include "fmte/policy.h"
+#include "fmte/request.h"
+#include "fmte/site_correction.h"
+#include "shipped_estimator.h"
+
 namespace fmte {
 namespace {
 
@@ -161,6 +167,35 @@ TEST(RecordTest, EscapesAndBoundedLength) {
   EXPECT_EQ(db->job.model.find_first_not_of('m'), std::string::npos);
   EXPECT_LT(db->extra.size(), r.extra.size());
   EXPECT_EQ(EncodeRecord(*db), big);
+}
+
+// Bug found by fuzz_fmte_lines (6.2 M inputs in): a job predicted to run longer than the record's
+// reader accepts (70B LoRA over 4000T tokens on 4 GPUs: ~1e13 s) got a record with that
+// pred_time_s, which DecodeRecord then refused ("expected a number in [0, 1e12]"), so
+// fmte-retrain and replay would have lost the job. The record now holds at most
+// kMaxRecordedTimeS, and every record the policy writes decodes to itself.
+TEST(RecordTest, AbsurdlyLongPredictionsStayReadable) {
+  auto config = ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB\n");
+  ASSERT_TRUE(config.ok());
+  for (const char* tokens : {"2T", "4000T"}) {
+    SCOPED_TRACE(tokens);
+    SlurmFacts facts;
+    facts.tres_per_node = "gres:gpu:a100:4";
+    const JobRequest request = ParseJobRequest(
+        std::string("#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-70B method=lora framework=fsdp "
+                    "activation-checkpointing=full tokens=") +
+            tokens + "\ntorchrun --nproc_per_node 4 train.py\n",
+        {}, facts);
+    const Decision d = Decide(request, *config, ShippedEstimator());
+    ASSERT_TRUE(d.touched);
+    ASSERT_TRUE(d.estimate.has_time);
+    const std::string encoded = EncodeRecord(MakeRecord(request, d));
+    auto decoded = DecodeRecord(encoded);
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString() << "\n" << encoded;
+    EXPECT_EQ(EncodeRecord(*decoded), encoded);
+    EXPECT_GT(decoded->pred_time_s, 0);
+    EXPECT_LE(decoded->pred_time_s, kMaxRecordedTimeS);
+  }
 }
 
 }  // namespace

@@ -160,7 +160,7 @@ const std::vector<std::string>& SiteFeatureNames() {
 }
 
 double RecordedTimeS(double wall_time_s) {
-  return wall_time_s > 0 ? AsPrinted(std::round(wall_time_s)) : 0;
+  return wall_time_s > 0 ? AsPrinted(std::round(std::min(wall_time_s, kMaxRecordedTimeS))) : 0;
 }
 
 SiteFeatureRow SiteFeatures(const TrainingJob& j, double pred_time_s, int64_t pred_mem_bytes,

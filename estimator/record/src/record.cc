@@ -313,7 +313,7 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
     else if (key == "corr_mem")
       s = int_field(&r.corr_mem_bytes, 0, kBig);
     else if (key == "pred_time_s" || key == "corr_time_s") {
-      auto e = ParseBoundedDouble(v, 0, 1e12, shown);
+      auto e = ParseBoundedDouble(v, 0, kMaxRecordedTimeS, shown);
       if (!e.ok()) return Status::ParseError(e.status().message());
       (key == "pred_time_s" ? r.pred_time_s : r.corr_time_s) = *e;
     } else if (key == "decision")
@@ -340,7 +340,7 @@ AccountingRecord MakeRecord(const JobRequest& request, const Decision& decision)
     if (e.has_time) r.pred_time_s = RecordedTimeS(ModelWallTimeS(e));
     if (e.correction.memory.applied) r.corr_mem_bytes = e.memory.per_gpu_bytes;
     if (e.has_time && e.correction.time.applied)
-      r.corr_time_s = std::max(1.0, std::round(e.wall_time_s));
+      r.corr_time_s = std::max(1.0, RecordedTimeS(e.wall_time_s));
   }
   r.limit_s = decision.time_limit_min * 60;
   r.decision = decision.error         ? "error"

@@ -35,8 +35,12 @@ using SiteFeatureRow = std::array<float, kSiteFeatureCount>;
 // Feature names of SiteFeatures, in order (the manifest's "features" must equal them).
 const std::vector<std::string>& SiteFeatureNames();
 
-// A wall time as the accounting record stores it (record.cc: rounded to whole seconds, printed with
-// %.6g): what fmte-retrain reads back and trains on. Idempotent.
+// The longest wall time an accounting record holds (~31,700 years): a longer prediction (an
+// absurd token count on a few GPUs) is recorded as this, which the record's reader accepts.
+inline constexpr double kMaxRecordedTimeS = 1e12;
+
+// A wall time as the accounting record stores it (record.cc: rounded to whole seconds, at most
+// kMaxRecordedTimeS, printed with %.6g): what fmte-retrain reads back and trains on. Idempotent.
 double RecordedTimeS(double wall_time_s);
 
 // One row of features (NaN for what is unknown): the job as estimated (the record's job), the
