@@ -17,8 +17,8 @@
 # after each phase. FMTE_CTLD_PERF=1 adds one more round with `perf` recording slurmctld in each
 # mode (sampling slows the controller, so that round stays out of the medians and ratios) and
 # prints, per symbol, the CPU per submission in each mode and fmte's difference from none (where
-# fmte's extra cost lies, inside job_submit() or not). FMTE_CTLD_MODES="none lua fmte" (default) may also name job_submit-only
-# and spank-only (cluster.sh plugin), the two halves of fmte. FMTE_BUILD_DIR, FMTE_LAB and FMTE_PORT_BASE as for cluster.sh.
+# fmte's extra cost lies, inside job_submit() or not). FMTE_CTLD_MODES="none lua fmte" (default)
+# may also name job_submit-only and spank-only (cluster.sh plugin), the two halves of fmte. FMTE_BUILD_DIR, FMTE_LAB and FMTE_PORT_BASE as for cluster.sh.
 # On a machine with two or more CPUs, slurmctld runs on CPU 0 and the submitting sbatch calls (with
 # the SPANK plugin's client-side reading, munged and slurmd) on CPU 1, as on a cluster where users
 # submit from login nodes: otherwise each sbatch evicts the controller's caches on a shared core and

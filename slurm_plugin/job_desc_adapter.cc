@@ -135,8 +135,7 @@ int ApplyDecision(const Decision& decision, const std::string& record, job_desc_
 bool SlurmctldLogsVerbose(uint16_t slurmctld_debug, uint16_t slurmctld_syslog_debug) {
   constexpr uint16_t kVerbose = 4, kUnset = 10;  // LOG_LEVEL_VERBOSE, LOG_LEVEL_END
   return slurmctld_debug >= kVerbose ||
-         (slurmctld_syslog_debug != kUnset && slurmctld_syslog_debug >= kVerbose &&
-          slurmctld_syslog_debug < kUnset);
+         (slurmctld_syslog_debug >= kVerbose && slurmctld_syslog_debug < kUnset);
 }
 
 }  // namespace fmte::slurm

@@ -126,6 +126,7 @@ std::vector<std::string> ModelCatalog::Closest(std::string_view id, size_t n) co
   // The n best so far, in order. Once there are n, a candidate's distances are computed only as
   // far as they could still place it before the last (EditDistance's limit): the catalog's other
   // names cost a few rows each instead of a full table.
+  if (n == 0) return {};
   std::vector<Scored> best;
   for (const auto& [key, arch] : models_) {
     std::string_view name = NamePart(key);
@@ -133,9 +134,7 @@ std::vector<std::string> ModelCatalog::Closest(std::string_view id, size_t n) co
                : name.find(query_name) != std::string_view::npos ? 1
                                                                  : 2;
     if (query_name.empty()) tier = 2;
-    const bool full = best.size() >= n;
-    if (full && n == 0) break;
-    const Scored* worst = full ? &best.back() : nullptr;
+    const Scored* worst = best.size() >= n ? &best.back() : nullptr;
     if (worst != nullptr && tier > worst->tier) continue;
     const bool same_tier = worst != nullptr && tier == worst->tier;
     size_t name_limit = same_tier ? worst->name_distance + 1 : SIZE_MAX;
