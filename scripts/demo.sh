@@ -77,3 +77,26 @@ echo "\$ sacct -X -n -P -j $list -o JobID,AdminComment"
 sacct -X -n -P -j "$list" -o JobID,AdminComment
 echo
 echo "The same decisions offline: $FMTE_BUILD_DIR/tools/fmte-advise check scripts/demo/3_full_llama70b_1gpu.sbatch"
+
+bold "== 6. the web calculator (fmte-advise serve): estimate, guide, check a job, compare plans"
+# Left running after the demo (the cluster is stopped); FMTE_DEMO_SERVE=0 skips it.
+if [ "${FMTE_DEMO_SERVE:-1}" != 0 ]; then
+  serve_out=$(mktemp)
+  nohup "$FMTE_BUILD_DIR/tools/fmte-advise" serve --port "${FMTE_DEMO_PORT:-8080}" \
+    >"$serve_out" 2>/dev/null </dev/null &
+  serve_pid=$!
+  url=
+  for ((i = 0; i < 50; i++)); do
+    url=$(grep -o 'http://[^ ]*' "$serve_out" || true)
+    [ -n "$url" ] && break
+    kill -0 "$serve_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -n "$url" ]; then
+    echo "fmte calculator: $url   (runs in the background; stop it with: kill $serve_pid)"
+  else
+    echo "fmte-advise serve did not start (port ${FMTE_DEMO_PORT:-8080} in use? FMTE_DEMO_PORT=0 picks a free one):"
+    echo "  $FMTE_BUILD_DIR/tools/fmte-advise serve --port 0"
+  fi
+  rm -f "$serve_out"
+fi

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets (tests/fuzz/fuzz_<target>.cc), each for a given time, and prints per
 # target the executions, their rate, the corpus size and the result:
-#   scripts/fuzz.sh [--seconds N] [--runs N] [--seed N] [--jobs N] [TARGET...]
+#   scripts/fuzz.sh [--seconds N] [--runs N] [--seed N] [--jobs N] [--max-len N] [TARGET...]
 # (default: 60 s each, every target; --runs stops a target earlier after N executions; --seed fixes
 # libFuzzer's random seed, so that a run bounded by --runs repeats itself; --jobs runs N processes
-# per target).
+# per target; --max-len bounds the inputs libFuzzer makes, and cuts longer seeds: the script
+# targets' corpora hold real scripts of up to 150 KB, on which mutation runs at 130-280 inputs/s
+# against ~2000/s at 4096 bytes).
 # Builds build-fuzz/ first when needed (CC=clang CXX=clang++ cmake -DFMTE_FUZZ=ON; Debian's clang
 # has libFuzzer). Each target starts from its checked-in seeds tests/fuzz/<target>/ and keeps what it
 # learns in build-fuzz/corpus/<target>/ (so later runs go on from there); the script targets also
@@ -19,6 +21,7 @@ SECONDS_EACH=60
 JOBS=1
 RUNS=-1
 SEED=0
+MAX_LEN=()
 TARGETS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -26,7 +29,8 @@ while [ $# -gt 0 ]; do
     --jobs) JOBS=$2; shift 2 ;;
     --runs) RUNS=$2; shift 2 ;;
     --seed) SEED=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --max-len) MAX_LEN=(-max_len="$2"); shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) TARGETS+=("$1"); shift ;;
   esac
@@ -68,7 +72,7 @@ for t in "${TARGETS[@]}"; do
   log=$BUILD/logs/$t.log
   rc=0
   "$exe" "${dirs[@]}" -max_total_time="$SECONDS_EACH" -runs="$RUNS" -seed="$SEED" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "${parallel[@]}" \
+    -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "${parallel[@]}" "${MAX_LEN[@]}" \
     >"$log" 2>&1 || rc=$?
   # With --jobs N the workers write fuzz-<n>.log in the working directory.
   if [ "$JOBS" -gt 1 ]; then cat fuzz-*.log >>"$log" 2>/dev/null || true; rm -f fuzz-*.log; fi

@@ -196,7 +196,7 @@ int RunCheck(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, flags, &vm); !s.ok()) return Fail(s);
   if (vm.count("help")) {
-    std::cout << tools::HelpText("check SCRIPT", kSummary, desc);
+    cli::Out() << tools::HelpText("check SCRIPT", kSummary, desc);
     return cli::kExitOk;
   }
   if (cl.script.empty())
@@ -227,13 +227,13 @@ int RunCheck(const std::vector<std::string>& args) {
                      ProcessEnviron(), &estimator.catalogs().models);
   if (!submission.ok()) return Fail(submission.status());
   for (const std::string& w : submission->warnings)
-    std::cerr << "fmte-advise: warning: " << w << "\n";
+    cli::Err() << "fmte-advise: warning: " << w << "\n";
   const JobRequest& request = submission->request;
   const Decision d = Decide(request, config, estimator);
   if (tools::FlagSet(vm, "json")) {
-    std::cout << DecisionJson(request, d, config_path, estimator).dump(2) << "\n";
+    cli::Out() << DecisionJson(request, d, config_path, estimator).dump(2) << "\n";
   } else {
-    PrintDecision(std::cout, request, d, config_path);
+    PrintDecision(cli::Out(), request, d, config_path);
   }
   return d.kind == DecisionKind::kReject ? kExitRejected : cli::kExitOk;
 }

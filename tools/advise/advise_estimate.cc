@@ -43,7 +43,7 @@ int RunEstimate(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return Fail(s);
   if (vm.count("help")) {
-    std::cout << tools::HelpText("estimate", kSummary, desc);
+    cli::Out() << tools::HelpText("estimate", kSummary, desc);
     return cli::kExitOk;
   }
   auto job = tools::JobFromFlags(vm);
@@ -85,10 +85,10 @@ int RunEstimate(const std::vector<std::string>& args) {
   if (tools::FlagSet(vm, "json")) {
     nlohmann::json doc = tools::EstimateJson(*model, *job, **gpu, *estimate);
     tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections
-    std::cout << doc.dump(2) << "\n";
+    cli::Out() << doc.dump(2) << "\n";
   } else {
-    tools::PrintEstimate(std::cout, *model, *job, **gpu, *estimate);
-    tools::PrintCorrection(std::cout, *estimate, catalogs->corrections);
+    tools::PrintEstimate(cli::Out(), *model, *job, **gpu, *estimate);
+    tools::PrintCorrection(cli::Out(), *estimate, catalogs->corrections);
   }
   return cli::kExitOk;
 }

@@ -148,7 +148,7 @@ int RunFit(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return Fail(s);
   if (vm.count("help")) {
-    std::cout << tools::HelpText("fit", kSummary, desc);
+    cli::Out() << tools::HelpText("fit", kSummary, desc);
     return cli::kExitOk;
   }
   if (!vm.count("solve"))
@@ -183,9 +183,9 @@ int RunFit(const std::vector<std::string>& args) {
   auto answer = SolveFit(*model, **gpu, r, &catalogs->models);
   if (!answer.ok()) return Fail(answer.status());
   if (tools::FlagSet(vm, "json"))
-    std::cout << AnswerJson(*answer, r.job, **gpu).dump(2) << "\n";
+    cli::Out() << AnswerJson(*answer, r.job, **gpu).dump(2) << "\n";
   else
-    PrintAnswer(std::cout, *answer, *model, **gpu);
+    PrintAnswer(cli::Out(), *answer, *model, **gpu);
   return cli::kExitOk;
 }
 

@@ -18,10 +18,10 @@ int RunModels(const std::vector<std::string>& args) {
   if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok())
     return cli::ReportError("fmte-advise", s);
   if (vm.count("help")) {
-    std::cout << tools::HelpText("models",
-                                 "Lists the catalog's model ids (with their parameter "
-                                 "counts) and GPU names, for --model and --gpu.",
-                                 desc);
+    cli::Out() << tools::HelpText("models",
+                                  "Lists the catalog's model ids (with their parameter "
+                                  "counts) and GPU names, for --model and --gpu.",
+                                  desc);
     return cli::kExitOk;
   }
   auto catalogs = LoadCatalogs();
@@ -67,11 +67,11 @@ int RunModels(const std::vector<std::string>& args) {
     gt.AddRow({s.name, tools::FormatGiB(s.memory_bytes), tflops, hbm, s.interconnect});
   }
   if (tools::FlagSet(vm, "json")) {
-    std::cout << nlohmann::json{{"models", models}, {"gpus", gpus}}.dump(2) << "\n";
+    cli::Out() << nlohmann::json{{"models", models}, {"gpus", gpus}}.dump(2) << "\n";
   } else {
-    mt.Print(std::cout);
-    std::cout << "\n";
-    gt.Print(std::cout);
+    mt.Print(cli::Out());
+    cli::Out() << "\n";
+    gt.Print(cli::Out());
   }
   return cli::kExitOk;
 }

@@ -103,7 +103,7 @@ int RunRecommend(const std::vector<std::string>& args_in) {
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return Fail(s);
   if (vm.count("help")) {
-    std::cout << tools::HelpText("recommend", kSummary, desc);
+    cli::Out() << tools::HelpText("recommend", kSummary, desc);
     return cli::kExitOk;
   }
   auto top = tools::ParseInt(tools::FlagString(vm, "top"), "--top", 1, 1000);
@@ -155,7 +155,7 @@ int RunRecommend(const std::vector<std::string>& args_in) {
                         {"infeasible", nlohmann::json::array()}};
     for (const auto& c : rec->feasible) j["feasible"].push_back(CandidateJson(c));
     for (const auto& c : rec->infeasible) j["infeasible"].push_back(CandidateJson(c));
-    std::cout << j.dump(2) << "\n";
+    cli::Out() << j.dump(2) << "\n";
     return cli::kExitOk;
   }
   std::printf(
@@ -185,14 +185,14 @@ int RunRecommend(const std::vector<std::string>& args_in) {
     row.push_back(tools::FormatGiB(c.per_gpu_bytes));
     table.AddRow(std::move(row));
   }
-  table.Print(std::cout);
-  if (rec->feasible.empty()) std::cout << "no layout fits.\n";
+  table.Print(cli::Out());
+  if (rec->feasible.empty()) cli::Out() << "no layout fits.\n";
   if (!rec->infeasible.empty()) {
-    std::cout << "\nfaster layouts that do not fit:\n";
+    cli::Out() << "\nfaster layouts that do not fit:\n";
     for (const auto& c : rec->infeasible) {
       std::snprintf(buf, sizeof buf, "%.3f s", c.step_time_s);
-      std::cout << "  " << c.job.gpus << " GPUs, " << Layout(c.job) << " (" << buf
-                << "): " << c.why_not << "\n";
+      cli::Out() << "  " << c.job.gpus << " GPUs, " << Layout(c.job) << " (" << buf
+                 << "): " << c.why_not << "\n";
     }
   }
   return cli::kExitOk;

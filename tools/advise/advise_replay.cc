@@ -481,7 +481,7 @@ int RunReplay(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, flags, &vm); !s.ok()) return Fail(s);
   if (vm.count("help")) {
-    std::cout << tools::HelpText("replay PATH... [--sacct FILE] [--json]", kSummary, desc);
+    cli::Out() << tools::HelpText("replay PATH... [--sacct FILE] [--json]", kSummary, desc);
     return cli::kExitOk;
   }
   if (paths.empty())
@@ -493,10 +493,10 @@ int RunReplay(const std::vector<std::string>& args) {
   int64_t not_stored = 0;
   for (const std::string& p : paths)
     if (Status s = CollectScripts(p, &scripts, &skipped, &not_stored); !s.ok()) return Fail(s);
-  for (const std::string& s : skipped) std::cerr << "fmte-advise: warning: " << s << "\n";
+  for (const std::string& s : skipped) cli::Err() << "fmte-advise: warning: " << s << "\n";
   if (not_stored > 0)
-    std::cerr << "fmte-advise: warning: " << not_stored
-              << " job(s) in sacct --batch-script output have no stored script (NONE)\n";
+    cli::Err() << "fmte-advise: warning: " << not_stored
+               << " job(s) in sacct --batch-script output have no stored script (NONE)\n";
   if (scripts.empty())
     return Fail(
         Status::NotFound("PATH: no batch script found (files starting with #! or named "
@@ -513,8 +513,8 @@ int RunReplay(const std::vector<std::string>& args) {
     for (const std::string& f : vm["sacct"].as<std::vector<std::string>>())
       if (Status s = reader.ReadFile(f); !s.ok()) return Fail(s);
     if (reader.stats().malformed > 0)
-      std::cerr << "fmte-advise: warning: " << reader.stats().malformed
-                << " malformed sacct line(s) skipped\n";
+      cli::Err() << "fmte-advise: warning: " << reader.stats().malformed
+                 << " malformed sacct line(s) skipped\n";
     jobs = reader.TakeJobs();
   }
   std::map<std::string, const learn::JobRecord*> by_id;
@@ -570,9 +570,9 @@ int RunReplay(const std::vector<std::string>& args) {
                           {"summary", SummaryJson(counts)},
                           {"jobs", nlohmann::json::array()}};
     for (const Replayed& r : all) doc["jobs"].push_back(JobJson(r));
-    std::cout << doc.dump(2) << "\n";
+    cli::Out() << doc.dump(2) << "\n";
   } else {
-    PrintReplay(std::cout, all, counts, admission->config_path, with_sacct);
+    PrintReplay(cli::Out(), all, counts, admission->config_path, with_sacct);
   }
   return cli::kExitOk;
 }

@@ -59,7 +59,7 @@ void PrintHuman(const BatchingResult& r, const BatchingOptions& o, const std::st
   t.AddRow({"steps", std::to_string(r.steps_per_epoch) + " per epoch, " + std::to_string(r.steps) +
                          " in total"});
   if (!contract_out.empty()) t.AddRow({"contract", "written to " + contract_out});
-  t.Print(std::cout);
+  t.Print(cli::Out());
 }
 
 }  // namespace
@@ -84,7 +84,7 @@ int RunTokens(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok()) return Fail(s);
   if (vm.count("help")) {
-    std::cout << tools::HelpText("tokens", kSummary, desc);
+    cli::Out() << tools::HelpText("tokens", kSummary, desc);
     return cli::kExitOk;
   }
   const std::string data_path = tools::FlagString(vm, "data");
@@ -167,7 +167,7 @@ int RunTokens(const std::vector<std::string>& args) {
     j["steps_per_epoch"] = r.steps_per_epoch;
     j["steps"] = r.steps;
     if (!contract_out.empty()) j["contract_written"] = contract_out;
-    std::cout << j.dump(2) << "\n";
+    cli::Out() << j.dump(2) << "\n";
   } else {
     PrintHuman(r, o, source, exact_samples, counting->counter, contract_out);
   }

@@ -26,14 +26,15 @@ std::string Gb(int64_t bytes, int width) {
 }
 
 void PrintTable(const ZeroColdInput& in, const std::vector<ZeroColdRow>& rows) {
-  std::cout << "Estimated memory needed for params, optim states and gradients for a:\n"
-            << "HW: Setup with " << in.nodes << (in.nodes > 1 ? " nodes" : " node") << ", "
-            << in.gpus_per_node << (in.gpus_per_node > 1 ? " GPUs" : " GPU") << " per node.\n"
-            << "SW: Model with " << static_cast<int64_t>(in.total_params / 1e6) << "M total params";
+  cli::Out() << "Estimated memory needed for params, optim states and gradients for a:\n"
+             << "HW: Setup with " << in.nodes << (in.nodes > 1 ? " nodes" : " node") << ", "
+             << in.gpus_per_node << (in.gpus_per_node > 1 ? " GPUs" : " GPU") << " per node.\n"
+             << "SW: Model with " << static_cast<int64_t>(in.total_params / 1e6)
+             << "M total params";
   if (in.stage == 3)
-    std::cout << ", " << static_cast<int64_t>(in.largest_layer_params / 1e6)
-              << "M largest layer params";
-  std::cout << ".\n  per CPU  |  per GPU |   Options\n";
+    cli::Out() << ", " << static_cast<int64_t>(in.largest_layer_params / 1e6)
+               << "M largest layer params";
+  cli::Out() << ".\n  per CPU  |  per GPU |   Options\n";
   for (const auto& r : rows) {
     // DeepSpeed pads "cpu" to 4 characters so that the columns line up with "none".
     std::string options;
@@ -41,8 +42,8 @@ void PrintTable(const ZeroColdInput& in, const std::vector<ZeroColdRow>& rows) {
       options += std::string("offload_param=") + (r.offload_param ? "cpu " : "none") + ", ";
     options += std::string("offload_optimizer=") + (r.offload_optimizer ? "cpu " : "none");
     if (in.stage == 3) options += std::string(", zero_init=") + (r.zero_init ? "1" : "0");
-    std::cout << " " << Gb(r.cpu_bytes, 7) << " | " << Gb(r.gpu_bytes, 6) << " | " << options
-              << "\n";
+    cli::Out() << " " << Gb(r.cpu_bytes, 7) << " | " << Gb(r.gpu_bytes, 6) << " | " << options
+               << "\n";
   }
 }
 
@@ -81,7 +82,7 @@ int RunZero(const std::vector<std::string>& args) {
   if (Status s = tools::ParseFlags(desc, args, &vm); !s.ok())
     return cli::ReportError("fmte-advise", s);
   if (vm.count("help")) {
-    std::cout << tools::HelpText("zero", kSummary, desc);
+    cli::Out() << tools::HelpText("zero", kSummary, desc);
     return cli::kExitOk;
   }
   ZeroColdInput in;
@@ -110,7 +111,7 @@ int RunZero(const std::vector<std::string>& args) {
   auto rows = EstimateZeroCold(in);
   if (!rows.ok()) return cli::ReportError("fmte-advise", rows.status());
   if (tools::FlagSet(vm, "json")) {
-    std::cout << RowsJson(in, *rows).dump(2) << "\n";
+    cli::Out() << RowsJson(in, *rows).dump(2) << "\n";
   } else {
     PrintTable(in, *rows);
   }

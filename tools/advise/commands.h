@@ -19,6 +19,7 @@ int RunRecommend(const std::vector<std::string>& args);  // layout search ranked
 int RunFit(
     const std::vector<std::string>& args);  // largest micro-batch/sequence, fewest GPUs, models
 int RunModels(const std::vector<std::string>& args);  // list the model and GPU catalogs
+int RunServe(const std::vector<std::string>& args);   // the web calculator and its JSON API
 
 }  // namespace fmte::advise
 

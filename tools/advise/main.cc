@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
       {"tokens", "count a dataset's tokens and simulate batching (padding/packing)",
        advise::RunTokens},
       {"models", "list the model and GPU catalogs", advise::RunModels},
+      {"serve", "the web calculator on this machine (estimate, guide, check, compare)",
+       advise::RunServe},
   };
   return cli::RunCommandTable(
       "fmte-advise", "Predicts GPU memory and time of LLM training jobs and says what would fit.",

@@ -5,6 +5,24 @@
 
 namespace fmte::cli {
 
+namespace {
+thread_local std::ostream* t_out = nullptr;
+thread_local std::ostream* t_err = nullptr;
+}  // namespace
+
+std::ostream& Out() { return t_out != nullptr ? *t_out : std::cout; }
+std::ostream& Err() { return t_err != nullptr ? *t_err : std::cerr; }
+
+ScopedOutput::ScopedOutput(std::ostream& out, std::ostream& err)
+    : saved_out_(t_out), saved_err_(t_err) {
+  t_out = &out;
+  t_err = &err;
+}
+ScopedOutput::~ScopedOutput() {
+  t_out = saved_out_;
+  t_err = saved_err_;
+}
+
 int ExitCodeFor(const Status& status) {
   if (status.ok()) return kExitOk;
   switch (status.code()) {
@@ -17,7 +35,7 @@ int ExitCodeFor(const Status& status) {
 }
 
 int ReportError(std::string_view tool, const Status& status) {
-  std::cerr << tool << ": error: " << status.message() << "\n";
+  Err() << tool << ": error: " << status.message() << "\n";
   return ExitCodeFor(status);
 }
 
@@ -36,16 +54,16 @@ void PrintUsage(std::ostream& os, std::string_view tool, std::string_view descri
 int RunCommandTable(std::string_view tool, std::string_view description,
                     const std::vector<Command>& commands, int argc, char** argv) {
   if (argc < 2) {
-    PrintUsage(std::cerr, tool, description, commands);
+    PrintUsage(Err(), tool, description, commands);
     return kExitUsage;
   }
   const std::string_view name = argv[1];
   if (name == "--help" || name == "-h" || name == "help") {
-    PrintUsage(std::cout, tool, description, commands);
+    PrintUsage(Out(), tool, description, commands);
     return kExitOk;
   }
   if (name == "--version") {
-    std::cout << tool << " " << FMTE_TOOLS_VERSION << "\n";
+    Out() << tool << " " << FMTE_TOOLS_VERSION << "\n";
     return kExitOk;
   }
   for (const auto& c : commands) {
@@ -54,7 +72,7 @@ int RunCommandTable(std::string_view tool, std::string_view description,
       try {
         return c.run(args);
       } catch (const std::exception& e) {
-        std::cerr << tool << ": error: " << e.what() << "\n";
+        Err() << tool << ": error: " << e.what() << "\n";
         return kExitFailure;
       }
     }
@@ -63,7 +81,7 @@ int RunCommandTable(std::string_view tool, std::string_view description,
   NearestName nearest(name, 3);
   for (const auto& c : commands) nearest.Offer(c.name);
   if (!nearest.best().empty()) msg += ", did you mean '" + nearest.best() + "'?";
-  std::cerr << tool << ": error: " << msg << " (see " << tool << " --help)\n";
+  Err() << tool << ": error: " << msg << " (see " << tool << " --help)\n";
   return kExitUsage;
 }
 

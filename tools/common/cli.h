@@ -3,6 +3,7 @@
 #ifndef FMTE_TOOLS_CLI_H_
 #define FMTE_TOOLS_CLI_H_
 
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,7 +33,24 @@ struct Command {
 int RunCommandTable(std::string_view tool, std::string_view description,
                     const std::vector<Command>& commands, int argc, char** argv);
 
-// Prints "<tool>: error: <message>" to stderr and returns the exit code for `status`.
+// Where commands write their results and their errors: std::cout and std::cerr, or, on the
+// calling thread while a ScopedOutput lives, its streams (fmte-advise serve runs the commands for
+// its API this way, so the API answers exactly what --json prints).
+std::ostream& Out();
+std::ostream& Err();
+class ScopedOutput {
+ public:
+  ScopedOutput(std::ostream& out, std::ostream& err);
+  ~ScopedOutput();
+  ScopedOutput(const ScopedOutput&) = delete;
+  ScopedOutput& operator=(const ScopedOutput&) = delete;
+
+ private:
+  std::ostream* saved_out_;
+  std::ostream* saved_err_;
+};
+
+// Prints "<tool>: error: <message>" to Err() and returns the exit code for `status`.
 int ReportError(std::string_view tool, const Status& status);
 // Usage errors (kInvalidArgument, kNotFound) -> kExitUsage; everything else -> kExitFailure.
 int ExitCodeFor(const Status& status);
