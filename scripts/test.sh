@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
 #   0. scripts/format.sh --check: the project's C++ files are clang-formatted
-#   1. build/       (RelWithDebInfo): unit, plugin and integration tests (real Slurm daemons)
+#   1. build/       (RelWithDebInfo): unit, plugin, golden and integration tests (real Slurm daemons),
+#                   the web page in headless Chromium (browser), the .deb built, installed into a
+#                   scratch root and its plugins loaded into a real slurmctld (package)
 #   2. build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer): the unit and golden tests again, the
 #                   plugin tests, which load the sanitized job_submit_fmte.so and spank_fmte.so, and
 #                   the integration tests with those plugins inside the real slurmctld, slurmd and
