@@ -198,5 +198,26 @@ TEST(RecordTest, AbsurdlyLongPredictionsStayReadable) {
   }
 }
 
+// Bug 14, found by fuzz_fmte_lines: micro-batch 84096 x 5.5 M tokens of a 70B model saturates the
+// memory prediction at INT64_MAX, which the record's reader refused (pred_mem above 2^62).
+TEST(RecordTest, AbsurdlyLargeMemoryPredictionsStayReadable) {
+  auto config = ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB\n");
+  ASSERT_TRUE(config.ok());
+  SlurmFacts facts;
+  facts.tres_per_node = "gres:gpu:a100:4";
+  const JobRequest request = ParseJobRequest(
+      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-70B method=full sharding=fsdp-full "
+      "micro-batch=84096 seq-len=5555555\ntorchrun --nproc_per_node 4 train.py\n",
+      {}, facts);
+  const Decision d = Decide(request, *config, ShippedEstimator());
+  ASSERT_TRUE(d.estimated);
+  const std::string encoded = EncodeRecord(MakeRecord(request, d));
+  auto decoded = DecodeRecord(encoded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString() << "\n" << encoded;
+  EXPECT_EQ(EncodeRecord(*decoded), encoded);
+  EXPECT_GT(decoded->pred_mem_bytes, decoded->cap_bytes);
+  EXPECT_LE(decoded->pred_mem_bytes, kMaxRecordedBytes);
+}
+
 }  // namespace
 }  // namespace fmte

@@ -305,13 +305,13 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
     } else if (key == "part")
       r.partition = v;
     else if (key == "pred_mem")
-      s = int_field(&r.pred_mem_bytes, 0, kBig);
+      s = int_field(&r.pred_mem_bytes, 0, kMaxRecordedBytes);
     else if (key == "cap")
       s = int_field(&r.cap_bytes, 0, kBig);
     else if (key == "limit_s")
       s = int_field(&r.limit_s, 0, kBig);
     else if (key == "corr_mem")
-      s = int_field(&r.corr_mem_bytes, 0, kBig);
+      s = int_field(&r.corr_mem_bytes, 0, kMaxRecordedBytes);
     else if (key == "pred_time_s" || key == "corr_time_s") {
       auto e = ParseBoundedDouble(v, 0, kMaxRecordedTimeS, shown);
       if (!e.ok()) return Status::ParseError(e.status().message());
@@ -335,10 +335,11 @@ AccountingRecord MakeRecord(const JobRequest& request, const Decision& decision)
     // The models' own predictions (record.h: what fmte-retrain divides by), then the corrected
     // ones.
     const JobEstimate& e = decision.estimate;
-    r.pred_mem_bytes = ModelPerGpuBytes(e);
+    r.pred_mem_bytes = std::min(ModelPerGpuBytes(e), kMaxRecordedBytes);
     r.cap_bytes = decision.capacity_bytes;
     if (e.has_time) r.pred_time_s = RecordedTimeS(ModelWallTimeS(e));
-    if (e.correction.memory.applied) r.corr_mem_bytes = e.memory.per_gpu_bytes;
+    if (e.correction.memory.applied)
+      r.corr_mem_bytes = std::min(e.memory.per_gpu_bytes, kMaxRecordedBytes);
     if (e.has_time && e.correction.time.applied)
       r.corr_time_s = std::max(1.0, RecordedTimeS(e.wall_time_s));
   }

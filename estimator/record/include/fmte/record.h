@@ -39,6 +39,10 @@
 namespace fmte {
 
 inline constexpr size_t kMaxRecordBytes = 1024;
+// The largest byte count a record holds (pred_mem, corr_mem; 2^62, ~4.6 EB): an absurd job's
+// saturated prediction (INT64_MAX) is recorded as this, so its reader never refuses the record
+// (as kMaxRecordedTimeS for times).
+inline constexpr int64_t kMaxRecordedBytes = int64_t{1} << 62;
 inline constexpr std::string_view kRecordPrefix = "fmte:";
 
 struct AccountingRecord {
