@@ -32,6 +32,9 @@
 extern "C" FMTE_EXPORT const char plugin_name[] = "fmte: LLM training job admission";
 extern "C" FMTE_EXPORT const char plugin_type[] = "job_submit/fmte";
 extern "C" FMTE_EXPORT const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+// The Slurm version built for, as text that fmte-advise doctor finds in the file (not exported).
+extern "C" __attribute__((used)) const char fmte_build_info[] =
+    "fmte-build-for-slurm=" FMTE_SLURM_VERSION ";";
 
 namespace {
 

@@ -44,6 +44,9 @@ extern "C" {
 extern "C" FMTE_EXPORT const char plugin_name[] = "fmte";
 extern "C" FMTE_EXPORT const char plugin_type[] = "spank";
 extern "C" FMTE_EXPORT const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+// The Slurm version built for, as text that fmte-advise doctor finds in the file (not exported).
+extern "C" __attribute__((used)) const char fmte_build_info[] =
+    "fmte-build-for-slurm=" FMTE_SLURM_VERSION ";";
 
 namespace {
 

@@ -547,12 +547,32 @@ fault_slurmdbd_down() {
   check "slurmdbd is back" test -n "$(sacctmgr -n list cluster 2>/dev/null)"
 }
 
+# fmte-advise doctor on the running lab cluster's own files: all well (plugins built for this
+# slurmctld, JobSubmitPlugins=fmte, spank_fmte.so in plugstack.conf, the a100 gres type known);
+# with JobSubmitPlugins switched to Lua it names that line and exits 1.
+doctor_on_the_lab() {
+  local out rc
+  out=$("$FMTE_BUILD_DIR/tools/fmte-advise" doctor --slurm-conf "$SLURM_CONF" 2>&1)
+  rc=$?
+  echo "$out"
+  check "all well" test "$rc" -eq 0
+  check "says so" contains "$out" "doctor: all well"
+  check "plugin version compared" contains "$out" "as slurmctld -V says"
+  sed 's/^JobSubmitPlugins=.*/JobSubmitPlugins=lua/' "$SLURM_CONF" >"$WORK/doctor_slurm.conf"
+  cp "$(dirname "$SLURM_CONF")"/{gres.conf,fmte.conf} "$WORK/" 2>/dev/null
+  cp "$(dirname "$SLURM_CONF")/plugstack.conf" "$WORK/" 2>/dev/null
+  out=$("$FMTE_BUILD_DIR/tools/fmte-advise" doctor --slurm-conf "$WORK/doctor_slurm.conf" 2>&1)
+  rc=$?
+  check "lua instead of fmte: exit 1" test "$rc" -eq 1
+  check "names the line" contains "$out" "JobSubmitPlugins=lua: add fmte"
+}
+
 case $CASE in
   oversized_rejected | fitting_job_recorded | non_llm_untouched | spank_bad_value_refused | \
     fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model | \
     script_files_read_in_sbatch | jobstats_epilog_keeps_record | replay_past_jobs | \
     srun_command_read_by_spank | fault_fmte_conf | fault_catalogs_and_regressors | fault_hub | \
-    fault_slurmdbd_down) "$CASE" ;;
+    fault_slurmdbd_down | doctor_on_the_lab) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 

@@ -103,6 +103,8 @@ if [ "$rc" -ne 0 ]; then
   exit 1
 fi
 eval "$(bash "$REPO/scripts/cluster.sh" env)"
+doctor=$("$ROOT/usr/bin/fmte-advise" doctor --slurm-conf "$SLURM_CONF" 2>&1)
+check "the installed doctor finds the site consistent" contains "$doctor" "doctor: all well"
 mkdir -p "$SCRATCH/jobs"
 cd "$SCRATCH/jobs" || exit 1
 # Full fine-tuning of 70B needs >= 16 bytes per parameter (ZeRO paper, §3.1): 1.1 TB, never one

@@ -20,6 +20,7 @@ int RunFit(
     const std::vector<std::string>& args);  // largest micro-batch/sequence, fewest GPUs, models
 int RunModels(const std::vector<std::string>& args);  // list the model and GPU catalogs
 int RunServe(const std::vector<std::string>& args);   // the web calculator and its JSON API
+int RunDoctor(const std::vector<std::string>& args);  // is a site's Slurm + fmte setup consistent
 
 }  // namespace fmte::advise
 

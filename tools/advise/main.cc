@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
       {"models", "list the model and GPU catalogs", advise::RunModels},
       {"serve", "the web calculator on this machine (estimate, guide, check, compare)",
        advise::RunServe},
+      {"doctor", "check a site's slurm.conf, gres.conf, plugstack.conf and fmte.conf",
+       advise::RunDoctor},
   };
   return cli::RunCommandTable(
       "fmte-advise", "Predicts GPU memory and time of LLM training jobs and says what would fit.",
