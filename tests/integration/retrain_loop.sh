@@ -95,6 +95,9 @@ check "manifest has the residual quantiles" grep -q '"log_residual_quantiles"' "
 check "manifest has the data range" grep -q '"last_end"' "$DIR/manifest.json"
 check "no memory model without measured GPU memory" test ! -e "$DIR/sacct_memory_correction.json"
 check "figure written" test -s "$WORK/sacct_time_correction_predicted_vs_actual.svg"
+check "one page links the figures" \
+  grep -q '<img src="sacct_time_correction_predicted_vs_actual.svg"' "$WORK/index.html"
+check "the page holds the report" grep -q 'sacct_time_correction' "$WORK/index.html"
 before=$(stat -c %Y.%y "$DIR")
 sleep 1
 "$RETRAIN" train with_header.psv --into "$DIR" --force >/dev/null 2>&1

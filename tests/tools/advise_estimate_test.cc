@@ -1,7 +1,10 @@
 // End-to-end: `fmte-advise estimate` and `fmte-advise models` driven as a user would.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "run_tool.h"
@@ -178,6 +181,47 @@ TEST(AdviseEstimate, WallTimeOverADatasetContract) {
   auto run = RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--packing"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find("--contract"), std::string::npos) << run.err;
+}
+
+// --report FILE.html: one self-contained page with what --json says (the per-GPU figure), the
+// memory bar and the step timeline as inline SVG, the assumptions; nothing loaded from elsewhere.
+TEST(AdviseEstimate, ReportIsASelfContainedPage) {
+  char path[] = "/tmp/fmte_report_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  const std::vector<std::string> job = {"estimate", "--model",  "meta-llama/Llama-3.1-8B",
+                                        "--method", "lora",     "--gpu",
+                                        "H100-SXM", "--tokens", "1e8"};
+  std::vector<std::string> with_report = job;
+  with_report.insert(with_report.end(), {"--report", path});
+  const ToolRun run = RunAdvise(with_report);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::ifstream in(path);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path);
+  std::vector<std::string> as_json = job;
+  as_json.push_back("--json");
+  const json doc = ParseJson(RunAdvise(as_json));
+  char gib[64];
+  std::snprintf(gib, sizeof gib, "%.2f GiB per GPU",
+                doc["memory"]["per_gpu_bytes"].get<double>() / (1024.0 * 1024 * 1024));
+  EXPECT_NE(html.find(gib), std::string::npos) << gib;
+  EXPECT_NE(html.find("<h2>Step timeline</h2>"), std::string::npos);
+  size_t svgs = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++svgs;
+  EXPECT_EQ(svgs, 2u);  // the memory bar and the timeline
+  EXPECT_NE(html.find("Assumptions and their sources"), std::string::npos);
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(html.find("href=\"http"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+
+  const ToolRun bad = RunAdvise(
+      {"estimate", "--model", "meta-llama/Llama-3.1-8B", "--report", "/nonexistent/dir/r.html"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--report: cannot write /nonexistent/dir/r.html"), std::string::npos)
+      << bad.err;
 }
 
 TEST(AdviseEstimate, HelpListsEveryContractFlag) {

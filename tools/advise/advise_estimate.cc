@@ -1,9 +1,13 @@
 // fmte-advise estimate: per-GPU memory (and time) of one training job.
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli.h"
 #include "commands.h"
 #include "fmte/estimator.h"
+#include "fmte/timeline.h"
+#include "html_report.h"
 #include "job_options.h"
 #include "output.h"
 #include "time_output.h"
@@ -37,6 +41,9 @@ int RunEstimate(const std::vector<std::string>& args) {
   dataset.add_options()("contract", po::value<std::string>()->value_name("IN"),
                         "TE2 contract of the training data")(
       "packing", po::bool_switch(), "with --contract: samples packed into rows of --seq-len");
+  desc.add_options()("report", po::value<std::string>()->value_name("FILE.html"),
+                     "also write a self-contained HTML report (memory bar, step timeline, "
+                     "assumptions and their sources) to attach to a ticket");
   tools::AddTokenCountingOptions(&dataset);
   desc.add(dataset);
   tools::AddCommonOptions(&desc);
@@ -82,6 +89,21 @@ int RunEstimate(const std::vector<std::string>& args) {
   // PrintTime), called by EstimateJson / PrintEstimate.
   if (Status s = tools::WriteTimeline(work.timeline_svg, *model, *estimate); !s.ok())
     return Fail(s);
+  if (const std::string report = tools::FlagString(vm, "report"); !report.empty()) {
+    nlohmann::json doc = tools::EstimateJson(*model, *job, **gpu, *estimate);
+    tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);
+    std::ostringstream text;
+    tools::PrintEstimate(text, *model, *job, **gpu, *estimate);
+    tools::PrintCorrection(text, *estimate, catalogs->corrections);
+    std::string command = "fmte-advise";
+    for (const std::string& a : args) command += " " + a;
+    const std::string svg =
+        estimate->has_step_time ? StepTimelineSvg(estimate->time.step, model->id) : "";
+    std::ofstream out(report, std::ios::trunc);
+    out << tools::EstimateReportHtml(doc, text.str(), svg, command);
+    out.flush();
+    if (!out) return Fail(Status::IoError("--report: cannot write " + report));
+  }
   if (tools::FlagSet(vm, "json")) {
     nlohmann::json doc = tools::EstimateJson(*model, *job, **gpu, *estimate);
     tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections

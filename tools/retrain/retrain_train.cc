@@ -17,6 +17,7 @@
 #include "fmte/learn/sacct_train.h"
 #include "fmte/learn/training_set.h"
 #include "fmte/learn/version.h"
+#include "html_report.h"
 #include "retrain_common.h"
 #include "retrain_kinds.h"
 
@@ -172,6 +173,20 @@ int RunTrain(const std::vector<std::string>& args) {
         report.svg_files.push_back(b);
       }
     }
+  }
+  if (!flags->svg_dir.empty() && !report.svg_files.empty()) {
+    // One page for the charts: the text report, then each SVG (linked, beside it).
+    std::string body = "<h1>fmte-retrain train --kind " + tools::HtmlEscape(flags->kind) +
+                       "</h1>\n<pre>" + tools::HtmlEscape(learn::ReportText(report)) + "</pre>\n";
+    for (const std::string& f : report.svg_files) {
+      const std::string name = f.substr(f.rfind('/') + 1);
+      body += "<figure><a href=\"" + tools::HtmlEscape(name) + "\"><img src=\"" +
+              tools::HtmlEscape(name) + "\" alt=\"" + tools::HtmlEscape(name) +
+              "\"></a><figcaption>" + tools::HtmlEscape(name) + "</figcaption></figure>\n";
+    }
+    const std::string index = flags->svg_dir + "/index.html";
+    if (const Status s = WriteText(index, tools::HtmlPage("fmte-retrain report", body)); !s.ok())
+      return cli::ReportError("fmte-retrain", s);
   }
   const std::string json = learn::ReportJson(report);
   if (!flags->report_path.empty()) {
