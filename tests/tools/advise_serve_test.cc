@@ -92,6 +92,44 @@ TEST_F(ServeTest, EstimateAnswersWhatTheCommandPrints) {
   EXPECT_TRUE(json::parse(res->body)["job"]["compile"].get<bool>());
 }
 
+// Custom mode: "overrides" is the figures object itself; the answer is estimate --overrides FILE's.
+TEST_F(ServeTest, OverridesAreTheFiguresOfEstimateJson) {
+  auto res = Post("/api/estimate", R"({"model": "meta-llama/Llama-3.1-8B", "gpus": 16,
+      "sharding": "fsdp-full", "tokens": "1e9",
+      "overrides": {"cluster": {"inter_node_gbps": 25}, "gpu": {"hbm_gbps": 2000}}})");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  char path[] = "/tmp/fmte_overrides_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string file = R"({"cluster": {"inter_node_gbps": 25}, "gpu": {"hbm_gbps": 2000}})";
+  ASSERT_EQ(write(fd, file.data(), file.size()), static_cast<ssize_t>(file.size()));
+  close(fd);
+  const auto cli = RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "16",
+                              "--sharding", "fsdp-full", "--tokens", "1e9", "--overrides", path,
+                              "--json"});
+  std::remove(path);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const json api = json::parse(res->body);
+  EXPECT_EQ(api, json::parse(cli.out));
+  EXPECT_EQ(api["figures"]["cluster"]["inter_node_gbps"], 25.0);
+  EXPECT_EQ(api["figures"]["gpu"]["hbm_gbps"], 2000.0);
+  // A slower network makes the 2-node FSDP step slower than with the catalog's 200 Gb/s.
+  auto plain = Post("/api/estimate", R"({"model": "meta-llama/Llama-3.1-8B", "gpus": 16,
+      "sharding": "fsdp-full", "tokens": "1e9"})");
+  ASSERT_TRUE(plain);
+  EXPECT_GT(api["time"]["step_time_s"].get<double>(),
+            json::parse(plain->body)["time"]["step_time_s"].get<double>());
+  auto bad = Post("/api/estimate", R"({"model": "meta-llama/Llama-3.1-8B",
+      "overrides": {"gpu": {"hbm": 1}}})");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("gpu.hbm: unknown figure"), std::string::npos) << bad->body;
+  auto recommend = Post("/api/recommend", R"({"model": "x", "overrides": {}})");
+  ASSERT_TRUE(recommend);
+  EXPECT_EQ(recommend->status, 400);
+}
+
 TEST_F(ServeTest, ModelsListTheCatalog) {
   auto res = Get("/api/models");
   ASSERT_TRUE(res);

@@ -82,6 +82,16 @@ expect estimate_full 'Fits:'
 page compare "mode=compare&pick=all"
 expect compare 'lora-8b-1gpu' 'full-8b-zero3' 'memory per GPU' 'GPU-hours'
 
+# 2b. Custom mode: a figure changed in the link (cluster.startup_s, an hour more of start-up) is
+#     sent as overrides; the wall time shown is what fmte-advise estimate --overrides prints.
+page custom "mode=estimate&model=meta-llama/Llama-3.1-8B&method=lora&gpu=H100-SXM5-80GB&micro-batch=2&seq-len=2048&activation-checkpointing=full&tokens=2e8&cluster.startup_s=3900&run=1"
+echo '{"cluster": {"startup_s": 3900}}' >"$OUT/overrides.json"
+wall=$("$ADVISE" estimate --model meta-llama/Llama-3.1-8B --method lora --gpu H100-SXM5-80GB \
+  --micro-batch 2 --seq-len 2048 --activation-checkpointing full --tokens 2e8 --json \
+  --overrides "$OUT/overrides.json" |
+  python3 -c 'import json,sys; s=json.load(sys.stdin)["time"]["wall_time_s"]; print("%d h %d min" % (s // 3600, (s % 3600) // 60))')
+expect custom 'Overridden: {"gpu":{},"cluster":{"startup_s":3900}}' "$wall" 'Custom: the figures this estimate used'
+
 # 3. Guide: recommended layouts for 8 GPUs, fastest first.
 page guide "mode=guide&model=meta-llama/Llama-3.1-8B&gpu=H100-SXM5-80GB&gpus=8&global-batch=64&seq-len=4096&run=1"
 expect guide 'layouts fit on H100-SXM5-80GB' 'zero3' 'tokens/s/GPU'
@@ -102,6 +112,6 @@ if [ "$failed" -ne 0 ]; then
   echo "browser_test: failed; screenshots and DOMs in $OUT, server log $SERVER_LOG" >&2
   exit 1
 fi
-echo "browser_test: 7 pages checked; screenshots in $OUT"
+echo "browser_test: 8 pages checked; screenshots in $OUT"
 cat "$OUT/timings.txt"
 grep -E 'POST|GET' "$SERVER_LOG" | awk '{print $2, $3, $5, "ms"}' | sort | uniq -c | head -20 || true

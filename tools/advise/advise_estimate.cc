@@ -10,6 +10,7 @@
 #include "html_report.h"
 #include "job_options.h"
 #include "output.h"
+#include "overrides.h"
 #include "time_output.h"
 #include "token_options.h"
 
@@ -43,7 +44,11 @@ int RunEstimate(const std::vector<std::string>& args) {
       "packing", po::bool_switch(), "with --contract: samples packed into rows of --seq-len");
   desc.add_options()("report", po::value<std::string>()->value_name("FILE.html"),
                      "also write a self-contained HTML report (memory bar, step timeline, "
-                     "assumptions and their sources) to attach to a ticket");
+                     "assumptions and their sources) to attach to a ticket")(
+      "overrides", po::value<std::string>()->value_name("FILE.json"),
+      "replace the GPU's and the cluster's figures the estimate uses: the \"figures\" object "
+      "of --json, edited ({\"gpu\": {\"hbm_gbps\": 2600}, \"cluster\": {\"inter_node_gbps\": "
+      "400}})");
   tools::AddTokenCountingOptions(&dataset);
   desc.add(dataset);
   tools::AddCommonOptions(&desc);
@@ -65,8 +70,24 @@ int RunEstimate(const std::vector<std::string>& args) {
     return Fail(s);
   auto model = ResolveModel(catalogs->models, job->model);
   if (!model.ok()) return Fail(model.status());
-  auto gpu = catalogs->gpus.Find(job->gpu);
-  if (!gpu.ok()) return Fail(gpu.status().WithContext("--gpu"));
+  auto found_gpu = catalogs->gpus.Find(job->gpu);
+  if (!found_gpu.ok()) return Fail(found_gpu.status().WithContext("--gpu"));
+  // The figures the estimate uses (the GPU's, the cluster's), replaced by --overrides when given;
+  // an unknown --cluster is reported by Estimate as before.
+  GpuSpec gpu_used = **found_gpu;
+  const GpuSpec* gpu = &gpu_used;
+  auto cluster = ResolveCluster(catalogs->clusters, *job, gpu_used);
+  if (const std::string path = tools::FlagString(vm, "overrides"); !path.empty()) {
+    if (!cluster.ok()) return Fail(cluster.status().WithContext("--cluster"));
+    auto doc = tools::LoadOverridesFile(path);
+    if (!doc.ok()) return Fail(doc.status());
+    ClusterSpec spec = *cluster;
+    if (Status s = tools::ApplyOverrides(*doc, "--overrides " + path, &gpu_used, &spec); !s.ok())
+      return Fail(s);
+    spec.name = job->cluster.empty() ? "overrides" : job->cluster;
+    job->cluster = spec.name;
+    catalogs->clusters.Add(spec);
+  }
 
   Result<JobEstimate> estimate = Status::Internal("unset");
   if (const std::string contract = tools::FlagString(vm, "contract"); !contract.empty()) {
@@ -76,11 +97,11 @@ int RunEstimate(const std::vector<std::string>& args) {
     if (!loaded.ok()) return Fail(loaded.status().WithContext("--contract"));
     DatasetTokens data{std::move(loaded).value(), counting->text_template, counting->counter,
                        tools::FlagSet(vm, "packing")};
-    estimate = Estimate(*catalogs, *model, *job, **gpu, data);
+    estimate = Estimate(*catalogs, *model, *job, *gpu, data);
   } else if (tools::FlagSet(vm, "packing")) {
     return Fail(Status::InvalidArgument("--packing: needs --contract (the dataset to pack)"));
   } else {
-    estimate = Estimate(*catalogs, *model, *job, **gpu);
+    estimate = Estimate(*catalogs, *model, *job, *gpu);
   }
   if (!estimate.ok()) return Fail(estimate.status());
 
@@ -89,11 +110,18 @@ int RunEstimate(const std::vector<std::string>& args) {
   // PrintTime), called by EstimateJson / PrintEstimate.
   if (Status s = tools::WriteTimeline(work.timeline_svg, *model, *estimate); !s.ok())
     return Fail(s);
+  // The figures the estimate read, as --overrides takes them (cluster.intra_node_gbps 0: the GPU's
+  // interconnect_gbps; gpus_per_node as the job has it).
+  nlohmann::json figures;
+  if (ClusterSpec numbers;
+      cluster.ok() && ResolveClusterNumbers(catalogs->clusters, *job, &numbers).ok())
+    figures = tools::FiguresJson(*gpu, numbers);
   if (const std::string report = tools::FlagString(vm, "report"); !report.empty()) {
-    nlohmann::json doc = tools::EstimateJson(*model, *job, **gpu, *estimate);
+    nlohmann::json doc = tools::EstimateJson(*model, *job, *gpu, *estimate);
     tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);
+    if (!figures.is_null()) doc["figures"] = figures;
     std::ostringstream text;
-    tools::PrintEstimate(text, *model, *job, **gpu, *estimate);
+    tools::PrintEstimate(text, *model, *job, *gpu, *estimate);
     tools::PrintCorrection(text, *estimate, catalogs->corrections);
     std::string command = "fmte-advise";
     for (const std::string& a : args) command += " " + a;
@@ -105,11 +133,12 @@ int RunEstimate(const std::vector<std::string>& args) {
     if (!out) return Fail(Status::IoError("--report: cannot write " + report));
   }
   if (tools::FlagSet(vm, "json")) {
-    nlohmann::json doc = tools::EstimateJson(*model, *job, **gpu, *estimate);
+    nlohmann::json doc = tools::EstimateJson(*model, *job, *gpu, *estimate);
     tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections
+    if (!figures.is_null()) doc["figures"] = figures;
     cli::Out() << doc.dump(2) << "\n";
   } else {
-    tools::PrintEstimate(cli::Out(), *model, *job, **gpu, *estimate);
+    tools::PrintEstimate(cli::Out(), *model, *job, *gpu, *estimate);
     tools::PrintCorrection(cli::Out(), *estimate, catalogs->corrections);
   }
   return cli::kExitOk;

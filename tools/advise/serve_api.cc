@@ -233,16 +233,31 @@ ApiReply HandleApi(std::string_view method, std::string_view path, std::string_v
     if (!get) return Reply(405, Error("/api/models: use GET"));
     return RunCommand(RunModels, {"models", "--json"});
   }
-  constexpr std::string_view kFileFlags[] = {"timeline", "regressors", "contract", "report",
-                                             "overrides"};
+  constexpr std::string_view kFileFlags[] = {"timeline", "regressors", "contract", "report"};
   const std::vector<std::string_view> denied(std::begin(kFileFlags), std::end(kFileFlags));
   if (path == "/api/estimate" || path == "/api/recommend") {
     if (method != "POST") return Reply(405, Error(std::string(path) + ": use POST"));
-    auto flags = FlagsFromBody(body, denied, {});
-    if (!flags.ok()) return Reply(400, Error(flags.status().message()));
     const bool estimate = path == "/api/estimate";
+    std::vector<std::string_view> deny = denied;
+    if (!estimate) deny.push_back("overrides");
+    auto flags = FlagsFromBody(body, deny, {"overrides"});
+    if (!flags.ok()) return Reply(400, Error(flags.status().message()));
     flags->insert(flags->begin(), estimate ? "estimate" : "recommend");
     flags->push_back("--json");
+    // "overrides": the figures object itself (custom mode), handed to --overrides as a file.
+    ScratchDir dir(settings.scratch);
+    if (estimate) {
+      auto doc = ParseObject(body);
+      if (const auto o = doc->find("overrides"); o != doc->end() && !o->is_null()) {
+        if (!o->is_object())
+          return Reply(400, Error("overrides: expected an object {\"gpu\": {...}, \"cluster\": "
+                                  "{...}}"));
+        if (dir.path().empty()) return Reply(500, Error("cannot create a scratch folder"));
+        const std::string file = dir.path() + "/overrides.json";
+        if (Status s = WriteText(file, o->dump()); !s.ok()) return Reply(500, Error(s.message()));
+        flags->push_back("--overrides=" + file);
+      }
+    }
     return RunCommand(estimate ? RunEstimate : RunRecommend, std::move(*flags));
   }
   if (path == "/api/check") {

@@ -11,6 +11,7 @@ const COLORS = {
 const PLANS_KEY = 'fmte.plans';
 let lastEstimate = null;  // {request, result}
 let pendingPlan = null;   // ?plan=NAME: save the estimate the query runs under this name
+let overrides = null;     // custom mode: the figures the user edited ({gpu: {...}, cluster: {...}})
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
@@ -181,6 +182,41 @@ function renderEstimate(r, target) {
     pairs.push(['efficiency source', t.efficiency_source]);
     target.append(kv(pairs));
   }
+  if (r.figures && target.id === 'estimate-result') target.append(figuresEditor(r.figures));
+}
+
+// Custom mode: every figure of the GPU and the cluster the estimate read, editable; "Recompute"
+// sends them as "overrides" (the same object fmte-advise estimate --overrides FILE takes).
+function figuresEditor(figures) {
+  const box = el('details', {id: 'figures'});
+  if (overrides) box.open = true;
+  box.append(el('summary', {}, 'Custom: the figures this estimate used (edit and recompute)'));
+  const grid = el('div', {class: 'grid'});
+  for (const section of ['gpu', 'cluster'])
+    for (const [k, v] of Object.entries(figures[section])) {
+      const input = el('input', {type: 'number', step: 'any', 'data-section': section, 'data-key': k, name: `${section}.${k}`});
+      input.value = v;
+      grid.append(el('label', {}, `${section}.${k}`, input));
+    }
+  box.append(grid);
+  const run = el('button', {type: 'button', id: 'figures-run'}, 'Recompute with these figures');
+  const reset = el('button', {type: 'button'}, 'Back to the catalog figures');
+  const save = el('a', {id: 'figures-save', download: 'overrides.json', href: '#'}, 'Save as overrides.json');
+  const collect = () => {
+    const o = {gpu: {}, cluster: {}};
+    for (const i of $$('input[data-section]', box))
+      if (i.value !== '' && Number(i.value) !== figures[i.dataset.section][i.dataset.key])
+        o[i.dataset.section][i.dataset.key] = Number(i.value);
+    return o;
+  };
+  run.addEventListener('click', () => { overrides = collect(); runEstimate(); });
+  reset.addEventListener('click', () => { overrides = null; runEstimate(); });
+  save.addEventListener('click', () => {
+    save.href = 'data:application/json,' + encodeURIComponent(JSON.stringify(collect(), null, 2));
+  });
+  box.append(el('div', {class: 'actions'}, run, reset, save));
+  if (overrides) box.append(el('p', {id: 'figures-note'}, 'Overridden: ' + JSON.stringify(overrides)));
+  return box;
 }
 
 async function runEstimate(ev) {
@@ -188,6 +224,7 @@ async function runEstimate(ev) {
   clearError();
   const form = $('#estimate-form');
   const body = formBody(form);
+  if (overrides) body.overrides = overrides;
   const started = performance.now();
   try {
     const r = await api('/api/estimate', body);
@@ -404,7 +441,14 @@ function applyQuery() {
   const form = $(`#${mode}-form`);
   if (!form) return;
   const values = {};
-  for (const [k, v] of q) if (!['mode', 'run', 'plan', 'pick'].includes(k)) values[k] = v;
+  for (const [k, v] of q) {
+    if (['mode', 'run', 'plan', 'pick'].includes(k)) continue;
+    const dot = k.match(/^(gpu|cluster)\.(\w+)$/);  // &cluster.inter_node_gbps=25: a figure
+    if (dot) {
+      overrides = overrides || {gpu: {}, cluster: {}};
+      overrides[dot[1]][dot[2]] = Number(v);
+    } else values[k] = v;
+  }
   fillForm(form, values);
   if (q.get('run') === '1') form.requestSubmit();
 }
