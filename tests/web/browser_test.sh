@@ -92,6 +92,20 @@ wall=$("$ADVISE" estimate --model meta-llama/Llama-3.1-8B --method lora --gpu H1
   python3 -c 'import json,sys; s=json.load(sys.stdin)["time"]["wall_time_s"]; print("%d h %d min" % (s // 3600, (s % 3600) // 60))')
 expect custom 'Overridden: {"gpu":{},"cluster":{"startup_s":3900}}' "$wall" 'Custom: the figures this estimate used'
 
+# 2c. Measured: a Megatron-LM log (its training_log line format; the values are this test's own)
+#     beside the prediction for the job in the Estimate form. The page must read the median step
+#     time after the 3 warm-up iterations and the max reserved memory (MB = 2^20 bytes).
+log=""
+for i in 1 2 3 4 5 6 7 8; do
+  ms=$(python3 -c "print([9000, 4000, 2500, 1210, 1190, 1230, 1200, 1185][$i - 1])")
+  log+=" iteration        $i/     100 | consumed samples:          $((i * 64)) | elapsed time per iteration (ms): $ms.0 | throughput per GPU (TFLOP/s/GPU): 350.$i | learning rate: 1.0E-04 | global batch size:    64 | lm loss: 9.1E+00 |"$'\n'
+done
+log+="[Rank 0] (after 8 iterations) memory (MB) | allocated: 30000.0 | max allocated: 41234.5 | reserved: 45000.0 | max reserved: 46080.0"$'\n'
+page measured "mode=measured&log=$(enc "$log")&skip=3&model=meta-llama/Llama-3.1-8B&method=full&gpu=H100-SXM5-80GB&gpus=8&sharding=zero3&micro-batch=1&seq-len=4096&grad-accum=8&run=1"
+step=$(python3 -c 'import statistics; print("%.2f s" % (statistics.median([1210, 1190, 1230, 1200, 1185]) / 1000))')
+expect measured 'id="measured-verdict">Megatron-LM log: 5 steps read (first 3 skipped)' "$step" \
+  '45.00 GiB' 'fmte predicts' 'One step, measured and predicted'
+
 # 3. Guide: recommended layouts for 8 GPUs, fastest first.
 page guide "mode=guide&model=meta-llama/Llama-3.1-8B&gpu=H100-SXM5-80GB&gpus=8&global-batch=64&seq-len=4096&run=1"
 expect guide 'layouts fit on H100-SXM5-80GB' 'zero3' 'tokens/s/GPU'
@@ -112,6 +126,6 @@ if [ "$failed" -ne 0 ]; then
   echo "browser_test: failed; screenshots and DOMs in $OUT, server log $SERVER_LOG" >&2
   exit 1
 fi
-echo "browser_test: 8 pages checked; screenshots in $OUT"
+echo "browser_test: 9 pages checked; screenshots in $OUT"
 cat "$OUT/timings.txt"
 grep -E 'POST|GET' "$SERVER_LOG" | awk '{print $2, $3, $5, "ms"}' | sort | uniq -c | head -20 || true

@@ -348,6 +348,122 @@ async function runCheck(ev) {
   }
 }
 
+// --- Measured: a training log beside the prediction --------------------------------------------
+// The formats, from the frameworks' own log lines:
+//   Megatron-LM (training_log): " iteration 20/ 100 | ... | elapsed time per iteration (ms): 1234.5 |
+//     ... | throughput per GPU (TFLOP/s/GPU): 401.2 |" and "... memory (MB) | allocated: ... |
+//     max allocated: 30123.4 | reserved: ... | max reserved: 36000.0" (MB = 2^20 bytes)
+//   NeMo (Lightning): "train_step_timing in s: 1.23" (or "=1.23")
+//   torchtitan (metrics.py): "step: 20  loss: 7.9  memory: 35.12GiB(37.0%)  tps: 6,283  tflops:
+//     363.92  mfu: 36.80%" (memory: max reserved; older versions print wps)
+//   Hugging Face Trainer: tqdm's "3.00s/it" / "1.50it/s", and "'train_steps_per_second': 0.5"
+function median(xs) {
+  const v = xs.filter((x) => isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return undefined;
+  const m = Math.floor(v.length / 2);
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+function parseTrainingLog(text, skip) {
+  const out = {format: null, step_s: [], tps: [], tflops: [], reserved: [], allocated: []};
+  const num = (x) => Number(String(x).replace(/,/g, ''));
+  for (const line of text.split(/\r?\n/)) {
+    let m;
+    if ((m = line.match(/iteration\s+(\d+)\s*\/\s*\d+\s*\|.*?elapsed time per iteration \(ms\):\s*([\d.]+)/))) {
+      out.format = 'Megatron-LM';
+      if (num(m[1]) > skip) {
+        out.step_s.push(num(m[2]) / 1000);
+        const t = line.match(/throughput per GPU \(TFLOP\/s\/GPU\):\s*([\d.]+)/);
+        if (t) out.tflops.push(num(t[1]));
+      }
+    } else if ((m = line.match(/max allocated:\s*([\d.]+).*?max reserved:\s*([\d.]+)/))) {
+      out.allocated.push(num(m[1]) * 2 ** 20);
+      out.reserved.push(num(m[2]) * 2 ** 20);
+    } else if ((m = line.match(/step:\s*(\d+)\s+loss:.*?memory:\s*([\d.]+)GiB.*?(?:tps|wps):\s*([\d,]+)(?:.*?tflops:\s*([\d.]+))?/))) {
+      out.format = 'torchtitan';
+      out.reserved.push(num(m[2]) * 2 ** 30);
+      if (num(m[1]) > skip) {
+        out.tps.push(num(m[3]));
+        if (m[4]) out.tflops.push(num(m[4]));
+      }
+    } else if ((m = line.match(/train_step_timing in s[:=]\s*([\d.]+)/))) {
+      out.format = out.format || 'NeMo';
+      out.step_s.push(num(m[1]));
+    } else if ((m = line.match(/'train_steps_per_second':\s*([\d.]+)/))) {
+      out.format = out.format || 'Hugging Face Trainer';
+      out.trainer_step_s = 1 / num(m[1]);
+    } else if ((m = line.match(/(\d+)\/\d+ \[[^\]]*?([\d.]+)(s\/it|it\/s)\]/))) {
+      out.format = out.format || 'Hugging Face Trainer';
+      if (num(m[1]) > skip) out.step_s.push(m[3] === 's/it' ? num(m[2]) : 1 / num(m[2]));
+    }
+  }
+  // NeMo's lines carry no step number: its first `skip` are dropped by position.
+  if (out.format === 'NeMo') out.step_s = out.step_s.slice(skip);
+  return out;
+}
+
+async function runMeasured(ev) {
+  if (ev) ev.preventDefault();
+  clearError();
+  const form = $('#measured-form');
+  const skip = Number(form.elements.skip.value || 0);
+  const log = parseTrainingLog(form.elements.log.value, skip);
+  const target = $('#measured-result');
+  if (!log.format) {
+    target.hidden = true;
+    showError({message: 'log: no Megatron-LM, NeMo, torchtitan or Hugging Face Trainer step lines found'});
+    return;
+  }
+  let r;
+  try {
+    const body = formBody($('#estimate-form'));
+    if (overrides) body.overrides = overrides;
+    r = await api('/api/estimate', body);
+  } catch (err) {
+    target.hidden = true;
+    showError({message: 'the Estimate form: ' + err.message, field: err.field}, $('#estimate-form'));
+    return;
+  }
+  const t = r.time || {};
+  const gpus = r.job.gpus;
+  const measured = {
+    step: median(log.step_s) ?? log.trainer_step_s,
+    tps: median(log.tps),
+    tflops: median(log.tflops),
+    reserved: log.reserved.length ? Math.max(...log.reserved) : undefined,
+    allocated: log.allocated.length ? Math.max(...log.allocated) : undefined,
+  };
+  const predicted = {
+    step: t.step_time_s,
+    tps: t.tokens_per_s_per_gpu,
+    tflops: t.step_time_s ? t.model_flops_per_step / t.step_time_s / gpus / 1e12 : undefined,
+    reserved: r.memory.allocator_peak_bytes,
+    allocated: r.memory.allocated_peak_bytes,
+  };
+  const err = (p, m) => (p === undefined || m === undefined) ? '–' : `${p >= m ? '+' : ''}${(100 * (p - m) / m).toFixed(1)} %`;
+  const rows = [
+    ['step time', secs(measured.step), secs(predicted.step), err(predicted.step, measured.step)],
+    ['tokens/s per GPU', measured.tps !== undefined ? Math.round(measured.tps).toLocaleString() : '–',
+      predicted.tps !== undefined ? Math.round(predicted.tps).toLocaleString() : '–', err(predicted.tps, measured.tps)],
+    ['TFLOP/s per GPU', measured.tflops !== undefined ? measured.tflops.toFixed(1) : '–',
+      predicted.tflops !== undefined ? predicted.tflops.toFixed(1) : '–', err(predicted.tflops, measured.tflops)],
+    ['peak memory reserved', measured.reserved !== undefined ? gib(measured.reserved) : '–', gib(predicted.reserved), err(predicted.reserved, measured.reserved)],
+    ['peak memory allocated', measured.allocated !== undefined ? gib(measured.allocated) : '–', gib(predicted.allocated), err(predicted.allocated, measured.allocated)],
+  ];
+  target.replaceChildren();
+  target.hidden = false;
+  const n = Math.max(log.step_s.length, log.tps.length);
+  target.append(el('p', {class: 'verdict', id: 'measured-verdict'},
+    `${log.format} log: ${n} steps read (first ${skip} skipped), ${r.model.id} on ${gpus} ${r.gpu.name}`));
+  target.append(table(['', 'measured', 'fmte predicts', 'fmte error'], rows, [1, 2, 3]));
+  if (measured.step && t.breakdown) {
+    target.append(el('h3', {}, 'One step, measured and predicted (same scale)'));
+    const scale = Math.max(measured.step, t.step_time_s);
+    target.append(el('div', {}, 'measured'), stackedBar([['compute', measured.step]], scale, 0)[0]);
+    target.append(el('div', {}, 'predicted'), ...stackedBar(Object.entries(t.breakdown).map(([k, v]) => [k === 'optimizer' ? 'optimizer_step' : k, v]), scale, 0));
+  }
+}
+
 // --- Compare ---------------------------------------------------------------------------------
 function loadPlans() {
   try { return JSON.parse(localStorage.getItem(PLANS_KEY) || '[]'); } catch (e) { return []; }
@@ -450,6 +566,7 @@ function applyQuery() {
     } else values[k] = v;
   }
   fillForm(form, values);
+  if (mode === 'measured') fillForm($('#estimate-form'), values);  // the job to predict
   if (q.get('run') === '1') form.requestSubmit();
 }
 
@@ -460,6 +577,11 @@ document.addEventListener('DOMContentLoaded', async () => {
   $('#guide-form').addEventListener('submit', runGuide);
   $('#check-form').addEventListener('submit', runCheck);
   $('#check-add-file').addEventListener('click', () => addFileEntry());
+  $('#measured-form').addEventListener('submit', runMeasured);
+  $('#measured-file').addEventListener('change', async (e) => {
+    const f = e.target.files[0];
+    if (f) $('#measured-form').elements.log.value = await f.slice(0, 8 << 20).text();
+  });
   try {
     await loadCatalog();
   } catch (err) {
