@@ -105,9 +105,9 @@ TEST_F(ServeTest, OverridesAreTheFiguresOfEstimateJson) {
   const std::string file = R"({"cluster": {"inter_node_gbps": 25}, "gpu": {"hbm_gbps": 2000}})";
   ASSERT_EQ(write(fd, file.data(), file.size()), static_cast<ssize_t>(file.size()));
   close(fd);
-  const auto cli = RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "16",
-                              "--sharding", "fsdp-full", "--tokens", "1e9", "--overrides", path,
-                              "--json"});
+  const auto cli =
+      RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "16", "--sharding",
+                 "fsdp-full", "--tokens", "1e9", "--overrides", path, "--json"});
   std::remove(path);
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   const json api = json::parse(res->body);
@@ -128,6 +128,25 @@ TEST_F(ServeTest, OverridesAreTheFiguresOfEstimateJson) {
   auto recommend = Post("/api/recommend", R"({"model": "x", "overrides": {}})");
   ASSERT_TRUE(recommend);
   EXPECT_EQ(recommend->status, 400);
+}
+
+// "timeline": true adds --timeline's SVG as timeline_svg; the rest is still the command's --json.
+TEST_F(ServeTest, TimelineComesAsSvgBesideTheJson) {
+  auto res = Post("/api/estimate", R"({"model": "meta-llama/Llama-3.1-8B", "gpus": 8, "pp": 2,
+      "grad-accum": 4, "timeline": true})");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  json api = json::parse(res->body);
+  const std::string svg = api["timeline_svg"].get<std::string>();
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("stage 1"), std::string::npos);  // two pipeline stages drawn
+  api.erase("timeline_svg");
+  const auto cli = RunAdvise({"estimate", "--model", "meta-llama/Llama-3.1-8B", "--gpus", "8",
+                              "--pp", "2", "--grad-accum", "4", "--json"});
+  EXPECT_EQ(api, json::parse(cli.out));
+  auto bad = Post("/api/estimate", R"({"model": "meta-llama/Llama-3.1-8B", "timeline": "/tmp/x"})");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
 }
 
 TEST_F(ServeTest, ModelsListTheCatalog) {
@@ -177,8 +196,7 @@ TEST_F(ServeTest, BadRequestsNameTheField) {
       {"/api/estimate", "{not json", "invalid JSON", ""},
       {"/api/estimate", R"({"model": {"id": 1}})", "model: expected a string, number or boolean",
        ""},
-      {"/api/estimate", R"({"model": "x", "timeline": "/tmp/x.svg"})", "timeline: not accepted",
-       ""},
+      {"/api/estimate", R"({"model": "x", "report": "/tmp/x.html"})", "report: not accepted", ""},
       {"/api/recommend", R"({"model": "meta-llama/Llama-3.1-8B", "regressors": "/"})",
        "regressors: not accepted", ""},
       {"/api/check", R"({"partition": "gpu"})", "script: required", ""},

@@ -68,7 +68,7 @@ enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[
 page estimate "mode=estimate&model=meta-llama/Llama-3.1-8B&method=lora&gpu=H100-SXM5-80GB&micro-batch=2&seq-len=2048&activation-checkpointing=full&tokens=2e8&run=1&plan=lora-8b-1gpu"
 expect estimate 'data-ready="1"' 'id="estimate-verdict">Fits:' '8.03 B parameters' \
   'H100-SXM5-80GB' 'weights' 'activations' 'wall time' '95% bound (the time limit)' \
-  'value="meta-llama/Llama-3.1-70B"'
+  'value="meta-llama/Llama-3.1-70B"' 'Step timeline per pipeline stage' 'id="timeline"'
 reject estimate 'class="error" role="alert">'
 # The page's numbers are the API's: the same per-GPU GiB as fmte-advise estimate --json prints.
 gib=$("$ADVISE" estimate --model meta-llama/Llama-3.1-8B --method lora --gpu H100-SXM5-80GB \

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -233,14 +234,14 @@ ApiReply HandleApi(std::string_view method, std::string_view path, std::string_v
     if (!get) return Reply(405, Error("/api/models: use GET"));
     return RunCommand(RunModels, {"models", "--json"});
   }
-  constexpr std::string_view kFileFlags[] = {"timeline", "regressors", "contract", "report"};
+  constexpr std::string_view kFileFlags[] = {"regressors", "contract", "report"};
   const std::vector<std::string_view> denied(std::begin(kFileFlags), std::end(kFileFlags));
   if (path == "/api/estimate" || path == "/api/recommend") {
     if (method != "POST") return Reply(405, Error(std::string(path) + ": use POST"));
     const bool estimate = path == "/api/estimate";
     std::vector<std::string_view> deny = denied;
-    if (!estimate) deny.push_back("overrides");
-    auto flags = FlagsFromBody(body, deny, {"overrides"});
+    if (!estimate) deny.insert(deny.end(), {"overrides", "timeline"});
+    auto flags = FlagsFromBody(body, deny, {"overrides", "timeline"});
     if (!flags.ok()) return Reply(400, Error(flags.status().message()));
     flags->insert(flags->begin(), estimate ? "estimate" : "recommend");
     flags->push_back("--json");
@@ -256,6 +257,25 @@ ApiReply HandleApi(std::string_view method, std::string_view path, std::string_v
         const std::string file = dir.path() + "/overrides.json";
         if (Status s = WriteText(file, o->dump()); !s.ok()) return Reply(500, Error(s.message()));
         flags->push_back("--overrides=" + file);
+      }
+      // "timeline": true adds the step timeline (--timeline's SVG) as "timeline_svg".
+      if (const auto t = doc->find("timeline"); t != doc->end() && !t->is_null()) {
+        if (!t->is_boolean())
+          return Reply(400, Error("timeline: expected true or false (the SVG is returned as "
+                                  "timeline_svg)"));
+        if (t->get<bool>()) {
+          if (dir.path().empty()) return Reply(500, Error("cannot create a scratch folder"));
+          const std::string svg = dir.path() + "/timeline.svg";
+          flags->push_back("--timeline=" + svg);
+          ApiReply reply = RunCommand(RunEstimate, std::move(*flags));
+          if (reply.http_status != 200) return reply;
+          json answer = json::parse(reply.body, nullptr, false);
+          std::ifstream in(svg);
+          answer["timeline_svg"] =
+              std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+          reply.body = answer.dump(2) + "\n";
+          return reply;
+        }
       }
     }
     return RunCommand(estimate ? RunEstimate : RunRecommend, std::move(*flags));

@@ -167,6 +167,11 @@ function renderEstimate(r, target) {
     target.append(el('h3', {}, 'Time'));
     const tparts = Object.entries(t.breakdown).map(([k, v]) => [k === 'optimizer' ? 'optimizer_step' : k, v]);
     target.append(...stackedBar(tparts, t.step_time_s, 0));
+    if (r.timeline_svg) {
+      // The step schedule per pipeline stage (fmte-advise estimate --timeline), as an image.
+      target.append(el('h3', {}, 'Step timeline per pipeline stage'),
+        el('img', {id: 'timeline', alt: 'step timeline', src: 'data:image/svg+xml,' + encodeURIComponent(r.timeline_svg)}));
+    }
     const pairs = [
       ['step time', secs(t.step_time_s)],
       ['tokens/s per GPU', Math.round(t.tokens_per_s_per_gpu).toLocaleString()],
@@ -225,10 +230,11 @@ async function runEstimate(ev) {
   const form = $('#estimate-form');
   const body = formBody(form);
   if (overrides) body.overrides = overrides;
+  body.timeline = true;
   const started = performance.now();
   try {
     const r = await api('/api/estimate', body);
-    lastEstimate = {request: body, result: r};
+    lastEstimate = {request: Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'timeline')), result: r};
     renderEstimate(r, $('#estimate-result'));
     $('#estimate-save').disabled = false;
     if (pendingPlan) {
