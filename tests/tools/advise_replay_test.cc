@@ -195,3 +195,26 @@ TEST_F(AdviseReplay, ErrorsNameWhatIsMissing) {
 
 }  // namespace
 }  // namespace fmte
+
+namespace fmte {
+namespace {
+
+// Long replays show progress on a terminal (script(1) gives replay one), never in a pipe.
+TEST_F(AdviseReplay, ProgressOnATerminalOnly) {
+  for (int i = 1; i <= 250; ++i)
+    Write("jobs/job" + std::to_string(i) + ".sh",
+          "#!/bin/bash\n#SBATCH --gres=gpu:a100:1\n#FMTE model=meta-llama/Llama-3.1-8B "
+          "method=lora\npython t.py\n");
+  const std::string command = testing::ShellQuote(testing::AdviseBinary()) + " replay " +
+                              testing::ShellQuote(Path("jobs")) + " --config " +
+                              testing::ShellQuote(Path("fmte.conf"));
+  const testing::ToolRun tty = testing::RunTool("/usr/bin/script", {"-qec", command, "/dev/null"});
+  EXPECT_EQ(tty.exit_code, 0) << tty.err;
+  EXPECT_NE(tty.out.find("100% 250/250 jobs"), std::string::npos) << tty.out.substr(0, 400);
+  const testing::ToolRun piped = RunAdvise({"replay", Path("jobs"), "--config", Path("fmte.conf")});
+  EXPECT_EQ(piped.err.find("replay ["), std::string::npos) << piped.err;
+  EXPECT_EQ(piped.out.find("replay ["), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fmte

@@ -535,6 +535,9 @@ int RunReplay(const std::vector<std::string>& args) {
   std::vector<Replayed> all;
   all.reserve(scripts.size());
   for (const PastScript& s : scripts) {
+    // Progress for long replays (a month of a big cluster's jobs), on a terminal only.
+    if (scripts.size() >= 200 && (all.size() % 50 == 0 || all.size() + 1 == scripts.size()))
+      cli::DrawProgress("replay", all.size() + 1, scripts.size(), "jobs");
     Replayed r;
     r.script = &s;
     if (const auto it = by_id.find(s.job_id); !s.job_id.empty() && it != by_id.end())

@@ -1,6 +1,9 @@
 #include "cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 namespace fmte::cli {
@@ -21,6 +24,20 @@ ScopedOutput::ScopedOutput(std::ostream& out, std::ostream& err)
 ScopedOutput::~ScopedOutput() {
   t_out = saved_out_;
   t_err = saved_err_;
+}
+
+void DrawProgress(std::string_view name, uint64_t done, uint64_t total, std::string_view unit) {
+  static const bool tty = isatty(STDERR_FILENO) != 0;
+  if (!tty || total == 0) return;
+  constexpr int kWidth = 30;
+  const double frac = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+  const int fill = static_cast<int>(frac * kWidth);
+  std::fprintf(stderr, "\r%.*s [%s%s] %3d%% %llu/%llu %.*s", static_cast<int>(name.size()),
+               name.data(), std::string(fill, '#').c_str(), std::string(kWidth - fill, ' ').c_str(),
+               static_cast<int>(frac * 100), static_cast<unsigned long long>(done),
+               static_cast<unsigned long long>(total), static_cast<int>(unit.size()), unit.data());
+  if (done >= total) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
 }
 
 int ExitCodeFor(const Status& status) {

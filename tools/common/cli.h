@@ -3,6 +3,7 @@
 #ifndef FMTE_TOOLS_CLI_H_
 #define FMTE_TOOLS_CLI_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -49,6 +50,11 @@ class ScopedOutput {
   std::ostream* saved_out_;
   std::ostream* saved_err_;
 };
+
+// A one-line progress bar on stderr ("NAME [#####     ]  42% 1234/2900 UNIT"), redrawn in place
+// and ended with a newline when done >= total; drawn only when stderr is a terminal (never in
+// logs, pipes or the web API).
+void DrawProgress(std::string_view name, uint64_t done, uint64_t total, std::string_view unit);
 
 // Prints "<tool>: error: <message>" to Err() and returns the exit code for `status`.
 int ReportError(std::string_view tool, const Status& status);

@@ -14,17 +14,10 @@ namespace {
 
 constexpr uint64_t kProgressMinBytes = 16ull << 20;
 
-// A one-line progress bar on stderr, redrawn in place.
+// The read's progress in MB (files of 16 MB and more).
 void DrawProgress(const std::string& name, uint64_t done, uint64_t total) {
   if (total < kProgressMinBytes) return;
-  const int width = 30;
-  const double frac = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
-  const int fill = static_cast<int>(frac * width);
-  std::fprintf(stderr, "\r%s [%s%s] %3d%% %llu MB", name.c_str(), std::string(fill, '#').c_str(),
-               std::string(width - fill, ' ').c_str(), static_cast<int>(frac * 100),
-               static_cast<unsigned long long>(done >> 20));
-  if (done >= total) std::fprintf(stderr, "\n");
-  std::fflush(stderr);
+  cli::DrawProgress(name, done >> 20, total >> 20, "MB");
 }
 
 }  // namespace
