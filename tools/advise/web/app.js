@@ -525,6 +525,13 @@ function renderComparison() {
     const [bar, legend] = stackedBar(Object.entries(p.result.memory.breakdown), cap, p.result.memory.gpu_capacity_bytes);
     target.append(bar, legend);
   }
+  const timed = picked.filter((p) => p.result.timeline_svg);
+  if (timed.length) {
+    target.append(el('h3', {}, 'Step timelines'));
+    for (const p of timed)
+      target.append(el('div', {}, p.name), el('img', {class: 'compare-timeline', alt: `${p.name} timeline`,
+        src: 'data:image/svg+xml,' + encodeURIComponent(p.result.timeline_svg)}));
+  }
 }
 
 // --- modes, catalog, start -------------------------------------------------------------------
@@ -593,6 +600,7 @@ document.addEventListener('DOMContentLoaded', async () => {
   } catch (err) {
     showError(err);
   }
+  document.body.dataset.loadMs = String(Math.round(performance.now()));  // page + catalog loaded
   applyQuery();
   document.body.dataset.ready = '1';
 });
