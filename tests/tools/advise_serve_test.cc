@@ -12,7 +12,6 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 
 #include "run_tool.h"
@@ -45,10 +44,12 @@ class ServeTest : public ::testing::Test {
     FILE* f = fdopen(out[0], "r");
     char line[256] = {0};
     ASSERT_NE(fgets(line, sizeof line, f), nullptr) << "serve printed nothing";
-    std::smatch m;
     const std::string text = line;
-    ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/)"))) << text;
-    port_ = std::stoi(m[1]);
+    constexpr std::string_view kUrl = "http://127.0.0.1:";
+    const size_t at = text.find(kUrl);
+    ASSERT_NE(at, std::string::npos) << text;
+    port_ = std::atoi(text.c_str() + at + kUrl.size());
+    ASSERT_GT(port_, 0) << text;
     out_ = f;
   }
   static void TearDownTestSuite() {
