@@ -74,8 +74,10 @@ for t in "${TARGETS[@]}"; do
   "$exe" "${dirs[@]}" -max_total_time="$SECONDS_EACH" -runs="$RUNS" -seed="$SEED" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t-" "${parallel[@]}" "${MAX_LEN[@]}" \
     >"$log" 2>&1 || rc=$?
-  # With --jobs N the workers write fuzz-<n>.log in the working directory.
-  if [ "$JOBS" -gt 1 ]; then cat fuzz-*.log >>"$log" 2>/dev/null || true; rm -f fuzz-*.log; fi
+  # With --jobs N the workers write fuzz-<n>.log in the working directory, and libFuzzer copies
+  # each one into its own output when the worker ends: the log already holds them (appending them
+  # again, as this script did before, counted every worker's executions twice).
+  if [ "$JOBS" -gt 1 ]; then rm -f fuzz-*.log; fi
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')
   size=$(find "$corpus" -type f | wc -l)
