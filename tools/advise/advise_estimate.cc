@@ -116,10 +116,15 @@ int RunEstimate(const std::vector<std::string>& args) {
   if (ClusterSpec numbers;
       cluster.ok() && ResolveClusterNumbers(catalogs->clusters, *job, &numbers).ok())
     figures = tools::FiguresJson(*gpu, numbers);
-  if (const std::string report = tools::FlagString(vm, "report"); !report.empty()) {
-    nlohmann::json doc = tools::EstimateJson(*model, *job, *gpu, *estimate);
-    tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);
+  // The --json document, built once for --json and --report.
+  const std::string report = tools::FlagString(vm, "report");
+  nlohmann::json doc;
+  if (!report.empty() || tools::FlagSet(vm, "json")) {
+    doc = tools::EstimateJson(*model, *job, *gpu, *estimate);
+    tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections
     if (!figures.is_null()) doc["figures"] = figures;
+  }
+  if (!report.empty()) {
     std::ostringstream text;
     tools::PrintEstimate(text, *model, *job, *gpu, *estimate);
     tools::PrintCorrection(text, *estimate, catalogs->corrections);
@@ -133,9 +138,6 @@ int RunEstimate(const std::vector<std::string>& args) {
     if (!out) return Fail(Status::IoError("--report: cannot write " + report));
   }
   if (tools::FlagSet(vm, "json")) {
-    nlohmann::json doc = tools::EstimateJson(*model, *job, *gpu, *estimate);
-    tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections
-    if (!figures.is_null()) doc["figures"] = figures;
     cli::Out() << doc.dump(2) << "\n";
   } else {
     tools::PrintEstimate(cli::Out(), *model, *job, *gpu, *estimate);
