@@ -224,6 +224,109 @@ TEST(AdviseEstimate, ReportIsASelfContainedPage) {
       << bad.err;
 }
 
+// --overrides FILE with the memory and time sections (custom mode). Each figure is checked by what
+// it must do to the estimate, against the published parameter count (Llama-3.1-8B: 8,030,261,248,
+// its model card / config.json) or against the estimate's own other figures; none against a
+// number the model printed before.
+class OverridesTest : public ::testing::Test {
+ protected:
+  const std::vector<std::string> job_ = {"estimate",  "--model", "meta-llama/Llama-3.1-8B",
+                                         "--gpus",    "8",       "--sharding",
+                                         "fsdp-full", "--gpu",   "H100-SXM",
+                                         "--tokens",  "1e9",     "--json"};
+  json With(const std::string& overrides) {
+    char path[] = "/tmp/fmte_overrides_XXXXXX";
+    const int fd = mkstemp(path);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(write(fd, overrides.data(), overrides.size()),
+              static_cast<ssize_t>(overrides.size()));
+    close(fd);
+    std::vector<std::string> args = job_;
+    args.insert(args.end(), {"--overrides", path});
+    const ToolRun run = RunAdvise(args);
+    std::remove(path);
+    last_err_ = run.err;
+    last_exit_ = run.exit_code;
+    return run.exit_code == 0 ? json::parse(run.out) : json();
+  }
+  std::string last_err_;
+  int last_exit_ = 0;
+};
+
+TEST_F(OverridesTest, TheFiguresFedBackUnchangedGiveTheSameEstimate) {
+  const json plain = ParseJson(RunAdvise(job_));
+  ASSERT_TRUE(plain.contains("figures"));
+  for (const char* section : {"gpu", "cluster", "memory", "time"})
+    EXPECT_TRUE(plain["figures"].contains(section)) << section;
+  const json again = With(plain["figures"].dump());
+  ASSERT_EQ(last_exit_, 0) << last_err_;
+  EXPECT_EQ(again["memory"], plain["memory"]);
+  // One pipeline stage: its per-layer times, fixed, give back the modelled ones.
+  EXPECT_NEAR(again["time"]["step_time_s"].get<double>(), plain["time"]["step_time_s"], 1e-9);
+  EXPECT_EQ(again["figures"], plain["figures"]);
+}
+
+TEST_F(OverridesTest, BytesPerElementScaleTheirShareOnly) {
+  const json plain = ParseJson(RunAdvise(job_));
+  const double params = 8030261248.0;  // published
+  // Adam keeps two states per trainable parameter, FSDP shards them over the 8 GPUs.
+  EXPECT_EQ(plain["memory"]["breakdown"]["optimizer"].get<double>(),
+            params * 2 * plain["figures"]["memory"]["optimizer_state"].get<double>() / 8);
+  const json bf16_states = With(R"({"memory": {"optimizer_state": 2}})");
+  ASSERT_EQ(last_exit_, 0) << last_err_;
+  EXPECT_EQ(bf16_states["memory"]["breakdown"]["optimizer"].get<double>(), params * 2 * 2 / 8);
+  EXPECT_EQ(bf16_states["memory"]["breakdown"]["weights"], plain["memory"]["breakdown"]["weights"]);
+  EXPECT_EQ(bf16_states["figures"]["memory"]["optimizer_state"], 2.0);
+  EXPECT_LT(bf16_states["memory"]["per_gpu_bytes"].get<double>(),
+            plain["memory"]["per_gpu_bytes"].get<double>());
+}
+
+TEST_F(OverridesTest, TimeConstantsMoveTheStepTheWayTheyMust) {
+  const json plain = ParseJson(RunAdvise(job_));
+  const json& t = plain["figures"]["time"];
+  ASSERT_TRUE(t["learned_correction"].get<bool>());
+  // Without the learned correction the step is the analytic one.
+  const json analytic = With(R"({"time": {"learned_correction": false}})");
+  ASSERT_EQ(last_exit_, 0) << last_err_;
+  EXPECT_DOUBLE_EQ(analytic["time"]["step_time_s"].get<double>(),
+                   analytic["time"]["analytic_step_time_s"].get<double>());
+  EXPECT_FALSE(analytic["figures"]["time"]["learned_correction"].get<bool>());
+  // Half the GEMM efficiency: slower, and less than twice as slow (not all of a step is GEMM).
+  const json slow = With(R"({"time": {"gemm_efficiency": )" +
+                         json(t["gemm_efficiency"].get<double>() / 2).dump() + "}}");
+  ASSERT_EQ(last_exit_, 0) << last_err_;
+  const double before = plain["time"]["analytic_step_time_s"].get<double>();
+  const double after = slow["time"]["analytic_step_time_s"].get<double>();
+  EXPECT_GT(after, before * 1.2);
+  EXPECT_LT(after, before * 2.0);
+  // A fixed per-layer time: every layer's forward takes it (32 layers in Llama-3.1-8B's config).
+  const json fixed = With(R"({"time": {"layer_fwd_s": 0.01, "layer_bwd_s": 0.02}})");
+  ASSERT_EQ(last_exit_, 0) << last_err_;
+  EXPECT_EQ(fixed["figures"]["time"]["layer_fwd_s"], 0.01);
+  EXPECT_GT(fixed["time"]["analytic_step_time_s"].get<double>(), 32 * 0.03);
+}
+
+TEST_F(OverridesTest, BadFiguresNameTheKeyAndWhatWasExpected) {
+  With(R"({"memory": {"optimizer_state": 40}})");
+  EXPECT_EQ(last_exit_, 2);
+  EXPECT_NE(last_err_.find("memory.optimizer_state: expected a number in [0, 16], got 40"),
+            std::string::npos)
+      << last_err_;
+  With(R"({"time": {"gemm": 0.5}})");
+  EXPECT_NE(last_err_.find("time.gemm: unknown figure (expected one of learned_correction, "
+                           "gemm_efficiency"),
+            std::string::npos)
+      << last_err_;
+  With(R"({"time": {"learned_correction": 0}})");
+  EXPECT_NE(last_err_.find("time.learned_correction: expected true or false, got 0"),
+            std::string::npos)
+      << last_err_;
+  With(R"({"power": {}})");
+  EXPECT_NE(last_err_.find("power: unknown section (expected gpu, cluster, memory or time)"),
+            std::string::npos)
+      << last_err_;
+}
+
 TEST(AdviseEstimate, HelpListsEveryContractFlag) {
   auto run = RunAdvise({"estimate", "--help"});
   ASSERT_EQ(run.exit_code, 0);

@@ -88,13 +88,16 @@ expect compare 'lora-8b-1gpu' 'full-8b-zero3' 'memory per GPU' 'GPU-hours' 'Step
 
 # 2b. Custom mode: a figure changed in the link (cluster.startup_s, an hour more of start-up) is
 #     sent as overrides; the wall time shown is what fmte-advise estimate --overrides prints.
-page custom "mode=estimate&model=meta-llama/Llama-3.1-8B&method=lora&gpu=H100-SXM5-80GB&micro-batch=2&seq-len=2048&activation-checkpointing=full&tokens=2e8&cluster.startup_s=3900&run=1"
-echo '{"cluster": {"startup_s": 3900}}' >"$OUT/overrides.json"
+#     The memory and time sections are shown and sent the same way (time.learned_correction).
+page custom "mode=estimate&model=meta-llama/Llama-3.1-8B&method=lora&gpu=H100-SXM5-80GB&micro-batch=2&seq-len=2048&activation-checkpointing=full&tokens=2e8&cluster.startup_s=3900&time.learned_correction=false&run=1"
+echo '{"cluster": {"startup_s": 3900}, "time": {"learned_correction": false}}' >"$OUT/overrides.json"
 wall=$("$ADVISE" estimate --model meta-llama/Llama-3.1-8B --method lora --gpu H100-SXM5-80GB \
   --micro-batch 2 --seq-len 2048 --activation-checkpointing full --tokens 2e8 --json \
   --overrides "$OUT/overrides.json" |
   python3 -c 'import json,sys; s=json.load(sys.stdin)["time"]["wall_time_s"]; print("%d h %d min" % (s // 3600, (s % 3600) // 60))')
-expect custom 'Overridden: {"gpu":{},"cluster":{"startup_s":3900}}' "$wall" 'Custom: the figures this estimate used'
+expect custom 'Overridden: {"cluster":{"startup_s":3900},"time":{"learned_correction":false}}' "$wall" \
+  'Custom: the figures this estimate used' 'memory: bytes per element' 'name="memory.optimizer_state"' \
+  'name="time.gemm_efficiency"' 'name="time.layer_fwd_s"'
 
 # 2c. Measured: a Megatron-LM log (its training_log line format; the values are this test's own)
 #     beside the prediction for the job in the Estimate form. The page must read the median step

@@ -46,9 +46,9 @@ int RunEstimate(const std::vector<std::string>& args) {
                      "also write a self-contained HTML report (memory bar, step timeline, "
                      "assumptions and their sources) to attach to a ticket")(
       "overrides", po::value<std::string>()->value_name("FILE.json"),
-      "replace the GPU's and the cluster's figures the estimate uses: the \"figures\" object "
-      "of --json, edited ({\"gpu\": {\"hbm_gbps\": 2600}, \"cluster\": {\"inter_node_gbps\": "
-      "400}})");
+      "replace figures the estimate uses: the \"figures\" object of --json, edited (sections "
+      "gpu, cluster, memory: bytes per element, time: the step-time model's constants; e.g. "
+      "{\"gpu\": {\"hbm_gbps\": 2600}, \"time\": {\"gemm_efficiency\": 0.5}})");
   tools::AddTokenCountingOptions(&dataset);
   desc.add(dataset);
   tools::AddCommonOptions(&desc);
@@ -82,7 +82,10 @@ int RunEstimate(const std::vector<std::string>& args) {
     auto doc = tools::LoadOverridesFile(path);
     if (!doc.ok()) return Fail(doc.status());
     ClusterSpec spec = *cluster;
-    if (Status s = tools::ApplyOverrides(*doc, "--overrides " + path, &gpu_used, &spec); !s.ok())
+    if (Status s =
+            tools::ApplyOverrides(*doc, "--overrides " + path, &gpu_used, &spec, &job.value(),
+                                  catalogs->has_time_model ? &catalogs->time_model : nullptr);
+        !s.ok())
       return Fail(s);
     spec.name = job->cluster.empty() ? "overrides" : job->cluster;
     job->cluster = spec.name;
@@ -115,7 +118,9 @@ int RunEstimate(const std::vector<std::string>& args) {
   nlohmann::json figures;
   if (ClusterSpec numbers;
       cluster.ok() && ResolveClusterNumbers(catalogs->clusters, *job, &numbers).ok())
-    figures = tools::FiguresJson(*gpu, numbers);
+    figures = tools::FiguresJson(*gpu, numbers, *job,
+                                 catalogs->has_time_model ? &catalogs->time_model : nullptr,
+                                 estimate->has_step_time ? &estimate->time.step : nullptr);
   // The --json document, built once for --json and --report.
   const std::string report = tools::FlagString(vm, "report");
   nlohmann::json doc;

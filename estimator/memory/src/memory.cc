@@ -164,6 +164,11 @@ int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int
                                            job.activation_checkpointing == Checkpointing::kFull));
 }
 
+ElementBytes ElementBytesUsed(const TrainingJob& job) {
+  const Dtypes d = memory::ChooseDtypes(job);
+  return {d.param, d.grad, d.master, d.state, d.act, d.base_weight};
+}
+
 Result<MemoryEstimate> EstimateMemory(const ModelArch& model, const TrainingJob& job,
                                       const GpuSpec& gpu) {
   MemoryEstimate est;

@@ -77,6 +77,14 @@ Dtypes ChooseDtypes(const TrainingJob& j) {
       d.state = 4;
     }
   }
+  // Custom figures replace what the job implies.
+  const ElementBytes& o = j.element_bytes;
+  if (o.param >= 0) d.param = o.param;
+  if (o.grad >= 0) d.grad = o.grad;
+  if (o.master >= 0) d.master = o.master;
+  if (o.optimizer_state >= 0) d.state = o.optimizer_state;
+  if (o.activation >= 0) d.act = o.activation;
+  if (o.frozen_weight >= 0) d.base_weight = o.frozen_weight;
   return d;
 }
 

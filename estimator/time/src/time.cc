@@ -101,7 +101,9 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
       s + (job.method == Method::kPrefixTuning ? static_cast<double>(job.virtual_tokens) : 0);
   // Context parallelism: a rank computes s / cp tokens of each sequence, attending to all of it.
   const double tokens_mb = static_cast<double>(b) * s / static_cast<double>(cp);
-  const double act_elem_bytes = job.precision == Precision::kFp32 ? 4 : 2;
+  const double act_elem_bytes = job.element_bytes.activation >= 0   ? job.element_bytes.activation
+                                : job.precision == Precision::kFp32 ? 4
+                                                                    : 2;
   const double tp_bytes = tokens_mb * static_cast<double>(model.hidden_size) * act_elem_bytes;
   const int64_t tp_per_node = std::min<int64_t>(t, n_int);
   const double ft = static_cast<double>(t);
@@ -156,6 +158,8 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     st.bwd_s = SmoothMax(tokens_mb * (w.bwd_weighted + w.recompute_weighted) / ft / gemm +
                              2 * passes_mem + dequant * 2 / 3,
                          overhead_pass * (1 - fwd_share));
+    if (eff.layer_fwd_s > 0) st.fwd_s = static_cast<double>(layers) * eff.layer_fwd_s;
+    if (eff.layer_bwd_s > 0) st.bwd_s = static_cast<double>(layers) * eff.layer_bwd_s;
     const double ar = time_parts::AllReduceSeconds(tp_bytes, t, tp_per_node, links, eff);
     const double fwd_ar = 2.0 * static_cast<double>(layers) * ar;
     st.fwd_comm_s = fwd_ar;

@@ -155,6 +155,12 @@ const TimeEfficiency& TimeModel::For(const GpuSpec& gpu, bool* exact) const {
   return efficiencies_.front();
 }
 
+TimeEfficiency& TimeModel::MutableFor(const GpuSpec& gpu) {
+  if (efficiencies_.empty()) efficiencies_.emplace_back();
+  const TimeEfficiency& found = For(gpu);
+  return efficiencies_[static_cast<size_t>(&found - efficiencies_.data())];
+}
+
 void TimeModel::SetResiduals(std::vector<double> log_residuals) {
   log_residuals.erase(std::remove_if(log_residuals.begin(), log_residuals.end(),
                                      [](double x) { return !std::isfinite(x); }),

@@ -11,7 +11,7 @@ const COLORS = {
 const PLANS_KEY = 'fmte.plans';
 let lastEstimate = null;  // {request, result}
 let pendingPlan = null;   // ?plan=NAME: save the estimate the query runs under this name
-let overrides = null;     // custom mode: the figures the user edited ({gpu: {...}, cluster: {...}})
+let overrides = null;     // custom mode: the figures the user edited ({gpu: {...}, time: {...}, ...})
 
 const $ = (sel, root = document) => root.querySelector(sel);
 const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
@@ -190,28 +190,44 @@ function renderEstimate(r, target) {
   if (r.figures && target.id === 'estimate-result') target.append(figuresEditor(r.figures));
 }
 
-// Custom mode: every figure of the GPU and the cluster the estimate read, editable; "Recompute"
-// sends them as "overrides" (the same object fmte-advise estimate --overrides FILE takes).
+// Custom mode: every figure the estimate used, editable: the GPU's and the cluster's, the bytes per
+// element of the memory model, the step-time model's constants and per-layer times. "Recompute"
+// sends the edited ones as "overrides" (the object fmte-advise estimate --overrides FILE takes).
+const FIGURE_SECTIONS = {
+  gpu: 'GPU',
+  cluster: 'cluster',
+  memory: 'memory: bytes per element',
+  time: 'time: step-time model (per-layer times: the heaviest stage, per micro-batch)',
+};
 function figuresEditor(figures) {
   const box = el('details', {id: 'figures'});
   if (overrides) box.open = true;
   box.append(el('summary', {}, 'Custom: the figures this estimate used (edit and recompute)'));
-  const grid = el('div', {class: 'grid'});
-  for (const section of ['gpu', 'cluster'])
+  for (const [section, title] of Object.entries(FIGURE_SECTIONS)) {
+    if (!figures[section]) continue;
+    box.append(el('h4', {}, title));
+    const grid = el('div', {class: 'grid'});
     for (const [k, v] of Object.entries(figures[section])) {
-      const input = el('input', {type: 'number', step: 'any', 'data-section': section, 'data-key': k, name: `${section}.${k}`});
-      input.value = v;
+      const attrs = {'data-section': section, 'data-key': k, name: `${section}.${k}`};
+      const input = typeof v === 'boolean'
+        ? el('input', Object.assign({type: 'checkbox'}, attrs))
+        : el('input', Object.assign({type: 'number', step: 'any'}, attrs));
+      if (typeof v === 'boolean') input.checked = v; else input.value = v;
       grid.append(el('label', {}, `${section}.${k}`, input));
     }
-  box.append(grid);
+    box.append(grid);
+  }
   const run = el('button', {type: 'button', id: 'figures-run'}, 'Recompute with these figures');
   const reset = el('button', {type: 'button'}, 'Back to the catalog figures');
   const save = el('a', {id: 'figures-save', download: 'overrides.json', href: '#'}, 'Save as overrides.json');
+  // The figures overridden so far, plus those edited now.
   const collect = () => {
-    const o = {gpu: {}, cluster: {}};
-    for (const i of $$('input[data-section]', box))
-      if (i.value !== '' && Number(i.value) !== figures[i.dataset.section][i.dataset.key])
-        o[i.dataset.section][i.dataset.key] = Number(i.value);
+    const o = JSON.parse(JSON.stringify(overrides || {}));
+    for (const i of $$('input[data-section]', box)) {
+      const shown = figures[i.dataset.section][i.dataset.key];
+      const value = i.type === 'checkbox' ? i.checked : (i.value === '' ? shown : Number(i.value));
+      if (value !== shown) (o[i.dataset.section] = o[i.dataset.section] || {})[i.dataset.key] = value;
+    }
     return o;
   };
   run.addEventListener('click', () => { overrides = collect(); runEstimate(); });
@@ -572,10 +588,11 @@ function applyQuery() {
   const values = {};
   for (const [k, v] of q) {
     if (['mode', 'run', 'plan', 'pick'].includes(k)) continue;
-    const dot = k.match(/^(gpu|cluster)\.(\w+)$/);  // &cluster.inter_node_gbps=25: a figure
+    const dot = k.match(/^(gpu|cluster|memory|time)\.(\w+)$/);  // &cluster.inter_node_gbps=25
     if (dot) {
-      overrides = overrides || {gpu: {}, cluster: {}};
-      overrides[dot[1]][dot[2]] = Number(v);
+      overrides = overrides || {};
+      (overrides[dot[1]] = overrides[dot[1]] || {})[dot[2]] =
+          v === 'true' ? true : v === 'false' ? false : Number(v);
     } else values[k] = v;
   }
   fillForm(form, values);

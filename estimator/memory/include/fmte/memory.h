@@ -102,6 +102,10 @@ int64_t TrainableParams(const ModelArch& model, const TrainingJob& job);
 // REQUIRES: ValidateJob(job).ok() and 0 <= layer < model.num_layers.
 int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer);
 
+// The bytes per element the memory model uses for `job`: its precision's, framework's and method's
+// (docs/memory.md), or job.element_bytes where set. Every field is >= 0.
+ElementBytes ElementBytesUsed(const TrainingJob& job);
+
 // Transformer layers of each pipeline stage: an even split when pp divides the layers, otherwise
 // DeepSpeed's partition_uniform (the first `layers % pp` stages hold one more layer).
 // REQUIRES: 1 <= pp <= num_layers.

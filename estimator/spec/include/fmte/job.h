@@ -94,6 +94,18 @@ bool ShardsGradients(Sharding s);  // ZeRO-2/3, FSDP full/grad-op/hybrid
 bool ShardsOptimizer(Sharding s);  // ZeRO-1/2/3, FSDP full/grad-op/hybrid
 bool ShardsWithFsdp(Sharding s);   // FSDP full/grad-op/hybrid (not NO_SHARD)
 
+// Bytes per element that replace the ones the precision, framework and method imply (custom
+// figures: fmte-advise estimate --overrides, section "memory"); a negative value keeps the
+// model's own (memory.h ElementBytesUsed says which it chose).
+struct ElementBytes {
+  double param = -1;            // trainable parameters' persistent copy on the GPU
+  double grad = -1;             // their gradients
+  double master = -1;           // fp32 master copy kept by the optimizer (0: none)
+  double optimizer_state = -1;  // one optimizer state element (Adam keeps two per parameter)
+  double activation = -1;       // saved activations
+  double frozen_weight = -1;    // frozen (PEFT base) weights that are not quantised
+};
+
 struct TrainingJob {
   // What is trained. The architecture itself lives in ModelArch (model.h); this is its id/path.
   std::string model;
@@ -171,6 +183,7 @@ struct TrainingJob {
   int64_t global_batch = 0;  // sequences per optimizer step; default micro_batch * grad_accum * dp
   std::string cluster;       // cluster/regressor set name, e.g. "Perlmutter"
   double inter_node_gbps = 0;  // network bandwidth per node between nodes, Gb/s; 0 = from config
+  ElementBytes element_bytes;  // custom figures (all unset unless a user overrides them)
 
   // Derived helpers.
   int64_t EffectiveGpusPerNode() const;  // gpus_per_node, or min(gpus, 8)

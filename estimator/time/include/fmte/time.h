@@ -60,6 +60,11 @@ struct TimeEfficiency {
   double comm_efficiency = 0.7;  // fraction of nominal link bandwidth a collective reaches
   double comm_latency_s = 0;     // fixed cost per collective call
   double step_overhead_s = 0;    // fixed cost per optimizer step (launch, data loader, logging)
+  // Custom figures (fmte-advise estimate --overrides, section "time"), never learned: when > 0,
+  // one transformer layer's forward (backward, recomputation included) compute on one rank per
+  // micro-batch takes this long, in place of the modelled time of each pipeline stage (its
+  // embedding and head included).
+  double layer_fwd_s = 0, layer_bwd_s = 0;
 };
 
 // The learned correction on top of the analytic model (a boosted-tree model on features that exist
@@ -97,6 +102,8 @@ class TimeModel {
   // The constants for `gpu`: the entry whose name is a prefix of the GPU's name, else the first
   // entry (reported in TimeEstimate::efficiency_source).
   const TimeEfficiency& For(const GpuSpec& gpu, bool* exact = nullptr) const;
+  // The same entry, to change (custom figures); without entries, a default one is added first.
+  TimeEfficiency& MutableFor(const GpuSpec& gpu);
 
   // Multiplicative factor such that measured <= predicted x factor for a fraction `quantile` of the
   // held-out residuals (grouped cross-validation). 1 when no residuals were shipped.
