@@ -338,20 +338,86 @@ TEST_F(ReadSubmissionTest, ForwardedReadingGivesTheControllerTheClientsRequest) 
   EXPECT_EQ(spank.job.micro_batch, 1);
 }
 
+// The client scanned the whole script: FMTE_READ carries its #FMTE lines and the scan's warnings,
+// and the controller, which then does not scan the script, reaches the same request from the
+// reading alone (here: with an empty script in place of the real one).
+TEST_F(ReadSubmissionTest, ForwardedScanSparesTheControllerItsOwnScan) {
+  std::ofstream(dir_ / "job" / "fmte.sh")
+      << "#!/bin/bash\n#SBATCH --gres=gpu:8\n#FMTE seq-len=4096\n#FMTE epochs=2\n"
+         "echo 'unterminated\n"
+         "deepspeed --num_gpus 8 train.py --model_name_or_path meta-llama/Llama-3.1-8B \\\n"
+         "  --deepspeed configs/ds.json\n";
+  auto s =
+      ReadSubmission(std::vector<std::string>{"-D", "job", "job/fmte.sh"}, dir_.string(), &table_);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const JobRequest& client = s->request;
+  ASSERT_EQ(client.script_fmte_lines.size(), 2u);
+  EXPECT_EQ(client.script_fmte_lines[0].first, 3);  // the script's line 3
+  const std::string read = EncodeClientReading(client);
+  ASSERT_NE(read.find("\"fmte\""), std::string::npos) << read;
+  const JobRequest own = ParseJobRequest(s->script, {}, s->facts);
+  const JobRequest ctld = ParseJobRequest("", {{std::string(kReadKey), read}}, s->facts);
+  EXPECT_EQ(ValueOf(ctld, "seq-len"), "4096");
+  EXPECT_EQ(ValueOf(ctld, "epochs"), "2");
+  ASSERT_NE(ctld.SourceOf("seq-len"), nullptr);
+  EXPECT_EQ(ctld.SourceOf("seq-len")->origin, own.SourceOf("seq-len")->origin);
+  for (const FieldSource& f : client.sources) EXPECT_EQ(ValueOf(ctld, f.key), f.value) << f.key;
+  // The scan's warning (the unterminated quote) reaches the user as before.
+  EXPECT_EQ(ctld.warnings, client.warnings);
+  bool quote = false;
+  for (const std::string& w : ctld.warnings) quote = quote || w.find("quote") != std::string::npos;
+  EXPECT_TRUE(quote);
+  // A script no launcher or #FMTE line marks is forwarded too (an empty scan), so the controller
+  // never scans a script the client read; one the client did not read is scanned as before.
+  std::ofstream(dir_ / "job" / "plain.sh") << "#!/bin/bash\n#SBATCH --gres=gpu:1\npython eval.py\n";
+  auto plain =
+      ReadSubmission(std::vector<std::string>{"-D", "job", "job/plain.sh"}, dir_.string(), &table_);
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_NE(EncodeClientReading(plain->request).find("\"fmte\":[]"), std::string::npos);
+  EXPECT_EQ(EncodeClientReading(ParseJobRequest(s->script, {}, s->facts)), "");
+  // An #FMTE line that is not UTF-8 cannot travel unchanged: the controller scans the script.
+  std::ofstream(dir_ / "job" / "latin1.sh")
+      << "#!/bin/bash\n#SBATCH --gres=gpu:1\n#FMTE model=caf\xe9\n"
+         "torchrun --nproc_per_node 1 train.py --model_name_or_path meta-llama/Llama-3.1-8B\n";
+  auto latin1 = ReadSubmission(std::vector<std::string>{"-D", "job", "job/latin1.sh"},
+                               dir_.string(), &table_);
+  ASSERT_TRUE(latin1.ok()) << latin1.status().message();
+  const std::string latin1_read = EncodeClientReading(latin1->request);
+  EXPECT_EQ(latin1_read.find("\"fmte\""), std::string::npos) << latin1_read;
+  const JobRequest scanned =
+      ParseJobRequest(latin1->script, {{std::string(kReadKey), latin1_read}}, latin1->facts);
+  EXPECT_EQ(scanned.job.model, latin1->request.job.model);
+}
+
 TEST(ClientReading, MalformedForwardIsNotTrusted) {
   const std::string script =
       "#!/bin/bash\ntorchrun --nproc_per_node 4 train.py --model_name_or_path "
       "meta-llama/Llama-3.1-8B --per_device_train_batch_size 2\n";
   SlurmFacts facts;
   facts.tres_per_node = "gres:gpu:4";
-  for (const std::string& bad : std::vector<std::string>{
-           "not json", R"({"v":2,"values":[]})", R"({"v":1,"values":[["model"]]})",
-           R"({"v":1,"procs":-3})", R"({"v":1,"values":"x"})",
-           std::string(kMaxReadJsonBytes + 1, ' '), R"([{"v":1}])", R"({"v":1} trailing)",
-           R"({"v":1,"launcher":["torchrun"]})", R"({"v":1,"files":[1]})",
-           R"({"v":1,"unread":[["a"]]})", R"({"v":1,"values":[["model","org/m","o",4]]})",
-           R"({"v":1,"procs":1.5})", R"({"v":"1"})", R"({"values":[["model","org/m","o"]]})",
-           R"({"v":1,"arch":{}})", R"({"v":1,"values":[["model","org/m","o"]])"}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"not json",
+                                R"({"v":2,"values":[]})",
+                                R"({"v":1,"values":[["model"]]})",
+                                R"({"v":1,"procs":-3})",
+                                R"({"v":1,"values":"x"})",
+                                std::string(kMaxReadJsonBytes + 1, ' '),
+                                R"([{"v":1}])",
+                                R"({"v":1} trailing)",
+                                R"({"v":1,"launcher":["torchrun"]})",
+                                R"({"v":1,"files":[1]})",
+                                R"({"v":1,"unread":[["a"]]})",
+                                R"({"v":1,"values":[["model","org/m","o",4]]})",
+                                R"({"v":1,"procs":1.5})",
+                                R"({"v":"1"})",
+                                R"({"values":[["model","org/m","o"]]})",
+                                R"({"v":1,"arch":{}})",
+                                R"({"v":1,"values":[["model","org/m","o"]])",
+                                R"({"v":1,"fmte":[["x","model=org/m"]]})",
+                                R"({"v":1,"fmte":[["12"]]})",
+                                R"({"v":1,"fmte":"model=org/m"})",
+                                R"({"v":1,"notes":[1]})",
+                                R"({"v":1,"fmte":[["99999999","model=org/m"]]})"}) {
     const JobRequest r = ParseJobRequest(script, {{std::string(kReadKey), bad}}, facts);
     // The controller's own reading stands, with a warning naming FMTE_READ.
     EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B") << bad.substr(0, 40);

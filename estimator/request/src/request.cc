@@ -161,14 +161,25 @@ JobRequest ParseJobRequest(std::string_view script,
 
   const bool client = context.files != nullptr || context.launchers != nullptr ||
                       !context.args.empty() || !context.env.empty();
-  internal::ScanOutput scan = internal::ScanScript(script, client ? &context : nullptr);
-  for (std::string& w : scan.warnings) AddWarning(&r, std::move(w));
-  // The client's reading of the launch line (the SPANK plugin read the files it names in sbatch)
-  // replaces the controller's own reading of the same script; a malformed one is not trusted.
+  // The client's reading of the script (the SPANK plugin read it and the files its launch line
+  // names in sbatch) replaces the controller's own reading of the same script; a malformed one is
+  // not trusted. With its #FMTE lines ("fmte"), the controller does not scan the script at all.
   Result<internal::LauncherFindings> forwarded = Status::NotFound("");
   if (!client)
     for (const auto& [key, value] : spank_values)
       if (key == kReadKey) forwarded = internal::DecodeClientReading(value);
+  internal::ScanOutput scan;
+  if (forwarded.ok() && forwarded->scanned) {
+    scan.fmte_lines = std::move(forwarded->fmte_lines);
+    scan.warnings = std::move(forwarded->scan_warnings);
+  } else {
+    scan = internal::ScanScript(script, client ? &context : nullptr);
+  }
+  if (client) {
+    r.client_scan = true;
+    r.script_warnings = scan.warnings;
+  }
+  for (std::string& w : scan.warnings) AddWarning(&r, std::move(w));
   if (!forwarded.ok() && !forwarded.status().message().empty())
     AddWarning(&r, forwarded.status().message() + "; the script was read on the controller");
   const bool read_by_client = forwarded.ok();
@@ -189,6 +200,7 @@ JobRequest ParseJobRequest(std::string_view script,
     fmte_values.insert(fmte_values.end(), std::make_move_iterator(v.begin()),
                        std::make_move_iterator(v.end()));
   }
+  if (client) r.script_fmte_lines = std::move(scan.fmte_lines);
   std::vector<Assignment> spank;
   std::string spank_arch;
   for (const auto& [key, value] : spank_values) {

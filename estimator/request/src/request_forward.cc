@@ -9,6 +9,48 @@ namespace fmte {
 namespace {
 constexpr int kReadVersion = 1;
 constexpr size_t kMaxForwardedItems = 256;
+constexpr size_t kMaxForwardedLineBytes = 4096;  // an #FMTE line or a scan warning
+
+// Well-formed UTF-8 (what JSON carries unchanged): anything else would reach the controller
+// altered, so a script with such an #FMTE line or warning is scanned there instead.
+bool IsUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xE  ? 3
+                     : (c >> 3) == 0x1E ? 4
+                                        : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    if (n == 2 && c < 0xC2) return false;  // overlong
+    i += n;
+  }
+  return true;
+}
+
+// The client's scan (#FMTE lines and its warnings) as "fmte" and "notes", or false when it cannot
+// travel unchanged (then the controller scans the script itself).
+bool AddScan(const JobRequest& r, nlohmann::json* j) {
+  using nlohmann::json;
+  if (!r.client_scan || r.script_fmte_lines.size() > kMaxForwardedItems ||
+      r.script_warnings.size() > kMaxForwardedItems)
+    return false;
+  json lines = json::array();
+  for (const auto& [line, text] : r.script_fmte_lines) {
+    if (text.size() > kMaxForwardedLineBytes || !IsUtf8(text)) return false;
+    lines.push_back({std::to_string(line), text});
+  }
+  json notes = json::array();
+  for (const std::string& w : r.script_warnings) {
+    if (w.size() > kMaxForwardedLineBytes || !IsUtf8(w)) return false;
+    notes.push_back(w);
+  }
+  (*j)["fmte"] = std::move(lines);
+  (*j)["notes"] = std::move(notes);
+  return true;
+}
 }  // namespace
 
 std::string EncodeClientReading(const JobRequest& r, std::string_view arch_json) {
@@ -18,8 +60,11 @@ std::string EncodeClientReading(const JobRequest& r, std::string_view arch_json)
     if (s.source == Source::kLauncher && s.key != "gpus" && values.size() < kMaxForwardedItems)
       values.push_back({s.key, s.value, Shown(s.origin, 160)});
   // Nothing read that the controller would not read itself; an architecture (of a model the
-  // controller cannot read, named by the launch line or an #FMTE line) is always forwarded.
-  if (values.empty() && r.unread.empty() && r.launcher.empty() && arch_json.empty()) return {};
+  // controller cannot read, named by the launch line or an #FMTE line) is always forwarded, and so
+  // is the client's scan of the script (the controller then does not scan it).
+  if (values.empty() && r.unread.empty() && r.launcher.empty() && arch_json.empty() &&
+      !r.client_scan)
+    return {};
   json unread = json::array();
   for (const UnreadSetting& u : r.unread)
     if (unread.size() < kMaxForwardedItems) unread.push_back({u.key, Shown(u.origin, 160)});
@@ -34,8 +79,16 @@ std::string EncodeClientReading(const JobRequest& r, std::string_view arch_json)
             {"unread", std::move(unread)},
             {"files", std::move(files)}};
   if (!arch_json.empty() && arch_json.size() <= kMaxArchJsonBytes) j["arch"] = arch_json;
+  const bool scan = AddScan(r, &j);
+  if (!scan && values.empty() && r.unread.empty() && r.launcher.empty() && arch_json.empty())
+    return {};
   std::string out = j.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (out.size() > kMaxReadJsonBytes) {  // never cut JSON: drop the architecture, then files
+  if (out.size() > kMaxReadJsonBytes && scan) {  // never cut JSON: drop the scan (scanned there),
+    j.erase("fmte");                             // then the architecture, then files
+    j.erase("notes");
+    out = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  if (out.size() > kMaxReadJsonBytes) {
     j.erase("arch");
     j["files"] = json::array();
     out = j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -52,7 +105,9 @@ namespace {
 // which halves what the decision costs slurmctld for the reading (measured in a real slurmctld:
 // 38 us of thread CPU for the DOM). The grammar is EncodeClientReading's: an object of
 // "v" (version), "launcher", "procs", "nodes", "arch", "values" (rows of 3 strings), "unread"
-// (rows of 2) and "files" (strings); other keys are skipped. The first error stops the parse.
+// (rows of 2), "files" (strings), "fmte" (rows of 2: line number, text; its presence says the
+// client scanned the script) and "notes" (strings); other keys are skipped. The first error stops
+// the parse.
 class ReadingParser {
  public:
   using json = nlohmann::json;
@@ -82,7 +137,21 @@ class ReadingParser {
   Status Finish(bool parsed);
 
  private:
-  enum class Key { kNone, kVersion, kLauncher, kProcs, kNodes, kArch, kValues, kUnread, kFiles };
+  enum class Key {
+    kNone,
+    kVersion,
+    kLauncher,
+    kProcs,
+    kNodes,
+    kArch,
+    kValues,
+    kUnread,
+    kFiles,
+    kFmte,
+    kNotes
+  };
+  bool Rows() const { return key_ == Key::kValues || key_ == Key::kUnread || key_ == Key::kFmte; }
+  bool Strings() const { return key_ == Key::kFiles || key_ == Key::kNotes; }
   bool Fail(std::string what) {
     if (error_.empty()) error_ = std::move(what);
     return false;
@@ -106,9 +175,7 @@ class ReadingParser {
 bool ReadingParser::start_object(std::size_t) {
   if (++depth_ == 1) return true;
   if (Skipping()) return true;
-  return key_ == Key::kValues || key_ == Key::kUnread ? RowsError()
-         : key_ == Key::kFiles                        ? Fail("files: expected strings")
-                                                      : Scalar();
+  return Rows() ? RowsError() : Strings() ? Fail(key_name_ + ": expected strings") : Scalar();
 }
 
 bool ReadingParser::key(json::string_t& k) {
@@ -116,7 +183,8 @@ bool ReadingParser::key(json::string_t& k) {
   static constexpr std::pair<std::string_view, Key> kKeys[] = {
       {"v", Key::kVersion},     {"launcher", Key::kLauncher}, {"procs", Key::kProcs},
       {"nodes", Key::kNodes},   {"arch", Key::kArch},         {"values", Key::kValues},
-      {"unread", Key::kUnread}, {"files", Key::kFiles}};
+      {"unread", Key::kUnread}, {"files", Key::kFiles},       {"fmte", Key::kFmte},
+      {"notes", Key::kNotes}};
   key_ = Key::kNone;
   for (const auto& [name, key] : kKeys)
     if (k == name) key_ = key;
@@ -141,11 +209,13 @@ bool ReadingParser::Scalar() {
       return Fail("launcher: expected a name");
     case Key::kValues:
     case Key::kUnread:
+    case Key::kFmte:
       return RowsError();
     case Key::kFiles:
-      return depth_ == 1 ? Fail("files: expected an array of at most " +
+    case Key::kNotes:
+      return depth_ == 1 ? Fail(key_name_ + ": expected an array of at most " +
                                 std::to_string(kMaxForwardedItems) + " entries")
-                         : Fail("files: expected strings");
+                         : Fail(key_name_ + ": expected strings");
     case Key::kNone:
       break;
   }
@@ -171,7 +241,8 @@ bool ReadingParser::RowsError() {
   return Fail(key_name_ + ": expected " +
               (depth_ == 1
                    ? "an array of at most " + std::to_string(kMaxForwardedItems) + " entries"
-                   : "rows of " + std::string(values ? "3" : "2") + " strings"));
+                   : "rows of " + std::string(values ? "3" : "2") + " strings" +
+                         (key_ == Key::kFmte ? " (line number, text)" : "")));
 }
 
 bool ReadingParser::string(json::string_t& v) {
@@ -190,8 +261,13 @@ bool ReadingParser::string(json::string_t& v) {
       if (depth_ != 2) return Scalar();
       out_->files_read.push_back(Shown(v, 200));
       return true;
+    case Key::kNotes:
+      if (depth_ != 2 || v.size() > kMaxForwardedLineBytes) return Scalar();
+      out_->scan_warnings.push_back(std::move(v));
+      return true;
     case Key::kValues:
     case Key::kUnread:
+    case Key::kFmte:
       if (depth_ != 3) return RowsError();
       row_.push_back(std::move(v));
       return true;
@@ -205,9 +281,10 @@ bool ReadingParser::start_array(std::size_t) {
   if (depth_ == 1) return Fail("expected a JSON object");
   if (Skipping()) return true;
   if (key_ == Key::kNone) return true;
-  const bool rows = key_ == Key::kValues || key_ == Key::kUnread;
-  if (depth_ == 2 && (rows || key_ == Key::kFiles)) {
+  const bool rows = Rows();
+  if (depth_ == 2 && (rows || Strings())) {
     rows_ = 0;
+    if (key_ == Key::kFmte) out_->scanned = true;
     return true;
   }
   if (depth_ == 3 && rows) {
@@ -223,19 +300,31 @@ bool ReadingParser::start_array(std::size_t) {
 }
 
 bool ReadingParser::end_array() {
-  if (depth_ == 2 && key_ == Key::kFiles && out_->files_read.size() > kMaxForwardedItems) {
+  if (depth_ == 2 && ((key_ == Key::kFiles && out_->files_read.size() > kMaxForwardedItems) ||
+                      (key_ == Key::kNotes && out_->scan_warnings.size() > kMaxForwardedItems))) {
     --depth_;
-    return Fail("files: expected an array of at most " + std::to_string(kMaxForwardedItems) +
+    return Fail(key_name_ + ": expected an array of at most " + std::to_string(kMaxForwardedItems) +
                 " entries");
   }
-  if (depth_ == 3 && (key_ == Key::kValues || key_ == Key::kUnread)) {
+  if (depth_ == 3 && Rows()) {
     const size_t width = key_ == Key::kValues ? 3 : 2;
     if (row_.size() != width) return RowsError();
-    if (key_ == Key::kValues)
+    if (key_ == Key::kValues) {
       out_->values.push_back(
           Assignment{std::move(row_[0]), Shown(row_[1], kMaxValueBytes), Shown(row_[2], 160)});
-    else
+    } else if (key_ == Key::kUnread) {
       out_->unread.push_back(UnreadSetting{std::move(row_[0]), Shown(row_[1], 160)});
+    } else {
+      const std::string& n = row_[0];
+      int line = 0;
+      bool number = !n.empty() && n.size() <= 7;
+      for (char c : n) {
+        number = number && c >= '0' && c <= '9';
+        line = line * 10 + (c - '0');
+      }
+      if (!number || row_[1].size() > kMaxForwardedLineBytes) return RowsError();
+      out_->fmte_lines.emplace_back(line, std::move(row_[1]));
+    }
   }
   --depth_;
   return true;

@@ -139,6 +139,12 @@ struct LauncherFindings {
   std::vector<UnreadSetting> unread;  // settings in files the launch line names (not read)
   std::vector<std::string> warnings;
   std::vector<std::string> files_read;  // config files read for this launch (paths as written)
+  // Only in a client's reading (FMTE_READ with "fmte"): the client scanned the whole script, and
+  // these are its #FMTE lines (line, text after "#FMTE") and the scan's warnings, so the controller
+  // does not scan it again.
+  bool scanned = false;
+  std::vector<std::pair<int, std::string>> fmte_lines;
+  std::vector<std::string> scan_warnings;
 };
 
 // Looks at every command for a training launch; the launch with the most recognised settings

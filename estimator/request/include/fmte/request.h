@@ -184,6 +184,13 @@ struct JobRequest {
   std::vector<std::string> warnings;  // each names the key or line; at most kMaxWarnings
   size_t dropped_warnings = 0;
 
+  // The client's scan of the script (ParseJobRequest with a ScriptContext; empty otherwise): its
+  // #FMTE lines (line, text after "#FMTE") and the scan's own warnings, which FMTE_READ forwards so
+  // that slurmctld does not scan the script a second time.
+  bool client_scan = false;  // read with a ScriptContext: the two fields below are its scan's
+  std::vector<std::pair<int, std::string>> script_fmte_lines;
+  std::vector<std::string> script_warnings;
+
   const FieldSource* SourceOf(std::string_view key) const;
 };
 
@@ -205,9 +212,12 @@ JobRequest ParseJobRequest(std::string_view script,
 // settings it could not read, the launcher, its process and node counts, the files read, and
 // `arch_json` (the architecture of the model that won on the client when the controller cannot
 // read it: one the launch line or an #FMTE line named by path or from the Hugging Face cache, or
-// Megatron's flags). Empty when neither the launch line nor such an architecture gave anything.
-// Bounded by kMaxReadJsonBytes: values past it are left out (the controller then knows less, never
-// something else).
+// Megatron's flags), and the script's #FMTE lines and scan warnings (script_fmte_lines,
+// script_warnings), with which the controller skips its own scan of the script. Empty for a
+// request that was not read with a ScriptContext and has nothing to forward. Bounded by
+// kMaxReadJsonBytes: the #FMTE lines are dropped first (the controller then scans the script
+// itself), then the architecture and files (the controller then knows less, never something
+// else).
 std::string EncodeClientReading(const JobRequest& client_request, std::string_view arch_json = "");
 
 }  // namespace fmte
