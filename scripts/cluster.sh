@@ -10,6 +10,8 @@
 #                                                 none, or a site-style job_submit.lua; reconfigure
 #   scripts/cluster.sh dbd stop|start             stops or starts slurmdbd alone (a cluster up --dbd):
 #                                                 slurmctld keeps running and queues accounting
+#   scripts/cluster.sh ctld-restart [--fresh]     restarts slurmctld (-c: no jobs kept); --fresh also
+#                                                 empties its StateSaveLocation (as on a new cluster)
 #
 # Environment:
 #   FMTE_LAB         lab directory (default: <repo>/.lab); config, state, logs, fake devices live here
@@ -341,8 +343,24 @@ cmd_plugin() {
   wait_until slurmctld "$(pid_of slurmctld)" sh -c 'scontrol ping | grep -q "is UP"'
 }
 
+cmd_ctld_restart() {
+  [ -f "$SLURM_CONF" ] || die "no cluster in $LAB (run: cluster.sh up)"
+  stop_daemon slurmctld slurmctld
+  case ${1:-} in
+    --fresh) find "$LAB/state/ctld" -mindepth 1 -delete ;;
+    "") ;;
+    *) die "usage: cluster.sh ctld-restart [--fresh]" ;;
+  esac
+  start_daemon slurmctld env -u SLURM_CONF slurmctld -D -c -f "$SLURM_CONF"
+  wait_until slurmctld "$(pid_of slurmctld)" sh -c 'scontrol ping | grep -q "is UP"'
+  # The node registers again (slurmd keeps running) before jobs can be placed.
+  wait_until "slurmd (node1 idle)" "$(pid_of slurmctld)" \
+    sh -c '[ "$(sinfo -h -n node1 -o %T)" = idle ]'
+}
+
 case ${1:-} in
   up) shift; cmd_up "$@" ;;
+  ctld-restart) shift; cmd_ctld_restart "$@" ;;
   down) cmd_down ;;
   status) cmd_status ;;
   env) echo "export SLURM_CONF=$SLURM_CONF" ;;

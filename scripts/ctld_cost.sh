@@ -4,7 +4,9 @@
 # plugin in sbatch), on one local cluster in one run:
 #   scripts/ctld_cost.sh [N [ROUNDS]]      (default: 300 submissions per phase, 3 rounds)
 # Each round runs the three modes once, in an order rotated from round to round (so the cluster's
-# drift over the run falls on every mode alike). A phase reconfigures (slurmctld restarts), submits
+# drift over the run falls on every mode alike). A phase switches the plugin, restarts slurmctld on
+# an empty state directory (cluster.sh ctld-restart --fresh: nothing left of earlier phases to
+# purge or to slow the state directory), submits
 # FMTE_CTLD_WARMUP (default 20) untimed jobs at the same pace (the plugin's load and the restarted
 # controller's first, slower submissions), resets sdiag, then submits N held copies of a realistic LLM training script
 # (tests/data/scripts/trl_sft_lora_llama8b.sh) one after another and reads:
@@ -50,6 +52,9 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 phase() {  # mode round [perf]
   local mode=$1 round=$2 pid t0 t1 c0 c1 i sdiag_avg decided
   scripts/cluster.sh plugin "$mode" >/dev/null
+  # A new slurmctld on an empty state directory: no job of an earlier phase is purged during this
+  # one (MinJobAge) and the directories' inodes start alike (ext4 directories never shrink).
+  scripts/cluster.sh ctld-restart --fresh >/dev/null
   sbatch --hold --parsable -o /dev/null "$SCRIPT" >/dev/null
   for ((i = 1; i < WARMUP; i++)); do
     sbatch --hold --parsable -o /dev/null "$SCRIPT" >/dev/null 2>&1
