@@ -41,7 +41,8 @@ ROUNDS=${2:-3}
 RATE=${FMTE_CTLD_RATE:-10}  # submissions per second (0: as fast as sbatch returns)
 WARMUP=${FMTE_CTLD_WARMUP:-20}
 export FMTE_CONF=${FMTE_CONF:-$PWD/etc/fmte.conf}
-SCRIPT=$PWD/tests/data/scripts/trl_sft_lora_llama8b.sh
+# FMTE_CTLD_SCRIPT: another job script (a non-LLM one shows what fmte costs the other jobs).
+SCRIPT=${FMTE_CTLD_SCRIPT:-$PWD/tests/data/scripts/trl_sft_lora_llama8b.sh}
 TICK=$(getconf CLK_TCK)
 OUT=$(mktemp -d)
 PIN=${FMTE_CTLD_PIN:-auto}

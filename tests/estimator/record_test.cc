@@ -219,5 +219,38 @@ TEST(RecordTest, AbsurdlyLargeMemoryPredictionsStayReadable) {
   EXPECT_LE(decoded->pred_mem_bytes, kMaxRecordedBytes);
 }
 
+// Found by fuzz_batch_script: a launcher starting 1440 processes on one node (no GPU request) made
+// the record say gpn=1440, which its reader refuses (at most 1024). Each integer is now written
+// within the range its reader accepts.
+TEST(RecordTest, AbsurdLayoutsStayReadable) {
+  auto config = ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB\n");
+  ASSERT_TRUE(config.ok());
+  const JobRequest request = ParseJobRequest(
+      "#!/bin/bash\ntorchrun --nproc_per_node 1440 train.py --model_name_or_path "
+      "Qwen/Qwen2.5-7B-Instruct\n",
+      {}, SlurmFacts{});
+  ASSERT_EQ(request.job.gpus_per_node, 1440);
+  const Decision d = Decide(request, *config, ShippedEstimator());
+  ASSERT_TRUE(d.touched);
+  const std::string encoded = EncodeRecord(MakeRecord(request, d));
+  auto decoded = DecodeRecord(encoded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString() << "\n" << encoded;
+  EXPECT_EQ(EncodeRecord(*decoded), encoded);
+  EXPECT_EQ(decoded->job.gpus, 1440);
+  EXPECT_EQ(decoded->job.gpus_per_node, 1024);  // the most a record holds
+  // The same for the other degrees: whatever the job says, the record reads back.
+  AccountingRecord r = MakeRecord(request, d);
+  r.job.vpp = 5000;
+  r.job.ep = 1 << 21;
+  r.job.cp = 4096;
+  r.job.etp = 9999;
+  r.job.lora_r = 1 << 20;
+  r.job.method = Method::kLora;
+  const std::string absurd = EncodeRecord(r);
+  auto back = DecodeRecord(absurd);
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << absurd;
+  EXPECT_EQ(EncodeRecord(*back), absurd);
+}
+
 }  // namespace
 }  // namespace fmte

@@ -102,6 +102,20 @@ size_t RecordEnd(std::string_view text, size_t start) {
 
 }  // namespace
 
+// The range of each integer a record holds, one definition for the writer (which writes a value
+// beyond it as the bound: an absurd request, as kMaxRecordedBytes) and the reader (which refuses
+// anything else). Found by fuzz_batch_script: 1440 GPUs per node (a launcher's process count) was
+// written as gpn=1440, which the reader refused, so the job's record was lost to fmte-retrain.
+namespace {
+struct IntRange {
+  int64_t lo, hi;
+  int64_t Clamp(int64_t v) const { return std::clamp(v, lo, hi); }
+};
+constexpr IntRange kGpusRange{1, 1 << 20}, kGpnRange{0, 1024}, kTpPpRange{1, 1 << 16},
+    kDegreeRange{1, 1024}, kEtpRange{0, 1024}, kBatchRange{1, 1 << 20},
+    kSeqRange{1, int64_t{1} << 24}, kLoraRRange{1, 1 << 16};
+}  // namespace
+
 std::string EncodeRecord(const AccountingRecord& r) {
   const TrainingJob& j = r.job;
   const TrainingJob d;  // defaults are omitted
@@ -130,19 +144,19 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (r.corr_mem_bytes > 0) put_int("corr_mem", r.corr_mem_bytes);
   if (r.corr_time_s > 0) put_num("corr_time_s", r.corr_time_s);
   put("method", ToString(j.method));
-  put_int("gpus", j.gpus);
-  if (j.gpus_per_node > 0) put_int("gpn", j.gpus_per_node);
+  put_int("gpus", kGpusRange.Clamp(j.gpus));
+  if (j.gpus_per_node > 0) put_int("gpn", kGpnRange.Clamp(j.gpus_per_node));
   if (!j.gpu.empty()) put("gpu", j.gpu);
-  put_int("tp", j.tp);
-  put_int("pp", j.pp);
-  if (j.vpp != d.vpp) put_int("vpp", j.vpp);
-  if (j.ep != d.ep) put_int("ep", j.ep);
-  if (j.etp != d.etp) put_int("etp", j.etp);
-  if (j.cp != d.cp) put_int("cp", j.cp);
+  put_int("tp", kTpPpRange.Clamp(j.tp));
+  put_int("pp", kTpPpRange.Clamp(j.pp));
+  if (j.vpp != d.vpp) put_int("vpp", kDegreeRange.Clamp(j.vpp));
+  if (j.ep != d.ep) put_int("ep", kDegreeRange.Clamp(j.ep));
+  if (j.etp != d.etp) put_int("etp", kEtpRange.Clamp(j.etp));
+  if (j.cp != d.cp) put_int("cp", kDegreeRange.Clamp(j.cp));
   if (j.sequence_parallel) put("sp", "1");
-  put_int("mb", j.micro_batch);
-  put_int("seq", j.seq_len);
-  put_int("ga", j.grad_accum);
+  put_int("mb", kBatchRange.Clamp(j.micro_batch));
+  put_int("seq", kSeqRange.Clamp(j.seq_len));
+  put_int("ga", kBatchRange.Clamp(j.grad_accum));
   if (j.global_batch > 0) put_int("gb", j.global_batch);
   put("prec", ToString(j.precision));
   put("opt", ToString(j.optimizer));
@@ -151,7 +165,8 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.offload_params) put("off_par", "1");
   put("ac", ToString(j.activation_checkpointing));
   if (j.attention != d.attention) put("attn", ToString(j.attention));
-  if (j.method == Method::kLora || j.method == Method::kQlora) put_int("lora_r", j.lora_r);
+  if (j.method == Method::kLora || j.method == Method::kQlora)
+    put_int("lora_r", kLoraRRange.Clamp(j.lora_r));
   if (j.quant != Quant::kNone) put("quant", ToString(j.quant));
   if (j.fp8 != Fp8::kNone) put("fp8", ToString(j.fp8));
   if (j.fp8_params) put("fp8p", "1");
@@ -237,31 +252,31 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
     else if (key == "method")
       s = enum_field(&j.method, ParseMethod);
     else if (key == "gpus")
-      s = int_field(&j.gpus, 1, 1 << 20);
+      s = int_field(&j.gpus, kGpusRange.lo, kGpusRange.hi);
     else if (key == "gpn")
-      s = int_field(&j.gpus_per_node, 0, 1024);
+      s = int_field(&j.gpus_per_node, kGpnRange.lo, kGpnRange.hi);
     else if (key == "gpu")
       j.gpu = v;
     else if (key == "tp")
-      s = int_field(&j.tp, 1, 1 << 16);
+      s = int_field(&j.tp, kTpPpRange.lo, kTpPpRange.hi);
     else if (key == "pp")
-      s = int_field(&j.pp, 1, 1 << 16);
+      s = int_field(&j.pp, kTpPpRange.lo, kTpPpRange.hi);
     else if (key == "vpp")
-      s = int_field(&j.vpp, 1, 1024);
+      s = int_field(&j.vpp, kDegreeRange.lo, kDegreeRange.hi);
     else if (key == "ep")
-      s = int_field(&j.ep, 1, 1024);
+      s = int_field(&j.ep, kDegreeRange.lo, kDegreeRange.hi);
     else if (key == "etp")
-      s = int_field(&j.etp, 0, 1024);
+      s = int_field(&j.etp, kEtpRange.lo, kEtpRange.hi);
     else if (key == "cp")
-      s = int_field(&j.cp, 1, 1024);
+      s = int_field(&j.cp, kDegreeRange.lo, kDegreeRange.hi);
     else if (key == "sp")
       j.sequence_parallel = v == "1";
     else if (key == "mb")
-      s = int_field(&j.micro_batch, 1, 1 << 20);
+      s = int_field(&j.micro_batch, kBatchRange.lo, kBatchRange.hi);
     else if (key == "seq")
-      s = int_field(&j.seq_len, 1, int64_t{1} << 24);
+      s = int_field(&j.seq_len, kSeqRange.lo, kSeqRange.hi);
     else if (key == "ga")
-      s = int_field(&j.grad_accum, 1, 1 << 20);
+      s = int_field(&j.grad_accum, kBatchRange.lo, kBatchRange.hi);
     else if (key == "gb")
       s = int_field(&j.global_batch, 0, kBig);
     else if (key == "prec")
@@ -279,7 +294,7 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
     else if (key == "attn")
       s = enum_field(&j.attention, ParseAttention);
     else if (key == "lora_r")
-      s = int_field(&j.lora_r, 1, 1 << 16);
+      s = int_field(&j.lora_r, kLoraRRange.lo, kLoraRRange.hi);
     else if (key == "quant")
       s = enum_field(&j.quant, ParseQuant);
     else if (key == "fp8")
