@@ -389,6 +389,23 @@ TEST_F(ReadSubmissionTest, ForwardedScanSparesTheControllerItsOwnScan) {
   EXPECT_EQ(scanned.job.model, latin1->request.job.model);
 }
 
+// Found by fuzz_submission (UBSan): a number beyond int64 in a config file (8.55556e+46) was
+// converted to an integer before its range was checked. It is now a value that does not parse, a
+// warning naming the file's key; the rest of the file still applies. (Fails under UBSan.)
+TEST_F(ReadSubmissionTest, HugeNumbersInConfigFilesAreBadValuesNotUndefined) {
+  std::ofstream(dir_ / "job" / "configs" / "huge.json")
+      << R"({"train_micro_batch_size_per_gpu": 8.55556e+46, "zero_optimization": {"stage": 3}})";
+  auto s = ReadSubmission(std::vector<std::string>{"-D", "job", "job/train.sh", "huge.json"},
+                          dir_.string(), &table_);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(ValueOf(s->request, "sharding"), "zero3");
+  EXPECT_EQ(s->request.job.micro_batch, 1);
+  bool named = false;
+  for (const std::string& w : s->request.warnings)
+    named = named || w.find("train_micro_batch_size_per_gpu") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
 TEST(ClientReading, MalformedForwardIsNotTrusted) {
   const std::string script =
       "#!/bin/bash\ntorchrun --nproc_per_node 4 train.py --model_name_or_path "

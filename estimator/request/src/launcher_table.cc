@@ -243,7 +243,9 @@ std::string Text(const json& v) {
   if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
   if (v.is_number_float()) {
     const double d = v.get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -1e15 && d < 1e15)
+    // In range first: converting a double beyond int64 is undefined (found by fuzz_submission:
+    // 8.55556e+46 in a config file).
+    if (d > -1e15 && d < 1e15 && d == static_cast<double>(static_cast<int64_t>(d)))
       return std::to_string(static_cast<int64_t>(d));
     return v.dump();
   }
