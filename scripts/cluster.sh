@@ -98,6 +98,13 @@ stop_daemon() {
   rm -f "$LAB/run/$name.pid"
 }
 
+# Starts slurmctld with no jobs kept (-c) and waits until it answers. Without SLURM_CONF in its
+# environment, as in production: the plugin must find fmte.conf from -f.
+start_slurmctld() {
+  start_daemon slurmctld env -u SLURM_CONF slurmctld -D -c -f "$SLURM_CONF"
+  wait_until slurmctld "$(pid_of slurmctld)" sh -c 'scontrol ping | grep -q "is UP"'
+}
+
 write_slurm_conf() {
   local with_dbd=$1 plugin=$2 stock
   stock=$(stock_plugin_dir)
@@ -249,9 +256,7 @@ cmd_up() {
 
   [ "$with_dbd" = 1 ] && start_dbd
 
-  # Without SLURM_CONF in its environment, as in production: the plugin must find fmte.conf from -f.
-  start_daemon slurmctld env -u SLURM_CONF slurmctld -D -c -f "$SLURM_CONF"
-  wait_until slurmctld "$(pid_of slurmctld)" sh -c 'scontrol ping | grep -q "is UP"'
+  start_slurmctld
   start_daemon slurmd slurmd -D -N node1 -f "$SLURM_CONF"
   wait_until "slurmd (node1 idle)" "$(pid_of slurmd)" \
     sh -c '[ "$(sinfo -h -n node1 -o %T)" = idle ]'
@@ -351,8 +356,7 @@ cmd_ctld_restart() {
     "") ;;
     *) die "usage: cluster.sh ctld-restart [--fresh]" ;;
   esac
-  start_daemon slurmctld env -u SLURM_CONF slurmctld -D -c -f "$SLURM_CONF"
-  wait_until slurmctld "$(pid_of slurmctld)" sh -c 'scontrol ping | grep -q "is UP"'
+  start_slurmctld
   # The node registers again (slurmd keeps running) before jobs can be placed.
   wait_until "slurmd (node1 idle)" "$(pid_of slurmctld)" \
     sh -c '[ "$(sinfo -h -n node1 -o %T)" = idle ]'

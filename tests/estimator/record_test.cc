@@ -14,6 +14,20 @@
 namespace fmte {
 namespace {
 
+// Encodes `r`, decodes the text and checks that it re-encodes to the same text; `decoded` gets the
+// decoded record.
+::testing::AssertionResult RoundTrips(const AccountingRecord& r, AccountingRecord* decoded) {
+  const std::string encoded = EncodeRecord(r);
+  auto d = DecodeRecord(encoded);
+  if (!d.ok()) return ::testing::AssertionFailure() << d.status().ToString() << "\n" << encoded;
+  if (EncodeRecord(*d) != encoded)
+    return ::testing::AssertionFailure() << "re-encodes differently:\n"
+                                         << encoded << "\n"
+                                         << EncodeRecord(*d);
+  *decoded = std::move(d).value();
+  return ::testing::AssertionSuccess();
+}
+
 AccountingRecord Sample() {
   AccountingRecord r;
   TrainingJob& j = r.job;
@@ -189,12 +203,10 @@ TEST(RecordTest, AbsurdlyLongPredictionsStayReadable) {
     const Decision d = Decide(request, *config, ShippedEstimator());
     ASSERT_TRUE(d.touched);
     ASSERT_TRUE(d.estimate.has_time);
-    const std::string encoded = EncodeRecord(MakeRecord(request, d));
-    auto decoded = DecodeRecord(encoded);
-    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString() << "\n" << encoded;
-    EXPECT_EQ(EncodeRecord(*decoded), encoded);
-    EXPECT_GT(decoded->pred_time_s, 0);
-    EXPECT_LE(decoded->pred_time_s, kMaxRecordedTimeS);
+    AccountingRecord decoded;
+    ASSERT_TRUE(RoundTrips(MakeRecord(request, d), &decoded));
+    EXPECT_GT(decoded.pred_time_s, 0);
+    EXPECT_LE(decoded.pred_time_s, kMaxRecordedTimeS);
   }
 }
 
@@ -211,12 +223,10 @@ TEST(RecordTest, AbsurdlyLargeMemoryPredictionsStayReadable) {
       {}, facts);
   const Decision d = Decide(request, *config, ShippedEstimator());
   ASSERT_TRUE(d.estimated);
-  const std::string encoded = EncodeRecord(MakeRecord(request, d));
-  auto decoded = DecodeRecord(encoded);
-  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString() << "\n" << encoded;
-  EXPECT_EQ(EncodeRecord(*decoded), encoded);
-  EXPECT_GT(decoded->pred_mem_bytes, decoded->cap_bytes);
-  EXPECT_LE(decoded->pred_mem_bytes, kMaxRecordedBytes);
+  AccountingRecord decoded;
+  ASSERT_TRUE(RoundTrips(MakeRecord(request, d), &decoded));
+  EXPECT_GT(decoded.pred_mem_bytes, decoded.cap_bytes);
+  EXPECT_LE(decoded.pred_mem_bytes, kMaxRecordedBytes);
 }
 
 // Found by fuzz_batch_script: a launcher starting 1440 processes on one node (no GPU request) made
@@ -232,12 +242,10 @@ TEST(RecordTest, AbsurdLayoutsStayReadable) {
   ASSERT_EQ(request.job.gpus_per_node, 1440);
   const Decision d = Decide(request, *config, ShippedEstimator());
   ASSERT_TRUE(d.touched);
-  const std::string encoded = EncodeRecord(MakeRecord(request, d));
-  auto decoded = DecodeRecord(encoded);
-  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString() << "\n" << encoded;
-  EXPECT_EQ(EncodeRecord(*decoded), encoded);
-  EXPECT_EQ(decoded->job.gpus, 1440);
-  EXPECT_EQ(decoded->job.gpus_per_node, 1024);  // the most a record holds
+  AccountingRecord decoded;
+  ASSERT_TRUE(RoundTrips(MakeRecord(request, d), &decoded));
+  EXPECT_EQ(decoded.job.gpus, 1440);
+  EXPECT_EQ(decoded.job.gpus_per_node, 1024);  // the most a record holds
   // The same for the other degrees: whatever the job says, the record reads back.
   AccountingRecord r = MakeRecord(request, d);
   r.job.vpp = 5000;
@@ -246,10 +254,8 @@ TEST(RecordTest, AbsurdLayoutsStayReadable) {
   r.job.etp = 9999;
   r.job.lora_r = 1 << 20;
   r.job.method = Method::kLora;
-  const std::string absurd = EncodeRecord(r);
-  auto back = DecodeRecord(absurd);
-  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << absurd;
-  EXPECT_EQ(EncodeRecord(*back), absurd);
+  AccountingRecord back;
+  EXPECT_TRUE(RoundTrips(r, &back));
 }
 
 }  // namespace
