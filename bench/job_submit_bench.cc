@@ -11,7 +11,10 @@
 // terminal, into a pipe or to /dev/null. The load average before and after is printed: on a shared
 // machine take the lowest-load runs (docs/slurm.md, Performance). FMTE_BENCH_ONLY=substring keeps
 // the scripts whose file name contains it; FMTE_BENCH_ITERS=N sets the number of calls (default
-// 20,000): bench/instructions_per_call.sh uses both under callgrind.
+// 20,000): bench/instructions_per_call.sh uses both under callgrind. FMTE_BENCH_FORWARD=1 attaches
+// to every job the client's reading (FMTE_READ) that the SPANK plugin sends from sbatch, so the
+// controller's path is measured as sites run it (no scan of the script in slurmctld);
+// FMTE_BENCH_DISTINCT=1 makes every job a different one (no decision from the cache).
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -41,6 +44,8 @@ extern "C" {
 #include "fmte/policy.h"
 #include "fmte/record.h"
 #include "fmte/request.h"
+#include "fmte/script_files.h"
+#include "fmte/submission.h"
 #include "job_desc_adapter.h"
 #include "slurm_xapi.h"
 
@@ -63,6 +68,7 @@ struct Description {
   std::string name, script, partition, tres_per_node, tres_per_job;
   uint32_t min_nodes = NO_VAL, time_limit = NO_VAL;
   std::vector<std::string> spank_env;
+  std::string forwarded;  // FMTE_READ as the SPANK plugin in sbatch sends it (empty: none)
 };
 
 double ThreadCpuUs() {
@@ -137,7 +143,31 @@ Description Describe(const fs::path& path) {
       d.spank_env.push_back("_SLURM_SPANK_OPTION_fmte_fmte_" + key + "=" + Value(arg));
     }
   }
+  // What the SPANK plugin forwards when sbatch reads the script (spank_fmte.cc): the controller
+  // then skips its own scan. Read as `sbatch SCRIPT` from the script's folder.
+  static const auto launchers = fmte::LoadLauncherTable(std::string(FMTE_SOURCE_DIR) + "/etc");
+  if (launchers.ok()) {
+    const std::vector<std::string> words = {path.filename().string()};
+    auto submission = fmte::ReadSubmission(words, path.parent_path().string(), &launchers.value());
+    if (submission.ok()) d.forwarded = fmte::EncodeClientReading(submission->request);
+  }
   return d;
+}
+
+// FMTE_BENCH_FORWARD=1: every job carries the client's reading (FMTE_READ), as it does where the
+// SPANK plugin runs in sbatch with its file reading on (the default); otherwise the controller
+// scans each script itself.
+bool Forward() {
+  const char* v = std::getenv("FMTE_BENCH_FORWARD");
+  return v != nullptr && *v == '1';
+}
+
+// FMTE_BENCH_DISTINCT=1: every job differs from the ones before (its time limit), so that
+// job_submit/fmte decides each afresh; otherwise the scripts repeat and its DecisionCache serves
+// the repeats, as it does for a burst of one sweep.
+bool Distinct() {
+  const char* v = std::getenv("FMTE_BENCH_DISTINCT");
+  return v != nullptr && *v == '1';
 }
 
 job_desc_msg_t* NewDesc(const Description& d) {
@@ -152,13 +182,19 @@ job_desc_msg_t* NewDesc(const Description& d) {
   if (!d.tres_per_job.empty()) desc->tres_per_job = slurm_xstrdup(d.tres_per_job.c_str());
   desc->min_nodes = d.min_nodes;
   desc->time_limit = d.time_limit;
-  if (!d.spank_env.empty()) {
-    desc->spank_job_env = static_cast<char**>(slurm_xcalloc(
-        d.spank_env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
-    for (size_t i = 0; i < d.spank_env.size(); ++i) {
-      desc->spank_job_env[i] = slurm_xstrdup(d.spank_env[i].c_str());
-    }
-    desc->spank_job_env_size = static_cast<uint32_t>(d.spank_env.size());
+  if (Distinct()) {  // a time limit of its own: no job like the 239 before it (the cache holds 128)
+    static uint32_t n = 0;
+    const uint32_t base = d.time_limit != NO_VAL && d.time_limit >= 480 ? d.time_limit : 480;
+    desc->time_limit = base - n++ % 240;
+  }
+  std::vector<std::string> env = d.spank_env;
+  if (Forward() && !d.forwarded.empty())
+    env.push_back(std::string(fmte::kReadEnvName) + "=" + d.forwarded);
+  if (!env.empty()) {
+    desc->spank_job_env = static_cast<char**>(
+        slurm_xcalloc(env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
+    for (size_t i = 0; i < env.size(); ++i) desc->spank_job_env[i] = slurm_xstrdup(env[i].c_str());
+    desc->spank_job_env_size = static_cast<uint32_t>(env.size());
   }
   return desc;
 }
@@ -210,6 +246,10 @@ std::vector<Description> Descriptions() {
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) out.push_back(Describe(f));
   }
+  if (const char* only = std::getenv("FMTE_BENCH_ONLY"); only != nullptr && *only != '\0') {
+    std::erase_if(out,
+                  [&](const Description& d) { return d.name.find(only) == std::string::npos; });
+  }
   return out;
 }
 
@@ -218,10 +258,6 @@ std::vector<Description> Descriptions() {
 void BM_JobSubmit(benchmark::State& state) {
   SubmitFn submit = LoadPlugin();
   std::vector<Description> descs = Descriptions();
-  if (const char* only = std::getenv("FMTE_BENCH_ONLY"); only != nullptr && *only != '\0') {
-    std::erase_if(descs,
-                  [&](const Description& d) { return d.name.find(only) == std::string::npos; });
-  }
   if (descs.empty()) {
     state.SkipWithError("no script matches FMTE_BENCH_ONLY");
     return;
@@ -300,8 +336,6 @@ BENCHMARK(BM_JobSubmit)
     ->Iterations(BenchIterations())
     ->Unit(benchmark::kMicrosecond);
 
-// Where a call's time goes: the same steps as the plugin, one stage per benchmark (mean per call
-// over all scripts): 0 = parse (ParseJobRequest), 1 = + Decide, 2 = + the fmte: record.
 // job_submit() as slurmctld calls it: each RPC on a thread of its own that ends afterwards
 // (22.05 serves every connection on a new thread), with the caches cold from the controller's
 // other work (range(0) = 1: 32 MiB are written between calls). Counts the thread CPU time per
@@ -346,32 +380,86 @@ BENCHMARK(BM_JobSubmitAsSlurmctld)
     ->Iterations(2000)
     ->Unit(benchmark::kMicrosecond);
 
-void BM_Stages(benchmark::State& state) {
-  LoadPlugin();  // sets SLURM_CONF to the bench's fmte.conf
-  const std::vector<Description> descs = Descriptions();
-  auto config = fmte::LoadConfigFile(fmte::FindConfigPath(std::getenv("SLURM_CONF")));
-  auto estimator = fmte::Estimator::Load(config.ok() ? config->catalog_dir : "");
-  if (!config.ok() || !estimator.ok()) {
-    state.SkipWithError("cannot load config or catalogs");
-    return;
-  }
+// The core's part of a submission, in stages (BM_Stages, BM_StagesCold): the job descriptions and
+// the loaded files, and one call up to `stage`.
+struct Stages {
+  fmte::Result<fmte::Config> config = fmte::Status::NotFound("");
+  fmte::Result<fmte::Estimator> estimator = fmte::Status::NotFound("");
   std::vector<job_desc_msg_t*> jobs;
-  for (const Description& d : descs) jobs.push_back(NewDesc(d));
-  size_t i = 0;
-  for (auto _ : state) {
-    fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*jobs[i++ % jobs.size()]);
+  Stages() {
+    LoadPlugin();  // sets SLURM_CONF to the bench's fmte.conf
+    config = fmte::LoadConfigFile(fmte::FindConfigPath(std::getenv("SLURM_CONF")));
+    estimator = fmte::Estimator::Load(config.ok() ? config->catalog_dir : "");
+    for (const Description& d : Descriptions()) jobs.push_back(NewDesc(d));
+  }
+  ~Stages() {
+    for (job_desc_msg_t* j : jobs) FreeDesc(j);
+  }
+  Stages(const Stages&) = delete;
+  Stages& operator=(const Stages&) = delete;
+  bool ok() const { return config.ok() && estimator.ok() && !jobs.empty(); }
+  // 0 = parse (ParseJobRequest), 1 = + Decide, 2 = + the fmte: record.
+  void Run(int64_t stage, const job_desc_msg_t& job) const {
+    fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(job);
     auto request = fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
     benchmark::DoNotOptimize(request);
-    if (state.range(0) >= 1 && request.is_llm_job) {
+    if (stage >= 1 && request.is_llm_job) {
       fmte::Decision d = fmte::Decide(request, *config, *estimator);
-      if (state.range(0) >= 2 && d.touched) {
+      if (stage >= 2 && d.touched) {
         benchmark::DoNotOptimize(fmte::EncodeRecord(fmte::MakeRecord(request, d)));
       }
       benchmark::DoNotOptimize(d);
     }
   }
-  for (job_desc_msg_t* j : jobs) FreeDesc(j);
+};
+
+void BM_Stages(benchmark::State& state) {
+  const Stages stages;
+  if (!stages.ok()) {
+    state.SkipWithError("cannot load config or catalogs");
+    return;
+  }
+  size_t i = 0;
+  for (auto _ : state) stages.Run(state.range(0), *stages.jobs[i++ % stages.jobs.size()]);
 }
 BENCHMARK(BM_Stages)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+// The same stages as slurmctld runs them: each call on a new thread with the caches cold (32 MiB
+// written before it), thread CPU time per call; the differences between stages are what each
+// costs the controller.
+void BM_StagesCold(benchmark::State& state) {
+  const Stages stages;
+  if (!stages.ok()) {
+    state.SkipWithError("cannot load config or catalogs");
+    return;
+  }
+  std::vector<char> other_work(size_t{32} << 20);
+  std::vector<double> cpu_us;
+  size_t i = 0;
+  for (auto _ : state) {
+    const job_desc_msg_t& job = *stages.jobs[i++ % stages.jobs.size()];
+    std::fill(other_work.begin(), other_work.end(), static_cast<char>(i));
+    double cpu = 0;
+    std::thread rpc([&] {
+      const double start = ThreadCpuUs();
+      stages.Run(state.range(0), job);
+      cpu = ThreadCpuUs() - start;
+    });
+    rpc.join();
+    cpu_us.push_back(cpu);
+    state.SetIterationTime(cpu * 1e-6);
+  }
+  std::sort(cpu_us.begin(), cpu_us.end());
+  state.counters["cpu_p50_us"] = cpu_us[cpu_us.size() / 2];
+  state.counters["cpu_mean_us"] =
+      std::accumulate(cpu_us.begin(), cpu_us.end(), 0.0) / static_cast<double>(cpu_us.size());
+}
+BENCHMARK(BM_StagesCold)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseManualTime()
+    ->Iterations(1000)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

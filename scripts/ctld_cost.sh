@@ -42,6 +42,8 @@ RATE=${FMTE_CTLD_RATE:-10}  # submissions per second (0: as fast as sbatch retur
 WARMUP=${FMTE_CTLD_WARMUP:-20}
 export FMTE_CONF=${FMTE_CONF:-$PWD/etc/fmte.conf}
 # FMTE_CTLD_SCRIPT: another job script (a non-LLM one shows what fmte costs the other jobs).
+# FMTE_CTLD_DISTINCT=1: every submission a different job (below); by default they are all the same
+# job, as in a burst of one user's sweep.
 SCRIPT=${FMTE_CTLD_SCRIPT:-$PWD/tests/data/scripts/trl_sft_lora_llama8b.sh}
 TICK=$(getconf CLK_TCK)
 OUT=$(mktemp -d)
@@ -82,7 +84,12 @@ phase() {  # mode round [perf]
   t0=$(date +%s.%N)
   local t0_us=${EPOCHREALTIME/./}
   for ((i = 0; i < N; i++)); do
-    sbatch --hold --parsable -o /dev/null "$SCRIPT" >/dev/null 2>&1 || { echo "sbatch failed ($mode)" >&2; exit 1; }
+    # FMTE_CTLD_DISTINCT=1: a time limit of its own per submission (480 + i minutes), so that no
+    # two submissions are the same job and fmte decides each one afresh (its DecisionCache only
+    # serves repeats of a recent submission); every mode gets the same options.
+    local extra=()
+    if [ "${FMTE_CTLD_DISTINCT:-0}" = 1 ]; then extra=(--time=$((480 + i + round * N))); fi
+    sbatch --hold --parsable -o /dev/null "${extra[@]}" "$SCRIPT" >/dev/null 2>&1 || { echo "sbatch failed ($mode)" >&2; exit 1; }
     # Paced: submission i+1 starts no earlier than t0 + (i+1)/RATE.
     if [ "$RATE" != 0 ]; then
       local now_us=${EPOCHREALTIME/./} d

@@ -84,8 +84,28 @@ void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts) {
   if (desc.tres_per_socket != nullptr) facts->tres_per_socket = desc.tres_per_socket;
 }
 
-int RejectCode(const Decision& decision) {
-  switch (decision.reject_reason) {
+Outcome OutcomeOf(const Decision& d) {
+  Outcome o;
+  o.kind = d.kind;
+  o.reject_reason = d.reject_reason;
+  o.touched = d.touched;
+  o.advise_only = d.advise_only;
+  o.error = d.error;
+  o.estimated = d.estimated;
+  o.new_time_limit_min = d.new_time_limit_min;
+  o.new_gpus = d.new_gpus;
+  o.new_min_nodes = d.new_min_nodes;
+  o.gpu_field = d.gpu_field;
+  o.new_gpu_tres = d.new_gpu_tres;
+  o.user_message = d.user_message;
+  o.gpu = d.gpu;
+  o.per_gpu_bytes = d.estimate.memory.per_gpu_bytes;
+  o.usable_bytes = d.usable_bytes;
+  return o;
+}
+
+int RejectCode(RejectReason reason) {
+  switch (reason) {
     case RejectReason::kError:
       return ESLURM_ACCESS_DENIED;
     case RejectReason::kTimeLimit:
@@ -97,13 +117,13 @@ int RejectCode(const Decision& decision) {
   return ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE;
 }
 
-int ApplyDecision(const Decision& decision, const std::string& record, job_desc_msg_t* desc,
+int ApplyDecision(const Outcome& decision, const std::string& record, job_desc_msg_t* desc,
                   char** err_msg) {
   if (!decision.touched) return SLURM_SUCCESS;
   if (err_msg != nullptr && !decision.user_message.empty()) {
     ReplaceXstr(err_msg, decision.user_message.c_str());
   }
-  if (decision.kind == DecisionKind::kReject) return RejectCode(decision);
+  if (decision.kind == DecisionKind::kReject) return RejectCode(decision.reject_reason);
   if (decision.kind == DecisionKind::kRewrite) {
     if (decision.new_time_limit_min > 0) {
       desc->time_limit = static_cast<uint32_t>(decision.new_time_limit_min);

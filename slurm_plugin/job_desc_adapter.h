@@ -1,10 +1,11 @@
 // The job_submit/fmte adapter's two mappings: job_desc_msg_t -> the core's inputs (script, SPANK
-// values, SlurmFacts), and a Decision -> job_desc_msg_t fields, *err_msg and the Slurm return code.
-// Every string handed to Slurm is xmalloc'ed (slurm_xstrdup); replaced fields are slurm_xfree'd.
-// Thread-safety: no state; the caller serialises access to one job_desc.
+// values, SlurmFacts), and a Decision (its Outcome) -> job_desc_msg_t fields, *err_msg and the
+// Slurm return code. Every string handed to Slurm is xmalloc'ed (slurm_xstrdup); replaced fields
+// are slurm_xfree'd. Thread-safety: no state; the caller serialises access to one job_desc.
 #ifndef FMTE_SLURM_PLUGIN_JOB_DESC_ADAPTER_H_
 #define FMTE_SLURM_PLUGIN_JOB_DESC_ADAPTER_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,16 +40,35 @@ void DropForwardedReading(job_desc_msg_t* desc);
 // the facts recorded at submission.
 void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts);
 
+// Of a decision, what job_submit writes back (ApplyDecision) and logs (its decision line): the
+// outcome, the rewrites, the user's message, the GPU and the memory figures. Small (the estimate's
+// breakdown, the reasons and the alternatives are left out), so that the DecisionCache keeps it
+// cheaply.
+struct Outcome {
+  DecisionKind kind = DecisionKind::kAccept;
+  RejectReason reject_reason = RejectReason::kNone;
+  bool touched = false, advise_only = false, error = false, estimated = false;
+  int64_t new_time_limit_min = 0, new_gpus = 0, new_min_nodes = 0;
+  GpuTresField gpu_field = GpuTresField::kNone;
+  std::string new_gpu_tres, user_message, gpu;
+  int64_t per_gpu_bytes = 0, usable_bytes = 0;  // valid when estimated
+};
+Outcome OutcomeOf(const Decision& d);
+
 // The Slurm error code of a rejection: ESLURM_INVALID_TIME_LIMIT for a time-limit rejection,
 // ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE when the job does not fit its GPUs,
 // ESLURM_ACCESS_DENIED when the estimate failed and OnError=reject.
-int RejectCode(const Decision& decision);
+int RejectCode(RejectReason reason);
 
 // Writes the decision into `desc` (time_limit, tres_per_*, min_nodes), sets *err_msg to the user
 // message (when err_msg is non-null and there is one), appends `record` (if not empty) to
 // admin_comment, and returns SLURM_SUCCESS or the rejection code.
-int ApplyDecision(const Decision& decision, const std::string& record, job_desc_msg_t* desc,
+int ApplyDecision(const Outcome& decision, const std::string& record, job_desc_msg_t* desc,
                   char** err_msg);
+inline int ApplyDecision(const Decision& decision, const std::string& record, job_desc_msg_t* desc,
+                         char** err_msg) {
+  return ApplyDecision(OutcomeOf(decision), record, desc, err_msg);
+}
 
 // Whether slurmctld writes a verbose line anywhere, from its slurm_conf's SlurmctldDebug and
 // SlurmctldSyslogDebug (levels of 22.05's src/common/log.h: quiet 0, fatal, error, info 3,

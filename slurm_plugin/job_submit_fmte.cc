@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 
+#include "decision_cache.h"
 #include "fmte/policy.h"
 #include "fmte/record.h"
 #include "fmte/request.h"
@@ -54,16 +55,18 @@ void WriteLogLine(LogLevel level, const std::string& line) {
 // Globals::mu held.
 struct CostStats {
   static constexpr time_t kCostReportS = 3600;
-  int64_t calls = 0, decided = 0, total_us = 0, max_us = 0;
+  int64_t calls = 0, decided = 0, cached = 0, total_us = 0, max_us = 0;
   time_t since = 0;
   std::string Line() const {
     char buf[256];
     snprintf(buf, sizeof(buf),
-             "job_submit/fmte: cost over %lld s: %lld submissions (%lld LLM jobs decided), "
-             "slurmctld time in job_submit: mean %lld us, max %lld us, total %.3f s",
+             "job_submit/fmte: cost over %lld s: %lld submissions (%lld LLM jobs decided, %lld "
+             "of the decisions from the cache), slurmctld time in job_submit: mean %lld us, max "
+             "%lld us, total %.3f s",
              static_cast<long long>(time(nullptr) - since), static_cast<long long>(calls),
-             static_cast<long long>(decided), static_cast<long long>(calls ? total_us / calls : 0),
-             static_cast<long long>(max_us), static_cast<double>(total_us) * 1e-6);
+             static_cast<long long>(decided), static_cast<long long>(cached),
+             static_cast<long long>(calls ? total_us / calls : 0), static_cast<long long>(max_us),
+             static_cast<double>(total_us) * 1e-6);
     return buf;
   }
 };
@@ -73,6 +76,7 @@ struct Globals {
   CostStats cost;
   PluginState state;
   JobTracker tracker;
+  fmte::slurm::DecisionCache decisions;  // cleared whenever the files are reloaded
   fmte::slurm::LogQueue log{
       &WriteLogLine};  // the decision lines (started by init, drained by fini)
   fmte::OnError on_error = fmte::OnError::kAccept;
@@ -92,6 +96,7 @@ const fmte::slurm::Loaded* CurrentState() {
     g.last_init_attempt = time(nullptr);
     fmte::Status st = g.state.Init();
     if (st.ok()) {
+      g.decisions.Clear();
       slurm_info("job_submit/fmte: loaded %s", g.state.config_path().c_str());
       loaded = g.state.Current();
     }
@@ -103,6 +108,7 @@ const fmte::slurm::Loaded* CurrentState() {
       slurm_info("job_submit/fmte: %s", msg.c_str());
     }
     fmte::ClearPolicyCaches();  // nothing cached outlives a configuration
+    g.decisions.Clear();
   }
   if (loaded != nullptr) g.on_error = loaded->config.on_error;
   return loaded;
@@ -142,6 +148,7 @@ class CostScope {
     if (c.since == 0) c.since = time(nullptr);
     ++c.calls;
     c.decided += decided_;
+    c.cached += decided_ && cached_;
     c.total_us += us;
     c.max_us = std::max(c.max_us, us);
     if (time(nullptr) - c.since >= CostStats::kCostReportS) {
@@ -149,12 +156,15 @@ class CostScope {
       c = CostStats{};
     }
   }
-  void Decided() { decided_ = true; }
+  void Decided(bool from_cache) {
+    decided_ = true;
+    cached_ = from_cache;
+  }
 
  private:
   CostStats* stats_;
   int64_t start_us_;
-  bool decided_ = false;
+  bool decided_ = false, cached_ = false;
 };
 
 // Whether slurmctld writes verbose lines now (SlurmctldLogsVerbose), also as changed by
@@ -166,8 +176,8 @@ bool VerboseLogged() {
          fmte::slurm::SlurmctldLogsVerbose(conf->slurmctld_debug, conf->slurmctld_syslog_debug);
 }
 
-void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRequest& request,
-                 const fmte::Decision& d, int rc, int64_t start_us) {
+void LogDecision(const char* hook, const job_desc_msg_t* desc, std::string_view model,
+                 int64_t slurm_gpus, const fmte::slurm::Outcome& d, int rc, int64_t start_us) {
   // What accounting does not keep is logged at info: rejections, failed estimates, and what
   // Mode=advise would have done. Accepted and rewritten jobs carry the decision in their
   // AdminComment record, so their line is at verbose (SlurmctldDebug=verbose shows it), and is
@@ -177,30 +187,27 @@ void LogDecision(const char* hook, const job_desc_msg_t* desc, const fmte::JobRe
   const bool info = d.kind == fmte::DecisionKind::kReject || d.error || d.advise_only;
   if (!info && !VerboseLogged()) return;
   std::string line;
-  line.reserve(256 + request.job.model.size());
+  line.reserve(256 + model.size());
   const auto num = [&line](int64_t v) {
     char buf[24];
     line.append(buf, std::to_chars(buf, buf + sizeof(buf), v).ptr);
   };
   line.append("job_submit/fmte: ").append(hook).append(" uid=");
   num(desc->user_id);
-  line.append(" name=")
-      .append(desc->name ? desc->name : "")
-      .append(" model=")
-      .append(request.job.model);
+  line.append(" name=").append(desc->name ? desc->name : "").append(" model=").append(model);
   line.append(" decision=").append(fmte::ToString(d.kind));
   if (d.advise_only) line += "(advise)";
   if (d.error) line += "(error)";
   if (d.estimated) {
     line += " per_gpu_bytes=";
-    num(d.estimate.memory.per_gpu_bytes);
+    num(d.per_gpu_bytes);
     line += " usable_bytes=";
     num(d.usable_bytes);
     line.append(" gpu=").append(d.gpu);
   }
   if (d.new_gpus > 0) {
     line += " gpus=";
-    num(request.slurm_gpus);
+    num(slurm_gpus);
     line += "->";
     num(d.new_gpus);
   }
@@ -236,6 +243,7 @@ extern "C" FMTE_EXPORT int init(void) {
       return SLURM_SUCCESS;
     }
     const fmte::slurm::Loaded* loaded = g.state.Current();
+    g.decisions.Clear();
     g.on_error = loaded->config.on_error;
     slurm_info("job_submit/fmte: loaded %s (%s), %zu models, OnError=%s",
                g.state.config_path().c_str(),
@@ -257,6 +265,7 @@ extern "C" FMTE_EXPORT int fini(void) {
     {
       std::lock_guard<std::mutex> lock(G().mu);
       G().state.Reset();
+      G().decisions.Clear();
       if (G().cost.calls > 0) G().log.Push(LogLevel::kInfo, G().cost.Line());
       G().cost = CostStats{};
     }
@@ -285,20 +294,39 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     const uint32_t id = g.tracker.PredictJobId(job_desc->job_id);
     fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*job_desc);
     fmte::slurm::DropForwardedReading(job_desc);  // read: not kept with the job
-    const fmte::JobRequest request = fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
-    if (!request.is_llm_job) {
+    // The same submission as a recent one (DecisionCache): its decision, without parsing or
+    // estimating again.
+    const bool omit_script = fmte::slurm::DecisionCache::MayOmitScript(in);
+    const auto probe = fmte::slurm::DecisionCache::ProbeFor(in, !omit_script);
+    const fmte::slurm::CachedDecision* made = g.decisions.Find(probe);
+    const bool from_cache = made != nullptr;
+    fmte::slurm::CachedDecision fresh;
+    if (!from_cache) {
+      const fmte::JobRequest request = fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
+      fresh.is_llm_job = request.is_llm_job;
+      if (request.is_llm_job) {
+        const fmte::Decision d = fmte::Decide(request, loaded->config, loaded->estimator);
+        if (d.touched && d.kind != fmte::DecisionKind::kReject)
+          fresh.record = fmte::EncodeRecord(fmte::MakeRecord(request, d));
+        fresh.outcome = fmte::slurm::OutcomeOf(d);
+        fresh.model = request.job.model;
+        fresh.slurm_gpus = request.slurm_gpus;
+      }
+      // Kept: LLM jobs (the others cost little to read again), unless a reading was forwarded but
+      // not used (malformed, or without its scan): the script was then read, and the key without
+      // it would not do.
+      made = &fresh;
+      if (request.is_llm_job && (!omit_script || request.forwarded_scan))
+        made = g.decisions.Put(probe, std::move(fresh), &fresh);
+    }
+    if (!made->is_llm_job) {
       g.tracker.Forget(id);
       return SLURM_SUCCESS;  // not an LLM training job: untouched
     }
-
-    fmte::Decision decision = fmte::Decide(request, loaded->config, loaded->estimator);
-    cost.Decided();
-    std::string record;
-    if (decision.touched && decision.kind != fmte::DecisionKind::kReject) {
-      record = fmte::EncodeRecord(fmte::MakeRecord(request, decision));
-    }
-    int rc = fmte::slurm::ApplyDecision(decision, record, job_desc, err_msg);
-    LogDecision("submit", job_desc, request, decision, rc, start_us);
+    const fmte::slurm::Outcome& decision = made->outcome;
+    cost.Decided(from_cache);
+    int rc = fmte::slurm::ApplyDecision(decision, made->record, job_desc, err_msg);
+    LogDecision("submit", job_desc, made->model, made->slurm_gpus, decision, rc, start_us);
     if (rc == SLURM_SUCCESS && decision.touched && id != 0) {
       fmte::SlurmFacts facts = std::move(in.facts);
       fmte::slurm::OverlayModify(*job_desc, &facts);  // the facts as rewritten
@@ -346,15 +374,16 @@ int Modify(job_desc_msg_t* job_desc, char** err_msg) {
     // An update that would need a rewrite of the GPU count is refused: the user asked explicitly.
     bool needs_gpus = decision.kind == fmte::DecisionKind::kRewrite && decision.new_gpus > 0;
     if (decision.touched && (decision.kind == fmte::DecisionKind::kReject || needs_gpus)) {
-      rc =
-          needs_gpus ? ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE : fmte::slurm::RejectCode(decision);
+      rc = needs_gpus ? ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
+                      : fmte::slurm::RejectCode(decision.reject_reason);
       if (err_msg != nullptr) fmte::slurm::ReplaceXstr(err_msg, decision.user_message.c_str());
       slurm_info("job_submit/fmte: update of job %" PRIu32 " refused: %s", id,
                  decision.user_message.c_str());
     } else {
       tracked->facts = facts;  // the update goes through: later checks start from it
     }
-    LogDecision("modify", job_desc, request, decision, rc, start_us);
+    LogDecision("modify", job_desc, request.job.model, request.slurm_gpus,
+                fmte::slurm::OutcomeOf(decision), rc, start_us);
     return rc;
   } catch (const std::exception& e) {
     return FailureCode(err_msg, e.what());

@@ -219,6 +219,67 @@ TEST_F(JobSubmitPluginTest, DecisionsReachTheJobDescription) {
   }
 }
 
+// Repeated submissions are decided once (DecisionCache); what a repeat gets must be what a fresh
+// decision gives, and a submission that differs in what fmte reads must get its own. The same
+// arithmetic as above: LoRA on Llama-3.1-8B fits an 80 GB A100, full fine-tuning of
+// Llama-3.1-70B (>= 16 bytes x 70.55e9 parameters) does not.
+TEST_F(JobSubmitPluginTest, RepeatsGetTheSameDecisionAndOtherJobsTheirOwn) {
+  const std::string lora =
+      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 micro-batch=1\n"
+      "python train.py\n";
+  const std::string full =
+      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-70B method=full seq-len=4096 micro-batch=1\n"
+      "python train.py\n";
+  const std::string read = std::string(fmte::kReadEnvName) + "=";
+  // A forwarded reading that is malformed is not trusted: the controller scans the script, so the
+  // script decides, and two scripts with the same broken reading are two jobs.
+  const std::string broken = read + "{\"v\":1,\"values\":";
+  // A well-formed reading with its scan: the controller reads neither script, the reading decides.
+  const std::string scanned =
+      read +
+      "{\"files\":[],\"fmte\":[[\"2\",\" model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 "
+      "micro-batch=1\"]],\"launcher\":\"\",\"nodes\":0,\"notes\":[],\"procs\":0,\"unread\":[],"
+      "\"v\":1,\"values\":[]}";
+  struct Outcome {
+    int rc;
+    std::string admin_comment, err;
+  };
+  const auto submit = [&](const std::string& script, std::vector<std::string> env,
+                          uint32_t time_limit = NO_VAL) {
+    job_desc_msg_t* desc = NewDesc(script, "gres:gpu:a100:1", std::move(env));
+    desc->time_limit = time_limit;
+    char* err = nullptr;
+    Outcome o;
+    o.rc = plugin_.submit(desc, 1000, &err);
+    o.admin_comment = desc->admin_comment != nullptr ? desc->admin_comment : "";
+    o.err = err != nullptr ? err : "";
+    if (err != nullptr) slurm_xfree(reinterpret_cast<void**>(&err));
+    FreeDesc(desc);
+    return o;
+  };
+  const Outcome first = submit(lora, {});
+  ASSERT_EQ(first.rc, SLURM_SUCCESS) << first.err;
+  ASSERT_EQ(first.admin_comment.rfind("fmte:", 0), 0u) << first.admin_comment;
+  for (int i = 0; i < 3; ++i) {
+    const Outcome again = submit(lora, {});
+    EXPECT_EQ(again.rc, first.rc);
+    EXPECT_EQ(again.admin_comment, first.admin_comment);
+    EXPECT_EQ(again.err, first.err);
+    EXPECT_NE(submit(full, {}).rc, SLURM_SUCCESS);  // the other job between the repeats
+  }
+  // The same script with another time limit is another submission: its record says so.
+  const Outcome limited = submit(lora, {}, 120);
+  EXPECT_EQ(limited.rc, SLURM_SUCCESS) << limited.err;
+  EXPECT_NE(limited.admin_comment, first.admin_comment);
+  EXPECT_EQ(submit(lora, {broken}).rc, SLURM_SUCCESS);
+  EXPECT_NE(submit(full, {broken}).rc, SLURM_SUCCESS);
+  EXPECT_NE(submit(full, {}).rc, SLURM_SUCCESS);
+  // With a scanned reading the script is not read: both scripts are the 8B LoRA job.
+  const Outcome from_reading = submit(full, {scanned});
+  EXPECT_EQ(from_reading.rc, SLURM_SUCCESS) << from_reading.err;
+  EXPECT_EQ(submit(lora, {scanned}).admin_comment, from_reading.admin_comment);
+}
+
 // Full fine-tuning of Llama-3.1-8B with ZeRO-3: 8.03e9 x 16 bytes = 128 GB of model states on one
 // GPU (too big for 80 GB) but 128/4 = 32 GB each on four; sharded and RaiseGpus=yes, so the plugin
 // must raise the GPU count in the same tres field, within the node's 8 GPUs.

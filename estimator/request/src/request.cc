@@ -172,6 +172,7 @@ JobRequest ParseJobRequest(std::string_view script,
   if (forwarded.ok() && forwarded->scanned) {
     scan.fmte_lines = std::move(forwarded->fmte_lines);
     scan.warnings = std::move(forwarded->scan_warnings);
+    r.forwarded_scan = true;
   } else {
     scan = internal::ScanScript(script, client ? &context : nullptr);
   }

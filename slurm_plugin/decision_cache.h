@@ -1,0 +1,75 @@
+// DecisionCache: the decisions of recent submissions, so that a burst of the same job (a sweep
+// that changes only a learning rate or a seed, a chain of restarts, a loop of sbatch calls: the
+// bursts that load slurmctld most) is parsed and estimated once. The key is everything
+// ParseJobRequest reads from the submission: the SPANK values (the forwarded reading FMTE_READ and
+// FMTE_ARCH among them), the Slurm facts except the job's name and user (which no decision reads;
+// CacheKeyTest checks that), and the script's text unless the client's reading carries its scan
+// (then the controller never reads the script: JobRequest::forwarded_scan). Decide is a pure
+// function of the request and the loaded files, so a hit gives what a fresh decision would; the
+// plugin clears the cache whenever it reloads its files. Bounded: kMaxEntries, oldest replaced
+// first; a submission whose key would exceed kMaxKeyBytes (a long script without a forwarded
+// reading) is not kept, so the cache holds at most kMaxEntries x kMaxKeyBytes of keys.
+// Thread-safety: not synchronised. REQUIRES: the caller holds the plugin's mutex.
+#ifndef FMTE_SLURM_PLUGIN_DECISION_CACHE_H_
+#define FMTE_SLURM_PLUGIN_DECISION_CACHE_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "job_desc_adapter.h"
+
+namespace fmte::slurm {
+
+// What job_submit needs of one submission's decision, once made.
+struct CachedDecision {
+  bool is_llm_job = false;
+  Outcome outcome;     // valid when is_llm_job
+  std::string record;  // the AdminComment record ("" when none is written)
+  std::string model;   // for the decision line
+  int64_t slurm_gpus = 0;
+};
+
+class DecisionCache {
+ public:
+  static constexpr size_t kMaxEntries = 128;
+  static constexpr size_t kMaxKeyBytes = size_t{64} << 10;  // larger submissions are not cached
+
+  // A submission as looked up: its inputs and the hash of its key, computed from the inputs
+  // without building the key (no copy of the script for the jobs that are not found).
+  struct Probe {
+    const SubmitInputs* in = nullptr;
+    bool with_script = true;
+    uint64_t hash = 0;
+  };
+  // `with_script`: the script's text is part of the key (false only when the caller will keep the
+  // result of a request with forwarded_scan).
+  static Probe ProbeFor(const SubmitInputs& in, bool with_script);
+  // The key itself (built to confirm a matching hash and to keep an entry); empty beyond
+  // kMaxKeyBytes: such a submission is never found nor kept.
+  static std::string Key(const SubmitInputs& in, bool with_script);
+  // Whether the script can be left out of the key: a forwarded reading is present. Its result may
+  // be kept only if the request then came from the forwarded scan (JobRequest::forwarded_scan).
+  static bool MayOmitScript(const SubmitInputs& in);
+
+  // The entry of the same submission, or nullptr. Valid until the next Put or Clear.
+  const CachedDecision* Find(const Probe& probe) const;
+  // Keeps `value` for the probed submission and returns it (valid until the next Put or Clear); a
+  // submission too large to keep gets its value back in `scratch`.
+  const CachedDecision* Put(const Probe& probe, CachedDecision value, CachedDecision* scratch);
+  void Clear();
+
+  size_t size() const { return keys_.size(); }
+
+ private:
+  std::array<uint64_t, kMaxEntries> hashes_{};  // compared first: one cache line per 8 entries
+  std::vector<std::string> keys_;
+  std::vector<CachedDecision> values_;
+  size_t next_ = 0;  // the slot Put replaces once full
+};
+
+}  // namespace fmte::slurm
+
+#endif  // FMTE_SLURM_PLUGIN_DECISION_CACHE_H_
