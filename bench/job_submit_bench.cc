@@ -18,6 +18,7 @@
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -208,8 +209,9 @@ job_desc_msg_t* NewDesc(const Description& d) {
 }
 
 void FreeDesc(job_desc_msg_t* desc) {
-  for (char** f : {&desc->script, &desc->name, &desc->partition, &desc->admin_comment,
-                   &desc->tres_per_node, &desc->tres_per_job, &desc->tres_per_task}) {
+  for (char** f :
+       {&desc->script, &desc->name, &desc->partition, &desc->admin_comment, &desc->comment,
+        &desc->tres_per_node, &desc->tres_per_job, &desc->tres_per_task}) {
     slurm_xfree(reinterpret_cast<void**>(f));
   }
   for (uint32_t i = 0; i < desc->spank_job_env_size; ++i) {
@@ -308,6 +310,7 @@ void BM_JobSubmit(benchmark::State& state) {
   state.counters["p99_us"] = pct(0.99);
   state.counters["max_us"] = latencies_us.empty() ? 0.0 : latencies_us.back();
   state.counters["scripts"] = static_cast<double>(descs.size());
+  state.counters["heap_in_use_kib"] = static_cast<double>(mallinfo2().uordblks) / 1024.0;
   state.counters["rejected_share"] =
       latencies_us.empty() ? 0.0 : static_cast<double>(rejected) / latencies_us.size();
   // The slowest 1% of calls (those at or above the p99), counted per script.

@@ -30,6 +30,8 @@ struct CachedDecision {
   std::string record;  // the AdminComment record ("" when none is written)
   std::string model;   // for the decision line
   int64_t slurm_gpus = 0;
+  // The script's text was read (no forwarded scan): job_modify's re-decision needs it too.
+  bool script_read = true;
 };
 
 class DecisionCache {

@@ -311,6 +311,7 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
         fresh.outcome = fmte::slurm::OutcomeOf(d);
         fresh.model = request.job.model;
         fresh.slurm_gpus = request.slurm_gpus;
+        fresh.script_read = !request.forwarded_scan;
       }
       // Kept: LLM jobs (the others cost little to read again), unless a reading was forwarded but
       // not used (malformed, or without its scan): the script was then read, and the key without
@@ -330,8 +331,11 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     if (rc == SLURM_SUCCESS && decision.touched && id != 0) {
       fmte::SlurmFacts facts = std::move(in.facts);
       fmte::slurm::OverlayModify(*job_desc, &facts);  // the facts as rewritten
-      g.tracker.Remember(id, fmte::slurm::TrackedJob{std::string(in.script),
-                                                     std::move(in.spank_values), std::move(facts)});
+      // Kept for job_modify's re-decision; a script the client's reading stands for is not read
+      // again, so not kept (the tracker's memory then holds ~1 KB per job, not the script).
+      g.tracker.Remember(
+          id, fmte::slurm::TrackedJob{made->script_read ? std::string(in.script) : std::string(),
+                                      std::move(in.spank_values), std::move(facts)});
     } else {
       g.tracker.Forget(id);
     }
