@@ -163,21 +163,19 @@ Description Describe(const fs::path& path) {
   return d;
 }
 
+// An FMTE_BENCH_* switch: set to 1.
+bool EnvOn(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v == '1';
+}
 // FMTE_BENCH_FORWARD=1: every job carries the client's reading (FMTE_READ), as it does where the
 // SPANK plugin runs in sbatch with its file reading on (the default); otherwise the controller
 // scans each script itself.
-bool Forward() {
-  const char* v = std::getenv("FMTE_BENCH_FORWARD");
-  return v != nullptr && *v == '1';
-}
-
+bool Forward() { return EnvOn("FMTE_BENCH_FORWARD"); }
 // FMTE_BENCH_DISTINCT=1: every job differs from the ones before (its time limit), so that
 // job_submit/fmte decides each afresh; otherwise the scripts repeat and its DecisionCache serves
 // the repeats, as it does for a burst of one sweep.
-bool Distinct() {
-  const char* v = std::getenv("FMTE_BENCH_DISTINCT");
-  return v != nullptr && *v == '1';
-}
+bool Distinct() { return EnvOn("FMTE_BENCH_DISTINCT"); }
 
 job_desc_msg_t* NewDesc(const Description& d) {
   auto* desc = static_cast<job_desc_msg_t*>(

@@ -20,8 +20,8 @@ class KeyHasher {
 };
 
 // Every SlurmFacts field ParseJobRequest reads (job_name and user are not: CacheKeyTest), the
-// SPANK values and, `with_script`, the script: the same fields, in the same order, for the key
-// and its hash.
+// SPANK values and, `with_script`, the script: the same fields, in the same order, for the key,
+// its length and its hash.
 template <typename Sink>
 void AddFields(const SubmitInputs& in, bool with_script, Sink* sink) {
   const SlurmFacts& f = in.facts;
@@ -43,6 +43,13 @@ void AddFields(const SubmitInputs& in, bool with_script, Sink* sink) {
   sink->Add(int64_t{with_script});
   if (with_script) sink->Add(in.script);
 }
+
+// The key's exact length, for the bound and the one allocation.
+struct KeySize {
+  size_t bytes = 0;
+  void Add(std::string_view text) { bytes += sizeof(uint64_t) + text.size(); }
+  void Add(int64_t) { bytes += sizeof(int64_t); }
+};
 
 struct KeyWriter {
   std::string* key;
@@ -69,14 +76,11 @@ DecisionCache::Probe DecisionCache::ProbeFor(const SubmitInputs& in, bool with_s
 }
 
 std::string DecisionCache::Key(const SubmitInputs& in, bool with_script) {
-  const SlurmFacts& f = in.facts;
-  size_t size = 160 + f.partition.size() + f.tres_per_node.size() + f.tres_per_job.size() +
-                f.tres_per_task.size() + f.tres_per_socket.size();
-  for (const auto& [k, v] : in.spank_values) size += 16 + k.size() + v.size();
-  if (with_script) size += 8 + in.script.size();
+  KeySize size;
+  AddFields(in, with_script, &size);
   std::string key;
-  if (size > kMaxKeyBytes) return key;
-  key.reserve(size);
+  if (size.bytes > kMaxKeyBytes) return key;
+  key.reserve(size.bytes);
   KeyWriter writer{&key};
   AddFields(in, with_script, &writer);
   return key;

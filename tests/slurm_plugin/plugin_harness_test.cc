@@ -240,7 +240,7 @@ TEST_F(JobSubmitPluginTest, RepeatsGetTheSameDecisionAndOtherJobsTheirOwn) {
       "{\"files\":[],\"fmte\":[[\"2\",\" model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 "
       "micro-batch=1\"]],\"launcher\":\"\",\"nodes\":0,\"notes\":[],\"procs\":0,\"unread\":[],"
       "\"v\":1,\"values\":[]}";
-  struct Outcome {
+  struct Answer {
     int rc;
     std::string admin_comment, err;
   };
@@ -249,7 +249,7 @@ TEST_F(JobSubmitPluginTest, RepeatsGetTheSameDecisionAndOtherJobsTheirOwn) {
     job_desc_msg_t* desc = NewDesc(script, "gres:gpu:a100:1", std::move(env));
     desc->time_limit = time_limit;
     char* err = nullptr;
-    Outcome o;
+    Answer o;
     o.rc = plugin_.submit(desc, 1000, &err);
     o.admin_comment = desc->admin_comment != nullptr ? desc->admin_comment : "";
     o.err = err != nullptr ? err : "";
@@ -257,25 +257,25 @@ TEST_F(JobSubmitPluginTest, RepeatsGetTheSameDecisionAndOtherJobsTheirOwn) {
     FreeDesc(desc);
     return o;
   };
-  const Outcome first = submit(lora, {});
+  const Answer first = submit(lora, {});
   ASSERT_EQ(first.rc, SLURM_SUCCESS) << first.err;
   ASSERT_EQ(first.admin_comment.rfind("fmte:", 0), 0u) << first.admin_comment;
   for (int i = 0; i < 3; ++i) {
-    const Outcome again = submit(lora, {});
+    const Answer again = submit(lora, {});
     EXPECT_EQ(again.rc, first.rc);
     EXPECT_EQ(again.admin_comment, first.admin_comment);
     EXPECT_EQ(again.err, first.err);
     EXPECT_NE(submit(full, {}).rc, SLURM_SUCCESS);  // the other job between the repeats
   }
   // The same script with another time limit is another submission: its record says so.
-  const Outcome limited = submit(lora, {}, 120);
+  const Answer limited = submit(lora, {}, 120);
   EXPECT_EQ(limited.rc, SLURM_SUCCESS) << limited.err;
   EXPECT_NE(limited.admin_comment, first.admin_comment);
   EXPECT_EQ(submit(lora, {broken}).rc, SLURM_SUCCESS);
   EXPECT_NE(submit(full, {broken}).rc, SLURM_SUCCESS);
   EXPECT_NE(submit(full, {}).rc, SLURM_SUCCESS);
   // With a scanned reading the script is not read: both scripts are the 8B LoRA job.
-  const Outcome from_reading = submit(full, {scanned});
+  const Answer from_reading = submit(full, {scanned});
   EXPECT_EQ(from_reading.rc, SLURM_SUCCESS) << from_reading.err;
   EXPECT_EQ(submit(lora, {scanned}).admin_comment, from_reading.admin_comment);
 }

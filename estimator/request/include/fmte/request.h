@@ -188,11 +188,11 @@ struct JobRequest {
   // #FMTE lines (line, text after "#FMTE") and the scan's own warnings, which FMTE_READ forwards so
   // that slurmctld does not scan the script a second time.
   bool client_scan = false;  // read with a ScriptContext: the two fields below are its scan's
+  std::vector<std::pair<int, std::string>> script_fmte_lines;
+  std::vector<std::string> script_warnings;
   // The controller's side: the scan came from the forwarded reading (FMTE_READ), so the script's
   // text was not read at all and the request depends only on the SPANK values and the facts.
   bool forwarded_scan = false;
-  std::vector<std::pair<int, std::string>> script_fmte_lines;
-  std::vector<std::string> script_warnings;
 
   const FieldSource* SourceOf(std::string_view key) const;
 };
