@@ -41,24 +41,34 @@ uint32_t JobTracker::PredictJobId(uint32_t requested_id) {
 void JobTracker::Remember(uint32_t job_id, TrackedJob job) {
   if (job_id == 0) return;
   size_t n = SizeOf(job);
-  if (n > kMaxBytes / 8) return;  // a giant script is not worth keeping
+  if (n > kMaxEntryBytes) return;  // its job's updates pass untouched, as without fmte
   if (auto it = jobs_.find(job_id); it != jobs_.end()) {
     bytes_ -= SizeOf(it->second);
     it->second = std::move(job);
     bytes_ += n;
     return;
   }
-  while (!order_.empty() && (jobs_.size() >= kMaxJobs || bytes_ + n > kMaxBytes)) {
-    auto it = jobs_.find(order_.front());
-    order_.pop_front();
-    if (it != jobs_.end()) {
-      bytes_ -= SizeOf(it->second);
-      jobs_.erase(it);
-    }
+  // Jobs that ended and were purged (MinJobAge) are never updated again: the oldest such entries
+  // go first, a few per call so that the call stays short (each is one hash lookup in slurmctld's
+  // table). An older job still pending stops the sweep; bounds below take care of the rest.
+  for (int i = 0; i < 4 && !order_.empty(); ++i) {
+    const uint32_t oldest = order_.front();
+    if (jobs_.count(oldest) != 0 && (find_ == nullptr || find_(oldest) != nullptr)) break;
+    DropOldest();  // its job is gone, or it was forgotten
   }
+  while (!order_.empty() && (jobs_.size() >= kMaxJobs || bytes_ + n > kMaxBytes)) DropOldest();
   jobs_.emplace(job_id, std::move(job));
   order_.push_back(job_id);
   bytes_ += n;
+}
+
+void JobTracker::DropOldest() {
+  auto it = jobs_.find(order_.front());
+  order_.pop_front();
+  if (it != jobs_.end()) {
+    bytes_ -= SizeOf(it->second);
+    jobs_.erase(it);
+  }
 }
 
 void JobTracker::Forget(uint32_t job_id) {

@@ -207,6 +207,42 @@ TEST(JobTrackerTest, PredictsTheIdFromTheJobTableAndNeverAboveTheRealOne) {
   EXPECT_LT(FakeCtld::next_calls, 80) << "of " << submissions;
 }
 
+// The tracker holds what the controller still has: entries of jobs that ended and were purged go
+// as new jobs come (a few per submission, oldest first), and an oversized entry is never kept.
+TEST(JobTrackerTest, DropsJobsTheControllerNoLongerHasAndOversizedEntries) {
+  FakeCtld::jobs.clear();
+  JobTracker tracker;
+  tracker.SetSlurmctldFunctions(&FakeCtld::Next, &FakeCtld::Find);
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 10; ++i) {
+    const uint32_t id = tracker.PredictJobId(NO_VAL);
+    tracker.Remember(id, TrackedJob{"#FMTE model=x\n", {}, SlurmFacts{}});
+    ASSERT_EQ(FakeCtld::Create(), id);
+    ids.push_back(id);
+  }
+  EXPECT_EQ(tracker.size(), 10u);
+  for (int i = 0; i < 6; ++i) FakeCtld::jobs.erase(ids[i]);  // the six oldest ended and were purged
+  FakeCtld::jobs.erase(ids[8]);  // a younger one too, behind jobs still pending
+  uint32_t id = tracker.PredictJobId(NO_VAL);
+  tracker.Remember(id, TrackedJob{"#FMTE model=x\n", {}, SlurmFacts{}});
+  FakeCtld::Create();
+  EXPECT_EQ(tracker.size(), 7u);  // four of the purged gone with this submission
+  id = tracker.PredictJobId(NO_VAL);
+  tracker.Remember(id, TrackedJob{"#FMTE model=x\n", {}, SlurmFacts{}});
+  FakeCtld::Create();
+  EXPECT_EQ(tracker.size(), 6u);  // the last two oldest; the sweep stopped at a pending job
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(tracker.Find(ids[i]), nullptr) << i;
+  for (int i = 6; i < 10; ++i) EXPECT_NE(tracker.Find(ids[i]), nullptr) << i;
+  // Over kMaxEntryBytes (a script padded to megabytes): not kept; its updates pass untouched.
+  id = tracker.PredictJobId(NO_VAL);
+  tracker.Remember(id, TrackedJob{std::string(JobTracker::kMaxEntryBytes, '#'), {}, SlurmFacts{}});
+  EXPECT_EQ(tracker.Find(id), nullptr);
+  tracker.Remember(
+      id,
+      TrackedJob{{}, {{"FMTE_READ", std::string(JobTracker::kMaxEntryBytes, 'x')}}, SlurmFacts{}});
+  EXPECT_EQ(tracker.Find(id), nullptr);
+}
+
 TEST(JobTrackerTest, BoundedAndKeyedByJobId) {
   JobTracker tracker;
   for (uint32_t id = 1; id <= JobTracker::kMaxJobs + 10; ++id) {
