@@ -106,11 +106,13 @@ constexpr size_t kMaxSourced = 16;  // files `source`d by one script
 constexpr size_t kMaxHeredocBytes = size_t{1} << 20;  // one heredoc body kept (a written file)
 
 // $NAME, ${NAME} and ${NAME:-x} in a heredoc body or a path replaced by known scalar values; the
-// rest (unknown names, $(...)) stays as written.
+// rest (unknown names, $(...)) stays as written. Bounded: expansion stops once the result holds
+// kMaxHeredocBytes (a fuzzed script whose heredoc, expanded with variables it had set and read
+// again through nested source / bash -c levels, reached 1.6 GB).
 std::string ExpandSimple(std::string_view text, const ShellVars& vars) {
   std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
+  out.reserve(std::min(text.size(), kMaxHeredocBytes));
+  for (size_t i = 0; i < text.size() && out.size() < kMaxHeredocBytes;) {
     if (text[i] != '$' || i + 1 >= text.size()) {
       out += text[i++];
       continue;
