@@ -2,6 +2,9 @@
 
 #include <functional>
 
+#include "fmte/policy.h"
+#include "fmte/record.h"
+
 namespace fmte::slurm {
 namespace {
 
@@ -17,6 +20,24 @@ class KeyHasher {
     h_ ^= v + 0x9e3779b97f4a7c15ULL + (h_ << 12) + (h_ >> 4);
   }
   uint64_t h_ = 0;
+};
+
+// The same, stable: FNV-1a 64 over each field's length and bytes.
+class StableHasher {
+ public:
+  void Add(std::string_view text) {
+    Add(static_cast<int64_t>(text.size()));
+    for (const char c : text) Byte(static_cast<unsigned char>(c));
+  }
+  void Add(int64_t v) {
+    for (int i = 0; i < 8; ++i)
+      Byte(static_cast<unsigned char>(static_cast<uint64_t>(v) >> (8 * i)));
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  void Byte(unsigned char b) { h_ = (h_ ^ b) * 0x100000001b3ULL; }
+  uint64_t h_ = 0xcbf29ce484222325ULL;
 };
 
 // Every SlurmFacts field ParseJobRequest reads (job_name and user are not: CacheKeyTest), the
@@ -63,10 +84,30 @@ struct KeyWriter {
 
 }  // namespace
 
+CachedDecision DecideJob(const JobRequest& request, const Config& config,
+                         const Estimator& estimator) {
+  CachedDecision c;
+  c.is_llm_job = request.is_llm_job;
+  if (!request.is_llm_job) return c;
+  const Decision d = Decide(request, config, estimator);
+  if (d.touched && d.kind != DecisionKind::kReject) c.record = EncodeRecord(MakeRecord(request, d));
+  c.outcome = OutcomeOf(d);
+  c.model = request.job.model;
+  c.slurm_gpus = request.slurm_gpus;
+  c.script_read = !request.forwarded_scan;
+  return c;
+}
+
 bool DecisionCache::MayOmitScript(const SubmitInputs& in) {
   for (const auto& [k, v] : in.spank_values)
     if (k == kReadKey) return true;
   return false;
+}
+
+uint64_t DecisionCache::InputsHash(const SubmitInputs& in) {
+  StableHasher hasher;
+  AddFields(in, false, &hasher);
+  return hasher.value();
 }
 
 DecisionCache::Probe DecisionCache::ProbeFor(const SubmitInputs& in, bool with_script) {

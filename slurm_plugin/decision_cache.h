@@ -19,6 +19,9 @@
 #include <string_view>
 #include <vector>
 
+#include "fmte/config.h"
+#include "fmte/estimator.h"
+#include "fmte/request.h"
 #include "job_desc_adapter.h"
 
 namespace fmte::slurm {
@@ -33,6 +36,11 @@ struct CachedDecision {
   // The script's text was read (no forwarded scan): job_modify's re-decision needs it too.
   bool script_read = true;
 };
+
+// The decision of one parsed submission, as job_submit writes and keeps it: the one function both
+// job_submit (on the controller) and the SPANK plugin (in sbatch, client_decision.h) decide with.
+CachedDecision DecideJob(const JobRequest& request, const Config& config,
+                         const Estimator& estimator);
 
 class DecisionCache {
  public:
@@ -55,6 +63,9 @@ class DecisionCache {
   // Whether the script can be left out of the key: a forwarded reading is present. Its result may
   // be kept only if the request then came from the forwarded scan (JobRequest::forwarded_scan).
   static bool MayOmitScript(const SubmitInputs& in);
+  // The key without the script, hashed the same way in every process and build (FNV-1a): binds a
+  // decision made in sbatch to the submission the controller reads (client_decision.h).
+  static uint64_t InputsHash(const SubmitInputs& in);
 
   // The entry of the same submission, or nullptr. Valid until the next Put or Clear.
   const CachedDecision* Find(const Probe& probe) const;

@@ -34,8 +34,17 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
   SubmitInputs in;
   if (desc.script != nullptr) in.script = desc.script;
   if (desc.spank_job_env != nullptr && desc.spank_job_env_size > 0) {
-    in.spank_values = SpankValuesFromEnv(std::span<const char* const>(
-        const_cast<const char* const*>(desc.spank_job_env), desc.spank_job_env_size));
+    const std::span<const char* const> env(const_cast<const char* const*>(desc.spank_job_env),
+                                           desc.spank_job_env_size);
+    in.spank_values = SpankValuesFromEnv(env);
+    for (const char* entry : env) {
+      if (entry == nullptr ||
+          std::strncmp(entry, kDecisionEnvName.data(), kDecisionEnvName.size()) != 0 ||
+          entry[kDecisionEnvName.size()] != '=')
+        continue;
+      const char* value = entry + kDecisionEnvName.size() + 1;
+      in.client_decision.assign(value, strnlen(value, kMaxDecisionBytes + 1));
+    }
   }
   SlurmFacts& f = in.facts;
   f.partition = Str(desc.partition);
@@ -54,24 +63,41 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
   return in;
 }
 
-void DropForwardedReading(job_desc_msg_t* desc) {
-  if (desc->spank_job_env == nullptr) return;
-  const auto is = [](const char* entry, std::string_view name) {  // "NAME=..."
-    return std::strncmp(entry, name.data(), name.size()) == 0 && entry[name.size()] == '=';
+namespace {
+
+// Removes the entries of `names` ("NAME=...", each name with `prefix`) from an xmalloc'd array of
+// `*size` entries, keeping the others in order.
+void DropEntries(char** array, uint32_t* size, std::string_view prefix) {
+  if (array == nullptr) return;
+  const auto is = [&](const char* entry, std::string_view name) {  // "<prefix>NAME=..."
+    return std::strncmp(entry, prefix.data(), prefix.size()) == 0 &&
+           std::strncmp(entry + prefix.size(), name.data(), name.size()) == 0 &&
+           entry[prefix.size() + name.size()] == '=';
   };
   uint32_t kept = 0;
-  for (uint32_t i = 0; i < desc->spank_job_env_size; ++i) {
-    char*& entry = desc->spank_job_env[i];
-    if (entry != nullptr && (is(entry, kReadEnvName) || is(entry, kArchEnvName))) {
+  for (uint32_t i = 0; i < *size; ++i) {
+    char*& entry = array[i];
+    if (entry != nullptr &&
+        (is(entry, kReadEnvName) || is(entry, kArchEnvName) || is(entry, kDecisionEnvName))) {
       slurm_xfree(reinterpret_cast<void**>(&entry));
       continue;
     }
-    desc->spank_job_env[kept++] = entry;
+    array[kept++] = entry;
   }
-  // Slurm frees the first spank_job_env_size entries (and some paths walk to a NULL): the rest
-  // of the array is cleared.
-  for (uint32_t i = kept; i < desc->spank_job_env_size; ++i) desc->spank_job_env[i] = nullptr;
-  desc->spank_job_env_size = kept;
+  // Slurm frees the first `*size` entries (and some paths walk to a NULL): the rest of the array
+  // is cleared.
+  for (uint32_t i = kept; i < *size; ++i) array[i] = nullptr;
+  *size = kept;
+}
+
+}  // namespace
+
+void DropForwardedReading(job_desc_msg_t* desc) {
+  DropEntries(desc->spank_job_env, &desc->spank_job_env_size, "");
+  // sbatch also copies its SPANK job control variables into the job's environment, prefixed with
+  // SPANK_ (measured: the 22.05 request carries FMTE_READ and SPANK_FMTE_READ): slurmctld would
+  // write them into the job's environment file in its state directory and the job would see them.
+  if (desc->environment != nullptr) DropEntries(desc->environment, &desc->env_size, "SPANK_");
 }
 
 void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts) {

@@ -21,19 +21,26 @@ extern "C" {
 
 namespace fmte::slurm {
 
+// The decision the SPANK plugin made in sbatch (client_decision.h), in the job's spank_job_env.
+inline constexpr std::string_view kDecisionEnvName = "FMTE_DECISION";
+inline constexpr size_t kMaxDecisionBytes = 16 << 10;  // longer ones are not read
+
 struct SubmitInputs {
   std::string_view script;  // points into job_desc->script (empty for srun/salloc)
   std::vector<std::pair<std::string, std::string>> spank_values;
   SlurmFacts facts;
+  std::string client_decision;  // FMTE_DECISION's value (not a SPANK value: no key reads it)
 };
 
 // Reads what the core needs. NO_VAL/INFINITE sentinels become 0, NULL strings empty.
 SubmitInputs ReadJobDesc(const job_desc_msg_t& desc);
 
-// Removes what the SPANK plugin forwarded for job_submit alone (FMTE_READ, FMTE_ARCH) from the
-// job's spank_job_env once read: otherwise slurmctld keeps them with the job, in memory and in
-// every save of its job state (about 0.7 KB a job), and hands them to every prolog. The fmte
-// options (_SLURM_SPANK_OPTION_fmte_*) stay: the SPANK plugin's remote side receives them.
+// Removes what the SPANK plugin forwarded for job_submit alone (FMTE_READ, FMTE_ARCH,
+// FMTE_DECISION) from the job once read: from its spank_job_env (otherwise slurmctld keeps them
+// with the job, in memory and in every save of its job state, and hands them to every prolog) and
+// the SPANK_-prefixed copies sbatch puts in its environment (otherwise written to the job's
+// environment file in the state directory, ~2 KB a job, and seen by the job). The fmte options
+// (_SLURM_SPANK_OPTION_fmte_*) stay: the SPANK plugin's remote side receives them.
 void DropForwardedReading(job_desc_msg_t* desc);
 
 // Overlays the fields a job_modify request changes (time limit, tres_per_*, nodes, partition) on

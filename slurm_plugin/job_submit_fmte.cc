@@ -18,6 +18,7 @@
 #include <mutex>
 #include <string>
 
+#include "client_decision.h"
 #include "decision_cache.h"
 #include "fmte/policy.h"
 #include "fmte/record.h"
@@ -55,18 +56,18 @@ void WriteLogLine(LogLevel level, const std::string& line) {
 // Globals::mu held.
 struct CostStats {
   static constexpr time_t kCostReportS = 3600;
-  int64_t calls = 0, decided = 0, cached = 0, total_us = 0, max_us = 0;
+  int64_t calls = 0, decided = 0, cached = 0, client = 0, total_us = 0, max_us = 0;
   time_t since = 0;
   std::string Line() const {
     char buf[256];
     snprintf(buf, sizeof(buf),
              "job_submit/fmte: cost over %lld s: %lld submissions (%lld LLM jobs decided, %lld "
-             "of the decisions from the cache), slurmctld time in job_submit: mean %lld us, max "
-             "%lld us, total %.3f s",
+             "of the decisions from the cache, %lld made in sbatch), slurmctld time in "
+             "job_submit: mean %lld us, max %lld us, total %.3f s",
              static_cast<long long>(time(nullptr) - since), static_cast<long long>(calls),
              static_cast<long long>(decided), static_cast<long long>(cached),
-             static_cast<long long>(calls ? total_us / calls : 0), static_cast<long long>(max_us),
-             static_cast<double>(total_us) * 1e-6);
+             static_cast<long long>(client), static_cast<long long>(calls ? total_us / calls : 0),
+             static_cast<long long>(max_us), static_cast<double>(total_us) * 1e-6);
     return buf;
   }
 };
@@ -149,6 +150,7 @@ class CostScope {
     ++c.calls;
     c.decided += decided_;
     c.cached += decided_ && cached_;
+    c.client += decided_ && client_;
     c.total_us += us;
     c.max_us = std::max(c.max_us, us);
     if (time(nullptr) - c.since >= CostStats::kCostReportS) {
@@ -156,15 +158,16 @@ class CostScope {
       c = CostStats{};
     }
   }
-  void Decided(bool from_cache) {
+  void Decided(bool from_cache, bool from_client) {
     decided_ = true;
     cached_ = from_cache;
+    client_ = from_client;
   }
 
  private:
   CostStats* stats_;
   int64_t start_us_;
-  bool decided_ = false, cached_ = false;
+  bool decided_ = false, cached_ = false, client_ = false;
 };
 
 // Whether slurmctld writes verbose lines now (SlurmctldLogsVerbose), also as changed by
@@ -176,8 +179,11 @@ bool VerboseLogged() {
          fmte::slurm::SlurmctldLogsVerbose(conf->slurmctld_debug, conf->slurmctld_syslog_debug);
 }
 
+// `made_by`: where the decision was made: "controller", "cache" (an earlier decision of the same
+// submission) or "sbatch" (the SPANK plugin's, client_decision.h).
 void LogDecision(const char* hook, const job_desc_msg_t* desc, std::string_view model,
-                 int64_t slurm_gpus, const fmte::slurm::Outcome& d, int rc, int64_t start_us) {
+                 int64_t slurm_gpus, const fmte::slurm::Outcome& d, int rc, int64_t start_us,
+                 const char* made_by) {
   // What accounting does not keep is logged at info: rejections, failed estimates, and what
   // Mode=advise would have done. Accepted and rewritten jobs carry the decision in their
   // AdminComment record, so their line is at verbose (SlurmctldDebug=verbose shows it), and is
@@ -215,6 +221,7 @@ void LogDecision(const char* hook, const job_desc_msg_t* desc, std::string_view 
     line += " time_limit_min=";
     num(d.new_time_limit_min);
   }
+  line.append(" by=").append(made_by);
   line += " rc=";
   num(rc);
   line += " us=";
@@ -294,40 +301,49 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     const uint32_t id = g.tracker.PredictJobId(job_desc->job_id);
     fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*job_desc);
     fmte::slurm::DropForwardedReading(job_desc);  // read: not kept with the job
-    // The same submission as a recent one (DecisionCache): its decision, without parsing or
-    // estimating again.
-    const bool omit_script = fmte::slurm::DecisionCache::MayOmitScript(in);
-    const auto probe = fmte::slurm::DecisionCache::ProbeFor(in, !omit_script);
-    const fmte::slurm::CachedDecision* made = g.decisions.Find(probe);
-    const bool from_cache = made != nullptr;
+    // Decided in sbatch (client_decision.h) with the same files for this very submission: that
+    // decision. Else the same submission as a recent one (DecisionCache): its decision. Either
+    // way without parsing or estimating again.
     fmte::slurm::CachedDecision fresh;
-    if (!from_cache) {
-      const fmte::JobRequest request = fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
-      fresh.is_llm_job = request.is_llm_job;
-      if (request.is_llm_job) {
-        const fmte::Decision d = fmte::Decide(request, loaded->config, loaded->estimator);
-        if (d.touched && d.kind != fmte::DecisionKind::kReject)
-          fresh.record = fmte::EncodeRecord(fmte::MakeRecord(request, d));
-        fresh.outcome = fmte::slurm::OutcomeOf(d);
-        fresh.model = request.job.model;
-        fresh.slurm_gpus = request.slurm_gpus;
-        fresh.script_read = !request.forwarded_scan;
+    const fmte::slurm::CachedDecision* made = nullptr;
+    bool from_cache = false, from_client = false;
+    if (!in.client_decision.empty() && loaded->config.client_decisions) {
+      auto client = fmte::slurm::DecodeClientDecision(in.client_decision);
+      if (client.ok() && client->files == loaded->files_fingerprint &&
+          client->inputs == fmte::slurm::DecisionCache::InputsHash(in)) {
+        fresh = std::move(client->decision);
+        made = &fresh;
+        from_client = true;
       }
-      // Kept: LLM jobs (the others cost little to read again), unless a reading was forwarded but
-      // not used (malformed, or without its scan): the script was then read, and the key without
-      // it would not do.
-      made = &fresh;
-      if (request.is_llm_job && (!omit_script || request.forwarded_scan))
-        made = g.decisions.Put(probe, std::move(fresh), &fresh);
+    }
+    if (made == nullptr) {
+      const bool omit_script = fmte::slurm::DecisionCache::MayOmitScript(in);
+      const auto probe = fmte::slurm::DecisionCache::ProbeFor(in, !omit_script);
+      made = g.decisions.Find(probe);
+      from_cache = made != nullptr;
+      if (!from_cache) {
+        const fmte::JobRequest request =
+            fmte::ParseJobRequest(in.script, in.spank_values, in.facts);
+        fresh = fmte::slurm::DecideJob(request, loaded->config, loaded->estimator);
+        // Kept: LLM jobs (the others cost little to read again), unless a reading was forwarded
+        // but not used (malformed, or without its scan): the script was then read, and the key
+        // without it would not do.
+        made = &fresh;
+        if (request.is_llm_job && (!omit_script || request.forwarded_scan))
+          made = g.decisions.Put(probe, std::move(fresh), &fresh);
+      }
     }
     if (!made->is_llm_job) {
       g.tracker.Forget(id);
       return SLURM_SUCCESS;  // not an LLM training job: untouched
     }
     const fmte::slurm::Outcome& decision = made->outcome;
-    cost.Decided(from_cache);
+    cost.Decided(from_cache, from_client);
     int rc = fmte::slurm::ApplyDecision(decision, made->record, job_desc, err_msg);
-    LogDecision("submit", job_desc, made->model, made->slurm_gpus, decision, rc, start_us);
+    LogDecision("submit", job_desc, made->model, made->slurm_gpus, decision, rc, start_us,
+                from_client  ? "sbatch"
+                : from_cache ? "cache"
+                             : "controller");
     if (rc == SLURM_SUCCESS && decision.touched && id != 0) {
       fmte::SlurmFacts facts = std::move(in.facts);
       fmte::slurm::OverlayModify(*job_desc, &facts);  // the facts as rewritten
@@ -387,7 +403,7 @@ int Modify(job_desc_msg_t* job_desc, char** err_msg) {
       tracked->facts = facts;  // the update goes through: later checks start from it
     }
     LogDecision("modify", job_desc, request.job.model, request.slurm_gpus,
-                fmte::slurm::OutcomeOf(decision), rc, start_us);
+                fmte::slurm::OutcomeOf(decision), rc, start_us, "controller");
     return rc;
   } catch (const std::exception& e) {
     return FailureCode(err_msg, e.what());

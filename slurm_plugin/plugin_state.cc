@@ -7,11 +7,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 
 extern "C" {
 #include <slurm/slurm.h>
 }
 
+#include "client_decision.h"
 #include "fmte/model.h"
 
 namespace fmte::slurm {
@@ -106,20 +108,21 @@ std::string PluginState::SlurmConfPath() {
   return "/etc/slurm/slurm.conf";
 }
 
-Status PluginState::Init(std::string fmte_conf_path) {
+Status PluginState::Init(std::string fmte_conf_path, bool watch) {
   config_path_ =
       fmte_conf_path.empty() ? FindConfigPath(SlurmConfPath()) : std::move(fmte_conf_path);
   Result<std::unique_ptr<Loaded>> loaded = Load();
   if (!loaded.ok()) return loaded.status();
   loaded_ = std::move(loaded).value();
-  watched_ = WatchList(*loaded_);
-  last_check_ = time(nullptr);
+  if (watch) watched_ = WatchList(*loaded_);
+  last_check_ = watch ? time(nullptr) : std::numeric_limits<time_t>::max() / 2;
   last_error_.clear();
   return Status::Ok();
 }
 
 Result<std::unique_ptr<Loaded>> PluginState::Load() {
-  auto loaded = std::make_unique<Loaded>(Loaded{Config{}, Estimator(Catalogs{}), false});
+  auto loaded =
+      std::make_unique<Loaded>(Loaded{Config{}, Estimator(Catalogs{}), false, std::string()});
   if (MtimeOf(config_path_).has_value()) {
     Result<Config> config = LoadConfigFile(config_path_);
     if (!config.ok()) return config.status();
@@ -129,6 +132,7 @@ Result<std::unique_ptr<Loaded>> PluginState::Load() {
   // The catalogs and the regressors of RegressorsDir (step-time model, the site's corrections).
   Result<Estimator> estimator =
       Estimator::Load(loaded->config.catalog_dir, loaded->config.regressors_dir);
+  bool shipped_fallback = false;
   if (!estimator.ok() && loaded_ == nullptr && !loaded->config.regressors_dir.empty()) {
     // First load only (a reload keeps the previous state instead): a broken regressors directory
     // must not leave every job unchecked; run on the shipped regressors and say why.
@@ -138,10 +142,14 @@ Result<std::unique_ptr<Loaded>> PluginState::Load() {
                         " not used (running on the shipped regressors until it is fixed): " +
                         estimator.status().ToString();
       estimator = std::move(shipped);
+      shipped_fallback = true;
     }
   }
   if (!estimator.ok()) return estimator.status();
   loaded->estimator = std::move(estimator).value();
+  Config fingerprinted = loaded->config;  // with the regressors actually loaded
+  if (shipped_fallback) fingerprinted.regressors_dir.clear();
+  loaded->files_fingerprint = FilesFingerprint(config_path_, fingerprinted);
   return loaded;
 }
 

@@ -54,6 +54,7 @@ struct Loaded {
   Config config;
   Estimator estimator;
   bool config_from_file = false;  // false: no fmte.conf, every key at its default
+  std::string files_fingerprint;  // FilesFingerprint of what was loaded (client_decision.h)
 };
 
 class PluginState {
@@ -62,8 +63,9 @@ class PluginState {
   // running inside a Slurm process), else /etc/slurm/slurm.conf.
   static std::string SlurmConfPath();
 
-  // Loads everything. `fmte_conf_path` empty: FindConfigPath(SlurmConfPath()).
-  Status Init(std::string fmte_conf_path = "");
+  // Loads everything. `fmte_conf_path` empty: FindConfigPath(SlurmConfPath()). `watch` false:
+  // loaded once, never reloaded (sbatch's SPANK plugin, which decides one job and exits).
+  Status Init(std::string fmte_conf_path = "", bool watch = true);
   // The loaded state (null before a successful Init); reloads first when a file changed and the
   // last check is older than kReloadCheckS (or `force`). Errors of a reload are in last_error().
   const Loaded* Current(bool force = false);

@@ -7,6 +7,10 @@
 // the submitter's variables) with the files its launch line names (DeepSpeed JSON, accelerate and
 // trainer YAML, torchtitan TOML: etc/launchers.json), and forwards what the launch line and files
 // say as FMTE_READ (compact JSON), which job_submit uses in place of its own reading of the script.
+// It then decides the job there too, with job_submit's own function and the same files, and
+// forwards the decision as FMTE_DECISION: job_submit applies it when it was made with the files
+// the controller has for the submission the controller reads (client_decision.h), so that the
+// controller neither parses nor estimates the job.
 //
 // plugstack.conf arguments (all optional):
 //   hub_url=URL       fetch config.json of ids missing from the catalog and the Hugging Face cache
@@ -16,6 +20,7 @@
 //   catalog_dir=DIR   etc dir with models/ and launchers.json (default: CatalogDir= of fmte.conf,
 //                     else the compiled-in etc dir)
 //   read_files=no     do not read the batch script and its files in sbatch (default: yes)
+//   decide=no         do not decide the job in sbatch (default: yes; the controller then decides)
 // Thread-safety: SPANK calls plugins from one thread per process; the option values live in
 // process-wide statics.
 #include <fcntl.h>
@@ -31,6 +36,8 @@ extern "C" {
 #include <slurm/spank.h>  // not C++-safe on its own (docs/slurm.md §7.5)
 }
 
+#include "client_decision.h"
+#include "decision_cache.h"
 #include "fmte/config.h"
 #include "fmte/model.h"
 #include "fmte/model_files.h"
@@ -38,6 +45,7 @@ extern "C" {
 #include "fmte/script_files.h"
 #include "fmte/submission.h"
 #include "model_resolver.h"
+#include "plugin_state.h"
 
 #define FMTE_EXPORT __attribute__((visibility("default")))
 
@@ -65,6 +73,15 @@ std::string g_model;  // --fmte-model as given (client side)
 fmte::slurm::ResolverOptions g_resolver;
 std::string g_catalog_dir;  // etc dir (launchers.json); empty: the compiled-in one
 bool g_read_files = true;   // plugstack.conf read_files=no turns the client-side reading off
+bool g_decide = true;       // plugstack.conf decide=no: no decision in sbatch
+// The --fmte-* values given (client side), as sbatch forwards them: the last value of each option.
+std::vector<std::pair<std::string, std::string>> g_options;
+// What the client's reading forwarded, for the decision made once FMTE_ARCH is known too.
+struct Forwarded {
+  std::string read;
+  fmte::SlurmFacts facts;
+};
+Forwarded g_forwarded;
 
 int OptionCallback(int val, const char* optarg, int remote) {
   try {
@@ -95,6 +112,11 @@ int OptionCallback(int val, const char* optarg, int remote) {
       }
       g_model = value;
     }
+    const auto same = [&](const auto& kv) { return kv.first == key; };
+    if (auto it = std::find_if(g_options.begin(), g_options.end(), same); it != g_options.end())
+      it->second = value;
+    else
+      g_options.emplace_back(std::string(key), value);
     return 0;
   } catch (const std::exception& e) {
     slurm_error("fmte: option check failed (%s); option accepted unchecked", e.what());
@@ -128,10 +150,12 @@ void ParseArgs(int ac, char** av) {
       catalog_dir = value;
     } else if (key == "read_files") {
       g_read_files = value != "no" && value != "0" && value != "false";
+    } else if (key == "decide") {
+      g_decide = value != "no" && value != "0" && value != "false";
     } else {
       slurm_error(
           "fmte: plugstack.conf: unknown argument '%s' for spank_fmte.so (expected "
-          "hub_url=, cache_dir=, timeout_ms=, catalog_dir=, read_files=)",
+          "hub_url=, cache_dir=, timeout_ms=, catalog_dir=, read_files=, decide=)",
           arg.c_str());
     }
   }
@@ -206,8 +230,43 @@ void ForwardScriptReading(spank_t sp) {
   const std::string read = fmte::EncodeClientReading(r, arch);
   if (read.empty()) return;
   const std::string name(fmte::kReadEnvName);
-  if (spank_job_control_setenv(sp, name.c_str(), read.c_str(), 1) != ESPANK_SUCCESS)
+  if (spank_job_control_setenv(sp, name.c_str(), read.c_str(), 1) != ESPANK_SUCCESS) {
     slurm_error("fmte: cannot forward what the batch script's files say");
+    return;
+  }
+  g_forwarded = Forwarded{read, submission->facts};
+}
+
+// Decides the job as job_submit would on what the controller will receive (the forwarded reading
+// and architecture, the --fmte-* values, the Slurm facts of the sbatch options) and forwards the
+// decision (client_decision.h). Nothing here refuses a submission: without a decision the
+// controller decides.
+void ForwardDecision(spank_t sp, const std::string& arch) {
+  if (!g_decide || g_forwarded.read.empty()) return;
+  std::vector<std::string> entries;
+  entries.push_back(std::string(fmte::kReadEnvName) + "=" + g_forwarded.read);
+  if (!arch.empty()) entries.push_back(std::string(fmte::kArchEnvName) + "=" + arch);
+  for (const auto& [key, value] : g_options)
+    entries.push_back(fmte::SpankEnvKey(key) + "=" + value);
+  std::vector<const char*> env;
+  for (const std::string& e : entries) env.push_back(e.c_str());
+  fmte::slurm::SubmitInputs in;
+  in.spank_values = fmte::SpankValuesFromEnv(env);
+  in.facts = g_forwarded.facts;
+  const fmte::JobRequest request = fmte::ParseJobRequest("", in.spank_values, in.facts);
+  if (!request.is_llm_job || !request.forwarded_scan) return;
+  fmte::slurm::PluginState state;
+  if (!state.Init("", /*watch=*/false).ok()) return;  // the controller reports its own load
+  const fmte::slurm::Loaded* loaded = state.Current();
+  if (loaded == nullptr || !loaded->config.client_decisions) return;
+  const fmte::slurm::ClientDecision decision{
+      loaded->files_fingerprint, fmte::slurm::DecisionCache::InputsHash(in),
+      fmte::slurm::DecideJob(request, loaded->config, loaded->estimator)};
+  const std::string text = fmte::slurm::EncodeClientDecision(decision);
+  if (text.size() > fmte::slurm::kMaxDecisionBytes) return;
+  const std::string name(fmte::slurm::kDecisionEnvName);
+  if (spank_job_control_setenv(sp, name.c_str(), text.c_str(), 1) != ESPANK_SUCCESS)
+    slurm_error("fmte: cannot forward the decision made in sbatch; the controller decides");
 }
 
 }  // namespace
@@ -257,7 +316,11 @@ extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, cha
     spank_context_t ctx = spank_context();
     // sbatch (allocator) and srun asking for a new job (local): the job's launch line.
     if ((ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL) && g_read_files) ForwardScriptReading(sp);
-    if ((ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL) || g_model.empty()) return 0;
+    if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL) return 0;
+    if (g_model.empty()) {
+      ForwardDecision(sp, "");
+      return 0;
+    }
     fmte::Result<std::string> arch = fmte::slurm::ResolveForController(g_model, g_resolver);
     if (!arch.ok()) {
       if (fmte::LooksLikeModelPath(g_model, ".")) {  // the user's own file is wrong: refuse now
@@ -266,14 +329,17 @@ extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, cha
       }
       // An id we could not fetch: the controller reports it as an unknown model.
       slurm_info("fmte: warning: %s", arch.status().message().c_str());
+      ForwardDecision(sp, "");
       return 0;
     }
     if (!arch->empty()) {
       std::string name(fmte::kArchEnvName);
       if (spank_job_control_setenv(sp, name.c_str(), arch->c_str(), 1) != ESPANK_SUCCESS) {
         slurm_error("fmte: cannot forward the architecture of '%s'", g_model.c_str());
+        return 0;  // the controller decides without it
       }
     }
+    ForwardDecision(sp, *arch);
     return 0;
   } catch (const std::exception& e) {
     slurm_error("fmte: model resolution failed (%s); the controller decides without it", e.what());

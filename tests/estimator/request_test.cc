@@ -256,10 +256,24 @@ TEST(RequestTest, SpankValuesFromEnv) {
                        "FMTE_ARCH={\"model_type\":\"llama\"}",
                        "PATH=/usr/bin"};
   auto v = SpankValuesFromEnv(env);
-  ASSERT_EQ(v.size(), 3u);
-  EXPECT_EQ(v[0], (std::pair<std::string, std::string>{"model", "meta-llama/Llama-3.1-8B"}));
-  EXPECT_EQ(v[1], (std::pair<std::string, std::string>{"seq-len", "4096"}));
-  EXPECT_EQ(v[2].first, "arch");
+  ASSERT_EQ(v.size(), 3u);  // in key order
+  EXPECT_EQ(v[0].first, "arch");
+  EXPECT_EQ(v[1], (std::pair<std::string, std::string>{"model", "meta-llama/Llama-3.1-8B"}));
+  EXPECT_EQ(v[2], (std::pair<std::string, std::string>{"seq-len", "4096"}));
+  // The same entries in another order make the same list (a decision made in sbatch is bound to
+  // it); of a key given twice, the later entry stays later (it wins in ParseJobRequest).
+  const char* reordered[] = {"FMTE_ARCH={\"model_type\":\"llama\"}",
+                             "_SLURM_SPANK_OPTION_fmte_fmte_seq_len=4096",
+                             "_SLURM_SPANK_OPTION_fmte_fmte_model=meta-llama/Llama-3.1-8B"};
+  EXPECT_EQ(SpankValuesFromEnv(reordered), v);
+  const char* twice[] = {"_SLURM_SPANK_OPTION_fmte_fmte_seq_len=4096",
+                         "_SLURM_SPANK_OPTION_fmte_fmte_model=a/b",
+                         "_SLURM_SPANK_OPTION_fmte_fmte_seq_len=8192"};
+  auto t = SpankValuesFromEnv(twice);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[1].second, "4096");
+  EXPECT_EQ(t[2].second, "8192");
+  EXPECT_EQ(Parse("", {}, t).job.seq_len, 8192);
 }
 
 TEST(RequestTest, ForwardedArchitectureFollowsTheModelSource) {

@@ -253,6 +253,15 @@ EOS
   check "unsharded job refused" test "$RC" -ne 0
   check "with the estimate" contains "$ERR" "full fine-tuning on 8x"
   check "and what would fit" contains "$ERR" "zero3"
+  # Decided in sbatch with the controller's files (the same etc, fmte.conf and build): the
+  # controller applied that decision (its rejection line, written at info, says by whom).
+  local line
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    line=$(grep -a "job_submit/fmte: submit .*decision=reject" "$LOG" | tail -1)
+    [[ "$line" == *"by="* ]] && break
+    sleep 0.2
+  done
+  check "decision made in sbatch" contains "$line" "by=sbatch"
   [ -n "$JOB" ] && scancel "$JOB"
   # A script from standard input cannot be read on the client: the controller reads it itself
   # and, not knowing the ZeRO stage, accepts with a notice rather than reject.

@@ -62,23 +62,45 @@ TEST(JobDescAdapterTest, TheForwardedReadingIsReadThenDroppedFromTheJob) {
   Desc desc;
   const std::vector<std::string> env = {"_SLURM_SPANK_OPTION_fmte_fmte_model=org/m",
                                         std::string(kReadEnvName) + "={\"v\":1}", "OTHER=1",
-                                        std::string(kArchEnvName) + "={\"hidden_size\":8}"};
+                                        std::string(kArchEnvName) + "={\"hidden_size\":8}",
+                                        std::string(kDecisionEnvName) + "=fmte-decision 1"};
   desc.d.spank_job_env = static_cast<char**>(
       slurm_xcalloc(env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
   for (size_t i = 0; i < env.size(); ++i) desc.d.spank_job_env[i] = slurm_xstrdup(env[i].c_str());
   desc.d.spank_job_env_size = static_cast<uint32_t>(env.size());
+  // sbatch also copies its SPANK job control variables into the job's environment as SPANK_*
+  // (seen in the 22.05 request on the lab's loopback).
+  const std::vector<std::string> job_env = {
+      "PATH=/usr/bin", "SPANK_" + std::string(kReadEnvName) + "={\"v\":1}",
+      "SPANK_" + std::string(kDecisionEnvName) + "=fmte-decision 1", "SPANK_OTHER=2",
+      std::string(kReadEnvName) + "=the user's own variable"};
+  desc.d.environment = static_cast<char**>(
+      slurm_xcalloc(job_env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
+  for (size_t i = 0; i < job_env.size(); ++i)
+    desc.d.environment[i] = slurm_xstrdup(job_env[i].c_str());
+  desc.d.env_size = static_cast<uint32_t>(job_env.size());
   const SubmitInputs in = ReadJobDesc(desc.d);
   EXPECT_EQ(in.spank_values.size(), 3u);  // the option, the reading and the architecture
+  EXPECT_EQ(in.client_decision, "fmte-decision 1");
   DropForwardedReading(&desc.d);
   ASSERT_EQ(desc.d.spank_job_env_size, 2u);
   EXPECT_STREQ(desc.d.spank_job_env[0], env[0].c_str());
   EXPECT_STREQ(desc.d.spank_job_env[1], "OTHER=1");
-  EXPECT_EQ(desc.d.spank_job_env[2], nullptr);
-  EXPECT_EQ(desc.d.spank_job_env[3], nullptr);
+  for (size_t i = 2; i < env.size(); ++i) EXPECT_EQ(desc.d.spank_job_env[i], nullptr);
+  ASSERT_EQ(desc.d.env_size, 3u);
+  EXPECT_STREQ(desc.d.environment[0], "PATH=/usr/bin");
+  EXPECT_STREQ(desc.d.environment[1], "SPANK_OTHER=2");
+  EXPECT_STREQ(desc.d.environment[2], job_env[4].c_str());
+  EXPECT_EQ(desc.d.environment[3], nullptr);
   DropForwardedReading(&desc.d);  // nothing left to drop
   EXPECT_EQ(desc.d.spank_job_env_size, 2u);
-  for (uint32_t i = 0; i < 4; ++i) slurm_xfree(reinterpret_cast<void**>(&desc.d.spank_job_env[i]));
+  EXPECT_EQ(desc.d.env_size, 3u);
+  for (size_t i = 0; i < env.size(); ++i)
+    slurm_xfree(reinterpret_cast<void**>(&desc.d.spank_job_env[i]));
   slurm_xfree(reinterpret_cast<void**>(&desc.d.spank_job_env));
+  for (size_t i = 0; i < job_env.size(); ++i)
+    slurm_xfree(reinterpret_cast<void**>(&desc.d.environment[i]));
+  slurm_xfree(reinterpret_cast<void**>(&desc.d.environment));
 }
 
 TEST(JobDescAdapterTest, DecisionsAreWrittenBack) {

@@ -23,7 +23,9 @@ extern "C" {
 #include <slurm/slurm_version.h>
 }
 
+#include "client_decision.h"
 #include "fmte/request.h"
+#include "plugin_state.h"
 #include "slurm_xapi.h"
 
 namespace {
@@ -278,6 +280,85 @@ TEST_F(JobSubmitPluginTest, RepeatsGetTheSameDecisionAndOtherJobsTheirOwn) {
   const Answer from_reading = submit(full, {scanned});
   EXPECT_EQ(from_reading.rc, SLURM_SUCCESS) << from_reading.err;
   EXPECT_EQ(submit(lora, {scanned}).admin_comment, from_reading.admin_comment);
+}
+
+// The decision the SPANK plugin makes in sbatch (client_decision.h), made here as the client
+// makes it: the controller applies it for the same submission with the same files, and decides
+// itself for anything else.
+TEST_F(JobSubmitPluginTest, ADecisionMadeInSbatchIsUsedOnlyForTheSameSubmissionAndFiles) {
+  const std::string read =
+      std::string(fmte::kReadEnvName) +
+      "={\"files\":[],\"fmte\":[[\"2\",\" model=meta-llama/Llama-3.1-8B method=lora seq-len=1024 "
+      "micro-batch=1\"]],\"launcher\":\"\",\"nodes\":0,\"notes\":[],\"procs\":0,\"unread\":[],"
+      "\"v\":1,\"values\":[]}";
+  const std::string option = fmte::SpankEnvKey("grad-accum") + "=2";
+  // The client: the Slurm facts it read from the sbatch options, the values it forwards.
+  fmte::slurm::SubmitInputs client;
+  client.facts.tres_per_node = "gres:gpu:a100:1";
+  const std::vector<const char*> env = {read.c_str(), option.c_str()};
+  client.spank_values = fmte::SpankValuesFromEnv(env);
+  const fmte::JobRequest request = fmte::ParseJobRequest("", client.spank_values, client.facts);
+  ASSERT_TRUE(request.is_llm_job && request.forwarded_scan);
+  fmte::slurm::PluginState files;
+  ASSERT_TRUE(files.Init((*dir_ / "fmte.conf").string(), /*watch=*/false).ok());
+  const fmte::slurm::Loaded* loaded = files.Current();
+  ASSERT_NE(loaded, nullptr);
+  fmte::slurm::ClientDecision made{
+      loaded->files_fingerprint, fmte::slurm::DecisionCache::InputsHash(client),
+      fmte::slurm::DecideJob(request, loaded->config, loaded->estimator)};
+  const auto as_env = [](const fmte::slurm::ClientDecision& d) {
+    return std::string(fmte::slurm::kDecisionEnvName) + "=" + fmte::slurm::EncodeClientDecision(d);
+  };
+  struct Answer {
+    int rc;
+    std::string admin_comment, err;
+  };
+  const auto submit = [&](std::vector<std::string> spank_env, uint32_t time_limit = NO_VAL) {
+    job_desc_msg_t* desc =
+        NewDesc("#!/bin/bash\npython train.py\n", "gres:gpu:a100:1", std::move(spank_env));
+    desc->time_limit = time_limit;
+    char* err = nullptr;
+    Answer a{plugin_.submit(desc, 1000, &err), desc->admin_comment ? desc->admin_comment : "",
+             err != nullptr ? err : ""};
+    // Read, then dropped from the job with the reading.
+    for (uint32_t i = 0; i < desc->spank_job_env_size; ++i)
+      EXPECT_NE(std::string(desc->spank_job_env[i]).rfind("FMTE_", 0), 0u);
+    if (err != nullptr) slurm_xfree(reinterpret_cast<void**>(&err));
+    FreeDesc(desc);
+    return a;
+  };
+  // Made honestly, it is the controller's own decision.
+  const Answer own = submit({option, read});
+  ASSERT_EQ(own.rc, SLURM_SUCCESS) << own.err;
+  ASSERT_EQ(own.admin_comment.rfind("fmte:", 0), 0u) << own.admin_comment;
+  const Answer honest = submit({as_env(made), option, read});  // another order of the entries
+  EXPECT_EQ(honest.rc, own.rc);
+  EXPECT_EQ(honest.admin_comment, own.admin_comment);
+  EXPECT_EQ(honest.err, own.err);
+  // It is used, not re-made: a message only the client's decision has reaches the user.
+  fmte::slurm::ClientDecision marked = made;
+  marked.decision.outcome.user_message = "fmte: decided in sbatch";
+  EXPECT_NE(submit({read, option, as_env(marked)}).err.find("decided in sbatch"),
+            std::string::npos);
+  // Not for another submission (another time limit, another value), nor other files.
+  EXPECT_EQ(submit({read, option, as_env(marked)}, 120).err.find("decided in sbatch"),
+            std::string::npos);
+  EXPECT_EQ(submit({read, fmte::SpankEnvKey("grad-accum") + "=4", as_env(marked)})
+                .err.find("decided in sbatch"),
+            std::string::npos);
+  fmte::slurm::ClientDecision other_files = marked;
+  other_files.files = "0000000000000000";
+  const Answer refused_files = submit({read, option, as_env(other_files)});
+  EXPECT_EQ(refused_files.err, own.err);
+  EXPECT_EQ(refused_files.admin_comment, own.admin_comment);
+  // A malformed one, or one whose record is not an fmte record, is not used either.
+  const std::string garbage = std::string(fmte::slurm::kDecisionEnvName) + "=fmte-decision 1\nx";
+  EXPECT_EQ(submit({read, option, garbage}).admin_comment, own.admin_comment);
+  fmte::slurm::ClientDecision forged = marked;
+  forged.decision.record = "anything the user likes";
+  const Answer refused_record = submit({read, option, as_env(forged)});
+  EXPECT_EQ(refused_record.admin_comment, own.admin_comment);
+  EXPECT_EQ(refused_record.err.find("decided in sbatch"), std::string::npos);
 }
 
 // Full fine-tuning of Llama-3.1-8B with ZeRO-3: 8.03e9 x 16 bytes = 128 GB of model states on one

@@ -296,6 +296,11 @@ std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
       }
     }
   }
+  // In key order (a key given twice keeps its order): the same values read from environments in
+  // different orders are the same list, as the decision made in sbatch is bound to
+  // (slurm_plugin/client_decision.h).
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 

@@ -138,6 +138,10 @@ Status ApplyGlobalKey(const Pair& p, const std::string& where, Config* c) {
     auto r = YesNo(p.value, where);
     if (!r.ok()) return r.status();
     c->suggest_partitions = *r;
+  } else if (k == "clientdecisions") {
+    auto r = YesNo(p.value, where);
+    if (!r.ok()) return r.status();
+    c->client_decisions = *r;
   } else if (k == "defaultpartition") {
     c->default_partition = p.value;
   } else {
@@ -152,7 +156,9 @@ Status Unknown(const std::string& where) {
       "unknown key (known: Mode, Gpu, UsableMemoryFraction, DefaultTimeFactor, MaxTime, "
       "MinTime, ShortLimit, RaiseGpus, RightSizing, MaxGpusPerJob, GpusPerNode, OnError, "
       "GresTypeGpu, "
-      "CatalogDir, RegressorsDir, SuggestPartitions, DefaultPartition, PartitionName, Default)");
+      "CatalogDir, RegressorsDir, SuggestPartitions, ClientDecisions, DefaultPartition, "
+      "PartitionName, "
+      "Default)");
 }
 
 }  // namespace

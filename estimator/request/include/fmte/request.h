@@ -87,8 +87,9 @@ inline constexpr size_t kMaxReadJsonBytes = kMaxArchJsonBytes + 32 * 1024;
 
 // Picks fmte's entries out of a spank_job_env array ("NAME=value" strings; null entries and
 // foreign names skipped) and returns them as (key, value): ("model", "..."), ("seq-len", "4096"),
-// ("arch", "{...}"), ("read", "{...}"). Order kept; the later of duplicate entries wins in
-// ParseJobRequest.
+// ("arch", "{...}"), ("read", "{...}"), in key order (stable: of duplicate entries, the later
+// one still comes later and wins in ParseJobRequest), so that the same values make the same list
+// whatever order the environment holds them in.
 std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
     std::span<const char* const> spank_job_env);
 

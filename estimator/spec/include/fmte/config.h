@@ -69,6 +69,10 @@ struct Config {
   std::string catalog_dir;         // CatalogDir=: models/ and gpus.csv; empty: compiled-in etc dir
   std::string regressors_dir;      // RegressorsDir=: empty: compiled-in regressors dir
   bool suggest_partitions = true;  // SuggestPartitions=yes|no: offer partitions with bigger GPUs
+  // ClientDecisions=yes|no: apply the decision the SPANK plugin made in sbatch when it was made
+  // with the same files for the same submission (slurm_plugin/client_decision.h); no: the
+  // controller decides every job itself.
+  bool client_decisions = true;
 
   // The settings for `partition` (empty: the default partition, else the global defaults).
   const PartitionConfig& For(std::string_view partition) const;

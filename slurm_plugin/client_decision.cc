@@ -1,0 +1,293 @@
+#include "client_decision.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "fmte/record.h"
+#include "fmte/text.h"
+
+#ifndef FMTE_VERSION
+#define FMTE_VERSION "unknown"
+#endif
+
+namespace fmte::slurm {
+namespace {
+
+constexpr std::string_view kHeader = "fmte-decision 1";
+constexpr size_t kMaxFieldBytes = 4096;  // the user's message; the record has kMaxRecordBytes
+constexpr uintmax_t kMaxHashedFileBytes = uintmax_t{64} << 20;  // larger files: size only
+
+struct Fnv {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  void Add(std::string_view bytes) {
+    for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    h = (h ^ 0xff) * 0x100000001b3ULL;  // a separator: "ab"+"c" differs from "a"+"bc"
+  }
+};
+
+// A file's bytes into `fnv` (its name relative to its folder first); a missing file adds "-".
+void AddFile(const std::filesystem::path& path, const std::string& name, Fnv* fnv) {
+  fnv->Add(name);
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return fnv->Add("-");
+  if (size > kMaxHashedFileBytes) return fnv->Add("size " + std::to_string(size));
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  fnv->Add(bytes);
+}
+
+// Every regular file under `dir` (recursively, or only its own files), in name order.
+void AddTree(const std::string& dir, bool recursive, Fnv* fnv) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  std::error_code ec;
+  const auto keep = [&](const fs::directory_entry& e) {
+    std::error_code e2;
+    if (e.is_regular_file(e2)) names.push_back(fs::relative(e.path(), dir, e2).generic_string());
+  };
+  if (recursive) {
+    for (auto it = fs::recursive_directory_iterator(dir, ec);
+         !ec && it != fs::recursive_directory_iterator() && names.size() < 100000; it.increment(ec))
+      keep(*it);
+  } else {
+    for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+      keep(*it);
+  }
+  std::sort(names.begin(), names.end());
+  fnv->Add(std::to_string(names.size()));
+  for (const std::string& n : names) AddFile(fs::path(dir) / n, n, fnv);
+}
+
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+void Escaped(std::string_view v, std::string* out) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  for (const char c : v) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b == '%' || b < 0x20 || b == 0x7f) {
+      out->push_back('%');
+      out->push_back(kDigits[b >> 4]);
+      out->push_back(kDigits[b & 15]);
+    } else {
+      out->push_back(c);
+    }
+  }
+}
+
+Result<std::string> Unescaped(std::string_view v, const std::string& field, bool newlines) {
+  std::string out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != '%') {
+      out.push_back(v[i]);
+      continue;
+    }
+    unsigned value = 0;
+    if (i + 2 >= v.size())
+      return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + field +
+                                     ": a % escape needs two hex digits");
+    const auto r = std::from_chars(v.data() + i + 1, v.data() + i + 3, value, 16);
+    if (r.ec != std::errc() || r.ptr != v.data() + i + 3)
+      return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + field +
+                                     ": a % escape needs two hex digits");
+    out.push_back(static_cast<char>(value));
+    i += 2;
+  }
+  for (const char c : out) {
+    const auto b = static_cast<unsigned char>(c);
+    if ((b < 0x20 || b == 0x7f) && !(newlines && (b == '\n' || b == '\t')))
+      return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + field +
+                                     ": control characters are not allowed");
+  }
+  return out;
+}
+
+// The fields, one name per member: Encode writes them in this order, Decode needs each once.
+enum Field {
+  kFiles,
+  kInputs,
+  kLlm,
+  kKind,
+  kReason,
+  kTouched,
+  kAdviseOnly,
+  kError,
+  kEstimated,
+  kTimeLimit,
+  kGpus,
+  kNodes,
+  kGpuField,
+  kGpuTres,
+  kGpu,
+  kPerGpuBytes,
+  kUsableBytes,
+  kModel,
+  kSlurmGpus,
+  kRecord,
+  kMessage,
+  kFieldCount
+};
+constexpr std::string_view kNames[kFieldCount] = {
+    "files",       "inputs",   "llm",       "kind",           "reason",       "touched",
+    "advise_only", "error",    "estimated", "time_limit_min", "new_gpus",     "new_min_nodes",
+    "gpu_field",   "gpu_tres", "gpu",       "per_gpu_bytes",  "usable_bytes", "model",
+    "slurm_gpus",  "record",   "message"};
+
+Result<int64_t> Int(const std::string& v, const std::string& field, int64_t lo, int64_t hi) {
+  int64_t out = 0;
+  const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || out < lo || out > hi)
+    return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + field +
+                                   ": expected an integer in [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "], got '" + Shown(v) + "'");
+  return out;
+}
+
+}  // namespace
+
+std::string FilesFingerprint(const std::string& config_path, const Config& config) {
+  Fnv fnv;
+  fnv.Add(FMTE_VERSION);
+  AddFile(config_path, "fmte.conf", &fnv);
+  AddTree(config.catalog_dir.empty() ? EtcDir() : config.catalog_dir, true, &fnv);
+  const std::string reg = config.regressors_dir.empty() ? RegressorsDir() : config.regressors_dir;
+  AddTree(reg, false, &fnv);
+  AddTree(reg + "/vtrain", true, &fnv);
+  return Hex(fnv.h);
+}
+
+std::string EncodeClientDecision(const ClientDecision& d) {
+  const CachedDecision& c = d.decision;
+  const Outcome& o = c.outcome;
+  const std::string values[kFieldCount] = {d.files,
+                                           Hex(d.inputs),
+                                           c.is_llm_job ? "1" : "0",
+                                           std::to_string(static_cast<int>(o.kind)),
+                                           std::to_string(static_cast<int>(o.reject_reason)),
+                                           o.touched ? "1" : "0",
+                                           o.advise_only ? "1" : "0",
+                                           o.error ? "1" : "0",
+                                           o.estimated ? "1" : "0",
+                                           std::to_string(o.new_time_limit_min),
+                                           std::to_string(o.new_gpus),
+                                           std::to_string(o.new_min_nodes),
+                                           std::to_string(static_cast<int>(o.gpu_field)),
+                                           o.new_gpu_tres,
+                                           o.gpu,
+                                           std::to_string(o.per_gpu_bytes),
+                                           std::to_string(o.usable_bytes),
+                                           c.model,
+                                           std::to_string(c.slurm_gpus),
+                                           c.record,
+                                           o.user_message};
+  std::string out(kHeader);
+  out.push_back('\n');
+  for (int f = 0; f < kFieldCount; ++f) {
+    out.append(kNames[f]).push_back('=');
+    Escaped(values[f], &out);
+    out.push_back('\n');
+  }
+  return out;
+}
+
+Result<ClientDecision> DecodeClientDecision(std::string_view text) {
+  const std::string env(kDecisionEnvName);
+  if (text.size() > kMaxDecisionBytes)
+    return Status::InvalidArgument(env + ": longer than " + std::to_string(kMaxDecisionBytes) +
+                                   " bytes");
+  const size_t first = text.find('\n');
+  if (text.substr(0, first) != kHeader)
+    return Status::InvalidArgument(env + ": expected the header '" + std::string(kHeader) + "'");
+  std::string values[kFieldCount];
+  bool seen[kFieldCount] = {};
+  for (size_t at = first; at != std::string_view::npos && at + 1 < text.size();) {
+    const size_t end = text.find('\n', at + 1);
+    const std::string_view line =
+        text.substr(at + 1, end == std::string_view::npos ? std::string_view::npos : end - at - 1);
+    at = end;
+    const size_t eq = line.find('=');
+    const std::string_view name = line.substr(0, eq);
+    const auto* it = std::find(std::begin(kNames), std::end(kNames), name);
+    if (eq == std::string_view::npos || it == std::end(kNames))
+      return Status::InvalidArgument(env + ": unknown field '" + Shown(name) + "'");
+    const auto f = static_cast<Field>(it - std::begin(kNames));
+    if (seen[f]) return Status::InvalidArgument(env + ": " + std::string(name) + " given twice");
+    seen[f] = true;
+    const std::string_view raw = line.substr(eq + 1);
+    const size_t bound = f == kRecord ? kMaxRecordBytes : kMaxFieldBytes;
+    auto v = Unescaped(raw, std::string(name), f == kMessage);
+    if (!v.ok()) return v.status();
+    if (v->size() > bound)
+      return Status::InvalidArgument(env + ": " + std::string(name) + ": longer than " +
+                                     std::to_string(bound) + " bytes");
+    values[f] = std::move(v).value();
+  }
+  for (int f = 0; f < kFieldCount; ++f)
+    if (!seen[f]) return Status::InvalidArgument(env + ": " + std::string(kNames[f]) + " missing");
+
+  ClientDecision d;
+  CachedDecision& c = d.decision;
+  Outcome& o = c.outcome;
+  d.files = values[kFiles];
+  {
+    const std::string& h = values[kInputs];
+    const auto r = std::from_chars(h.data(), h.data() + h.size(), d.inputs, 16);
+    if (h.size() != 16 || r.ec != std::errc() || r.ptr != h.data() + h.size())
+      return Status::InvalidArgument(env + ": inputs: expected 16 hex digits");
+  }
+  const auto flag = [&](Field f, bool* out) -> Status {
+    auto v = Int(values[f], std::string(kNames[f]), 0, 1);
+    if (!v.ok()) return v.status();
+    *out = *v == 1;
+    return Status::Ok();
+  };
+  const auto num = [&](Field f, int64_t lo, int64_t hi, int64_t* out) -> Status {
+    auto v = Int(values[f], std::string(kNames[f]), lo, hi);
+    if (!v.ok()) return v.status();
+    *out = *v;
+    return Status::Ok();
+  };
+  int64_t kind = 0, reason = 0, field = 0;
+  constexpr int64_t kBig = int64_t{1} << 62;
+  for (Status st :
+       {flag(kLlm, &c.is_llm_job),
+        num(kKind, 0, static_cast<int64_t>(DecisionKind::kReject), &kind),
+        num(kReason, 0, static_cast<int64_t>(RejectReason::kTimeLimit), &reason),
+        flag(kTouched, &o.touched), flag(kAdviseOnly, &o.advise_only), flag(kError, &o.error),
+        flag(kEstimated, &o.estimated), num(kTimeLimit, 0, kBig, &o.new_time_limit_min),
+        num(kGpus, 0, 1 << 20, &o.new_gpus), num(kNodes, 0, 1 << 20, &o.new_min_nodes),
+        num(kGpuField, 0, static_cast<int64_t>(GpuTresField::kPerSocket), &field),
+        num(kPerGpuBytes, 0, kBig, &o.per_gpu_bytes), num(kUsableBytes, 0, kBig, &o.usable_bytes),
+        num(kSlurmGpus, 0, 1 << 20, &c.slurm_gpus)}) {
+    if (!st.ok()) return st;
+  }
+  o.kind = static_cast<DecisionKind>(kind);
+  o.reject_reason = static_cast<RejectReason>(reason);
+  o.gpu_field = static_cast<GpuTresField>(field);
+  o.new_gpu_tres = std::move(values[kGpuTres]);
+  o.gpu = std::move(values[kGpu]);
+  o.user_message = std::move(values[kMessage]);
+  c.model = std::move(values[kModel]);
+  c.record = std::move(values[kRecord]);
+  c.script_read = false;  // decided on the forwarded reading: the script is never read again
+  if (!c.record.empty() && !std::string_view(c.record).starts_with(kRecordPrefix))
+    return Status::InvalidArgument(env + ": record: expected an fmte record ('" +
+                                   std::string(kRecordPrefix) + "...')");
+  return d;
+}
+
+}  // namespace fmte::slurm
