@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <map>
 #include <vector>
 
 #include "fmte/record.h"
@@ -23,30 +21,22 @@ constexpr std::string_view kHeader = "fmte-decision 1";
 constexpr size_t kMaxFieldBytes = 4096;  // the user's message; the record has kMaxRecordBytes
 constexpr uintmax_t kMaxHashedFileBytes = uintmax_t{64} << 20;  // larger files: size only
 
-struct Fnv {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  void Add(std::string_view bytes) {
-    for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    h = (h ^ 0xff) * 0x100000001b3ULL;  // a separator: "ab"+"c" differs from "a"+"bc"
-  }
-};
-
-// A file's bytes into `fnv` (its name relative to its folder first); a missing file adds "-".
-void AddFile(const std::filesystem::path& path, const std::string& name, Fnv* fnv) {
-  fnv->Add(name);
+// A file's bytes into `hash` (its name relative to its folder first); a missing file adds "-".
+void AddFile(const std::filesystem::path& path, const std::string& name, StableHasher* hash) {
+  hash->Add(name);
   std::error_code ec;
   const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return fnv->Add("-");
-  if (size > kMaxHashedFileBytes) return fnv->Add("size " + std::to_string(size));
+  if (ec) return hash->Add("-");
+  if (size > kMaxHashedFileBytes) return hash->Add("size " + std::to_string(size));
   std::ifstream in(path, std::ios::binary);
   std::string bytes(static_cast<size_t>(size), '\0');
   in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   bytes.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
-  fnv->Add(bytes);
+  hash->Add(bytes);
 }
 
 // Every regular file under `dir` (recursively, or only its own files), in name order.
-void AddTree(const std::string& dir, bool recursive, Fnv* fnv) {
+void AddTree(const std::string& dir, bool recursive, StableHasher* hash) {
   namespace fs = std::filesystem;
   std::vector<std::string> names;
   std::error_code ec;
@@ -64,8 +54,8 @@ void AddTree(const std::string& dir, bool recursive, Fnv* fnv) {
       keep(*it);
   }
   std::sort(names.begin(), names.end());
-  fnv->Add(std::to_string(names.size()));
-  for (const std::string& n : names) AddFile(fs::path(dir) / n, n, fnv);
+  hash->Add(static_cast<int64_t>(names.size()));
+  for (const std::string& n : names) AddFile(fs::path(dir) / n, n, hash);
 }
 
 std::string Hex(uint64_t v) {
@@ -97,11 +87,9 @@ Result<std::string> Unescaped(std::string_view v, const std::string& field, bool
       continue;
     }
     unsigned value = 0;
-    if (i + 2 >= v.size())
-      return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + field +
-                                     ": a % escape needs two hex digits");
-    const auto r = std::from_chars(v.data() + i + 1, v.data() + i + 3, value, 16);
-    if (r.ec != std::errc() || r.ptr != v.data() + i + 3)
+    const char* end = v.data() + std::min(i + 3, v.size());
+    const auto r = std::from_chars(v.data() + i + 1, end, value, 16);
+    if (i + 2 >= v.size() || r.ec != std::errc() || r.ptr != end)
       return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + field +
                                      ": a % escape needs two hex digits");
     out.push_back(static_cast<char>(value));
@@ -160,14 +148,14 @@ Result<int64_t> Int(const std::string& v, const std::string& field, int64_t lo, 
 }  // namespace
 
 std::string FilesFingerprint(const std::string& config_path, const Config& config) {
-  Fnv fnv;
-  fnv.Add(FMTE_VERSION);
-  AddFile(config_path, "fmte.conf", &fnv);
-  AddTree(config.catalog_dir.empty() ? EtcDir() : config.catalog_dir, true, &fnv);
+  StableHasher hash;
+  hash.Add(FMTE_VERSION);
+  AddFile(config_path, "fmte.conf", &hash);
+  AddTree(config.catalog_dir.empty() ? EtcDir() : config.catalog_dir, true, &hash);
   const std::string reg = config.regressors_dir.empty() ? RegressorsDir() : config.regressors_dir;
-  AddTree(reg, false, &fnv);
-  AddTree(reg + "/vtrain", true, &fnv);
-  return Hex(fnv.h);
+  AddTree(reg, false, &hash);
+  AddTree(reg + "/vtrain", true, &hash);
+  return Hex(hash.value());
 }
 
 std::string EncodeClientDecision(const ClientDecision& d) {

@@ -22,24 +22,6 @@ class KeyHasher {
   uint64_t h_ = 0;
 };
 
-// The same, stable: FNV-1a 64 over each field's length and bytes.
-class StableHasher {
- public:
-  void Add(std::string_view text) {
-    Add(static_cast<int64_t>(text.size()));
-    for (const char c : text) Byte(static_cast<unsigned char>(c));
-  }
-  void Add(int64_t v) {
-    for (int i = 0; i < 8; ++i)
-      Byte(static_cast<unsigned char>(static_cast<uint64_t>(v) >> (8 * i)));
-  }
-  uint64_t value() const { return h_; }
-
- private:
-  void Byte(unsigned char b) { h_ = (h_ ^ b) * 0x100000001b3ULL; }
-  uint64_t h_ = 0xcbf29ce484222325ULL;
-};
-
 // Every SlurmFacts field ParseJobRequest reads (job_name and user are not: CacheKeyTest), the
 // SPANK values and, `with_script`, the script: the same fields, in the same order, for the key,
 // its length and its hash.

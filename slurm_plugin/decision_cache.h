@@ -37,6 +37,26 @@ struct CachedDecision {
   bool script_read = true;
 };
 
+// FNV-1a 64 over fields, each text preceded by its length (so "ab"+"c" differs from "a"+"bc"): the
+// same value in every process and build. Binds a decision made in sbatch to the submission
+// (DecisionCache::InputsHash) and to the files it was made with (FilesFingerprint).
+class StableHasher {
+ public:
+  void Add(std::string_view text) {
+    Add(static_cast<int64_t>(text.size()));
+    for (const char c : text) Byte(static_cast<unsigned char>(c));
+  }
+  void Add(int64_t v) {
+    for (int i = 0; i < 8; ++i)
+      Byte(static_cast<unsigned char>(static_cast<uint64_t>(v) >> (8 * i)));
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  void Byte(unsigned char b) { h_ = (h_ ^ b) * 0x100000001b3ULL; }
+  uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
 // The decision of one parsed submission, as job_submit writes and keeps it: the one function both
 // job_submit (on the controller) and the SPANK plugin (in sbatch, client_decision.h) decide with.
 CachedDecision DecideJob(const JobRequest& request, const Config& config,
@@ -63,8 +83,8 @@ class DecisionCache {
   // Whether the script can be left out of the key: a forwarded reading is present. Its result may
   // be kept only if the request then came from the forwarded scan (JobRequest::forwarded_scan).
   static bool MayOmitScript(const SubmitInputs& in);
-  // The key without the script, hashed the same way in every process and build (FNV-1a): binds a
-  // decision made in sbatch to the submission the controller reads (client_decision.h).
+  // The key without the script, hashed by StableHasher: binds a decision made in sbatch to the
+  // submission the controller reads (client_decision.h).
   static uint64_t InputsHash(const SubmitInputs& in);
 
   // The entry of the same submission, or nullptr. Valid until the next Put or Clear.

@@ -10,6 +10,15 @@ namespace {
 
 std::string Str(const char* s) { return s != nullptr ? std::string(s) : std::string(); }
 
+// The value of an environment entry "<prefix><name>=value", or nullptr for another entry.
+const char* EntryValue(const char* entry, std::string_view prefix, std::string_view name) {
+  if (entry == nullptr || std::strncmp(entry, prefix.data(), prefix.size()) != 0 ||
+      std::strncmp(entry + prefix.size(), name.data(), name.size()) != 0 ||
+      entry[prefix.size() + name.size()] != '=')
+    return nullptr;
+  return entry + prefix.size() + name.size() + 1;
+}
+
 int64_t U32(uint32_t v) { return v == NO_VAL || v == INFINITE ? 0 : static_cast<int64_t>(v); }
 
 char** TresField(job_desc_msg_t* desc, GpuTresField field) {
@@ -37,14 +46,9 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
     const std::span<const char* const> env(const_cast<const char* const*>(desc.spank_job_env),
                                            desc.spank_job_env_size);
     in.spank_values = SpankValuesFromEnv(env);
-    for (const char* entry : env) {
-      if (entry == nullptr ||
-          std::strncmp(entry, kDecisionEnvName.data(), kDecisionEnvName.size()) != 0 ||
-          entry[kDecisionEnvName.size()] != '=')
-        continue;
-      const char* value = entry + kDecisionEnvName.size() + 1;
-      in.client_decision.assign(value, strnlen(value, kMaxDecisionBytes + 1));
-    }
+    for (const char* entry : env)
+      if (const char* value = EntryValue(entry, "", kDecisionEnvName); value != nullptr)
+        in.client_decision.assign(value, strnlen(value, kMaxDecisionBytes + 1));
   }
   SlurmFacts& f = in.facts;
   f.partition = Str(desc.partition);
@@ -65,20 +69,15 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
 
 namespace {
 
-// Removes the entries of `names` ("NAME=...", each name with `prefix`) from an xmalloc'd array of
-// `*size` entries, keeping the others in order.
+// Removes the entries "<prefix>FMTE_READ=", "<prefix>FMTE_ARCH=" and "<prefix>FMTE_DECISION=" from
+// an xmalloc'd array of `*size` entries, keeping the others in order.
 void DropEntries(char** array, uint32_t* size, std::string_view prefix) {
   if (array == nullptr) return;
-  const auto is = [&](const char* entry, std::string_view name) {  // "<prefix>NAME=..."
-    return std::strncmp(entry, prefix.data(), prefix.size()) == 0 &&
-           std::strncmp(entry + prefix.size(), name.data(), name.size()) == 0 &&
-           entry[prefix.size() + name.size()] == '=';
-  };
   uint32_t kept = 0;
   for (uint32_t i = 0; i < *size; ++i) {
     char*& entry = array[i];
-    if (entry != nullptr &&
-        (is(entry, kReadEnvName) || is(entry, kArchEnvName) || is(entry, kDecisionEnvName))) {
+    if (EntryValue(entry, prefix, kReadEnvName) || EntryValue(entry, prefix, kArchEnvName) ||
+        EntryValue(entry, prefix, kDecisionEnvName)) {
       slurm_xfree(reinterpret_cast<void**>(&entry));
       continue;
     }

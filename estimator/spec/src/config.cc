@@ -157,8 +157,7 @@ Status Unknown(const std::string& where) {
       "MinTime, ShortLimit, RaiseGpus, RightSizing, MaxGpusPerJob, GpusPerNode, OnError, "
       "GresTypeGpu, "
       "CatalogDir, RegressorsDir, SuggestPartitions, ClientDecisions, DefaultPartition, "
-      "PartitionName, "
-      "Default)");
+      "PartitionName, Default)");
 }
 
 }  // namespace
