@@ -1,7 +1,6 @@
 #include "job_desc_adapter.h"
 
 #include <cstring>
-#include <span>
 
 #include "slurm_xapi.h"
 
@@ -37,14 +36,32 @@ char** TresField(job_desc_msg_t* desc, GpuTresField field) {
   return nullptr;
 }
 
+bool IsForwarded(const char* entry, std::string_view prefix) {
+  return EntryValue(entry, prefix, kReadEnvName) || EntryValue(entry, prefix, kArchEnvName) ||
+         EntryValue(entry, prefix, kDecisionEnvName);
+}
+
 }  // namespace
 
 SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
   SubmitInputs in;
   if (desc.script != nullptr) in.script = desc.script;
-  if (desc.spank_job_env != nullptr && desc.spank_job_env_size > 0) {
-    const std::span<const char* const> env(const_cast<const char* const*>(desc.spank_job_env),
-                                           desc.spank_job_env_size);
+  // The spank_job_env entries, and the forwarded values sbatch sent in the environment
+  // (kEnvCopyPrefix) unless spank_job_env has them (then the environment's are its copies).
+  std::vector<const char*> env;
+  bool spank_has_forwarded = false;
+  if (desc.spank_job_env != nullptr) {
+    for (uint32_t i = 0; i < desc.spank_job_env_size; ++i) {
+      env.push_back(desc.spank_job_env[i]);
+      spank_has_forwarded = spank_has_forwarded || IsForwarded(desc.spank_job_env[i], "");
+    }
+  }
+  if (!spank_has_forwarded && desc.environment != nullptr) {
+    for (uint32_t i = 0; i < desc.env_size; ++i)
+      if (IsForwarded(desc.environment[i], kEnvCopyPrefix))
+        env.push_back(desc.environment[i] + kEnvCopyPrefix.size());
+  }
+  if (!env.empty()) {
     in.spank_values = SpankValuesFromEnv(env);
     for (const char* entry : env)
       if (const char* value = EntryValue(entry, "", kDecisionEnvName); value != nullptr)
@@ -76,8 +93,7 @@ void DropEntries(char** array, uint32_t* size, std::string_view prefix) {
   uint32_t kept = 0;
   for (uint32_t i = 0; i < *size; ++i) {
     char*& entry = array[i];
-    if (EntryValue(entry, prefix, kReadEnvName) || EntryValue(entry, prefix, kArchEnvName) ||
-        EntryValue(entry, prefix, kDecisionEnvName)) {
+    if (IsForwarded(entry, prefix)) {
       slurm_xfree(reinterpret_cast<void**>(&entry));
       continue;
     }
@@ -93,10 +109,9 @@ void DropEntries(char** array, uint32_t* size, std::string_view prefix) {
 
 void DropForwardedReading(job_desc_msg_t* desc) {
   DropEntries(desc->spank_job_env, &desc->spank_job_env_size, "");
-  // sbatch also copies its SPANK job control variables into the job's environment, prefixed with
-  // SPANK_ (measured: the 22.05 request carries FMTE_READ and SPANK_FMTE_READ): slurmctld would
-  // write them into the job's environment file in its state directory and the job would see them.
-  if (desc->environment != nullptr) DropEntries(desc->environment, &desc->env_size, "SPANK_");
+  // From the environment (kEnvCopyPrefix): slurmctld would write them into the job's environment
+  // file in its state directory and the job would see them.
+  if (desc->environment != nullptr) DropEntries(desc->environment, &desc->env_size, kEnvCopyPrefix);
 }
 
 void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts) {

@@ -21,9 +21,16 @@ extern "C" {
 
 namespace fmte::slurm {
 
-// The decision the SPANK plugin made in sbatch (client_decision.h), in the job's spank_job_env.
+// The decision the SPANK plugin made in sbatch (client_decision.h), forwarded as below.
 inline constexpr std::string_view kDecisionEnvName = "FMTE_DECISION";
 inline constexpr size_t kMaxDecisionBytes = 16 << 10;  // longer ones are not read
+// What the SPANK plugin forwards (FMTE_READ, FMTE_ARCH, FMTE_DECISION) arrives in the job's
+// spank_job_env (salloc, srun) or, from sbatch, as environment entries with this prefix: the name
+// sbatch itself gives the copies of SPANK job control variables it puts in the job's environment
+// (setenvfs("SLURM_SPANK_%s") in 22.05's sbatch.c). sbatch sends its SLURM_* environment in every
+// --export mode, so the SPANK plugin sets its values there once instead of in both places
+// (spank_job_control_setenv: the request carried every value twice, 7698 against 4064 bytes).
+inline constexpr std::string_view kEnvCopyPrefix = "SLURM_SPANK_";
 
 struct SubmitInputs {
   std::string_view script;  // points into job_desc->script (empty for srun/salloc)
@@ -38,8 +45,8 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc);
 // Removes what the SPANK plugin forwarded for job_submit alone (FMTE_READ, FMTE_ARCH,
 // FMTE_DECISION) from the job once read: from its spank_job_env (otherwise slurmctld keeps them
 // with the job, in memory and in every save of its job state, and hands them to every prolog) and
-// the SPANK_-prefixed copies sbatch puts in its environment (otherwise written to the job's
-// environment file in the state directory, ~2 KB a job, and seen by the job). The fmte options
+// the kEnvCopyPrefix entries of its environment (otherwise written to the job's environment file
+// in the state directory, ~2 KB a job, and seen by the job). The fmte options
 // (_SLURM_SPANK_OPTION_fmte_*) stay: the SPANK plugin's remote side receives them.
 void DropForwardedReading(job_desc_msg_t* desc);
 

@@ -2,7 +2,8 @@
 // sbatch/salloc/srun (also usable as `#SBATCH --fmte-...` lines), refuses bad values on the client
 // before any RPC, and resolves --fmte-model on the client when the controller could not (a local
 // config.json or model directory, or a Hugging Face id missing from the catalog): the architecture
-// is forwarded as FMTE_ARCH in spank_job_env, so slurmctld never does file or network I/O per job.
+// is forwarded as FMTE_ARCH (job_desc_adapter.h says how: from sbatch in the environment it sends,
+// from salloc and srun in spank_job_env), so slurmctld never does file or network I/O per job.
 // In sbatch it also reads the batch script as sbatch was given it (its options, arguments and
 // the submitter's variables) with the files its launch line names (DeepSpeed JSON, accelerate and
 // trainer YAML, torchtitan TOML: etc/launchers.json), and forwards what the launch line and files
@@ -27,9 +28,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>  // program_invocation_short_name (GNU)
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 extern "C" {
@@ -197,6 +200,18 @@ std::vector<std::string> SbatchCommandLine() {
   return {};
 }
 
+bool InSbatch() { return std::string_view(program_invocation_short_name) == "sbatch"; }
+
+// Forwards NAME=VALUE to job_submit (job_desc_adapter.h, kEnvCopyPrefix): from sbatch as an
+// environment entry, which travels once in the request; from salloc and srun, which send no
+// environment, in spank_job_env.
+bool Forward(spank_t sp, std::string_view name, const std::string& value) {
+  const std::string key(name);
+  if (InSbatch())
+    return setenv((std::string(fmte::slurm::kEnvCopyPrefix) + key).c_str(), value.c_str(), 1) == 0;
+  return spank_job_control_setenv(sp, key.c_str(), value.c_str(), 1) == ESPANK_SUCCESS;
+}
+
 // Reads the batch script and the files it names, as sbatch was given them, and forwards what
 // the launch line says. Nothing here refuses a submission: what cannot be read is left to the
 // controller's own reading of the script.
@@ -229,8 +244,7 @@ void ForwardScriptReading(spank_t sp) {
   }
   const std::string read = fmte::EncodeClientReading(r, arch);
   if (read.empty()) return;
-  const std::string name(fmte::kReadEnvName);
-  if (spank_job_control_setenv(sp, name.c_str(), read.c_str(), 1) != ESPANK_SUCCESS) {
+  if (!Forward(sp, fmte::kReadEnvName, read)) {
     slurm_error("fmte: cannot forward what the batch script's files say");
     return;
   }
@@ -264,8 +278,7 @@ void ForwardDecision(spank_t sp, const std::string& arch) {
       fmte::slurm::DecideJob(request, loaded->config, loaded->estimator)};
   const std::string text = fmte::slurm::EncodeClientDecision(decision);
   if (text.size() > fmte::slurm::kMaxDecisionBytes) return;
-  const std::string name(fmte::slurm::kDecisionEnvName);
-  if (spank_job_control_setenv(sp, name.c_str(), text.c_str(), 1) != ESPANK_SUCCESS)
+  if (!Forward(sp, fmte::slurm::kDecisionEnvName, text))
     slurm_error("fmte: cannot forward the decision made in sbatch; the controller decides");
 }
 
@@ -314,6 +327,12 @@ extern "C" FMTE_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
 extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
   try {
     spank_context_t ctx = spank_context();
+    // Nothing in sbatch's environment passes for what this plugin forwards (a submission from a
+    // shell that has such a variable): only what it sets below.
+    if (InSbatch())
+      for (std::string_view name :
+           {fmte::kReadEnvName, fmte::kArchEnvName, fmte::slurm::kDecisionEnvName})
+        unsetenv((std::string(fmte::slurm::kEnvCopyPrefix) + std::string(name)).c_str());
     // sbatch (allocator) and srun asking for a new job (local): the job's launch line.
     if ((ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL) && g_read_files) ForwardScriptReading(sp);
     if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL) return 0;
@@ -333,8 +352,7 @@ extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, cha
       return 0;
     }
     if (!arch->empty()) {
-      std::string name(fmte::kArchEnvName);
-      if (spank_job_control_setenv(sp, name.c_str(), arch->c_str(), 1) != ESPANK_SUCCESS) {
+      if (!Forward(sp, fmte::kArchEnvName, *arch)) {
         slurm_error("fmte: cannot forward the architecture of '%s'", g_model.c_str());
         return 0;  // the controller decides without it
       }

@@ -22,6 +22,7 @@ check() {  # check DESCRIPTION COMMAND...
   if "$@"; then echo "ok: $what"; else fail "$CASE: $what: $*"; fi
 }
 contains() { [[ "$1" == *"$2"* ]] || { echo "  expected '$2' in: $1" >&2; return 1; }; }
+not_in_file() { ! grep -aq "$1" "$2" || { echo "  did not expect '$1' in $2" >&2; return 1; }; }
 lacks() { [[ "$1" != *"$2"* ]] || { echo "  did not expect '$2' in: $1" >&2; return 1; }; }
 
 # sbatch ARGS...: sets OUT, ERR, RC, JOB (the id, empty when refused).
@@ -247,6 +248,13 @@ EOS
     check "micro-batch read from the file" contains "$c" "mb=1"
     check "model read from the launch line" contains "$c" "model=meta-llama/Llama-3.1-8B"
     check "estimated" contains "$c" "pred_mem="
+    # What the SPANK plugin forwarded is not kept with the job: not in the environment file
+    # slurmctld saved for it (hash.<id mod 10>/job.<id>/environment in StateSaveLocation).
+    local env_file
+    env_file="$(scontrol show config | sed -n 's/^StateSaveLocation *= *//p')/hash.$((JOB % 10))/job.$JOB/environment"
+    check "job environment saved" test -s "$env_file"
+    check "forwarded values not in it" not_in_file "FMTE_READ" "$env_file"
+    check "decision not in it" not_in_file "FMTE_DECISION" "$env_file"
     scancel "$JOB"
   fi
   submit --hold -D "$dir" "$dir/train.sh" ds_big_batch.json

@@ -22,12 +22,35 @@ namespace fs = std::filesystem;
 
 struct Desc {
   job_desc_msg_t d;
+  size_t spank_entries = 0, env_entries = 0;  // as allocated (dropping entries nulls them)
   Desc() { slurm_init_job_desc_msg(&d); }
   ~Desc() {
     for (char** f :
          {&d.admin_comment, &d.comment, &d.tres_per_node, &d.tres_per_job, &d.partition}) {
       slurm_xfree(reinterpret_cast<void**>(f));  // aborts unless xmalloc'ed
     }
+    FreeArray(&d.spank_job_env, spank_entries);
+    FreeArray(&d.environment, env_entries);
+  }
+  // spank_job_env and environment as slurmctld's unpacking leaves them: xmalloc'ed.
+  void SetSpankEnv(const std::vector<std::string>& entries) {
+    d.spank_job_env = NewArray(entries);
+    d.spank_job_env_size = static_cast<uint32_t>(spank_entries = entries.size());
+  }
+  void SetEnv(const std::vector<std::string>& entries) {
+    d.environment = NewArray(entries);
+    d.env_size = static_cast<uint32_t>(env_entries = entries.size());
+  }
+  static char** NewArray(const std::vector<std::string>& entries) {
+    auto** array = static_cast<char**>(slurm_xcalloc(entries.size() + 1, sizeof(char*), true, false,
+                                                     __FILE__, __LINE__, __func__));
+    for (size_t i = 0; i < entries.size(); ++i) array[i] = slurm_xstrdup(entries[i].c_str());
+    return array;
+  }
+  static void FreeArray(char*** array, size_t n) {
+    if (*array == nullptr) return;
+    for (size_t i = 0; i < n; ++i) slurm_xfree(reinterpret_cast<void**>(&(*array)[i]));
+    slurm_xfree(reinterpret_cast<void**>(array));
   }
 };
 
@@ -64,23 +87,18 @@ TEST(JobDescAdapterTest, TheForwardedReadingIsReadThenDroppedFromTheJob) {
                                         std::string(kReadEnvName) + "={\"v\":1}", "OTHER=1",
                                         std::string(kArchEnvName) + "={\"hidden_size\":8}",
                                         std::string(kDecisionEnvName) + "=fmte-decision 1"};
-  desc.d.spank_job_env = static_cast<char**>(
-      slurm_xcalloc(env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
-  for (size_t i = 0; i < env.size(); ++i) desc.d.spank_job_env[i] = slurm_xstrdup(env[i].c_str());
-  desc.d.spank_job_env_size = static_cast<uint32_t>(env.size());
-  // sbatch also copies its SPANK job control variables into the job's environment as SPANK_*
-  // (seen in the 22.05 request on the lab's loopback).
+  desc.SetSpankEnv(env);
+  // sbatch also copies its SPANK job control variables into the job's environment as
+  // SLURM_SPANK_* (22.05's sbatch.c, _set_spank_env; seen in the request on the lab's loopback).
   const std::vector<std::string> job_env = {
-      "PATH=/usr/bin", "SPANK_" + std::string(kReadEnvName) + "={\"v\":1}",
-      "SPANK_" + std::string(kDecisionEnvName) + "=fmte-decision 1", "SPANK_OTHER=2",
+      "PATH=/usr/bin", "SLURM_SPANK_" + std::string(kReadEnvName) + "={\"v\":2}",
+      "SLURM_SPANK_" + std::string(kDecisionEnvName) + "=fmte-decision 2", "SLURM_SPANK_OTHER=2",
       std::string(kReadEnvName) + "=the user's own variable"};
-  desc.d.environment = static_cast<char**>(
-      slurm_xcalloc(job_env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
-  for (size_t i = 0; i < job_env.size(); ++i)
-    desc.d.environment[i] = slurm_xstrdup(job_env[i].c_str());
-  desc.d.env_size = static_cast<uint32_t>(job_env.size());
+  desc.SetEnv(job_env);
   const SubmitInputs in = ReadJobDesc(desc.d);
-  EXPECT_EQ(in.spank_values.size(), 3u);  // the option, the reading and the architecture
+  // The option, the reading and the architecture from spank_job_env, not their copies.
+  ASSERT_EQ(in.spank_values.size(), 3u);
+  EXPECT_EQ(in.spank_values[2].second, "{\"v\":1}");
   EXPECT_EQ(in.client_decision, "fmte-decision 1");
   DropForwardedReading(&desc.d);
   ASSERT_EQ(desc.d.spank_job_env_size, 2u);
@@ -89,18 +107,41 @@ TEST(JobDescAdapterTest, TheForwardedReadingIsReadThenDroppedFromTheJob) {
   for (size_t i = 2; i < env.size(); ++i) EXPECT_EQ(desc.d.spank_job_env[i], nullptr);
   ASSERT_EQ(desc.d.env_size, 3u);
   EXPECT_STREQ(desc.d.environment[0], "PATH=/usr/bin");
-  EXPECT_STREQ(desc.d.environment[1], "SPANK_OTHER=2");
+  EXPECT_STREQ(desc.d.environment[1], "SLURM_SPANK_OTHER=2");
   EXPECT_STREQ(desc.d.environment[2], job_env[4].c_str());
   EXPECT_EQ(desc.d.environment[3], nullptr);
   DropForwardedReading(&desc.d);  // nothing left to drop
   EXPECT_EQ(desc.d.spank_job_env_size, 2u);
   EXPECT_EQ(desc.d.env_size, 3u);
-  for (size_t i = 0; i < env.size(); ++i)
-    slurm_xfree(reinterpret_cast<void**>(&desc.d.spank_job_env[i]));
-  slurm_xfree(reinterpret_cast<void**>(&desc.d.spank_job_env));
-  for (size_t i = 0; i < job_env.size(); ++i)
-    slurm_xfree(reinterpret_cast<void**>(&desc.d.environment[i]));
-  slurm_xfree(reinterpret_cast<void**>(&desc.d.environment));
+}
+
+// sbatch's SPANK plugin forwards in the environment alone (job_desc_adapter.h, kEnvCopyPrefix),
+// so that the values travel once: they are read from there and dropped from the job.
+TEST(JobDescAdapterTest, ValuesForwardedInTheEnvironmentAreReadThenDropped) {
+  Desc desc;
+  const std::vector<std::string> env = {"_SLURM_SPANK_OPTION_fmte_fmte_model=org/m"};
+  desc.SetSpankEnv(env);
+  const std::vector<std::string> job_env = {
+      "SLURM_SPANK_" + std::string(kReadEnvName) + "={\"v\":1}",
+      "HOME=/home/u",
+      "SLURM_SPANK_" + std::string(kArchEnvName) + "={\"hidden_size\":8}",
+      "SLURM_SPANK_" + std::string(kDecisionEnvName) + "=fmte-decision 1",
+      std::string(kDecisionEnvName) + "=the user's own variable",
+      "SLURM_SPANK_OTHER=2"};
+  desc.SetEnv(job_env);
+  const SubmitInputs in = ReadJobDesc(desc.d);
+  ASSERT_EQ(in.spank_values.size(), 3u);
+  EXPECT_EQ(in.spank_values[0].second, "{\"hidden_size\":8}");
+  EXPECT_EQ(in.spank_values[1].second, "org/m");
+  EXPECT_EQ(in.spank_values[2].second, "{\"v\":1}");
+  EXPECT_EQ(in.client_decision, "fmte-decision 1");
+  DropForwardedReading(&desc.d);
+  EXPECT_EQ(desc.d.spank_job_env_size, 1u);
+  ASSERT_EQ(desc.d.env_size, 3u);
+  EXPECT_STREQ(desc.d.environment[0], "HOME=/home/u");
+  EXPECT_STREQ(desc.d.environment[1], job_env[4].c_str());
+  EXPECT_STREQ(desc.d.environment[2], "SLURM_SPANK_OTHER=2");
+  for (size_t i = 3; i < job_env.size(); ++i) EXPECT_EQ(desc.d.environment[i], nullptr);
 }
 
 TEST(JobDescAdapterTest, DecisionsAreWrittenBack) {

@@ -72,15 +72,16 @@ Status ValidateOption(std::string_view key, std::string_view value, bool as_fmte
 // spank_job_env (plugin "fmte", option "fmte-<key>", non-alphanumerics turned into '_').
 std::string SpankEnvKey(std::string_view key);
 
-// Name (in spank_job_env, set with spank_job_control_setenv, so without prefix) under which the
-// SPANK plugin forwards the architecture it resolved on the client: compact JSON with config.json
-// keys, accepted by ParseModelConfig. Key inside the spank_values given to ParseJobRequest: "arch".
+// Name (in spank_job_env without prefix, or from sbatch in the job's environment as
+// SLURM_SPANK_<name>: slurm_plugin/job_desc_adapter.h) under which the SPANK plugin forwards the
+// architecture it resolved on the client: compact JSON with config.json keys, accepted by
+// ParseModelConfig. Key inside the spank_values given to ParseJobRequest: "arch".
 inline constexpr std::string_view kArchEnvName = "FMTE_ARCH";
 inline constexpr std::string_view kArchKey = "arch";
 
-// Name (in spank_job_env) under which the SPANK plugin forwards what it read on the client from the
-// launch line and the files it names (EncodeClientReading); key "read" in the spank_values given
-// to ParseJobRequest, which then uses it in place of its own reading of the launch line.
+// Name (as kArchEnvName's) under which the SPANK plugin forwards what it read on the client from
+// the launch line and the files it names (EncodeClientReading); key "read" in the spank_values
+// given to ParseJobRequest, which then uses it in place of its own reading of the launch line.
 inline constexpr std::string_view kReadEnvName = "FMTE_READ";
 inline constexpr std::string_view kReadKey = "read";
 inline constexpr size_t kMaxReadJsonBytes = kMaxArchJsonBytes + 32 * 1024;
