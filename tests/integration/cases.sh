@@ -257,6 +257,15 @@ EOS
     check "decision not in it" not_in_file "FMTE_DECISION" "$env_file"
     scancel "$JOB"
   fi
+  # sbatch sends its SLURM_* environment, where the forwarded values are, whatever --export says.
+  local export
+  for export in NONE HOME; do
+    submit --hold --export="$export" -D "$dir" "$dir/train.sh"
+    check "--export=$export: accepted" test "$RC" -eq 0
+    [ -n "$JOB" ] && check "--export=$export: stage read from the file" \
+      contains "$(field "$JOB" AdminComment)" "shard=zero3"
+    [ -n "$JOB" ] && scancel "$JOB"
+  done
   submit --hold -D "$dir" "$dir/train.sh" ds_big_batch.json
   check "unsharded job refused" test "$RC" -ne 0
   check "with the estimate" contains "$ERR" "full fine-tuning on 8x"
