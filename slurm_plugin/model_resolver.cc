@@ -135,17 +135,25 @@ Result<std::string> ResolveForController(std::string_view model, const ResolverO
   if (Result<std::string> cached = LocalModelArch(value, ".", ProcessEnviron()); cached.ok())
     return cached;
   std::string cached = options.cache_dir + "/" + value + "/config.json";
-  if (!options.cache_dir.empty() && IsFile(cached))
-    if (Result<std::string> json = LocalModelArch(cached, ".", {}); json.ok()) return json;
+  // A cached file that no longer reads (truncated by a full disk, emptied, overwritten) is fetched
+  // again and replaced; without the hub, the message names it.
+  std::string bad_cache;
+  if (!options.cache_dir.empty() && IsFile(cached)) {
+    Result<std::string> json = LocalModelArch(cached, ".", {});
+    if (json.ok()) return json;
+    bad_cache = "; its cached config is unreadable (" + json.status().message() + ")";
+  }
   if (options.hub_url.empty()) {
     return Status::NotFound("--fmte-model: '" + value +
                             "' is not in the model catalog and no hub_url "
-                            "is configured for spank_fmte.so");
+                            "is configured for spank_fmte.so" +
+                            bad_cache);
   }
   std::string url = options.hub_url + "/" + value + "/resolve/main/config.json";
   Result<std::string> body = HttpGet(url, options.timeout_ms, kMaxConfigBytes);
   if (!body.ok())
-    return Status::NotFound("--fmte-model: '" + value + "': " + body.status().message());
+    return Status::NotFound("--fmte-model: '" + value + "': " + body.status().message() +
+                            bad_cache);
   Result<std::string> json = CompactArchJson(*body, url);
   if (!json.ok())
     return Status::InvalidArgument(

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -174,6 +175,35 @@ TEST_F(ModelResolverTest, FetchesUnknownIdsFromTheHubAndCachesThem) {
   Result<std::string> cached = ResolveForController("test-org/tiny-llama", options_);
   ASSERT_TRUE(cached.ok()) << cached.status().ToString();
   EXPECT_EQ(*cached, *r);
+}
+
+// The site's cache is a file like any other: a truncated, empty or overwritten entry is fetched
+// again and replaced when the hub answers, and named when it does not.
+TEST_F(ModelResolverTest, UnreadableCacheEntriesAreFetchedAgainOrNamed) {
+  std::ifstream sample(kSampleConfig);
+  const std::string text((std::istreambuf_iterator<char>(sample)), {});
+  const fs::path entry = root_ / "cache/test-org/tiny-llama/config.json";
+  for (const std::string& bad :
+       {text.substr(0, text.size() / 2), std::string(), std::string("\x7f\x45\x4c\x46")}) {
+    fs::create_directories(entry.parent_path());
+    std::ofstream(entry, std::ios::trunc) << bad;
+    options_.hub_url.clear();
+    Result<std::string> offline = ResolveForController("test-org/tiny-llama", options_);
+    ASSERT_FALSE(offline.ok());
+    EXPECT_NE(offline.status().message().find(entry.string()), std::string::npos)
+        << offline.status().message();
+    EXPECT_NE(offline.status().message().find("cached config is unreadable"), std::string::npos)
+        << offline.status().message();
+    StartHub();
+    Result<std::string> fetched = ResolveForController("test-org/tiny-llama", options_);
+    ASSERT_TRUE(fetched.ok()) << fetched.status().ToString();
+    EXPECT_TRUE(ParseModelConfig(*fetched, "hub").ok());
+    StopHub();
+    options_.hub_url.clear();
+    Result<std::string> repaired = ResolveForController("test-org/tiny-llama", options_);
+    ASSERT_TRUE(repaired.ok()) << "the entry was replaced: " << repaired.status().ToString();
+    EXPECT_EQ(*repaired, *fetched);
+  }
 }
 
 TEST_F(ModelResolverTest, UnreachableOrUnsetHubFailsQuicklyWithAMessage) {
