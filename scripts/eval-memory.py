@@ -119,6 +119,8 @@ def lora_targets(v):
             return ",".join(short[p] for p in parts if p in short)
         if all(p.endswith("_proj") for p in parts):
             return v
+    if re.fullmatch(r"[\w.,\[\]\\+()|?*^$-]+", v):
+        return v  # module paths or a PEFT pattern: fmte reads them as PEFT does (fmte/lora.h)
     return None
 
 

@@ -42,6 +42,22 @@ TEST(MemoryCatalogTest, LoraTrainableMatchesPeftPrints) {
       // Mistral-7B, r=8, q_proj,v_proj (GQA: v_proj 4096 -> 1024): "trainable params: 3,407,872
       // || all params: 7,245,139,968".
       {"mistralai/Mistral-7B-Instruct-v0.2", 8, {"q_proj", "v_proj"}, 3407872, 7245139968},
+      // The same adapters written as PEFT also takes them (peft/tuners/tuners_utils.py,
+      // check_target_module_exists: list entries match a module path's suffix, a string is a
+      // regular expression over the whole path): module paths, and patterns as axolotl and
+      // LLaMA-Factory configs give them.
+      {"meta-llama/Llama-2-7b-hf",
+       8,
+       {"self_attn.q_proj", "self_attn.v_proj"},
+       4194304,
+       6742609920},
+      {"meta-llama/Llama-2-7b-hf",
+       16,
+       {"model.layers.[\\d]+.(mlp|self_attn).(up|down|gate|q|k|v|o)_proj"},
+       39976960,
+       6778392576},
+      {"meta-llama/Llama-2-7b-hf", 16, {".*_proj"}, 39976960, 6778392576},
+      {"mistralai/Mistral-7B-Instruct-v0.2", 8, {"^.*\\.(q|v)_proj$"}, 3407872, 7245139968},
   };
   for (const PeftRow& r : rows) {
     Result<const ModelArch*> m = Catalog().Find(r.model);
@@ -52,6 +68,36 @@ TEST(MemoryCatalogTest, LoraTrainableMatchesPeftPrints) {
     j.lora_targets = r.targets;
     EXPECT_EQ(TrainableParams(**m, j), r.trainable) << r.model;
     EXPECT_EQ((*m)->Counts().total + TrainableParams(**m, j), r.all) << r.model;
+  }
+}
+
+// Where a path or pattern puts adapters in an MoE model. Qwen3-30B-A3B (its config.json): 48
+// layers, hidden 2048, attention q 32 x 128 = 4096 and k/v 4 x 128 = 512 wide, every layer's MLP
+// 128 routed experts of 768 (modeling_qwen3_moe: model.layers.N.mlp.experts.M.gate_proj, the router
+// mlp.gate, no dense MLP). LoRA of rank r on an n -> m linear trains r (n + m) parameters.
+TEST(MemoryCatalogTest, LoraPathsAndPatternsFollowPeftInMoeModels) {
+  Result<const ModelArch*> m = Catalog().Find("Qwen/Qwen3-30B-A3B");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  constexpr int64_t r = 8, layers = 48, experts = 128;
+  const int64_t expert_gate = layers * experts * r * (2048 + 768);
+  const int64_t attention = layers * r * ((2048 + 4096) + 2 * (2048 + 512) + (4096 + 2048));
+  const struct {
+    std::vector<std::string> targets;
+    int64_t trainable;
+  } rows[] = {
+      {{"gate_proj"}, expert_gate},                     // a suffix: every expert's gate_proj
+      {{"experts.gate_proj"}, 0},                       // PEFT: experts.M.gate_proj ends otherwise
+      {{"mlp.experts.[\\d]+.gate_proj"}, expert_gate},  // a pattern through the expert's index
+      {{"mlp.gate_proj"}, 0},                           // a dense MLP's, which this model has not
+      {{"self_attn.(q|k|v|o)_proj"}, attention},
+      {{"model.layers.[\\d]+.(mlp|self_attn).(up|down|gate|q|k|v|o)_proj"}, attention},
+  };
+  for (const auto& row : rows) {
+    TrainingJob j = BaseJob();
+    j.method = Method::kLora;
+    j.lora_r = r;
+    j.lora_targets = row.targets;
+    EXPECT_EQ(TrainableParams(**m, j), row.trainable) << row.targets[0];
   }
 }
 

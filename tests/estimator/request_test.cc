@@ -114,6 +114,19 @@ TEST(RequestTest, ScriptDetailsBeyondTheTable) {
   JobRequest t = Parse(ReadScript("trl_sft_lora_llama8b.sh"), f);
   EXPECT_EQ(t.job.lora_r, 32);
   EXPECT_EQ(t.job.lora_targets, (std::vector<std::string>{"q_proj", "k_proj", "v_proj", "o_proj"}));
+  // A pattern stays one target; a list written as YAML's flow sequence is split.
+  JobRequest pattern = Parse("#FMTE method=lora lora-targets='.*(q|v)_proj'\n", f);
+  EXPECT_EQ(pattern.job.lora_targets, (std::vector<std::string>{".*(q|v)_proj"}));
+  JobRequest flow = Parse("#FMTE method=lora lora-targets=[q_proj,v_proj]\n", f);
+  EXPECT_EQ(flow.job.lora_targets, (std::vector<std::string>{"q_proj", "v_proj"}));
+  for (const char* ok : {"q_proj,v_proj", "self_attn.q_proj",
+                         "model.layers.[\\d]+.(mlp|self_attn).(up|down|gate|q|k|v|o)_proj"})
+    EXPECT_TRUE(ValidateOption("lora-targets", ok, /*as_fmte_line=*/true).ok()) << ok;
+  for (const char* bad : {"(q|v)_proj x", "q-proj;v"}) {
+    const Status s = ValidateOption("lora-targets", bad, /*as_fmte_line=*/true);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("#FMTE lora-targets"), std::string::npos) << s.message();
+  }
   EXPECT_EQ(t.launcher_procs_per_node, 4);
   EXPECT_EQ(t.job.epochs, 1.0);
 

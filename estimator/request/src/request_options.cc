@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fmte/lora.h"
 #include "fmte/text.h"
 #include "request_internal.h"
 
@@ -63,6 +64,19 @@ Status SetModel(std::string_view v, std::string_view shown, TrainingJob* job) {
 Status SetLoraTargets(std::string_view v, std::string_view shown, TrainingJob* job) {
   std::vector<std::string> out;
   std::string_view rest = Trim(v);
+  // A PEFT target_modules string: one regular expression over module paths (fmte/lora.h).
+  if (rest.size() >= 2 && (rest.front() == '\'' || rest.front() == '"') &&
+      rest.back() == rest.front())
+    rest = Trim(rest.substr(1, rest.size() - 2));
+  if (IsLoraTargetPattern(rest)) {
+    if (rest.size() > 256)
+      return Expected(shown, "a PEFT target_modules pattern of at most 256 characters", v);
+    for (char c : rest)
+      if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) > 0x7e)
+        return Expected(shown, "a PEFT target_modules pattern without spaces or control bytes", v);
+    job->lora_targets = {std::string(rest)};
+    return Status::Ok();
+  }
   // Accept "q_proj,v_proj", "q_proj v_proj", "[q_proj, v_proj]" and 'all-linear'.
   while (!rest.empty() && out.size() < 64) {
     const size_t cut = rest.find_first_of(", []'\"");

@@ -1,7 +1,9 @@
 // LoRA targets: module names, roles, all-linear, or the framework's default (fmte/lora.h).
 #include "fmte/lora.h"
 
+#include <cctype>
 #include <string>
+#include <utility>
 
 namespace fmte {
 namespace {
@@ -32,13 +34,163 @@ bool HasModule(const ModelArch& m, std::string_view name) {
   return false;
 }
 
+// Dotted paths and patterns. PEFT (peft/tuners/tuners_utils.py, check_target_module_exists): an
+// entry of a target_modules list matches a module whose path equals it or ends with "." + entry;
+// a target_modules string is a regular expression the whole path must match (re.fullmatch). fmte
+// knows a linear by its own name and by whether it is a routed expert, not by its path
+// (model.layers.3.mlp.experts.7.up_proj), so a path or pattern is read by its last two
+// components. The last names the linear; in a pattern, literals with (a|b|...) groups, optional
+// groups and \. expand to every name it can match ((up|down|gate|q|k|v|o)_proj: seven names); a
+// leading .* matches any path and any start of the name (.*_proj: every linear whose name ends in
+// _proj, wherever it sits). The component before the last, when given, says where
+// the linear sits: an index ([\d]+, 7) -> a routed expert (experts.7.up_proj); anything else
+// (self_attn, mlp, shared_expert, experts) -> not one, as PEFT's suffix rule has it (neither
+// mlp.up_proj nor experts.up_proj matches mlp.experts.7.up_proj). A last component with other
+// syntax ([a-z]+, \w*) targets nothing fmte can name: when nothing at all is targeted,
+// ValidateLayout lists the modules.
+constexpr size_t kMaxExpanded = 64;
+
+bool IsNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+}
+
+// Splits at the dots outside () and [] that are not the start of ".*" ("\." splits too).
+std::vector<std::string_view> Components(std::string_view s) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '(' || c == '[') ++depth;
+    if ((c == ')' || c == ']') && depth > 0) --depth;
+    if (depth > 0) {
+      if (c == '\\') ++i;
+      continue;
+    }
+    const bool escaped_dot = c == '\\' && i + 1 < s.size() && s[i + 1] == '.';
+    if ((c == '.' && !(i + 1 < s.size() && s[i + 1] == '*')) || escaped_dot) {
+      out.push_back(s.substr(start, i - start));
+      if (escaped_dot) ++i;
+      start = i + 1;
+    } else if (c == '.' || c == '\\') {
+      ++i;  // ".*" or another escape: part of the component
+    }
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+// The strings a component of literals, (a|b|...) and (?:...) groups, optional groups and "\."
+// can match, into *out; false for other syntax or more than kMaxExpanded strings.
+bool Expand(std::string_view c, std::vector<std::string>* out) {
+  std::vector<std::string> cur = {std::string()};
+  for (size_t i = 0; i < c.size();) {
+    if (IsNameChar(c[i])) {
+      for (std::string& s : cur) s.push_back(c[i]);
+      ++i;
+      continue;
+    }
+    if (c[i] == '\\' && i + 1 < c.size() && c[i + 1] == '.') {
+      for (std::string& s : cur) s.push_back('.');
+      i += 2;
+      continue;
+    }
+    if (c[i] != '(') return false;
+    const size_t close = c.find(')', i);
+    if (close == std::string_view::npos) return false;
+    std::string_view inner = c.substr(i + 1, close - i - 1);
+    if (inner.starts_with("?:")) inner.remove_prefix(2);
+    std::vector<std::string> alternatives;
+    for (size_t at = 0;;) {
+      const size_t bar = inner.find('|', at);
+      std::string alt;
+      for (const char ch : inner.substr(at, bar == std::string_view::npos ? bar : bar - at)) {
+        if (IsNameChar(ch) || ch == '.')
+          alt.push_back(ch);
+        else if (ch != '\\')
+          return false;  // nested groups, classes, repetition
+      }
+      alternatives.push_back(std::move(alt));
+      if (bar == std::string_view::npos) break;
+      at = bar + 1;
+    }
+    i = close + 1;
+    if (i < c.size() && c[i] == '?') {
+      alternatives.emplace_back();
+      ++i;
+    }
+    if (cur.size() * alternatives.size() > kMaxExpanded) return false;
+    std::vector<std::string> next;
+    next.reserve(cur.size() * alternatives.size());
+    for (const std::string& s : cur)
+      for (const std::string& a : alternatives) next.push_back(s + a);
+    cur = std::move(next);
+  }
+  *out = std::move(cur);
+  return true;
+}
+
+LoraTargets::Where WhereOf(std::string_view before) {
+  using Where = LoraTargets::Where;
+  const bool index =
+      before.find("\\d") != std::string_view::npos || before.find("[0-9") != std::string_view::npos;
+  bool digits = false, other = false;
+  std::vector<std::string> names;
+  if (Expand(before, &names)) {
+    for (const std::string& n : names) {
+      const std::string_view last = std::string_view(n).substr(n.rfind('.') + 1);
+      if (!last.empty() && last.find_first_not_of("0123456789") == std::string_view::npos)
+        digits = true;
+      else
+        other = true;
+    }
+  }
+  if (!(index || digits)) return Where::kNotExpert;
+  return other ? Where::kAny : Where::kExpert;
+}
+
+// Adds what a dotted path or a pattern targets (see above).
+void AddPath(const ModelArch& m, std::string_view target, LoraTargets* t) {
+  if (target.starts_with('^')) target.remove_prefix(1);
+  if (target.ends_with('$')) target.remove_suffix(1);
+  const std::vector<std::string_view> parts = Components(target);
+  std::string_view last = parts.back();
+  LoraTargets::Where where =
+      parts.size() > 1 ? WhereOf(parts[parts.size() - 2]) : LoraTargets::Where::kAny;
+  const bool any_start = last.starts_with(".*");
+  if (any_start) last.remove_prefix(2);
+  std::vector<std::string> names;
+  if (!Expand(last, &names)) return;
+  if (any_start) {  // every linear whose name ends with one of them, wherever it sits
+    for (const BlockSpec& b : m.block_kinds)
+      for (const LinearShape& l : b.linears)
+        for (const std::string& n : names)
+          if (!n.empty() && std::string_view(l.name).ends_with(n)) {
+            t->names.push_back({l.name, LoraTargets::Where::kAny});
+            break;
+          }
+    return;
+  }
+  for (std::string& n : names) {
+    if (HasModule(m, n))
+      t->names.push_back({std::move(n), where});
+    else
+      t->roles |= RoleBits(n);
+  }
+}
+
 }  // namespace
+
+bool IsLoraTargetPattern(std::string_view value) {
+  return value.find_first_of("()|\\*+?^$") != std::string_view::npos;
+}
 
 bool LoraTargets::Matches(const LinearShape& l) const {
   if (all_linear) return true;
   if (roles & Bit(l.role)) return true;
-  for (std::string_view n : names)
-    if (n == l.name) return true;
+  for (const Name& n : names)
+    if (n.name == l.name && (n.where == Where::kAny || (n.where == Where::kExpert) == l.expert))
+      return true;
   return false;
 }
 
@@ -51,8 +203,10 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
     for (const std::string& s : j.lora_targets) {
       if (s == "all-linear") {
         t.all_linear = true;
+      } else if (IsLoraTargetPattern(s) || s.find('.') != std::string::npos) {
+        AddPath(m, s, &t);
       } else if (HasModule(m, s)) {
-        t.names.push_back(s);  // a module name wins over a role of the same spelling
+        t.names.push_back({s});  // a module name wins over a role of the same spelling
       } else {
         t.roles |= RoleBits(s);
       }
@@ -80,7 +234,7 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
   // llama-style families q_proj,v_proj; gpt2 c_attn; gpt_neox/falcon query_key_value;
   // phi q_proj,v_proj,fc1,fc2. Families it lacks fall back to the q/v (or fused qkv) roles.
   if (mt == "phi") {
-    t.names = {"q_proj", "v_proj", "fc1", "fc2"};
+    t.names = {{"q_proj"}, {"v_proj"}, {"fc1"}, {"fc2"}};
   } else {
     t.roles = Bit(LinearRole::kQ) | Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
   }

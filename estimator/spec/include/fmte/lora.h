@@ -1,12 +1,14 @@
 // Which linears carry LoRA adapters: one rule for the memory and the time model.
-// Built from job.lora_targets (module names, roles q|k|v|qkv|o|gate|up|gate_up|down|router, or
-// all-linear) or, when empty, the framework's default (PEFT: per model family; torchtune: attention
-// and MLP; Megatron/NeMo: the fused qkv). Resolve once per estimate, then Matches() per linear.
-// Thread-safety: plain value; `names` views the job's strings or static literals (outlive it).
+// Built from job.lora_targets (module names, roles q|k|v|qkv|o|gate|up|gate_up|down|router,
+// all-linear, dotted module paths or a PEFT regular expression: lora.cc says how they are read)
+// or, when empty, the framework's default (PEFT: per model family; torchtune: attention and MLP;
+// Megatron/NeMo: the fused qkv). Resolve once per estimate, then Matches() per linear.
+// Thread-safety: plain value.
 #ifndef FMTE_LORA_H_
 #define FMTE_LORA_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,11 +18,21 @@
 namespace fmte {
 
 struct LoraTargets {
+  // Where a named linear must sit: anywhere, among the routed experts, or outside them.
+  enum class Where : uint8_t { kAny, kExpert, kNotExpert };
+  struct Name {
+    std::string name;  // the linear's own name (q_proj): short, kept inline by std::string
+    Where where = Where::kAny;
+  };
   bool all_linear = false;
-  std::vector<std::string_view> names;  // views into the job's strings or static literals
-  uint32_t roles = 0;                   // bit (1 << LinearRole)
+  std::vector<Name> names;
+  uint32_t roles = 0;  // bit (1 << LinearRole)
   bool Matches(const LinearShape& l) const;
 };
+
+// Whether a --lora-targets value is one PEFT regular expression (a `target_modules` string, which
+// PEFT matches with re.fullmatch against whole module paths) rather than a list of names.
+bool IsLoraTargetPattern(std::string_view value);
 
 LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j);
 
