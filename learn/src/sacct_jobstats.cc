@@ -99,7 +99,9 @@ Result<int64_t> JobstatsGpuPeakBytes(std::string_view admin_comment) {
                                   ".gpu_used_memory is not an object");
       }
       for (const auto& [gpu, bytes] : used.items()) {
-        if (!bytes.is_number() || bytes.get<double>() < 0) {
+        // Bounded before the conversion (a value beyond int64_t would be undefined behaviour):
+        // no GPU has an exabyte.
+        if (!bytes.is_number() || bytes.get<double>() < 0 || bytes.get<double>() > 1e18) {
           return Status::ParseError("jobstats JS1: nodes." + host + ".gpu_used_memory." + gpu +
                                     ": expected bytes");
         }

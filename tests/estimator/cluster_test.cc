@@ -30,6 +30,8 @@ TEST(Cluster, ErrorsNameTheKey) {
   const Case cases[] = {{R"({"gpu":"a"})", "\"name\""},
                         {R"({"name":"a","gpus_per_node":0})", "gpus_per_node"},
                         {R"({"name":"a","gpus_per_node":2.5})", "gpus_per_node"},
+                        // Found by fuzz_cluster_catalog: beyond int64_t (was converted first).
+                        {R"({"name":"a","gpus_per_node":16888888888888882300})", "gpus_per_node"},
                         {R"({"name":"a","storage_gbps":-1})", "storage_gbps"},
                         {R"({"name":"a","storage_gbs":1})", "unknown key \"storage_gbs\""},
                         {R"({"name":)", "not valid JSON"}};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,7 +56,8 @@ Result<ClusterSpec> ParseClusterJson(std::string_view json_text, std::string_vie
   double gpn = static_cast<double>(c.gpus_per_node);
   FMTE_RETURN_IF_ERROR(
       ReadJsonNumber(j, "gpus_per_node", Presence::kOptional, Sign::kPositive, origin, &gpn));
-  if (gpn != static_cast<double>(static_cast<int64_t>(gpn)) || gpn > 1024)
+  // Range first: a value beyond int64_t must not be converted to test it (undefined behaviour).
+  if (gpn > 1024 || gpn != std::floor(gpn))
     return Status::ParseError(std::string(origin) +
                               ": \"gpus_per_node\": expected an integer 1..1024");
   c.gpus_per_node = static_cast<int64_t>(gpn);
