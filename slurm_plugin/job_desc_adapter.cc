@@ -37,8 +37,9 @@ char** TresField(job_desc_msg_t* desc, GpuTresField field) {
 }
 
 bool IsForwarded(const char* entry, std::string_view prefix) {
-  return EntryValue(entry, prefix, kReadEnvName) || EntryValue(entry, prefix, kArchEnvName) ||
-         EntryValue(entry, prefix, kDecisionEnvName);
+  for (std::string_view name : kForwardedEnvNames)
+    if (EntryValue(entry, prefix, name) != nullptr) return true;
+  return false;
 }
 
 }  // namespace
@@ -86,8 +87,8 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
 
 namespace {
 
-// Removes the entries "<prefix>FMTE_READ=", "<prefix>FMTE_ARCH=" and "<prefix>FMTE_DECISION=" from
-// an xmalloc'd array of `*size` entries, keeping the others in order.
+// Removes the entries "<prefix><name>=" of kForwardedEnvNames from an xmalloc'd array of `*size`
+// entries, keeping the others in order.
 void DropEntries(char** array, uint32_t* size, std::string_view prefix) {
   if (array == nullptr) return;
   uint32_t kept = 0;

@@ -31,6 +31,9 @@ inline constexpr size_t kMaxDecisionBytes = 16 << 10;  // longer ones are not re
 // --export mode, so the SPANK plugin sets its values there once instead of in both places
 // (spank_job_control_setenv: the request carried every value twice, 7698 against 4064 bytes).
 inline constexpr std::string_view kEnvCopyPrefix = "SLURM_SPANK_";
+// Every name the SPANK plugin forwards for job_submit alone.
+inline constexpr std::string_view kForwardedEnvNames[] = {kReadEnvName, kArchEnvName,
+                                                          kDecisionEnvName};
 
 struct SubmitInputs {
   std::string_view script;  // points into job_desc->script (empty for srun/salloc)

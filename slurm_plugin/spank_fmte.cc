@@ -173,6 +173,10 @@ void ParseArgs(int ac, char** av) {
   g_catalog_dir = catalog_dir;
 }
 
+// The client this plugin runs in (sbatch, salloc, srun): argv[0]'s base name, as glibc keeps it.
+std::string_view Program() { return program_invocation_short_name; }
+bool InSbatch() { return Program() == "sbatch"; }
+
 // This process's command line as sbatch's words (after the program name): sbatch's own, or
 // srun's when it asks for a new job (outside an allocation), its command as --wrap; empty
 // otherwise (salloc, a step of a running job).
@@ -191,16 +195,12 @@ std::vector<std::string> SbatchCommandLine() {
     at = end + 1;
   }
   if (words.empty()) return words;
-  const std::string& prog = words.front();
-  const std::string base =
-      prog.substr(prog.rfind('/') == std::string::npos ? 0 : prog.rfind('/') + 1);
-  words.erase(words.begin());
-  if (base == "sbatch") return words;
-  if (base == "srun" && std::getenv("SLURM_JOB_ID") == nullptr) return fmte::SrunAsSbatch(words);
+  words.erase(words.begin());  // the program, which Program() names
+  if (InSbatch()) return words;
+  if (Program() == "srun" && std::getenv("SLURM_JOB_ID") == nullptr)
+    return fmte::SrunAsSbatch(words);
   return {};
 }
-
-bool InSbatch() { return std::string_view(program_invocation_short_name) == "sbatch"; }
 
 // Forwards NAME=VALUE to job_submit (job_desc_adapter.h, kEnvCopyPrefix): from sbatch as an
 // environment entry, which travels once in the request; from salloc and srun, which send no
@@ -330,8 +330,7 @@ extern "C" FMTE_EXPORT int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, cha
     // Nothing in sbatch's environment passes for what this plugin forwards (a submission from a
     // shell that has such a variable): only what it sets below.
     if (InSbatch())
-      for (std::string_view name :
-           {fmte::kReadEnvName, fmte::kArchEnvName, fmte::slurm::kDecisionEnvName})
+      for (std::string_view name : fmte::slurm::kForwardedEnvNames)
         unsetenv((std::string(fmte::slurm::kEnvCopyPrefix) + std::string(name)).c_str());
     // sbatch (allocator) and srun asking for a new job (local): the job's launch line.
     if ((ctx == S_CTX_ALLOCATOR || ctx == S_CTX_LOCAL) && g_read_files) ForwardScriptReading(sp);
