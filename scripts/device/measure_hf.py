@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Measure the peak GPU memory and step time of real Hugging Face Trainer runs on one GPU.
+
+Run on a machine with a CUDA GPU, PyTorch, transformers, peft and accelerate (no network needed):
+
+    python3 scripts/device/measure_hf.py OUT_DIR [--only N,M] [--steps 5]
+
+Each case builds a model from a published config.json in etc/models/ with random weights (no
+checkpoint download), wraps it in PEFT LoRA where the case says so, and trains it for a few steps
+with transformers' own Trainer (AdamW, bf16, optional gradient checkpointing) on random tokens of
+full length (labels = inputs, as packed pre-training or SFT data without padding). Measured per
+step: torch.cuda.max_memory_allocated / max_memory_reserved (reset before each step) and the step's
+wall time between CUDA synchronisations. Step 1 includes AdamW's lazy state allocation; steps 2.. are
+the steady state.
+
+Writes OUT_DIR/measured-hf.csv in the columns of tests/data/memory-measured/measured.csv (one row per
+case and metric: max_memory_allocated and max_memory_reserved of the whole run, in GiB) and
+OUT_DIR/measured-hf.jsonl with every step's numbers and the software versions. A case that runs out
+of memory is recorded with measured_value OOM. The first case failing for any other reason stops
+the run (an API mismatch would fail them all).
+"""
+import argparse
+import csv
+import gc
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# (model, method, precision, seq_len, micro_batch, gradient checkpointing, lora targets)
+# precision: amp-bf16 = weights and AdamW states in fp32, Trainer bf16=True autocast (the HF
+# Trainer default when a model is loaded without a dtype); pure-bf16 = weights loaded in bf16
+# (dtype=torch.bfloat16, as TRL/axolotl users do) with bf16=True, so AdamW states are bf16 too.
+CASES = [
+    ("Qwen/Qwen2.5-0.5B", "full", "amp-bf16", 2048, 4, False, None),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "amp-bf16", 2048, 4, False, None),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "pure-bf16", 2048, 4, False, None),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "amp-bf16", 4096, 4, True, None),
+    ("meta-llama/Llama-3.1-8B", "lora", "pure-bf16", 2048, 4, True, "all-linear"),
+    ("Qwen/Qwen3-1.7B", "full", "amp-bf16", 2048, 2, False, None),
+    ("TinyLlama/TinyLlama-1.1B-Chat-v1.0", "full", "amp-bf16", 2048, 8, True, None),
+    ("Qwen/Qwen2.5-3B", "full", "amp-bf16", 2048, 2, True, None),
+    ("meta-llama/Llama-3.2-3B-Instruct", "full", "pure-bf16", 4096, 2, True, None),
+    ("Qwen/Qwen3-1.7B", "full", "pure-bf16", 8192, 1, True, None),
+    ("mistralai/Mistral-7B-Instruct-v0.3", "lora", "pure-bf16", 4096, 2, True, "q,v"),
+    ("Qwen/Qwen3-8B", "lora", "pure-bf16", 2048, 2, False, "all-linear"),
+    ("meta-llama/Llama-3.2-3B-Instruct", "lora", "pure-bf16", 2048, 8, False, "all-linear"),
+    ("Qwen/Qwen2.5-7B-Instruct", "lora", "pure-bf16", 8192, 1, True, "all-linear"),
+    ("google/gemma-2-9b", "lora", "pure-bf16", 2048, 2, True, "all-linear"),
+    ("microsoft/phi-2", "full", "amp-bf16", 2048, 4, True, None),
+    ("meta-llama/Llama-3.1-8B", "lora", "amp-bf16", 2048, 2, True, "all-linear"),
+    ("Qwen/Qwen2.5-0.5B", "full", "amp-bf16", 4096, 8, False, None),
+    ("Qwen/Qwen2.5-3B", "full", "amp-bf16", 2048, 4, False, None),
+]
+
+SHORT_TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
+                 "gate": "gate_proj", "up": "up_proj", "down": "down_proj"}
+
+FIELDS = ("source_repo,source_path,source_commit,section,model_hf_id,method,gpus,gpus_per_node,"
+          "gpu_type,micro_batch,grad_accum,seq_len,packing,precision,framework,optimizer,sharding,"
+          "tp,pp,vpp,cp,ep,etp,fp8,lora_r,lora_alpha,lora_targets,quant,activation_checkpointing,"
+          "compile,chunked_loss,activation_offload,liger,metric,measured_value,unit,step_time_s,"
+          "tokens_per_s,runtime_total_s,notes,collected_in").split(",")
+
+GIB = 2**30
+
+
+def versions():
+    import accelerate
+    import peft
+    import torch
+    import transformers
+    p = torch.cuda.get_device_properties(0)
+    return {"torch": torch.__version__, "cuda": torch.version.cuda,
+            "transformers": transformers.__version__, "peft": peft.__version__,
+            "accelerate": accelerate.__version__, "gpu": torch.cuda.get_device_name(0),
+            "gpu_total_bytes": p.total_memory, "sm_count": p.multi_processor_count,
+            "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")}
+
+
+def run_case(case, steps):
+    import torch
+    from torch.utils.data import Dataset
+    from transformers import (AutoConfig, AutoModelForCausalLM, Trainer, TrainerCallback,
+                              TrainingArguments)
+
+    model_id, method, precision, seq, mb, gc_on, targets = case
+    cfg = AutoConfig.from_pretrained(os.path.join(ROOT, "etc", "models", model_id))
+    cfg.use_cache = False
+    dtype = torch.bfloat16 if precision == "pure-bf16" else torch.float32
+    torch.cuda.reset_peak_memory_stats()
+    with torch.device("cuda"):
+        try:  # transformers 5 names it dtype; 4.x torch_dtype (config.json's own is ignored)
+            model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
+        except TypeError:
+            model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype)
+    if next(model.parameters()).dtype != dtype:
+        model = model.to(dtype)
+    torch.cuda.synchronize()
+    n_params = sum(p.numel() for p in model.parameters())
+    load = {"allocated": torch.cuda.memory_allocated(),
+            "peak": torch.cuda.max_memory_allocated()}
+    if method == "lora":
+        from peft import LoraConfig, get_peft_model
+        tm = "all-linear" if targets == "all-linear" else [SHORT_TARGETS[t] for t in
+                                                          targets.split(",")]
+        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0,
+                                                 target_modules=tm, task_type="CAUSAL_LM"))
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    vocab = cfg.vocab_size
+
+    class Tokens(Dataset):
+        def __len__(self):
+            return mb * (steps + 1)
+
+        def __getitem__(self, i):
+            g = torch.Generator().manual_seed(i)
+            ids = torch.randint(0, vocab, (seq,), generator=g)
+            return {"input_ids": ids, "labels": ids.clone()}
+
+    step_log = []
+
+    class Probe(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kw):
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kw):
+            torch.cuda.synchronize()
+            step_log.append({"step": state.global_step,
+                             "time_s": time.perf_counter() - self.t0,
+                             "max_allocated": torch.cuda.max_memory_allocated(),
+                             "max_reserved": torch.cuda.max_memory_reserved(),
+                             "allocated_after": torch.cuda.memory_allocated()})
+
+    args = TrainingArguments(
+        output_dir="/tmp/fmte-measure-hf", max_steps=steps, per_device_train_batch_size=mb,
+        gradient_accumulation_steps=1, learning_rate=1e-5, lr_scheduler_type="constant",
+        bf16=True, optim="adamw_torch_fused", gradient_checkpointing=gc_on,
+        gradient_checkpointing_kwargs={"use_reentrant": False} if gc_on else None,
+        save_strategy="no", logging_steps=1000, report_to="none", disable_tqdm=True,
+        dataloader_num_workers=0, remove_unused_columns=False, seed=0)
+    trainer = Trainer(model=model, args=args, train_dataset=Tokens(), callbacks=[Probe()])
+    t0 = time.perf_counter()
+    oom = None
+    try:
+        trainer.train()
+    except torch.cuda.OutOfMemoryError as e:
+        oom = str(e).splitlines()[0][:300]
+    total = time.perf_counter() - t0
+    attn = getattr(getattr(model, "config", cfg), "_attn_implementation", None)
+    info = {"params": n_params, "trainable": trainable, "load": load, "steps": step_log,
+            "run_s": total, "oom": oom, "attn_implementation": attn,
+            "lora_dtype": None}
+    if method == "lora":
+        for n, p in model.named_parameters():
+            if p.requires_grad:
+                info["lora_dtype"] = str(p.dtype)
+                break
+    del trainer, model
+    return info
+
+
+def cleanup():
+    import torch
+    gc.collect()
+    torch.cuda.empty_cache()
+    try:
+        from accelerate.state import AcceleratorState, PartialState
+        AcceleratorState._reset_state(True)
+        PartialState._reset_state()
+    except Exception:
+        pass
+    gc.collect()
+    torch.cuda.empty_cache()
+    return torch.cuda.memory_allocated()
+
+
+def rows_for(case, info, vers, commit):
+    model_id, method, precision, seq, mb, gc_on, targets = case
+    steady = [s for s in info["steps"] if s["step"] >= 2]
+    timed = [s["time_s"] for s in info["steps"] if s["step"] >= 3] or [s["time_s"] for s in steady]
+    step_time = statistics.median(timed) if timed else None
+    section = "H100 HF Trainer: %s %s %s seq %d mb %d%s" % (
+        model_id, method, precision, seq, mb, " grad-ckpt" if gc_on else "")
+    opt = "AdamW (adamw_torch_fused, states in the trainable parameters' dtype)"
+    notes = ("Measured by this project on one %s, %s. Random weights from etc/models/%s/config.json "
+             "(AutoModelForCausalLM.from_config on the GPU, dtype %s), random tokens of full length, "
+             "labels = inputs; transformers Trainer, bf16=True, %d steps, per-step peaks reset at "
+             "on_step_begin; value = max over all steps (step 1 includes AdamW's lazy state "
+             "allocation); step_time_s = median of steps 3..; %d parameters, %d trainable; "
+             "attention %s%s. Versions: torch %s (CUDA %s), transformers %s, peft %s, accelerate "
+             "%s; PYTORCH_CUDA_ALLOC_CONF='%s'.") % (
+        vers["gpu"], "gradient checkpointing on (use_reentrant False)" if gc_on else
+        "no gradient checkpointing", model_id,
+        "bfloat16" if precision == "pure-bf16" else "float32", len(info["steps"]),
+        info["params"], info["trainable"], info["attn_implementation"],
+        ("; LoRA r 16 alpha 32 dropout 0, adapter dtype %s" % info["lora_dtype"])
+        if method == "lora" else "", vers["torch"], vers["cuda"], vers["transformers"],
+        vers["peft"], vers["accelerate"], vers["alloc_conf"])
+    out = []
+    for metric, key in (("max_memory_allocated", "max_allocated"),
+                        ("max_memory_reserved", "max_reserved")):
+        if info["oom"]:
+            value = "OOM"
+        else:
+            value = "%.3f" % (max(s[key] for s in info["steps"]) / GIB)
+        row = dict.fromkeys(FIELDS, "1")
+        row.update({
+            "source_repo": "fmte (this project)", "source_path": "scripts/device/measure_hf.py",
+            "source_commit": commit, "section": section, "model_hf_id": model_id,
+            "method": method, "gpus": "1", "gpus_per_node": "1",
+            "gpu_type": vers["gpu"], "micro_batch": str(mb), "grad_accum": "1",
+            "seq_len": str(seq), "packing": "yes (random tokens, every sequence full length)",
+            "precision": precision, "framework": "hf", "optimizer": opt, "sharding": "none",
+            "fp8": "none", "lora_r": "16" if method == "lora" else "n/a",
+            "lora_alpha": "32" if method == "lora" else "n/a",
+            "lora_targets": targets if method == "lora" else "n/a", "quant": "none",
+            "activation_checkpointing": "yes" if gc_on else "no", "compile": "no",
+            "chunked_loss": "no", "activation_offload": "no", "liger": "no",
+            "metric": metric, "measured_value": value, "unit": "GiB",
+            "step_time_s": "%.4f" % step_time if step_time and not info["oom"] else "",
+            "tokens_per_s": "%.0f" % (mb * seq / step_time) if step_time and not info["oom"]
+            else "",
+            "runtime_total_s": "", "notes": notes + (" OOM: " + info["oom"] if info["oom"] else ""),
+            "collected_in": "device"})
+        out.append(row)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--steps", type=int, default=5)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    vers = versions()
+    commit = os.environ.get("FMTE_COMMIT", "unknown")
+    print(json.dumps(vers), flush=True)
+    picks = [int(x) for x in a.only.split(",") if x] or range(len(CASES))
+    with open(os.path.join(a.out, "measured-hf.csv"), "w", newline="") as fcsv, \
+            open(os.path.join(a.out, "measured-hf.jsonl"), "w") as fj:
+        w = csv.DictWriter(fcsv, fieldnames=FIELDS)
+        w.writeheader()
+        for n, i in enumerate(picks):
+            case = CASES[i]
+            t0 = time.perf_counter()
+            try:
+                info = run_case(case, a.steps)
+            except Exception:
+                traceback.print_exc()
+                fj.write(json.dumps({"case": case, "error": traceback.format_exc()}) + "\n")
+                fj.flush()
+                cleanup()
+                if n == 0:
+                    sys.exit(1)
+                continue
+            left = cleanup()
+            info["left_allocated_after_cleanup"] = left
+            fj.write(json.dumps({"case": case, "versions": vers, **info}) + "\n")
+            fj.flush()
+            for row in rows_for(case, info, vers, commit):
+                w.writerow(row)
+            fcsv.flush()
+            peak = max((s["max_allocated"] for s in info["steps"]), default=0) / GIB
+            st = [round(s["time_s"], 3) for s in info["steps"]]
+            print("case %2d %-36s %-4s %-9s seq %5d mb %d gc %d: %s peak %.2f GiB steps %s "
+                  "(%.0f s, left %d B)" % (i, case[0], case[1], case[2], case[3], case[4],
+                                          case[5], "OOM" if info["oom"] else "ok", peak, st,
+                                          time.perf_counter() - t0, left), flush=True)
+
+
+if __name__ == "__main__":
+    main()
