@@ -31,7 +31,9 @@ import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# (model, method, precision, seq_len, micro_batch, gradient checkpointing, lora targets)
+# (model, method, precision, seq_len, micro_batch, gradient checkpointing, lora targets[, extra])
+# extra: {"ga": gradient accumulation steps, "r": LoRA rank (alpha = 2 r), "attn": attention
+# implementation passed to from_config (default: transformers' own, sdpa)}
 # precision: amp-bf16 = weights and AdamW states in fp32, Trainer bf16=True autocast (the HF
 # Trainer default when a model is loaded without a dtype); pure-bf16 = weights loaded in bf16
 # (dtype=torch.bfloat16, as TRL/axolotl users do) with bf16=True, so AdamW states are bf16 too.
@@ -55,6 +57,36 @@ CASES = [
     ("meta-llama/Llama-3.1-8B", "lora", "amp-bf16", 2048, 2, True, "all-linear"),
     ("Qwen/Qwen2.5-0.5B", "full", "amp-bf16", 4096, 8, False, None),
     ("Qwen/Qwen2.5-3B", "full", "amp-bf16", 2048, 4, False, None),
+    # second batch (19..): the mechanisms the first batch left open
+    ("Qwen/Qwen3-8B", "lora", "pure-bf16", 2048, 1, False, "all-linear"),
+    ("meta-llama/Llama-3.1-8B", "lora", "pure-bf16", 2048, 2, False, "all-linear"),
+    ("meta-llama/Llama-3.1-8B", "lora", "pure-bf16", 2048, 2, False, "q,v"),
+    ("Qwen/Qwen3-8B", "lora", "pure-bf16", 4096, 2, True, "all-linear"),
+    ("Qwen/Qwen2.5-3B", "full", "amp-bf16", 2048, 8, True, None),
+    ("Qwen/Qwen2.5-3B", "full", "pure-bf16", 2048, 2, True, None),
+    ("meta-llama/Llama-3.2-3B-Instruct", "full", "amp-bf16", 2048, 2, True, None),
+    ("microsoft/phi-2", "full", "amp-bf16", 2048, 8, True, None),
+    ("microsoft/phi-2", "full", "pure-bf16", 2048, 2, False, None),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "amp-bf16", 2048, 2, False, None, {"ga": 4}),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "pure-bf16", 1024, 1, False, None),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "pure-bf16", 8192, 1, False, None),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "pure-bf16", 2048, 2, False, None,
+     {"attn": "eager"}),
+    ("meta-llama/Llama-3.1-8B", "lora", "pure-bf16", 2048, 4, True, "all-linear", {"r": 64}),
+    ("meta-llama/Llama-3.1-8B", "lora", "pure-bf16", 2048, 4, True, "all-linear", {"r": 256}),
+    ("meta-llama/Llama-3.1-8B", "lora", "pure-bf16", 4096, 4, True, "all-linear", {"ga": 4}),
+    ("openai-community/gpt2-large", "full", "amp-bf16", 1024, 8, False, None),
+    ("microsoft/Phi-3-mini-4k-instruct", "full", "pure-bf16", 4096, 2, True, None),
+    ("stabilityai/stablelm-base-alpha-3b", "full", "pure-bf16", 2048, 4, True, None),
+    ("tiiuae/falcon-7b", "lora", "pure-bf16", 2048, 4, True, "all-linear"),
+    ("EleutherAI/gpt-j-6b", "lora", "pure-bf16", 2048, 2, True, "all-linear"),
+    ("bigcode/starcoder2-7b", "lora", "pure-bf16", 4096, 2, True, "all-linear"),
+    ("google/gemma-2b", "full", "amp-bf16", 2048, 4, True, None),
+    ("deepseek-ai/DeepSeek-V2-Lite", "lora", "pure-bf16", 2048, 2, True, "all-linear"),
+    ("google/gemma-2-27b", "lora", "pure-bf16", 2048, 1, True, "all-linear"),
+    ("Qwen/Qwen2.5-Coder-32B-Instruct", "lora", "pure-bf16", 2048, 1, True, "all-linear"),
+    ("Qwen/Qwen3-30B-A3B", "lora", "pure-bf16", 1024, 1, True, "all-linear"),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "amp-bf16", 8192, 4, True, None),
 ]
 
 SHORT_TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
@@ -88,16 +120,19 @@ def run_case(case, steps):
     from transformers import (AutoConfig, AutoModelForCausalLM, Trainer, TrainerCallback,
                               TrainingArguments)
 
-    model_id, method, precision, seq, mb, gc_on, targets = case
+    model_id, method, precision, seq, mb, gc_on, targets = case[:7]
+    extra = case[7] if len(case) > 7 else {}
+    ga, rank = extra.get("ga", 1), extra.get("r", 16)
     cfg = AutoConfig.from_pretrained(os.path.join(ROOT, "etc", "models", model_id))
     cfg.use_cache = False
     dtype = torch.bfloat16 if precision == "pure-bf16" else torch.float32
+    attn = {"attn_implementation": extra["attn"]} if "attn" in extra else {}
     torch.cuda.reset_peak_memory_stats()
     with torch.device("cuda"):
         try:  # transformers 5 names it dtype; 4.x torch_dtype (config.json's own is ignored)
-            model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
+            model = AutoModelForCausalLM.from_config(cfg, dtype=dtype, **attn)
         except TypeError:
-            model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype)
+            model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype, **attn)
     if next(model.parameters()).dtype != dtype:
         model = model.to(dtype)
     torch.cuda.synchronize()
@@ -108,14 +143,14 @@ def run_case(case, steps):
         from peft import LoraConfig, get_peft_model
         tm = "all-linear" if targets == "all-linear" else [SHORT_TARGETS[t] for t in
                                                           targets.split(",")]
-        model = get_peft_model(model, LoraConfig(r=16, lora_alpha=32, lora_dropout=0.0,
+        model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0,
                                                  target_modules=tm, task_type="CAUSAL_LM"))
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     vocab = cfg.vocab_size
 
     class Tokens(Dataset):
         def __len__(self):
-            return mb * (steps + 1)
+            return mb * ga * (steps + 1)
 
         def __getitem__(self, i):
             g = torch.Generator().manual_seed(i)
@@ -140,7 +175,7 @@ def run_case(case, steps):
 
     args = TrainingArguments(
         output_dir="/tmp/fmte-measure-hf", max_steps=steps, per_device_train_batch_size=mb,
-        gradient_accumulation_steps=1, learning_rate=1e-5, lr_scheduler_type="constant",
+        gradient_accumulation_steps=ga, learning_rate=1e-5, lr_scheduler_type="constant",
         bf16=True, optim="adamw_torch_fused", gradient_checkpointing=gc_on,
         gradient_checkpointing_kwargs={"use_reentrant": False} if gc_on else None,
         save_strategy="no", logging_steps=1000, report_to="none", disable_tqdm=True,
@@ -182,12 +217,16 @@ def cleanup():
 
 
 def rows_for(case, info, vers, commit):
-    model_id, method, precision, seq, mb, gc_on, targets = case
+    model_id, method, precision, seq, mb, gc_on, targets = case[:7]
+    extra = case[7] if len(case) > 7 else {}
+    ga, rank = extra.get("ga", 1), extra.get("r", 16)
     steady = [s for s in info["steps"] if s["step"] >= 2]
     timed = [s["time_s"] for s in info["steps"] if s["step"] >= 3] or [s["time_s"] for s in steady]
     step_time = statistics.median(timed) if timed else None
-    section = "H100 HF Trainer: %s %s %s seq %d mb %d%s" % (
-        model_id, method, precision, seq, mb, " grad-ckpt" if gc_on else "")
+    section = "H100 HF Trainer: %s %s %s seq %d mb %d%s%s%s%s" % (
+        model_id, method, precision, seq, mb, " ga %d" % ga if ga > 1 else "",
+        " r %d" % rank if method == "lora" else "", " grad-ckpt" if gc_on else "",
+        " attention " + extra["attn"] if "attn" in extra else "")
     opt = "AdamW (adamw_torch_fused, states in the trainable parameters' dtype)"
     notes = ("Measured by this project on one %s, %s. Random weights from etc/models/%s/config.json "
              "(AutoModelForCausalLM.from_config on the GPU, dtype %s), random tokens of full length, "
@@ -200,7 +239,8 @@ def rows_for(case, info, vers, commit):
         "no gradient checkpointing", model_id,
         "bfloat16" if precision == "pure-bf16" else "float32", len(info["steps"]),
         info["params"], info["trainable"], info["attn_implementation"],
-        ("; LoRA r 16 alpha 32 dropout 0, adapter dtype %s" % info["lora_dtype"])
+        ("; LoRA r %d alpha %d dropout 0, adapter dtype %s" % (rank, 2 * rank,
+                                                                info["lora_dtype"]))
         if method == "lora" else "", vers["torch"], vers["cuda"], vers["transformers"],
         vers["peft"], vers["accelerate"], vers["alloc_conf"])
     out = []
@@ -215,17 +255,17 @@ def rows_for(case, info, vers, commit):
             "source_repo": "fmte (this project)", "source_path": "scripts/device/measure_hf.py",
             "source_commit": commit, "section": section, "model_hf_id": model_id,
             "method": method, "gpus": "1", "gpus_per_node": "1",
-            "gpu_type": vers["gpu"], "micro_batch": str(mb), "grad_accum": "1",
+            "gpu_type": vers["gpu"], "micro_batch": str(mb), "grad_accum": str(ga),
             "seq_len": str(seq), "packing": "yes (random tokens, every sequence full length)",
             "precision": precision, "framework": "hf", "optimizer": opt, "sharding": "none",
-            "fp8": "none", "lora_r": "16" if method == "lora" else "n/a",
-            "lora_alpha": "32" if method == "lora" else "n/a",
+            "fp8": "none", "lora_r": str(rank) if method == "lora" else "n/a",
+            "lora_alpha": str(2 * rank) if method == "lora" else "n/a",
             "lora_targets": targets if method == "lora" else "n/a", "quant": "none",
             "activation_checkpointing": "yes" if gc_on else "no", "compile": "no",
             "chunked_loss": "no", "activation_offload": "no", "liger": "no",
             "metric": metric, "measured_value": value, "unit": "GiB",
             "step_time_s": "%.4f" % step_time if step_time and not info["oom"] else "",
-            "tokens_per_s": "%.0f" % (mb * seq / step_time) if step_time and not info["oom"]
+            "tokens_per_s": "%.0f" % (mb * ga * seq / step_time) if step_time and not info["oom"]
             else "",
             "runtime_total_s": "", "notes": notes + (" OOM: " + info["oom"] if info["oom"] else ""),
             "collected_in": "device"})
