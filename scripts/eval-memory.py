@@ -52,7 +52,7 @@ GPUS = [
 ]
 
 FRAMEWORKS = {
-    "litgpt": "hf",
+    "litgpt": "litgpt",
     "axolotl": "hf",
     "trl": "hf",
     "hf": "hf",
@@ -121,6 +121,20 @@ def lora_targets(v):
             return v
     if re.fullmatch(r"[\w.,\[\]\\+()|?*^$-]+", v):
         return v  # module paths or a PEFT pattern: fmte reads them as PEFT does (fmte/lora.h)
+    return None
+
+
+def optimizer_impl(r):
+    """foreach or fused where the row says how torch.optim's AdamW stepped, else None."""
+    opt = r["optimizer"].lower()
+    if "8bit" in opt or "4bit" in opt or "paged" in opt:
+        return None
+    if "fused" in opt:  # adamw_torch_fused, torch.optim.AdamW (fused=True)
+        return "fused"
+    if opt.startswith("torch.optim.adamw") or opt.startswith("adamw_torch"):
+        return "foreach"  # torch.optim.AdamW without fused (litgpt), HF Trainer's adamw_torch
+    if r["framework"] == "torchtitan":
+        return "fused"  # torchtitan's optimizer.implementation default
     return None
 
 
@@ -193,7 +207,7 @@ def row_args(r):
     else:
         return None, "optimizer " + r["optimizer"]
     sharding = r["sharding"]
-    if fw == "hf" and sharding == "none" and int(r["gpus"]) > 1:
+    if fw in ("hf", "litgpt") and sharding == "none" and int(r["gpus"]) > 1:
         sharding = "ddp"
     args += ["--sharding", sharding]
     if fw == "megatron" and sharding == "zero1":
@@ -225,6 +239,11 @@ def row_args(r):
         args += ["--grad-reduce-in-bf16"]
         if fp8 not in ("no", "none"):
             args += ["--fp8-param-gather"]
+    if re.search(r"\battention eager\b", r["notes"]):
+        args += ["--attention", "eager"]
+    impl = optimizer_impl(r)
+    if impl:
+        args += ["--optimizer-impl", impl]
     if first_word(r["compile"]) == "yes":
         args += ["--compile"]
     if yes(r["chunked_loss"]):
@@ -241,6 +260,9 @@ def row_args(r):
             return None, "lora targets " + r["lora_targets"][:30]
         if t:
             args += ["--lora-targets", t]
+        m = re.search(r"(?:lora_dropout|LoRA r \d+ alpha \d+ dropout) (0?\.\d+|\d)\b", r["notes"])
+        if m and float(m.group(1)) > 0:
+            args += ["--lora-dropout", m.group(1)]
     if method == "qlora":
         q = quant
         if "int8" in q:
@@ -385,8 +407,9 @@ def pct(v):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--advise", default=os.path.join(ROOT, "build", "tools", "fmte-advise"))
-    ap.add_argument("--csv", default=os.path.join(ROOT, "tests", "data", "memory-measured",
-                                                  "measured.csv"))
+    ap.add_argument("--csv", action="append",
+                    help="a table in measured.csv's columns (repeatable; default: "
+                         "tests/data/memory-measured/measured.csv and measured-h100-hf.csv)")
     ap.add_argument("--verbose", action="store_true", help="one line per row")
     ap.add_argument("--json", action="store_true", help="the summary as JSON")
     ap.add_argument("--calibrate", action="store_true",
@@ -398,11 +421,16 @@ def main():
     ap.add_argument("--max-mean-abs-err", type=float, default=0.20)
     a = ap.parse_args()
 
-    rows = list(csv.DictReader(open(a.csv, encoding="utf-8")))
+    data = os.path.join(ROOT, "tests", "data", "memory-measured")
+    tables = a.csv or [os.path.join(data, "measured.csv"), os.path.join(data, "measured-h100-hf.csv")]
+    rows = []
+    for path in tables:
+        for i, r in enumerate(csv.DictReader(open(path, encoding="utf-8"))):
+            rows.append(("%s:%d" % (os.path.basename(path), i + 2), r))
     skipped = collections.Counter()
     results = []
-    for i, r in enumerate(rows):
-        x = {"row": i + 2, "source": r["source_repo"], "framework": r["framework"],
+    for label, r in rows:
+        x = {"row": label, "source": r["source_repo"], "framework": r["framework"],
              "model": r["model_hf_id"], "metric": row_metric(r), "section": r["section"]}
         results.append(x)
         contradiction = CONTRADICTIONS.get((r["source_repo"], r["section"]))
@@ -473,12 +501,12 @@ def main():
         if a.verbose:
             for x in results:
                 if "skip" in x:
-                    print("row %3d  skip  %-40s %s" % (x["row"], x["model"][:40], x["skip"]))
+                    print("%-26s skip  %-40s %s" % (x["row"], x["model"][:40], x["skip"]))
                 elif x.get("oom"):
-                    print("row %3d  OOM   %-40s pred %6.1f GiB fits=%s  %s" % (
+                    print("%-26s OOM   %-40s pred %6.1f GiB fits=%s  %s" % (
                         x["row"], x["model"][:40], x["pred"] / 2**30, x["fits"], x["args"]))
                 else:
-                    print("row %3d  %s %-40s meas %6.1f pred %6.1f GiB %s  %s" % (
+                    print("%-26s %s %-40s meas %6.1f pred %6.1f GiB %s  %s" % (
                         x["row"], pct(x["err"]), x["model"][:40], x["meas"] / 2**30,
                         x["pred"] / 2**30, "" if x["fits"] else "NOT-FIT", x["args"]))
             print()
@@ -513,10 +541,10 @@ def check_bounds(results, total, max_mean_abs_err):
         high_f = x["bound"] / x["pred_total"] if x["pred_total"] else 0
         ratio = x["meas"] / x["pred"]
         if not low_f - 1e-3 <= ratio <= high_f + 1e-3:
-            bad.append("row %d (%s): measured / predicted %.3f outside fmte's range %.3f-%.3f" % (
+            bad.append("%s (%s): measured / predicted %.3f outside fmte's range %.3f-%.3f" % (
                 x["row"], x["model"], ratio, low_f, high_f))
         if x["low"] > USABLE * x["capacity"]:
-            bad.append("row %d (%s) ran, but its low end %.1f GiB is above %.0f%% of the GPU: "
+            bad.append("%s (%s) ran, but its low end %.1f GiB is above %.0f%% of the GPU: "
                        "it would be rejected" % (x["row"], x["model"], x["low"] / 2**30,
                                                  100 * USABLE))
     if total["mean_abs_err"] is not None and total["mean_abs_err"] > max_mean_abs_err:

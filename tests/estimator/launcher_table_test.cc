@@ -112,6 +112,17 @@ TEST_F(ScriptFilesTest, WeightsLoadedInBf16TrainAsPureBf16) {
             Precision::kAmpBf16);  // accelerate upcasts FSDP's parameters to fp32
 }
 
+// litgpt's YAML (config_hub/finetune/*/lora.yaml): its own framework, LoRA dropout read.
+TEST_F(ScriptFilesTest, LitgptYamlIsLitgpt) {
+  Write("cfg/lora.yaml",
+        "checkpoint_dir: meta-llama/Llama-2-7b-hf\nlora_r: 8\nlora_dropout: 0.05\n"
+        "train:\n  micro_batch_size: 4\n  max_seq_length: 512\ndevices: 1\n");
+  const JobRequest r = Read("#!/bin/bash\nlitgpt finetune_lora --config cfg/lora.yaml\n");
+  EXPECT_EQ(r.job.framework, Framework::kLitgpt);
+  EXPECT_EQ(r.job.lora_r, 8);
+  EXPECT_DOUBLE_EQ(r.job.lora_dropout, 0.05);
+}
+
 TEST_F(ScriptFilesTest, FlagsOnTheLineWinOverTheFile) {
   Write("cfg/fsdp.yaml",
         "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n"
@@ -140,6 +151,12 @@ TEST_F(ScriptFilesTest, TorchtitanTomlSetsRequestKeys) {
   EXPECT_EQ(ValueOf(r, "micro-batch"), "2");
   EXPECT_EQ(ValueOf(r, "sharding"), "fsdp-full");
   EXPECT_EQ(ValueOf(r, "activation-checkpointing"), "selective");
+  // torchtitan's optimizer default is implementation = "fused" (torchtitan config Optimizer).
+  EXPECT_EQ(r.job.optimizer_impl, OptimizerImpl::kFused);
+  EXPECT_EQ(Read("torchrun --nproc_per_node 8 -m torchtitan.train --job.config_file cfg/t.toml "
+                 "--optimizer.implementation foreach\n")
+                .job.optimizer_impl,
+            OptimizerImpl::kForeach);
   // torchtitan's command line overrides the TOML's dotted keys (its own Slurm script passes "$@").
   EXPECT_EQ(ValueOf(r, "seq-len"), "4096");
   EXPECT_EQ(OriginOf(r, "seq-len"), "line 1: --training.seq_len");

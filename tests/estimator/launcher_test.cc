@@ -152,6 +152,9 @@ TEST(LauncherTest, FsdpOptionsAndOptimizers) {
     Sharding sharding;
     Optimizer optimizer;
     bool offload;
+    // transformers trainer_optimizer.py: adamw_torch is torch.optim.AdamW's foreach step,
+    // adamw_torch_fused the fused one; without --optim the framework's default stays (auto).
+    OptimizerImpl impl = OptimizerImpl::kAuto;
   };
   const Case kCases[] = {
       {"--fsdp 'shard_grad_op auto_wrap' --optim adafactor", Sharding::kFsdpGradOp,
@@ -159,8 +162,11 @@ TEST(LauncherTest, FsdpOptionsAndOptimizers) {
       {"--fsdp \"hybrid_shard auto_wrap\" --optim adamw_bnb_8bit", Sharding::kFsdpHybrid,
        Optimizer::kAdamW8bit, false},
       {"--fsdp \"full_shard offload auto_wrap\" --optim sgd", Sharding::kFsdpFull, Optimizer::kSgd,
-       true},
-      {"--optim adamw_torch", Sharding::kNone, Optimizer::kAdamW, false},
+       true, OptimizerImpl::kForeach},
+      {"--optim adamw_torch", Sharding::kNone, Optimizer::kAdamW, false, OptimizerImpl::kForeach},
+      {"--optim adamw_torch_fused", Sharding::kNone, Optimizer::kAdamW, false,
+       OptimizerImpl::kFused},
+      {"--learning_rate 1e-5", Sharding::kNone, Optimizer::kAdamW, false},
   };
   for (const Case& c : kCases) {
     const JobRequest r =
@@ -168,7 +174,12 @@ TEST(LauncherTest, FsdpOptionsAndOptimizers) {
     EXPECT_EQ(r.job.sharding, c.sharding) << c.flags;
     EXPECT_EQ(r.job.optimizer, c.optimizer) << c.flags;
     EXPECT_EQ(r.job.offload_params, c.offload) << c.flags;
+    EXPECT_EQ(r.job.optimizer_impl, c.impl) << c.flags;
   }
+  // TRL / run_clm style LoRA dropout.
+  const JobRequest lora =
+      Parse("torchrun train.py --model_name_or_path a/b --use_peft --lora_r 8 --lora_dropout 0.05");
+  EXPECT_DOUBLE_EQ(lora.job.lora_dropout, 0.05);
 }
 
 TEST(LauncherTest, TorchtuneConfigNames) {

@@ -87,6 +87,17 @@ TEST(MemoryActivationsTest, FusedAttentionDropsTheScoreTerm) {
   EXPECT_EQ(LayerActivationBytes(gpt, j, 0), 34 * s * b * h + 4 * a * s * b);
 }
 
+// One 2048-token sequence of an HF Trainer job in amp-bf16 with `method` (LoRA rank `r`).
+TrainingJob HfAmpJob(Method method, int64_t r) {
+  TrainingJob j = BaseJob();
+  j.precision = Precision::kAmpBf16;
+  j.method = method;
+  j.lora_r = r;
+  j.seq_len = 2048;
+  j.micro_batch = 1;
+  return j;
+}
+
 struct LlamaRow {
   const char* name;
   Method method;
@@ -101,23 +112,74 @@ TEST(MemoryActivationsTest, LlamaHfPerSavedTensor) {
   //   MLP gate out, silu out, up out 3*2f + down input 2f
   //   = 26h + 8f + 4a = 106496 + 88064 + 128 = 194688.
   // LoRA r=8 on q_proj,v_proj (PEFT default): norms 2 x 4h (frozen weight) = 8h; frozen linears
-  //   save nothing; each adapter keeps an fp32 input copy 4h + lora_A output 4r -> 8h + 8r;
-  //   SDPA 2h + 4h + 2h + 4a; MLP 3*2f = 24h + 6f + 8r + 4a = 98304 + 66048 + 64 + 128 = 164544.
+  //   save nothing; each adapter casts its input to the fp32 adapters' dtype and, under autocast,
+  //   lora_A saves the 16-bit cast of that copy 2h + lora_A output 2r -> 4h + 4r;
+  //   SDPA 2h + 4h + 2h + 4a; MLP 3*2f = 20h + 6f + 4r + 4a = 81920 + 66048 + 32 + 128 = 148128.
   // QLoRA: as LoRA plus bitsandbytes saving the 16-bit input of every quantised linear: attention
-  //   input 2h, MLP input 2h, o_proj input 2h, down input 2f -> 164544 + 6h + 2f = 211136.
+  //   input 2h, MLP input 2h, o_proj input 2h, down input 2f -> 148128 + 6h + 2f = 194720.
   const ModelArch llama = Llama2_7b();
   const LlamaRow rows[] = {{"full", Method::kFull, 194688},
-                           {"lora", Method::kLora, 164544},
-                           {"qlora", Method::kQlora, 211136}};
+                           {"lora", Method::kLora, 148128},
+                           {"qlora", Method::kQlora, 194720}};
   for (const LlamaRow& r : rows) {
-    TrainingJob j = BaseJob();
-    j.precision = Precision::kAmpBf16;
-    j.method = r.method;
-    j.lora_r = 8;
-    j.seq_len = 2048;
-    j.micro_batch = 1;
+    const TrainingJob j = HfAmpJob(r.method, 8);
     EXPECT_EQ(LayerActivationBytes(llama, j, 0), 2048 * r.expected_per_token) << r.name;
   }
+}
+
+TEST(MemoryActivationsTest, PeftAdapterInputsByAutocastAndDropout) {
+  // PEFT LoRA on Llama-2-7b's q_proj and v_proj (input h = 4096), r = 8, 2048 tokens
+  // (peft/tuners/lora/layer.py Linear.forward): lora_dropout > 0 adds nn.Dropout's 1-byte mask of
+  // each adapted module's input; without autocast (fp32 training) lora_A saves the fp32 input
+  // (4 bytes) and its fp32 output (4r) instead of their 16-bit casts (2 bytes, 2r).
+  const ModelArch llama = Llama2_7b();
+  const TrainingJob j = HfAmpJob(Method::kLora, 8);
+  const int64_t plain = LayerActivationBytes(llama, j, 0);
+  TrainingJob d = j;
+  d.lora_dropout = 0.05;
+  EXPECT_EQ(LayerActivationBytes(llama, d, 0) - plain, 2048 * 2 * 4096);
+  d.lora_dropout = 1.5;  // not a probability
+  EXPECT_FALSE(ValidateJob(d).ok());
+  // One adapter (v_proj's) under autocast: 2h + 2r per token; under FSDP mixed precision (no
+  // torch.autocast) 4h + 4r.
+  auto v_adapter = [&](TrainingJob k) {
+    k.lora_targets = {"q_proj", "v_proj"};
+    const int64_t both = LayerActivationBytes(llama, k, 0);
+    k.lora_targets = {"q_proj"};
+    return both - LayerActivationBytes(llama, k, 0);
+  };
+  EXPECT_EQ(v_adapter(j), 2048 * (2 * 4096 + 2 * 8));
+  TrainingJob fsdp = j;
+  fsdp.framework = Framework::kFsdp;
+  fsdp.precision = Precision::kMixedBf16;
+  EXPECT_EQ(v_adapter(fsdp), 2048 * (4 * 4096 + 4 * 8));
+}
+
+TEST(MemoryActivationsTest, GeluNewSavesItsElementwiseChain) {
+  // transformers' NewGELUActivation (gelu_new: GPT-2, GPT-J, Phi-2) is
+  // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3)))) in separate ops. Saved per
+  // element of the MLP's f-wide hidden: pow's input, tanh's output, 0.5 * x and 1 + tanh. Under
+  // autocast (HF Trainer bf16) pow runs in fp32: 4 + 4 + 2 + 4 = 14 bytes where a fused GeLU saves
+  // its 2-byte input, 12 more; without autocast (FSDP pure bf16) 4 x 2 = 8, 6 more. torch.compile
+  // fuses the chain. GPT shape h 2560, f = 4h = 10240, 2048 tokens.
+  ModelArch gpt = testing::GptArch(2560, 32, 4, 51200);
+  ModelArch gelu_new = gpt;
+  gelu_new.gelu_new = true;
+  const int64_t f = 4 * 2560, tokens = 2048;
+  TrainingJob j = BaseJob();
+  j.precision = Precision::kAmpBf16;
+  j.seq_len = tokens;
+  j.micro_batch = 1;
+  EXPECT_EQ(LayerActivationBytes(gelu_new, j, 0) - LayerActivationBytes(gpt, j, 0),
+            tokens * 12 * f);
+  TrainingJob pure = j;
+  pure.framework = Framework::kFsdp;
+  pure.precision = Precision::kPureBf16;
+  EXPECT_EQ(LayerActivationBytes(gelu_new, pure, 0) - LayerActivationBytes(gpt, pure, 0),
+            tokens * 6 * f);
+  TrainingJob compiled = j;
+  compiled.compile = true;
+  EXPECT_EQ(LayerActivationBytes(gelu_new, compiled, 0), LayerActivationBytes(gpt, compiled, 0));
 }
 
 TEST(MemoryActivationsTest, ContextParallelKeepsTheRanksShareOfEachSequence) {

@@ -232,6 +232,34 @@ int64_t PhaseAllocated(const MemoryEstimate& e, std::string_view name) {
   return 0;
 }
 
+TEST(MemoryStatesTest, ForeachAdamWAddsOneStateSizedTemporaryAtTheStep) {
+  // Full AdamW fine-tuning of Llama-2-7b (P = 6,738,415,616) in amp-bf16 under the HF Trainer:
+  // the optimizer step holds fp32 weights, gradients and both moments (16 P); torch.optim's
+  // foreach step adds one state-sized fp32 list (torch._foreach_sqrt(exp_avg_sq), 4 P), the fused
+  // step none (torch/optim/adamw.py). auto is the framework's default: fused for the HF Trainer
+  // (adamw_torch_fused since transformers 4.56 with torch >= 2.8), foreach for plain FSDP loops.
+  const ModelArch llama = Llama2_7b();
+  const double P = 6738415616.0;
+  TrainingJob j = BaseJob();
+  j.precision = Precision::kAmpBf16;
+  j.activation_checkpointing = Checkpointing::kFull;
+  auto step = [&](OptimizerImpl impl, Framework fw) {
+    TrainingJob k = j;
+    k.optimizer_impl = impl;
+    k.framework = fw;
+    Result<MemoryEstimate> e = EstimateMemory(llama, k, Gpu80());
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? PhaseAllocated(*e, "optimizer-step") : 0;
+  };
+  const int64_t fused = step(OptimizerImpl::kFused, Framework::kHf);
+  EXPECT_NEAR(static_cast<double>(fused), 16 * P, 1e-3 * P);
+  EXPECT_NEAR(static_cast<double>(step(OptimizerImpl::kForeach, Framework::kHf) - fused), 4 * P,
+              1e3);
+  EXPECT_EQ(step(OptimizerImpl::kAuto, Framework::kHf), fused);
+  EXPECT_NEAR(static_cast<double>(step(OptimizerImpl::kAuto, Framework::kFsdp) - fused), 4 * P,
+              1e3);
+}
+
 TEST(MemoryStatesTest, MegatronPrecisionOptionsAndTheFirstStep) {
   // Llama-2-7b (P = 6,738,415,616 parameters; 32 layers of linears with 4 x 4096^2 +
   // 3 x 4096 x 11008 = 202,375,168 each) under Megatron on 8 GPUs, distributed optimizer, FP8.

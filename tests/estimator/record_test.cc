@@ -35,6 +35,7 @@ AccountingRecord Sample() {
   j.method = Method::kQlora;
   j.quant = Quant::kNf4;
   j.lora_r = 64;
+  j.lora_dropout = 0.05;
   j.gpus = 16;
   j.gpus_per_node = 8;
   j.gpu = "A100-SXM4-80GB";
@@ -56,6 +57,7 @@ AccountingRecord Sample() {
   j.offload_optimizer = true;
   j.activation_checkpointing = Checkpointing::kSelective;
   j.attention = Attention::kEager;
+  j.optimizer_impl = OptimizerImpl::kForeach;
   j.framework = Framework::kMegatron;
   j.tokens = 2000000000;
   j.epochs = 1.5;
@@ -83,6 +85,8 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.method, a.method);
   EXPECT_EQ(b.quant, a.quant);
   EXPECT_EQ(b.lora_r, a.lora_r);
+  EXPECT_DOUBLE_EQ(b.lora_dropout, a.lora_dropout);
+  EXPECT_EQ(b.optimizer_impl, a.optimizer_impl);
   EXPECT_EQ(b.gpus, a.gpus);
   EXPECT_EQ(b.gpus_per_node, a.gpus_per_node);
   EXPECT_EQ(b.gpu, a.gpu);

@@ -180,9 +180,14 @@ void AddJobOptions(po::options_description* desc) {
       "sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")(
       "activation-checkpointing", name(ToString(d.activation_checkpointing)),
       ("activation recomputation: " + AcceptedNames(d.activation_checkpointing)).c_str())(
-      "attention", name(ToString(d.attention)),
-      ("attention kernel: " + AcceptedNames(d.attention)).c_str())("lora-r", str(d.lora_r),
-                                                                   "LoRA rank")(
+      "optimizer-impl", name(ToString(d.optimizer_impl)),
+      ("AdamW/SGD step of torch.optim: " + AcceptedNames(d.optimizer_impl) +
+       " (auto: the framework's default)")
+          .c_str())("attention", name(ToString(d.attention)),
+                    ("attention kernel: " + AcceptedNames(d.attention)).c_str())(
+      "lora-r", str(d.lora_r), "LoRA rank")(
+      "lora-dropout", po::value<std::string>()->value_name("P"),
+      "PEFT lora_dropout (default 0, PEFT's: no dropout mask saved)")(
       "lora-targets", po::value<std::string>()->value_name("LIST|all-linear"),
       "LoRA target modules, comma-separated (default: the framework's default for the family)")(
       "quant", po::value<std::string>()->value_name("nf4|fp4|int8"),
@@ -237,6 +242,8 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "activation-checkpointing", &ParseCheckpointing,
                                      &job.activation_checkpointing));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "attention", &ParseAttention, &job.attention));
+  FMTE_RETURN_IF_ERROR(
+      ParseEnumFlag(vm, "optimizer-impl", &ParseOptimizerImpl, &job.optimizer_impl));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "quant", &ParseQuant, &job.quant));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "fp8", &ParseFp8, &job.fp8));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "framework", &ParseFramework, &job.framework));
@@ -255,6 +262,11 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "cp", 1, 1024, &job.cp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "lora-r", 1, 1 << 16, &job.lora_r));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "virtual-tokens", 1, 1 << 20, &job.virtual_tokens));
+  if (vm.count("lora-dropout")) {
+    auto p = ParseDouble(vm["lora-dropout"].as<std::string>(), "--lora-dropout", 0, 0.999);
+    if (!p.ok()) return p.status();
+    job.lora_dropout = *p;
+  }
   job.gpu = vm.count("gpu") ? vm["gpu"].as<std::string>() : std::string(kDefaultGpu);
   if (vm.count("lora-targets")) {
     auto targets = SplitList(vm["lora-targets"].as<std::string>(), "--lora-targets");

@@ -94,12 +94,14 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["sp"] = job.sequence_parallel;
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);
   j["attention"] = ToString(job.attention);
+  j["optimizer_impl"] = ToString(job.optimizer_impl);
   j["chunked_loss"] = job.chunked_loss;
   j["compile"] = job.compile;
   j["activation_offload"] = job.activation_offload;
   j["optimizer_in_backward"] = job.optimizer_in_backward;
   if (job.method == Method::kLora || job.method == Method::kQlora) {
     j["lora_r"] = job.lora_r;
+    j["lora_dropout"] = job.lora_dropout;
     j["lora_targets"] = job.lora_targets;
   }
   if (job.method == Method::kQlora) {

@@ -18,7 +18,8 @@ namespace fmte::memory {
 namespace {
 
 bool HfLike(Framework f) {
-  return f == Framework::kHf || f == Framework::kDeepspeed || f == Framework::kFsdp;
+  return f == Framework::kHf || f == Framework::kDeepspeed || f == Framework::kFsdp ||
+         f == Framework::kLitgpt;
 }
 
 // Megatron's GPT recipes train with hidden/attention dropout 0.1 (Korthikanti's setting); HF GPT-2
@@ -26,6 +27,14 @@ bool HfLike(Framework f) {
 bool HasDropout(const ModelArch& m, const TrainingJob& j) {
   if (m.norm != NormKind::kLayer || m.gated_mlp) return false;
   return j.framework == Framework::kMegatron || m.model_type == "gpt2";
+}
+
+// Whether the layers' ops run under torch.autocast, or (litgpt "bf16-true") in 16 bits: the HF
+// Trainer (accelerate) autocasts whenever bf16/fp16 is set, also over weights loaded in bf16
+// (pure-bf16); other frameworks only with the amp-* precisions.
+bool UnderAutocast(const TrainingJob& j, const Dtypes& dt) {
+  return dt.autocast || ((j.framework == Framework::kHf || j.framework == Framework::kLitgpt) &&
+                         j.precision != Precision::kFp32);
 }
 
 // Bytes one norm saves per token.
@@ -156,9 +165,18 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
       const double in = static_cast<double>(l.in_features);
       const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
       if (HfLike(fw)) {
-        // PEFT casts x to the fp32 adapter dtype in every adapted module and lora_A saves that
-        // copy, lora_B saves lora_A's r-wide output (peft/tuners/lora/layer.py Linear.forward).
-        const double bytes = copies * (4 * in + 4 * static_cast<double>(j.lora_r));
+        // PEFT casts x to the fp32 adapter dtype in every adapted module (peft/tuners/lora/
+        // layer.py Linear.forward, _cast_input_dtype). Under autocast lora_A's F.linear casts that
+        // copy back to 16 bits and saves the 16-bit copy; without autocast it saves the fp32 copy.
+        // lora_dropout > 0 (nn.Dropout) adds a 1-byte mask of the input; lora_B saves lora_A's
+        // r-wide output. litgpt's LoRA keeps the adapters in the model's dtype and casts nothing
+        // (litgpt/lora.py LoRALinear.forward), which in 16 bits saves the same 2 + 1 bytes.
+        // Measured (tests/data/memory-measured/measured-h100-hf.csv): all-linear
+        // LoRA of Llama-3.1-8B without checkpointing, 2 x 2048 tokens, dropout 0, HF Trainer bf16
+        // peaks at 47.98 GiB, which 2 bytes per input element fit and 4 over-predict by 9.5 GiB.
+        const double xb = UnderAutocast(j, dt) ? 2 : 4;
+        const double bytes = copies * ((xb + (j.lora_dropout > 0 ? 1 : 0)) * in +
+                                       xb * static_cast<double>(j.lora_r));
         (row_parallel ? sv.tp : sv.seq) += bytes;
       } else {
         // torchtune LoRALinear / NeMo adapters: lora_a saves x itself (shared per input group).
@@ -221,7 +239,18 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   const bool down_saves = group_saved[3] || group_adapted[3];
   const double down_b = group_saved[3] ? lb : ab;  // the down projection's input
   if (!m.gated_mlp) {
-    sv.tp += ab * f;                      // GeLU input
+    if (m.gelu_new && !j.compile && HfLike(fw) && fw != Framework::kLitgpt) {
+      // transformers' NewGELUActivation (hidden_act gelu_new: GPT-2, GPT-J, Phi-1/1.5/2) is
+      // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3)))) in separate ops
+      // (transformers/activations.py). Saved for backward: pow's input, tanh's output, and both
+      // factors of the last product (0.5 * x and 1 + tanh). Under autocast pow runs in fp32, so
+      // its input is a 4-byte copy and everything after it is fp32 except 0.5 * x. Measured
+      // (measured-h100-hf.csv): phi-2 full fine-tuning without checkpointing peaks 17.8 GiB
+      // above what a fused GeLU's 2 bytes per element give.
+      sv.tp += (UnderAutocast(j, dt) ? 4 + 4 + ab + 4 : 4 * ab) * f;
+    } else {
+      sv.tp += ab * f;  // GeLU input
+    }
     if (down_saves) sv.tp += down_b * f;  // fc2 input (GeLU output)
   } else if (fw == Framework::kMegatron) {
     sv.tp += 2 * ab * f;  // fused bias_swiglu saves its 2f-wide input

@@ -67,8 +67,10 @@ Dtypes ChooseDtypes(const TrainingJob& j) {
   if (IsPeft(j.method)) {
     // Adapters / virtual tokens. PEFT keeps them fp32 whatever the base dtype
     // (autocast_adapter_dtype=True, peft/tuners/tuners_utils.py), so their gradients and
-    // optimizer states are fp32 too; torchtune and NeMo keep them in the model dtype.
+    // optimizer states are fp32 too; torchtune and NeMo keep them in the model dtype. litgpt's own
+    // LoRA is taken as PEFT's (its published peaks were checked against that reading).
     const bool peft_lib = j.framework == Framework::kHf || j.framework == Framework::kFsdp ||
+                          j.framework == Framework::kLitgpt ||
                           (j.framework == Framework::kDeepspeed && !mixed);
     if (peft_lib) {
       d.param = 4;

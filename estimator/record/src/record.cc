@@ -165,8 +165,11 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.offload_params) put("off_par", "1");
   put("ac", ToString(j.activation_checkpointing));
   if (j.attention != d.attention) put("attn", ToString(j.attention));
-  if (j.method == Method::kLora || j.method == Method::kQlora)
+  if (j.optimizer_impl != d.optimizer_impl) put("oimpl", ToString(j.optimizer_impl));
+  if (j.method == Method::kLora || j.method == Method::kQlora) {
     put_int("lora_r", kLoraRRange.Clamp(j.lora_r));
+    if (j.lora_dropout > 0 && j.lora_dropout < 1) put_num("lora_do", j.lora_dropout);
+  }
   if (j.quant != Quant::kNone) put("quant", ToString(j.quant));
   if (j.fp8 != Fp8::kNone) put("fp8", ToString(j.fp8));
   if (j.fp8_params) put("fp8p", "1");
@@ -293,9 +296,15 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = enum_field(&j.activation_checkpointing, ParseCheckpointing);
     else if (key == "attn")
       s = enum_field(&j.attention, ParseAttention);
+    else if (key == "oimpl")
+      s = enum_field(&j.optimizer_impl, ParseOptimizerImpl);
     else if (key == "lora_r")
       s = int_field(&j.lora_r, kLoraRRange.lo, kLoraRRange.hi);
-    else if (key == "quant")
+    else if (key == "lora_do") {
+      auto p = ParseBoundedDouble(v, 0, 0.999, shown);
+      if (!p.ok()) return Status::ParseError(p.status().message());
+      j.lora_dropout = *p;
+    } else if (key == "quant")
       s = enum_field(&j.quant, ParseQuant);
     else if (key == "fp8")
       s = enum_field(&j.fp8, ParseFp8);

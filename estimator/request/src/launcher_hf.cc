@@ -159,6 +159,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
       {"seq_length", "seq-len"},
       {"lora_r", "lora-r"},
       {"lora_rank", "lora-r"},
+      {"lora_dropout", "lora-dropout"},
       {"lora_target_modules", "lora-targets"},
       {"lora_target", "lora-targets"},
       {"num_train_epochs", "epochs"},
@@ -181,6 +182,14 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
       sink->Warn("--optim", "optimizer '" + Shown(f->value) + "' not modelled; adamw assumed");
     else
       sink->Set("optimizer", o, "--optim");
+    // adamw_torch is torch.optim.AdamW's foreach step, adamw_torch_fused its fused one
+    // (transformers trainer_optimizer.py); the default since transformers 4.56 with torch >= 2.8
+    // is adamw_torch_fused.
+    const std::string name = Lower(f->value);
+    if (name == "adamw_torch" || name == "sgd")
+      sink->Set("optimizer-impl", "foreach", "--optim");
+    else if (name == "adamw_torch_fused")
+      sink->Set("optimizer-impl", "fused", "--optim");
   }
   // Sharding: --deepspeed cfg.json (HF) / --deepspeed_config (launcher scripts), --fsdp,
   // accelerate.
@@ -311,7 +320,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   ReadLoadDtype(l, deepspeed, sink);
   if (deepspeed)
     sink->Set("framework", "deepspeed", l.launcher == "deepspeed" ? "deepspeed" : "--deepspeed");
-  else
+  else if (!sink->Has("framework"))  // a config format's own (litgpt) stays
     sink->Set("framework", "hf", l.launcher);
 }
 

@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 40> kKeys{{
+const std::array<KeySpec, 42> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -155,7 +155,7 @@ const std::array<KeySpec, 40> kKeys{{
     {{"steps", "N", "optimizer steps (K/M suffixes)"},
      true,
      FMTE_SETTER(return SetInt(v, s, &j->steps, 1, kMaxWork, true);)},
-    {{"framework", "hf|torchtune|megatron|deepspeed|fsdp", "training framework"},
+    {{"framework", "hf|torchtune|megatron|deepspeed|fsdp|litgpt", "training framework"},
      true,
      FMTE_SETTER(return SetEnum(v, s, &j->framework, ParseFramework);)},
     // Extra keys: #FMTE lines and launcher detection (not SPANK options).
@@ -192,6 +192,15 @@ const std::array<KeySpec, 40> kKeys{{
     {{"attention", "fused|eager", ""},
      false,
      FMTE_SETTER(return SetEnum(v, s, &j->attention, ParseAttention);)},
+    {{"optimizer-impl", "auto|foreach|fused", ""},
+     false,
+     FMTE_SETTER(return SetEnum(v, s, &j->optimizer_impl, ParseOptimizerImpl);)},
+    {{"lora-dropout", "P", ""}, false, FMTE_SETTER({
+       auto r = ParseBoundedDouble(v, 0, 0.999, s);
+       if (!r.ok()) return r.status();
+       j->lora_dropout = *r;
+       return Status::Ok();
+     })},
     {{"compile", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->compile);)},
     {{"chunked-loss", "true|false", ""},
      false,

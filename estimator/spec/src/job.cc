@@ -41,6 +41,9 @@ constexpr NameTable<Checkpointing, 3> kCheckpointingNames{{{Checkpointing::kNone
                                                            {Checkpointing::kFull, "full"}}};
 constexpr NameTable<Attention, 2> kAttentionNames{
     {{Attention::kFused, "fused"}, {Attention::kEager, "eager"}}};
+constexpr NameTable<OptimizerImpl, 3> kOptimizerImplNames{{{OptimizerImpl::kAuto, "auto"},
+                                                           {OptimizerImpl::kForeach, "foreach"},
+                                                           {OptimizerImpl::kFused, "fused"}}};
 constexpr NameTable<Fp8, 5> kFp8Names{{{Fp8::kNone, "none"},
                                        {Fp8::kTensorwise, "tensorwise"},
                                        {Fp8::kRowwise, "rowwise"},
@@ -48,11 +51,12 @@ constexpr NameTable<Fp8, 5> kFp8Names{{{Fp8::kNone, "none"},
                                        {Fp8::kMxfp8, "mxfp8"}}};
 constexpr NameTable<Quant, 4> kQuantNames{
     {{Quant::kNone, "none"}, {Quant::kNf4, "nf4"}, {Quant::kFp4, "fp4"}, {Quant::kInt8, "int8"}}};
-constexpr NameTable<Framework, 5> kFrameworkNames{{{Framework::kHf, "hf"},
+constexpr NameTable<Framework, 6> kFrameworkNames{{{Framework::kHf, "hf"},
                                                    {Framework::kTorchtune, "torchtune"},
                                                    {Framework::kMegatron, "megatron"},
                                                    {Framework::kDeepspeed, "deepspeed"},
-                                                   {Framework::kFsdp, "fsdp"}}};
+                                                   {Framework::kFsdp, "fsdp"},
+                                                   {Framework::kLitgpt, "litgpt"}}};
 
 template <typename E, size_t N>
 std::string_view NameOf(const NameTable<E, N>& t, E v) {
@@ -95,6 +99,7 @@ std::string_view ToString(Optimizer v) { return NameOf(kOptimizerNames, v); }
 std::string_view ToString(Sharding v) { return NameOf(kShardingNames, v); }
 std::string_view ToString(Checkpointing v) { return NameOf(kCheckpointingNames, v); }
 std::string_view ToString(Attention v) { return NameOf(kAttentionNames, v); }
+std::string_view ToString(OptimizerImpl v) { return NameOf(kOptimizerImplNames, v); }
 std::string_view ToString(Quant v) { return NameOf(kQuantNames, v); }
 std::string_view ToString(Fp8 v) { return NameOf(kFp8Names, v); }
 std::string_view ToString(Framework v) { return NameOf(kFrameworkNames, v); }
@@ -117,6 +122,9 @@ Result<Checkpointing> ParseCheckpointing(std::string_view s, std::string_view f)
 Result<Attention> ParseAttention(std::string_view s, std::string_view f) {
   return ParseName(kAttentionNames, s, f);
 }
+Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s, std::string_view f) {
+  return ParseName(kOptimizerImplNames, s, f);
+}
 Result<Fp8> ParseFp8(std::string_view s, std::string_view f) { return ParseName(kFp8Names, s, f); }
 Result<Quant> ParseQuant(std::string_view s, std::string_view f) {
   return ParseName(kQuantNames, s, f);
@@ -131,6 +139,7 @@ std::string AcceptedNames(Optimizer) { return Joined(kOptimizerNames); }
 std::string AcceptedNames(Sharding) { return Joined(kShardingNames); }
 std::string AcceptedNames(Checkpointing) { return Joined(kCheckpointingNames); }
 std::string AcceptedNames(Attention) { return Joined(kAttentionNames); }
+std::string AcceptedNames(OptimizerImpl) { return Joined(kOptimizerImplNames); }
 std::string AcceptedNames(Quant) { return Joined(kQuantNames); }
 std::string AcceptedNames(Fp8) { return Joined(kFp8Names); }
 std::string AcceptedNames(Framework) { return Joined(kFrameworkNames); }
@@ -165,7 +174,9 @@ int64_t TrainingJob::DataContextParallel() const {
 }
 
 bool TrainingJob::AccumulatesUnshardedGradients() const {
-  return framework == Framework::kHf && !sync_each_batch && ShardsWithFsdp(sharding);
+  // litgpt accumulates under fabric.no_backward_sync, the same unsharded accumulation.
+  return (framework == Framework::kHf || framework == Framework::kLitgpt) && !sync_each_batch &&
+         ShardsWithFsdp(sharding);
 }
 
 int64_t TrainingJob::ExpertTensorParallel() const { return etp > 0 ? etp : tp; }
@@ -238,6 +249,9 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
   if ((job.method == Method::kLora || job.method == Method::kQlora) && job.lora_r <= 0)
     return NotPositive(job.lora_r, "--lora-r");
+  if (!(job.lora_dropout >= 0 && job.lora_dropout < 1))
+    return Status::InvalidArgument("--lora-dropout: expected a probability in [0, 1), got " +
+                                   std::to_string(job.lora_dropout));
   if ((job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning) &&
       job.virtual_tokens <= 0)
     return NotPositive(job.virtual_tokens, "--virtual-tokens");

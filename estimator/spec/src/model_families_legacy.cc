@@ -12,6 +12,14 @@ struct Dims {
   int64_t h, layers, heads, kv_heads, f, vocab;
 };
 
+// The MLP activation: "gelu_new" under hidden_act or activation_function, or the family's config
+// default when neither is given (GPT2Config, GPTJConfig, PhiConfig: gelu_new).
+void ReadGeluNew(ConfigReader& r, ModelArch& arch, bool family_default) {
+  arch.gelu_new = r.Has({"hidden_act", "activation_function"})
+                      ? r.StringOr({"hidden_act", "activation_function"}, "") == "gelu_new"
+                      : family_default;
+}
+
 // The dimension reads every GPT-era family does, under the family's key names (the first key
 // present wins): hidden size, layers, heads, KV heads (`kv` empty or absent: multi-head attention),
 // MLP width (`ffn` absent: 4h when `ffn_default_4h`, else required), vocabulary and positions.
@@ -41,6 +49,7 @@ Dims ReadDims(ConfigReader& r, ModelArch& arch, Keys hidden, Keys layers, Keys h
   arch.norm = NormKind::kLayer;
   arch.gated_mlp = false;
   arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, tie_default);
+  ReadGeluNew(r, arch, false);
   return d;
 }
 
@@ -58,6 +67,7 @@ void BuildGpt2(ConfigReader& r, ModelArch& arch) {
   const Dims d = ReadDims(r, arch, {"n_embd", "hidden_size"}, {"n_layer", "num_hidden_layers"},
                           {"n_head", "num_attention_heads"}, {}, {"n_inner"}, true,
                           {"n_positions", "max_position_embeddings"}, true);
+  ReadGeluNew(r, arch, true);
   const int64_t h = d.h, f = d.f;
   const int64_t positions = r.Int({"n_positions", "max_position_embeddings"});  // required here
   BlockSpec b;
@@ -76,6 +86,7 @@ void BuildGptJ(ConfigReader& r, ModelArch& arch) {
   const Dims d =
       ReadDims(r, arch, {"n_embd", "hidden_size"}, {"n_layer", "num_hidden_layers"},
                {"n_head", "num_attention_heads"}, {}, {"n_inner"}, true, {"n_positions"}, false);
+  ReadGeluNew(r, arch, true);
   const int64_t h = d.h, heads = d.heads, f = d.f;
   arch.parallel_attn_mlp = true;
   BlockSpec b;
@@ -111,6 +122,7 @@ void BuildPhi(ConfigReader& r, ModelArch& arch) {
   const Dims d = ReadDims(r, arch, {"hidden_size"}, {"num_hidden_layers"}, {"num_attention_heads"},
                           {"num_key_value_heads"}, {"intermediate_size"}, false,
                           {"max_position_embeddings"}, false);
+  ReadGeluNew(r, arch, true);
   const int64_t h = d.h, heads = d.heads, kv_heads = d.kv_heads, f = d.f;
   arch.parallel_attn_mlp = true;
   int64_t hd = arch.head_dim;
@@ -129,6 +141,7 @@ void BuildPhi(ConfigReader& r, ModelArch& arch) {
 void BuildPhiMsft(ConfigReader& r, ModelArch& arch) {
   const Dims d = ReadDims(r, arch, {"n_embd"}, {"n_layer"}, {"n_head"}, {"n_head_kv"}, {"n_inner"},
                           true, {"n_positions"}, false);
+  ReadGeluNew(r, arch, true);
   const int64_t h = d.h, heads = d.heads, kv_heads = d.kv_heads, f = d.f;
   arch.parallel_attn_mlp = true;
   int64_t hd = arch.head_dim;

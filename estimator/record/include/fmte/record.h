@@ -13,9 +13,9 @@
 // - keys with default values may be omitted; unknown keys are kept in `extra` (newer writers);
 // - at most kMaxRecordBytes (long model paths are shortened to fit).
 // Keys: model method gpus gpn gpu tp pp vpp ep etp cp sp fp8 fp8p gr16 seb mb seq ga gb prec opt
-// shard off_opt off_par ac attn
-//   lora_r quant fw tokens samples epochs steps part pred_mem cap pred_time_s limit_s decision src
-//   corr_mem corr_time_s.
+// shard off_opt off_par ac attn oimpl
+//   lora_r lora_do quant fw tokens samples epochs steps part pred_mem cap pred_time_s limit_s
+//   decision src corr_mem corr_time_s.
 // pred_mem and pred_time_s are always the memory and time MODELS' own predictions, never the site-
 // corrected ones: fmte-retrain trains the site corrections on log(measured / pred_*), so recording
 // a corrected value would make the next model learn the correction of a correction. When a site

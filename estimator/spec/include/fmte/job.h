@@ -47,9 +47,14 @@ enum class Sharding {
 
 enum class Checkpointing { kNone, kSelective, kFull };  // none | selective | full
 enum class Attention { kFused, kEager };                // fused | eager
-enum class Quant { kNone, kNf4, kFp4, kInt8 };          // none | nf4 | fp4 | int8
-enum class Framework { kHf, kTorchtune, kMegatron, kDeepspeed, kFsdp };
-// hf | torchtune | megatron | deepspeed | fsdp
+// How torch.optim's AdamW/SGD steps: auto (the framework's default: HF Trainer's
+// adamw_torch_fused since transformers 4.56 with torch >= 2.8, torchtitan's "fused"; torch.optim
+// itself foreach) | foreach (one state-sized temporary list) | fused (in place, no temporary).
+enum class OptimizerImpl { kAuto, kForeach, kFused };  // auto | foreach | fused
+enum class Quant { kNone, kNf4, kFp4, kInt8 };         // none | nf4 | fp4 | int8
+// litgpt: Lightning's litgpt (its own model code, LoRA and loops; Fabric strategies).
+enum class Framework { kHf, kTorchtune, kMegatron, kDeepspeed, kFsdp, kLitgpt };
+// hf | torchtune | megatron | deepspeed | fsdp | litgpt
 // FP8 linears: none | tensorwise | rowwise | delayed | mxfp8 (torchao's recipes; Transformer
 // Engine's current/delayed scaling and MXFP8 under Megatron).
 enum class Fp8 { kNone, kTensorwise, kRowwise, kDelayed, kMxfp8 };
@@ -62,6 +67,7 @@ std::string_view ToString(Optimizer v);
 std::string_view ToString(Sharding v);
 std::string_view ToString(Checkpointing v);
 std::string_view ToString(Attention v);
+std::string_view ToString(OptimizerImpl v);
 std::string_view ToString(Quant v);
 std::string_view ToString(Framework v);
 std::string_view ToString(Fp8 v);
@@ -73,6 +79,8 @@ Result<Sharding> ParseSharding(std::string_view s, std::string_view field = "sha
 Result<Checkpointing> ParseCheckpointing(std::string_view s,
                                          std::string_view field = "activation-checkpointing");
 Result<Attention> ParseAttention(std::string_view s, std::string_view field = "attention");
+Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s,
+                                         std::string_view field = "optimizer-impl");
 Result<Quant> ParseQuant(std::string_view s, std::string_view field = "quant");
 Result<Framework> ParseFramework(std::string_view s, std::string_view field = "framework");
 Result<Fp8> ParseFp8(std::string_view s, std::string_view field = "fp8");
@@ -84,6 +92,7 @@ std::string AcceptedNames(Optimizer);
 std::string AcceptedNames(Sharding);
 std::string AcceptedNames(Checkpointing);
 std::string AcceptedNames(Attention);
+std::string AcceptedNames(OptimizerImpl);
 std::string AcceptedNames(Quant);
 std::string AcceptedNames(Framework);
 std::string AcceptedNames(Fp8);
@@ -112,6 +121,7 @@ struct TrainingJob {
   Method method = Method::kFull;
   Precision precision = Precision::kAmpBf16;
   Optimizer optimizer = Optimizer::kAdamW;
+  OptimizerImpl optimizer_impl = OptimizerImpl::kAuto;
   Framework framework = Framework::kHf;
 
   // Batch and sequence, per GPU (per data-parallel rank).
@@ -168,6 +178,9 @@ struct TrainingJob {
 
   // Parameter-efficient methods.
   int64_t lora_r = 16;
+  // PEFT LoraConfig.lora_dropout (its default 0: nn.Identity; above 0 nn.Dropout saves a mask of
+  // every adapted module's input).
+  double lora_dropout = 0;
   // Module names (q_proj,v_proj,... or roles q,k,v,o,gate,up,down) or the single entry
   // "all-linear". Empty: the framework's default (PEFT: the model family's default targets).
   std::vector<std::string> lora_targets;

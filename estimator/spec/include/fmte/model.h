@@ -96,6 +96,9 @@ struct ModelArch {
   bool gated_mlp = true;
   bool tie_word_embeddings = false;
   bool parallel_attn_mlp = false;  // GPT-J, Falcon, Phi-2: attention and MLP read the same input
+  // The plain MLP's activation is transformers' NewGELUActivation (hidden_act / activation_function
+  // "gelu_new": GPT-2, GPT-J, Phi-1/1.5/2), a chain of separate elementwise ops.
+  bool gelu_new = false;
 
   int64_t num_experts = 0;  // routed experts per MoE block; 0 = dense model
   int64_t experts_per_token = 0;
