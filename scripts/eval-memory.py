@@ -129,6 +129,8 @@ def optimizer_impl(r):
     opt = r["optimizer"].lower()
     if "8bit" in opt or "4bit" in opt or "paged" in opt:
         return None
+    if "foreach" in opt:
+        return "foreach"
     if "fused" in opt:  # adamw_torch_fused, torch.optim.AdamW (fused=True)
         return "fused"
     if opt.startswith("torch.optim.adamw") or opt.startswith("adamw_torch"):

@@ -33,7 +33,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 # (model, method, precision, seq_len, micro_batch, gradient checkpointing, lora targets[, extra])
 # extra: {"ga": gradient accumulation steps, "r": LoRA rank (alpha = 2 r), "attn": attention
-# implementation passed to from_config (default: transformers' own, sdpa)}
+# implementation passed to from_config (default: transformers' own, sdpa), "dropout": LoRA dropout
+# (default 0), "optim": the Trainer's optim (default adamw_torch_fused)}
 # precision: amp-bf16 = weights and AdamW states in fp32, Trainer bf16=True autocast (the HF
 # Trainer default when a model is loaded without a dtype); pure-bf16 = weights loaded in bf16
 # (dtype=torch.bfloat16, as TRL/axolotl users do) with bf16=True, so AdamW states are bf16 too.
@@ -87,6 +88,32 @@ CASES = [
     ("Qwen/Qwen2.5-Coder-32B-Instruct", "lora", "pure-bf16", 2048, 1, True, "all-linear"),
     ("Qwen/Qwen3-30B-A3B", "lora", "pure-bf16", 1024, 1, True, "all-linear"),
     ("meta-llama/Llama-3.2-1B-Instruct", "full", "amp-bf16", 8192, 4, True, None),
+    # third batch (47..): held out. Run after commit 4792311 changed the estimator from batches
+    # 1-2; fmte's predictions for these were fixed before they ran.
+    ("Qwen/Qwen2.5-7B-Instruct", "lora", "pure-bf16", 2048, 2, False, "all-linear",
+     {"dropout": 0.05}),
+    ("mistralai/Mistral-7B-Instruct-v0.3", "lora", "pure-bf16", 1024, 4, False, "all-linear",
+     {"dropout": 0.1}),
+    ("meta-llama/Llama-3.1-8B", "lora", "pure-bf16", 4096, 2, True, "all-linear",
+     {"dropout": 0.05}),
+    ("Qwen/Qwen2.5-3B", "full", "amp-bf16", 2048, 2, True, None, {"optim": "adamw_torch"}),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "amp-bf16", 2048, 2, False, None,
+     {"optim": "adamw_torch"}),
+    ("openai-community/gpt2-medium", "full", "amp-bf16", 1024, 16, False, None),
+    ("microsoft/phi-1_5", "full", "pure-bf16", 2048, 4, False, None),
+    ("EleutherAI/gpt-j-6b", "lora", "pure-bf16", 1024, 2, False, "all-linear", {"attn": "eager"}),
+    ("meta-llama/Llama-2-7b-hf", "lora", "pure-bf16", 4096, 1, False, "q,v", {"dropout": 0.05}),
+    ("codellama/CodeLlama-7b-hf", "lora", "pure-bf16", 4096, 4, True, "all-linear"),
+    ("Qwen/Qwen3-0.6B", "full", "amp-bf16", 4096, 4, False, None),
+    ("Qwen/Qwen3-1.7B", "full", "amp-bf16", 4096, 1, False, None, {"ga": 8}),
+    ("google/gemma-2-9b", "lora", "pure-bf16", 1024, 2, False, "all-linear"),
+    ("microsoft/Phi-3-mini-4k-instruct", "lora", "pure-bf16", 2048, 2, False, "all-linear",
+     {"dropout": 0.05}),
+    ("Qwen/Qwen2.5-0.5B", "full", "pure-bf16", 2048, 2, False, None, {"attn": "eager"}),
+    ("meta-llama/Llama-2-13b-hf", "lora", "pure-bf16", 2048, 2, True, "all-linear",
+     {"dropout": 0.05}),
+    ("Qwen/Qwen3-32B", "lora", "pure-bf16", 1024, 1, True, "all-linear"),
+    ("microsoft/phi-2", "lora", "pure-bf16", 2048, 4, False, "all-linear", {"dropout": 0.05}),
 ]
 
 SHORT_TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
@@ -123,6 +150,7 @@ def run_case(case, steps):
     model_id, method, precision, seq, mb, gc_on, targets = case[:7]
     extra = case[7] if len(case) > 7 else {}
     ga, rank = extra.get("ga", 1), extra.get("r", 16)
+    dropout, optim = extra.get("dropout", 0.0), extra.get("optim", "adamw_torch_fused")
     cfg = AutoConfig.from_pretrained(os.path.join(ROOT, "etc", "models", model_id))
     cfg.use_cache = False
     dtype = torch.bfloat16 if precision == "pure-bf16" else torch.float32
@@ -143,7 +171,7 @@ def run_case(case, steps):
         from peft import LoraConfig, get_peft_model
         tm = "all-linear" if targets == "all-linear" else [SHORT_TARGETS[t] for t in
                                                           targets.split(",")]
-        model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0,
+        model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=dropout,
                                                  target_modules=tm, task_type="CAUSAL_LM"))
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     vocab = cfg.vocab_size
@@ -176,7 +204,7 @@ def run_case(case, steps):
     args = TrainingArguments(
         output_dir="/tmp/fmte-measure-hf", max_steps=steps, per_device_train_batch_size=mb,
         gradient_accumulation_steps=ga, learning_rate=1e-5, lr_scheduler_type="constant",
-        bf16=True, optim="adamw_torch_fused", gradient_checkpointing=gc_on,
+        bf16=True, optim=optim, gradient_checkpointing=gc_on,
         gradient_checkpointing_kwargs={"use_reentrant": False} if gc_on else None,
         save_strategy="no", logging_steps=1000, report_to="none", disable_tqdm=True,
         dataloader_num_workers=0, remove_unused_columns=False, seed=0)
@@ -186,7 +214,7 @@ def run_case(case, steps):
     try:
         trainer.train()
     except torch.cuda.OutOfMemoryError as e:
-        oom = str(e).splitlines()[0][:300]
+        oom = str(e).splitlines()[0][:600]
     total = time.perf_counter() - t0
     attn = getattr(getattr(model, "config", cfg), "_attn_implementation", None)
     info = {"params": n_params, "trainable": trainable, "load": load, "steps": step_log,
@@ -220,14 +248,19 @@ def rows_for(case, info, vers, commit):
     model_id, method, precision, seq, mb, gc_on, targets = case[:7]
     extra = case[7] if len(case) > 7 else {}
     ga, rank = extra.get("ga", 1), extra.get("r", 16)
+    dropout, optim = extra.get("dropout", 0.0), extra.get("optim", "adamw_torch_fused")
     steady = [s for s in info["steps"] if s["step"] >= 2]
     timed = [s["time_s"] for s in info["steps"] if s["step"] >= 3] or [s["time_s"] for s in steady]
     step_time = statistics.median(timed) if timed else None
-    section = "H100 HF Trainer: %s %s %s seq %d mb %d%s%s%s%s" % (
+    section = "H100 HF Trainer: %s %s %s seq %d mb %d%s%s%s%s%s%s" % (
         model_id, method, precision, seq, mb, " ga %d" % ga if ga > 1 else "",
-        " r %d" % rank if method == "lora" else "", " grad-ckpt" if gc_on else "",
-        " attention " + extra["attn"] if "attn" in extra else "")
-    opt = "AdamW (adamw_torch_fused, states in the trainable parameters' dtype)"
+        " r %d" % rank if method == "lora" else "",
+        " dropout %g" % dropout if dropout else "", " grad-ckpt" if gc_on else "",
+        " attention " + extra["attn"] if "attn" in extra else "",
+        " optim " + optim if optim != "adamw_torch_fused" else "")
+    opt = ("AdamW (adamw_torch_fused, states in the trainable parameters' dtype)"
+           if optim == "adamw_torch_fused" else
+           "AdamW (%s: foreach step, states in the trainable parameters' dtype)" % optim)
     notes = ("Measured by this project on one %s, %s. Random weights from etc/models/%s/config.json "
              "(AutoModelForCausalLM.from_config on the GPU, dtype %s), random tokens of full length, "
              "labels = inputs; transformers Trainer, bf16=True, %d steps, per-step peaks reset at "
@@ -239,8 +272,8 @@ def rows_for(case, info, vers, commit):
         "no gradient checkpointing", model_id,
         "bfloat16" if precision == "pure-bf16" else "float32", len(info["steps"]),
         info["params"], info["trainable"], info["attn_implementation"],
-        ("; LoRA r %d alpha %d dropout 0, adapter dtype %s" % (rank, 2 * rank,
-                                                                info["lora_dtype"]))
+        ("; LoRA r %d alpha %d dropout %g, adapter dtype %s" % (
+            rank, 2 * rank, dropout, info["lora_dtype"]))
         if method == "lora" else "", vers["torch"], vers["cuda"], vers["transformers"],
         vers["peft"], vers["accelerate"], vers["alloc_conf"])
     out = []
@@ -278,14 +311,15 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--only", default="")
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--tag", default="", help="suffix of the output files' names")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     vers = versions()
     commit = os.environ.get("FMTE_COMMIT", "unknown")
     print(json.dumps(vers), flush=True)
     picks = [int(x) for x in a.only.split(",") if x] or range(len(CASES))
-    with open(os.path.join(a.out, "measured-hf.csv"), "w", newline="") as fcsv, \
-            open(os.path.join(a.out, "measured-hf.jsonl"), "w") as fj:
+    with open(os.path.join(a.out, "measured-hf%s.csv" % a.tag), "w", newline="") as fcsv, \
+            open(os.path.join(a.out, "measured-hf%s.jsonl" % a.tag), "w") as fj:
         w = csv.DictWriter(fcsv, fieldnames=FIELDS)
         w.writeheader()
         for n, i in enumerate(picks):
