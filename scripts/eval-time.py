@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compare fmte's step time with the measured step times in the memory-measured tables.
 
-usage: scripts/eval-time.py [--advise BIN] [--csv FILE ...] [--verbose] [--json]
+usage: scripts/eval-time.py [--advise BIN] [--csv FILE ...] [--verbose] [--json] [--calibrate]
+                            [--check-bounds]
 
 The tables of tests/data/memory-measured (measured.csv, published; measured-h100-hf.csv, measured
 by this project with scripts/device/measure_hf.py) give, beside each peak, the run's step time
@@ -12,13 +13,22 @@ prediction compared is `time.step_time_s`, or `time.tokens_per_s_per_gpu` where 
 per-GPU throughput (its notes say "per GPU"); a step time the source took over one micro-batch
 (litgpt's ms/iter) is compared with fmte's step time over its micro-batches. Reported per source, framework and GPU: runs, mean
 absolute error, median signed error (predicted / measured - 1: negative = fmte too fast), and
-the range. This is the yardstick of issue 13 (step time you can act on); it changes nothing.
+the range. This is the yardstick of issue 13 (step time you can act on).
+
+--calibrate prints, per group of jobs (GPU generation x framework family: Megatron or the PyTorch
+frameworks), the split-conformal 95% quantile of measured / predicted step time that the time limit's bound uses
+(estimator/time/src/walltime.cc MeasuredTimeFactor), and checks it leaving out one source at a time:
+the group's factor from the other sources (a group they lack: the widest of their groups) and how
+many of the left-out source's runs it covers. --check-bounds exits 1 when, in a group, fewer than
+90% of the runs lie under the factor fmte's time limit applies (from time.wall_time_bound_s of a
+100-step job: test time_measured_eval).
 """
 import argparse
 import collections
 import csv
 import importlib.util
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -33,6 +43,84 @@ def load_eval_memory():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def generation(gpu):
+    """The GPU generation of a row's GPU name, as walltime.cc MeasuredTimeFactor reads job.gpu."""
+    g = gpu.upper()
+    for names, gen in ((("GB200", "GB300", "B200", "B300"), "blackwell"),
+                       (("GH200", "H100", "H200", "H800"), "hopper"),
+                       (("A100", "A800"), "ampere"),
+                       (("MI300", "MI325"), "cdna3")):
+        if any(n in g for n in names):
+            return gen
+    return "other"
+
+
+def family(framework):
+    return "megatron" if framework in ("megatron", "nemo") else "pytorch"
+
+
+def quantile(xs, q):
+    """The split-conformal q-quantile: the ceil((n + 1) q)-th smallest, the largest when that
+    passes n (with few runs, as here, the bound covers every run seen)."""
+    xs = sorted(xs)
+    k = math.ceil((len(xs) + 1) * q)
+    return xs[min(k, len(xs)) - 1]
+
+
+def calibrate(results, q=0.95):
+    """Per group the q-quantile of measured / predicted, and its leave-one-source-out check."""
+    for x in results:
+        x["ratio"] = 1 / (1 + x["err"])
+        x["group"] = generation(x["gpu"]) + "/" + family(x["framework"])
+    groups = collections.defaultdict(list)
+    for x in results:
+        groups[x["group"]].append(x)
+    print("group                      runs  sources   median    q%.0f     max" % (100 * q))
+    factors = {}
+    for g, xs in sorted(groups.items()):
+        rs = [x["ratio"] for x in xs]
+        factors[g] = quantile(rs, q)
+        print("%-26s %5d  %7d  %6.3f  %6.3f  %6.3f" % (
+            g, len(xs), len({x["source"] for x in xs}), statistics.median(rs), factors[g], max(rs)))
+    print("widest: %.2f" % max(factors.values()))
+    print()
+    print("leave one source out: the group's factor from the other sources (else their widest)")
+    print("source left out                group                 runs  factor  covered")
+    for s in sorted({x["source"] for x in results}):
+        rest = [x for x in results if x["source"] != s]
+        rest_groups = collections.defaultdict(list)
+        for x in rest:
+            rest_groups[x["group"]].append(x["ratio"])
+        rest_f = {g: quantile(v, q) for g, v in rest_groups.items()}
+        widest = max(rest_f.values()) if rest_f else 1.0
+        mine = collections.defaultdict(list)
+        for x in results:
+            if x["source"] == s:
+                mine[x["group"]].append(x["ratio"])
+        for g, rs in sorted(mine.items()):
+            f = rest_f.get(g, widest)
+            print("%-30s %-20s %5d  %6.2f  %3d of %d%s" % (
+                s[:30], g, len(rs), f, sum(1 for r in rs if r <= f), len(rs),
+                "" if g in rest_f else "  (group unseen: widest)"))
+    return factors
+
+
+def check_bounds(results):
+    """1 when a group has fewer than 90% of its runs under the factor fmte's limit applies."""
+    groups = collections.defaultdict(list)
+    for x in results:
+        groups[x["group"]].append(x["ratio"] <= x["bound_factor"] * (1 + 1e-3))
+    bad = 0
+    print()
+    for g, cov in sorted(groups.items()):
+        share = sum(cov) / len(cov)
+        ok = share >= 0.9
+        bad += not ok
+        print("%s %-26s %3d of %3d runs under fmte's limit factor (%.0f%%)" % (
+            "ok  " if ok else "FAIL", g, sum(cov), len(cov), 100 * share))
+    return 1 if bad else 0
 
 
 def measured_time(r):
@@ -55,6 +143,8 @@ def main():
     ap.add_argument("--csv", action="append")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--calibrate", action="store_true")
+    ap.add_argument("--check-bounds", action="store_true")
     a = ap.parse_args()
     em = load_eval_memory()
     data = os.path.join(ROOT, "tests", "data", "memory-measured")
@@ -75,8 +165,8 @@ def main():
             if args is None:
                 skipped[why] += 1
                 continue
-            p = subprocess.run([a.advise, "estimate", "--json"] + args, capture_output=True,
-                               text=True, timeout=60)
+            p = subprocess.run([a.advise, "estimate", "--json", "--steps", "100"] + args,
+                               capture_output=True, text=True, timeout=60)
             if p.returncode != 0:
                 skipped["fmte: " + (p.stderr.strip().splitlines() or ["?"])[0][:60]] += 1
                 continue
@@ -88,7 +178,11 @@ def main():
                 err = pred / meas - 1
             else:
                 err = meas / t["tokens_per_s_per_gpu"] - 1  # as a step-time error
-            results.append({"source": r["source_repo"], "framework": r["framework"],
+            parts = t["wall_breakdown"]
+            varying = parts["train"] + parts["eval"]
+            fixed = t["wall_time_s"] - varying
+            results.append({"bound_factor": (t["wall_time_bound_s"] - fixed) / varying,
+                            "source": r["source_repo"], "framework": r["framework"],
                             "gpu": r["gpu_type"].split("(")[0].strip()[:24], "err": err,
                             "section": r["section"], "measured": meas, "kind": kind,
                             "mfu": t.get("mfu")})
@@ -101,6 +195,12 @@ def main():
                     "median_err": statistics.median(v), "min": min(v), "max": max(v)}
                 for k, v in sorted(groups.items())}
 
+    if a.calibrate or a.check_bounds:
+        calibrate(results)
+    if a.check_bounds:
+        return check_bounds(results)
+    if a.calibrate:
+        return 0
     out = {"by_source": table(lambda x: x["source"]),
            "by_framework_gpu": table(lambda x: x["framework"] + " / " + x["gpu"]),
            "all": table(lambda x: "all"), "skipped": dict(skipped)}

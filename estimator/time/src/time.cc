@@ -340,6 +340,7 @@ Status EstimateStepTimeInto(const ModelArch& model, const TrainingJob& job, cons
   const TimeEfficiency& eff = time_model.For(gpu, &exact);
   FMTE_RETURN_IF_ERROR(StepTimeAnalyticInto(model, job, gpu, cluster, eff, estimate));
   TimeEstimate& est = *estimate;  // corrected in place
+  est.gpu = gpu.name;
   if (!exact) est.efficiency_source = eff.gpu + " constants (no entry for " + gpu.name + ")";
   if (const StepTimeCorrection* c = time_model.correction(); c != nullptr) {
     const double clamp = time_model.correction_clamp();

@@ -175,6 +175,7 @@ struct TimeEstimate {
   double dp_comm_s = 0;           // exposed data-parallel / sharding collectives per step
   std::vector<float> features;    // StepTimeFeatures, for the correction and for retraining
   std::string efficiency_source;  // which learned entry was used
+  std::string gpu;                // the GPU's catalog name
 };
 
 // Names of the correction's features, in order (the manifest lists them).

@@ -9,6 +9,7 @@
 #define FMTE_WALLTIME_H_
 
 #include <cstdint>
+#include <string_view>
 
 #include "fmte/cluster.h"
 #include "fmte/gpu.h"
@@ -64,6 +65,13 @@ struct DatasetTokens {
 // ceil(samples x max(epochs, 1) / global batch). Error when none of them is given.
 // `global_batch` is the step's sequences (TimeEstimate::global_batch).
 Result<int64_t> StepsOfJob(const TrainingJob& job, int64_t global_batch);
+
+// Measured / predicted step time at `quantile` for the group of jobs a GPU (catalog name or alias)
+// and framework fall in (GPU generation x Megatron or the PyTorch frameworks), from runs the time
+// model was not fitted on (walltime.cc kGroupFactors; scripts/eval-time.py --calibrate); a group
+// without runs takes the widest. The time limit's factor is the larger of this and
+// TimeModel::UpperFactor.
+double MeasuredTimeFactor(std::string_view gpu, Framework framework, double quantile);
 
 // The parameters a wall time reads (checkpoint size, optimizer traffic): the model's total and
 // those the job trains. The time component does not count parameters: the memory estimate does
