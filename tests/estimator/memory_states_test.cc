@@ -237,7 +237,8 @@ TEST(MemoryStatesTest, ForeachAdamWAddsOneStateSizedTemporaryAtTheStep) {
   // the optimizer step holds fp32 weights, gradients and both moments (16 P); torch.optim's
   // foreach step adds one state-sized fp32 list (torch._foreach_sqrt(exp_avg_sq), 4 P), the fused
   // step none (torch/optim/adamw.py). auto is the framework's default: fused for the HF Trainer
-  // (adamw_torch_fused since transformers 4.56 with torch >= 2.8), foreach for plain FSDP loops.
+  // (adamw_torch_fused with torch >= 2.8 since transformers PR #37358 (July 2025)), foreach for
+  // plain FSDP loops.
   const ModelArch llama = Llama2_7b();
   const double P = 6738415616.0;
   TrainingJob j = BaseJob();

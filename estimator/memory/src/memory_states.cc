@@ -131,10 +131,10 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   // which builds torch.optim.AdamW from its config's class_path without fused)
   // allocates one state-sized temporary list (torch._foreach_sqrt of exp_avg_sq,
   // torch/optim/adamw.py _multi_tensor_adamw); the fused step (HF Trainer's default
-  // adamw_torch_fused since transformers 4.56 with torch >= 2.8, torchtitan's default) and
-  // Megatron/DeepSpeed/torchtune's kernels update in place. Measured: full AdamW fine-tuning of
-  // Qwen2.5-3B under the HF Trainer's adamw_torch_fused peaks at weights + gradients + states
-  // (16 bytes x 3.09e9 parameters = 45.98 GiB; 46.06 GiB measured on an H100,
+  // adamw_torch_fused with torch >= 2.8 since transformers PR #37358 (July 2025), torchtitan's
+  // default) and Megatron/DeepSpeed/torchtune's kernels update in place. Measured: full AdamW
+  // fine-tuning of Qwen2.5-3B under the HF Trainer's adamw_torch_fused peaks at weights + gradients
+  // + states (16 bytes x 3.09e9 parameters = 45.98 GiB; 46.06 GiB measured on an H100,
   // tests/data/memory-measured/measured-h100-hf.csv).
   const bool torch_optim = j.optimizer == Optimizer::kAdamW || j.optimizer == Optimizer::kSgd;
   const bool foreach =

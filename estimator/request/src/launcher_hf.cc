@@ -183,8 +183,8 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     else
       sink->Set("optimizer", o, "--optim");
     // adamw_torch is torch.optim.AdamW's foreach step, adamw_torch_fused its fused one
-    // (transformers trainer_optimizer.py); the default since transformers 4.56 with torch >= 2.8
-    // is adamw_torch_fused.
+    // (transformers trainer_optimizer.py); the default with torch >= 2.8 since transformers PR
+    // #37358 (July 2025) is adamw_torch_fused.
     const std::string name = Lower(f->value);
     if (name == "adamw_torch" || name == "sgd")
       sink->Set("optimizer-impl", "foreach", "--optim");

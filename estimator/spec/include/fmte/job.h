@@ -48,8 +48,9 @@ enum class Sharding {
 enum class Checkpointing { kNone, kSelective, kFull };  // none | selective | full
 enum class Attention { kFused, kEager };                // fused | eager
 // How torch.optim's AdamW/SGD steps: auto (the framework's default: HF Trainer's
-// adamw_torch_fused since transformers 4.56 with torch >= 2.8, torchtitan's "fused"; torch.optim
-// itself foreach) | foreach (one state-sized temporary list) | fused (in place, no temporary).
+// adamw_torch_fused with torch >= 2.8 since transformers PR #37358 (July 2025), torchtitan's
+// "fused"; torch.optim itself foreach) | foreach (one state-sized temporary list) | fused (in
+// place, no temporary).
 enum class OptimizerImpl { kAuto, kForeach, kFused };  // auto | foreach | fused
 enum class Quant { kNone, kNf4, kFp4, kInt8 };         // none | nf4 | fp4 | int8
 // litgpt: Lightning's litgpt (its own model code, LoRA and loops; Fabric strategies).
