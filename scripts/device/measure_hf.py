@@ -114,6 +114,16 @@ CASES = [
      {"dropout": 0.05}),
     ("Qwen/Qwen3-32B", "lora", "pure-bf16", 1024, 1, True, "all-linear"),
     ("microsoft/phi-2", "lora", "pure-bf16", 2048, 4, False, "all-linear", {"dropout": 0.05}),
+    # fourth batch (65..): long sequences, held out like the third (run after commit 121844a)
+    ("meta-llama/Llama-3.1-8B", "lora", "pure-bf16", 16384, 1, True, "all-linear"),
+    ("Qwen/Qwen2.5-7B-Instruct", "lora", "pure-bf16", 32768, 1, True, "all-linear"),
+    ("meta-llama/Llama-3.2-1B-Instruct", "full", "pure-bf16", 32768, 1, True, None),
+    ("Qwen/Qwen3-1.7B", "full", "amp-bf16", 16384, 1, True, None),
+    ("mistralai/Mistral-7B-Instruct-v0.3", "lora", "pure-bf16", 16384, 1, True, "q,v",
+     {"dropout": 0.05}),
+    ("google/gemma-2-9b", "lora", "pure-bf16", 8192, 1, True, "all-linear"),
+    ("microsoft/Phi-3-mini-4k-instruct", "full", "pure-bf16", 4096, 4, True, None),
+    ("Qwen/Qwen3-8B", "lora", "pure-bf16", 32768, 1, True, "all-linear"),
 ]
 
 SHORT_TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
