@@ -121,7 +121,8 @@ TEST(WallTime, BoundWidensToTheMeasuredFactorOfTheJobsGroup) {
   // runs (scripts/eval-time.py --calibrate; test time_measured_eval checks it covers them). Here:
   // how it is chosen. Aliases and catalog names of one generation share it; the median at the 50%
   // setting grows to the 95% quantile; Megatron on A100 is the time model's own fit (1); a group
-  // without runs (Megatron on H100, any job on an L40S) takes the widest of all.
+  // without runs (Megatron on H100, any job on an L40S) takes the widest of all. A prediction that
+  // already carries its group's median (TimeEstimate::measured_factor) is widened by the rest.
   const double h100 = MeasuredTimeFactor("H100-SXM5-80GB", Framework::kHf, 0.95);
   EXPECT_EQ(MeasuredTimeFactor("H100-SXM", Framework::kHf, 0.95), h100);
   EXPECT_EQ(MeasuredTimeFactor("GH200-96GB", Framework::kFsdp, 0.95), h100);
@@ -147,6 +148,10 @@ TEST(WallTime, BoundWidensToTheMeasuredFactorOfTheJobsGroup) {
   ASSERT_TRUE(w.ok());
   EXPECT_NEAR(w->upper_factor, h100, 1e-12);
   EXPECT_NEAR(w->time_limit_s - w->wall_time_s, 200 * (h100 - 1), 1e-9);
+  step.measured_factor = 1.5;  // the prediction already carries part of it
+  w = WallTimeFromStep(j, ClusterSpec{}, tm, step, ParamsOf(m, j), WallTimeOptions{});
+  ASSERT_TRUE(w.ok());
+  EXPECT_NEAR(w->upper_factor, h100 / 1.5, 1e-12);
 }
 
 // test1.contract.json: the FM Training Estimator's TE2 contract of its te_test1.jsonl (9 samples,

@@ -29,6 +29,7 @@ void AddTimeJson(nlohmann::json& doc, const TrainingJob& /*job*/, const JobEstim
     t["step_time_s"] = s.step_time_s;
     t["analytic_step_time_s"] = s.analytic_step_time_s;
     t["correction_factor"] = s.correction_factor;
+    t["measured_factor"] = s.measured_factor;
     t["tokens_per_s_per_gpu"] = s.tokens_per_s_per_gpu;
     t["mfu"] = s.mfu;
     t["model_flops_per_step"] = s.model_flops_per_step;

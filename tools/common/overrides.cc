@@ -194,7 +194,10 @@ Status ApplyOverrides(const nlohmann::json& doc, const std::string& origin, GpuS
   job->element_bytes = bytes;
   if (const auto t = doc.find("time"); t != doc.end() && !t->empty() && time_model != nullptr)
     time_model->MutableFor(*gpu) = eff;
-  if (drop_correction && time_model != nullptr) time_model->SetCorrection(nullptr);
+  if (drop_correction && time_model != nullptr) {
+    time_model->SetCorrection(nullptr);
+    time_model->SetMeasuredGroups(false);  // the measured groups' medians are learned too
+  }
   return Status::Ok();
 }
 

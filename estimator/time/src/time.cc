@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "time_groups.h"
 #include "time_parts.h"
 
 namespace fmte {
@@ -21,6 +22,17 @@ double SmoothMax(double a, double b) {
   if (hi <= 0) return 0;
   const double x = a / hi, y = b / hi;
   return hi * std::pow(x * x * x * x + y * y * y * y, 0.25);
+}
+
+// The step `f` times as long: its breakdown with it, throughput and utilisation the other way.
+void ScaleStep(double f, TimeEstimate* est) {
+  est->step_time_s *= f;
+  TimeBreakdown& bd = est->breakdown;
+  for (double* x : {&bd.compute_s, &bd.communication_s, &bd.bubble_s, &bd.optimizer_s,
+                    &bd.offload_s, &bd.overhead_s})
+    *x *= f;
+  est->tokens_per_s_per_gpu /= f;
+  est->mfu /= f;
 }
 
 }  // namespace
@@ -349,15 +361,16 @@ Status EstimateStepTimeInto(const ModelArch& model, const TrainingJob& job, cons
         est.correction_weight > 0
             ? est.correction_weight * std::clamp(c->PredictLogRatio(est.features), -clamp, clamp)
             : 0.0;
-    const double f = std::exp(log_ratio);
-    est.correction_factor = f;
-    est.step_time_s *= f;
-    TimeBreakdown& bd = est.breakdown;
-    for (double* x : {&bd.compute_s, &bd.communication_s, &bd.bubble_s, &bd.optimizer_s,
-                      &bd.offload_s, &bd.overhead_s})
-      *x *= f;
-    est.tokens_per_s_per_gpu /= f;
-    est.mfu /= f;
+    est.correction_factor = std::exp(log_ratio);
+    ScaleStep(est.correction_factor, &est);
+  }
+  // What the measured runs of the job's group say the model misses (time_groups.cc).
+  const double r = time_model.measured_groups()
+                       ? time_groups::MeasuredGroupOf(gpu.name, job.framework).residual
+                       : 1.0;
+  if (r != 1) {
+    est.measured_factor = r;
+    ScaleStep(r, &est);
   }
   return Status::Ok();
 }

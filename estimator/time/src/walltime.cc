@@ -4,12 +4,11 @@
 #include "fmte/walltime.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <initializer_list>
 #include <limits>
-#include <string>
 #include <string_view>
+
+#include "time_groups.h"
 
 namespace fmte {
 namespace {
@@ -42,60 +41,13 @@ double CheckpointBytes(const TrainingJob& job, int64_t total_params, int64_t tra
   return trainable * (4 + master + state);
 }
 
-// Measured / predicted step time of groups of jobs (GPU generation x framework family) from runs
-// the time model was not fitted on: scripts/eval-time.py --calibrate over the step times of
-// tests/data/memory-measured (2026-11-27: 82 runs from 4 sources; litgpt on A100-40GB, 9; the HF
-// Trainer on one H100, 60, measured by this project, and torchtitan on 8 H100, 3 (pytorch/ao);
-// torchtitan on B200, 5, and on MI300X, 4, with DeepSpeed on MI300X, 1). fmte's step time is short
-// on every one of them, more so on newer GPUs (the Hopper and Blackwell constants are operator
-// samples times the A100 framework ratio; docs/time.md "Measured step times"). Megatron on A100 is
-// the vTrain fit itself, whose residuals TimeModel::UpperFactor holds. A group without runs takes
-// the widest factor. Each factor is the group's median and split-conformal 95% quantile (with fewer
-// than 19 runs: the largest). Left out one source at a time, these factors covered 48 of the 82
-// runs (torchtitan's H100 factor covers 32 of the HF Trainer's 60, the HF Trainer's covers 3 of
-// B200's 5 as an unseen generation's widest): the bound is not yet what issue 13 asks (90% of runs
-// from sources it never saw).
-struct GroupFactor {
-  const char* generation;
-  bool megatron;
-  double median, q95;
-};
-constexpr GroupFactor kGroupFactors[] = {
-    {"ampere", true, 1.0, 1.0},          // the vTrain fit (TimeModel::UpperFactor)
-    {"ampere", false, 1.196, 1.822},     // litgpt, 9 runs
-    {"hopper", false, 1.901, 3.071},     // HF Trainer 60 + torchtitan 3
-    {"blackwell", false, 2.911, 3.380},  // torchtitan, 5
-    {"cdna3", false, 2.753, 3.124},      // torchtitan 4 + DeepSpeed 1
-};
-constexpr GroupFactor kWidest = {"", false, 2.911, 3.380};
-
-// The GPU generation of a catalog name or alias (eval-time.py generation()).
-const char* Generation(std::string_view gpu) {
-  std::string g(gpu);
-  for (char& c : g) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  const auto has = [&](std::initializer_list<const char*> names) {
-    for (const char* n : names)
-      if (g.find(n) != std::string::npos) return true;
-    return false;
-  };
-  if (has({"GB200", "GB300", "B200", "B300"})) return "blackwell";
-  if (has({"GH200", "H100", "H200", "H800"})) return "hopper";
-  if (has({"A100", "A800"})) return "ampere";
-  if (has({"MI300", "MI325"})) return "cdna3";
-  return "other";
-}
-
 }  // namespace
 
 double MeasuredTimeFactor(std::string_view gpu, Framework framework, double quantile) {
-  const char* gen = Generation(gpu);
-  const bool megatron = framework == Framework::kMegatron;
-  const GroupFactor* f = &kWidest;
-  for (const GroupFactor& g : kGroupFactors)
-    if (std::string_view(g.generation) == gen && g.megatron == megatron) f = &g;
+  const time_groups::MeasuredGroup& g = time_groups::MeasuredGroupOf(gpu, framework);
   // The median at the 50% setting and below, the 95% quantile at 95% and above, linear between.
   const double w = std::clamp((quantile - 0.5) / 0.45, 0.0, 1.0);
-  return f->median + w * (f->q95 - f->median);
+  return g.median + w * (g.q95 - g.median);
 }
 
 Result<int64_t> StepsOfJob(const TrainingJob& job, int64_t global_batch) {
@@ -152,10 +104,13 @@ Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
       static_cast<double>(w.checkpoints) * (ckpt_bytes / storage + cluster.checkpoint_fixed_s);
   w.wall_time_s = w.startup_s + w.load_s + w.train_s + w.eval_s + w.checkpoint_s;
   w.quantile = options.quantile;
+  // The group's factor is against the model's own step time; the prediction may carry its median
+  // already (TimeEstimate::measured_factor).
   w.upper_factor = std::max(
       time_model.UpperFactor(options.quantile),
       MeasuredTimeFactor(step.gpu.empty() ? std::string_view(job.gpu) : std::string_view(step.gpu),
-                         job.framework, options.quantile));
+                         job.framework, options.quantile) /
+          step.measured_factor);
   w.time_limit_s = w.startup_s + w.load_s + (w.train_s + w.eval_s) * w.upper_factor +
                    w.checkpoint_s + options.limit_margin_s;
   return Status::Ok();

@@ -123,6 +123,10 @@ class TimeModel {
     correction_domain_ = std::move(domain);
   }
   const std::vector<FeatureRange>& correction_domain() const { return correction_domain_; }
+  // Whether predictions take the measured median of their group where two sources agree on it
+  // (TimeEstimate::measured_factor; on by default; off with the learned correction's override).
+  bool measured_groups() const { return measured_groups_; }
+  void SetMeasuredGroups(bool on) { measured_groups_ = on; }
 
  private:
   std::vector<TimeEfficiency> efficiencies_;
@@ -131,6 +135,7 @@ class TimeModel {
   double correction_clamp_ =
       0.4;  // |log ratio| the correction may apply (trees do not extrapolate)
   std::vector<FeatureRange> correction_domain_;  // where the correction applies fully
+  bool measured_groups_ = true;
 };
 
 // Seconds per optimizer step, by kind. The JSON names are the contract:
@@ -162,6 +167,9 @@ struct TimeEstimate {
   double analytic_step_time_s = 0;  // before the learned correction
   double correction_factor = 1;     // step_time_s / analytic_step_time_s
   double correction_weight = 1;     // CorrectionWeight of this job (0: outside the measured range)
+  // Measured / predicted of the job's group (GPU generation x framework family) where two sources
+  // agree on it (time_groups.cc), in step_time_s; 1 elsewhere.
+  double measured_factor = 1;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;                   // model FLOPs / (step time x GPUs x dense peak)
   double model_flops_per_step = 0;  // Megatron convention: fwd + bwd, no recompute, full attention

@@ -1,0 +1,26 @@
+// Groups of jobs (GPU generation x Megatron or the PyTorch frameworks) and what measured step times
+// of each say about the time model (scripts/eval-time.py --calibrate).
+#ifndef FMTE_TIME_GROUPS_H_
+#define FMTE_TIME_GROUPS_H_
+
+#include <string_view>
+
+#include "fmte/job.h"
+
+namespace fmte::time_groups {
+
+struct MeasuredGroup {
+  // Measured / predicted step time over the group's runs, against the model without `residual`:
+  // the median and the split-conformal 95% quantile (the widest group's for a group without runs).
+  double median = 1, q95 = 1;
+  // The factor the prediction takes: the median where two sources of the group agree on it (each
+  // one's median within 10% of the other's), else 1.
+  double residual = 1;
+};
+
+// The group of a GPU (catalog name or alias) and framework.
+const MeasuredGroup& MeasuredGroupOf(std::string_view gpu, Framework framework);
+
+}  // namespace fmte::time_groups
+
+#endif  // FMTE_TIME_GROUPS_H_
