@@ -88,7 +88,7 @@ CASES = [
     ("Qwen/Qwen2.5-Coder-32B-Instruct", "lora", "pure-bf16", 2048, 1, True, "all-linear"),
     ("Qwen/Qwen3-30B-A3B", "lora", "pure-bf16", 1024, 1, True, "all-linear"),
     ("meta-llama/Llama-3.2-1B-Instruct", "full", "amp-bf16", 8192, 4, True, None),
-    # third batch (47..): held out. Run after commit 4792311 changed the estimator from batches
+    # third batch (47..): held out. Run after commit cdc0486 changed the estimator from batches
     # 1-2; fmte's predictions for these were fixed before they ran.
     ("Qwen/Qwen2.5-7B-Instruct", "lora", "pure-bf16", 2048, 2, False, "all-linear",
      {"dropout": 0.05}),
