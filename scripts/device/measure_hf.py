@@ -138,6 +138,13 @@ FIELDS = ("source_repo,source_path,source_commit,section,model_hf_id,method,gpus
 GIB = 2**30
 
 
+def unpack(case):
+    """A case's seven fields and its extras with their defaults filled in."""
+    extra = {"ga": 1, "r": 16, "dropout": 0.0, "optim": "adamw_torch_fused"}
+    extra.update(case[7] if len(case) > 7 else {})
+    return (*case[:7], extra)
+
+
 def versions():
     import accelerate
     import peft
@@ -157,10 +164,8 @@ def run_case(case, steps):
     from transformers import (AutoConfig, AutoModelForCausalLM, Trainer, TrainerCallback,
                               TrainingArguments)
 
-    model_id, method, precision, seq, mb, gc_on, targets = case[:7]
-    extra = case[7] if len(case) > 7 else {}
-    ga, rank = extra.get("ga", 1), extra.get("r", 16)
-    dropout, optim = extra.get("dropout", 0.0), extra.get("optim", "adamw_torch_fused")
+    model_id, method, precision, seq, mb, gc_on, targets, extra = unpack(case)
+    ga, rank, dropout, optim = extra["ga"], extra["r"], extra["dropout"], extra["optim"]
     cfg = AutoConfig.from_pretrained(os.path.join(ROOT, "etc", "models", model_id))
     cfg.use_cache = False
     dtype = torch.bfloat16 if precision == "pure-bf16" else torch.float32
@@ -255,10 +260,8 @@ def cleanup():
 
 
 def rows_for(case, info, vers, commit):
-    model_id, method, precision, seq, mb, gc_on, targets = case[:7]
-    extra = case[7] if len(case) > 7 else {}
-    ga, rank = extra.get("ga", 1), extra.get("r", 16)
-    dropout, optim = extra.get("dropout", 0.0), extra.get("optim", "adamw_torch_fused")
+    model_id, method, precision, seq, mb, gc_on, targets, extra = unpack(case)
+    ga, rank, dropout, optim = extra["ga"], extra["r"], extra["dropout"], extra["optim"]
     steady = [s for s in info["steps"] if s["step"] >= 2]
     timed = [s["time_s"] for s in info["steps"] if s["step"] >= 3] or [s["time_s"] for s in steady]
     step_time = statistics.median(timed) if timed else None
