@@ -169,7 +169,9 @@ def main():
     results, skipped, seen = [], collections.Counter(), set()
     for path in tables:
         for r in csv.DictReader(open(path, encoding="utf-8")):
-            key = (r["source_repo"], r["section"])
+            # One run per configuration: its rows differ only in the statistic measured.
+            key = tuple(v for k, v in r.items()
+                        if k not in ("metric", "measured_value", "unit", "notes"))
             if key in seen:
                 continue  # the same run's other statistic
             seen.add(key)

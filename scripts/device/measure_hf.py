@@ -267,7 +267,7 @@ def rows_for(case, info, vers, commit):
     step_time = statistics.median(timed) if timed else None
     section = "H100 HF Trainer: %s %s %s seq %d mb %d%s%s%s%s%s%s" % (
         model_id, method, precision, seq, mb, " ga %d" % ga if ga > 1 else "",
-        " r %d" % rank if method == "lora" else "",
+        " r %d %s" % (rank, targets) if method == "lora" else "",
         " dropout %g" % dropout if dropout else "", " grad-ckpt" if gc_on else "",
         " attention " + extra["attn"] if "attn" in extra else "",
         " optim " + optim if optim != "adamw_torch_fused" else "")
