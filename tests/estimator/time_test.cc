@@ -115,12 +115,12 @@ TEST(StepTime, ComputeIsFlopsOverPeakWithIdealEfficiency) {
   EXPECT_EQ(est->micro_batches, 4);
 }
 
-TEST(StepTime, HopperPytorchJobsCarryTheirGroupsMeasuredMedian) {
-  // Measured step time / fmte's model: the HF Trainer on one H100 1.92 (median of 68 runs,
-  // tests/data/memory-measured/measured-h100-hf.csv), torchtitan on 8 H100 1.80 (3 runs, pytorch/ao
-  // in measured.csv; scripts/eval-time.py --calibrate). The two sources agree within 7%, so the
-  // group's median enters the prediction of a PyTorch-framework job on a Hopper GPU; Megatron on
-  // the same GPU and any job on an A100 keep the model's own.
+TEST(StepTime, NoGroupMedianEntersThePredictionWhileItsSourcesDisagree) {
+  // Measured step time / fmte's model on Hopper (scripts/eval-time.py --calibrate): the HF Trainer
+  // on one H100 1.136 (68 runs, tests/data/memory-measured/measured-h100-hf.csv), torchtitan on
+  // 8 H100 1.620 (3 compiled runs, pytorch/ao in measured.csv): 43% apart, so the group's median
+  // does not enter the prediction (it widens the limit's bound only); neither does any other
+  // group's (one source each).
   const ModelArch m = Gpt(2048, 4, 16, 32000);
   GpuSpec h100 = testing::A100Sxm80();
   h100.name = "H100-SXM5-80GB";
@@ -134,16 +134,76 @@ TEST(StepTime, HopperPytorchJobsCarryTheirGroupsMeasuredMedian) {
     return e.ok() ? *e : TimeEstimate{};
   };
   const TimeEstimate hf = step(Framework::kHf, h100);
-  EXPECT_GE(hf.measured_factor, 1.80);
-  EXPECT_LE(hf.measured_factor, 1.92);
-  EXPECT_NEAR(hf.step_time_s, hf.analytic_step_time_s * hf.correction_factor * hf.measured_factor,
-              1e-12);
-  EXPECT_NEAR(hf.breakdown.compute_s + hf.breakdown.optimizer_s + hf.breakdown.overhead_s +
-                  hf.breakdown.communication_s + hf.breakdown.bubble_s + hf.breakdown.offload_s,
-              hf.step_time_s, 1e-9);
-  EXPECT_EQ(step(Framework::kFsdp, h100).measured_factor, hf.measured_factor);
+  EXPECT_EQ(hf.measured_factor, 1.0);
+  EXPECT_NEAR(hf.step_time_s, hf.analytic_step_time_s * hf.correction_factor, 1e-12);
+  EXPECT_EQ(step(Framework::kFsdp, h100).measured_factor, 1.0);
   EXPECT_EQ(step(Framework::kMegatron, h100).measured_factor, 1.0);
   EXPECT_EQ(step(Framework::kHf, testing::A100Sxm80()).measured_factor, 1.0);
+}
+
+TEST(StepTime, EagerFrameworksMoveWhatTheirLayersSave) {
+  // Eager PyTorch's memory-bound traffic follows the bytes each layer saves for backward (the
+  // memory model's LayerActivationBytes; tests/data/time-profiled). LoRA dropout adds a 1-byte
+  // mask per adapted input to what PEFT saves (memory_activations.cc): an HF job gets slower by
+  // kEagerTraffic times those bytes at HBM bandwidth, while Megatron's fused kernels and a
+  // torch.compile'd job (Korthikanti bytes x memory_traffic) do not change.
+  const ModelArch m = Gpt(2048, 4, 16, 32000);
+  const GpuSpec a100 = testing::A100Sxm80();
+  TimeModel tm;
+  tm.MutableFor(a100) = Ideal();
+  auto compute = [&](Framework fw, bool compile, double dropout) {
+    TrainingJob j = Job(1, 1, 1, 2, 8, 1024);
+    j.framework = fw;
+    j.compile = compile;
+    j.attention = Attention::kFused;
+    j.precision = Precision::kPureBf16;
+    j.method = Method::kLora;
+    j.lora_r = 16;
+    j.lora_dropout = dropout;
+    auto e = EstimateStepTime(m, j, a100, DefaultCluster(a100), tm);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->breakdown.compute_s : 0.0;
+  };
+  // One adapted linear (the fused qkv) per layer: its h-wide input, 2 x 1024 tokens, 4 layers,
+  // 4 micro-batches per step, 1 mask byte per element; kEagerTraffic 18.45 bytes moved per byte.
+  const double mask_bytes = 4.0 * 2 * 1024 * 2048;
+  const double expected = 4 * 18.45 * mask_bytes / (a100.hbm_gbps * 1e9);
+  EXPECT_NEAR(compute(Framework::kHf, false, 0.1) - compute(Framework::kHf, false, 0), expected,
+              1e-3 * expected);
+  EXPECT_EQ(compute(Framework::kMegatron, false, 0.1), compute(Framework::kMegatron, false, 0));
+  EXPECT_EQ(compute(Framework::kHf, true, 0.1), compute(Framework::kHf, true, 0));
+  EXPECT_GT(compute(Framework::kHf, false, 0), compute(Framework::kHf, true, 0));
+}
+
+TEST(StepTime, RankRAdaptersRunAtTheirShapesEfficiency) {
+  // A curve whose factor is 1/(1 + 64/n): a product slows by 64/n of its FLOPs over peak. The
+  // rank-16 adapter's lora_A product (tokens x in x 16) runs at 1/5 of the large-matrix rate
+  // (gemm-h100-hf.csv measured rank-16 products at 0.07 of an H100's peak), lora_B (tokens x 16 x
+  // out) at 1/(1 + 64/out). LoRA on a frozen GPT: each base linear runs forward and input-gradient
+  // (2 x 2 in out FLOPs per token), each adapter product forward, input and weight gradient (3x),
+  // the head forward and input-gradient. So the slowdown per token is
+  //   L (sum_base 256 in + 3 (128 in_qkv + 128 r)) + 256 h   FLOPs over peak.
+  const int64_t h = 1024, L = 2, r = 16, tokens = 512;
+  const ModelArch m = Gpt(h, L, 16, 32000);
+  const GpuSpec a100 = testing::A100Sxm80();
+  TimeEfficiency curved = Ideal();
+  curved.gemm_fwd = GemmCurve{1.0, 0, 0, 64};
+  curved.gemm_bwd = GemmCurve{1.0, 0, 0, 64};
+  auto compute = [&](const TimeEfficiency& eff) {
+    TimeModel tm;
+    tm.MutableFor(a100) = eff;
+    TrainingJob j = Job(1, 1, 1, 1, 1, tokens);
+    j.method = Method::kLora;
+    j.lora_r = r;  // default targets: the fused qkv projection
+    auto e = EstimateStepTime(m, j, a100, DefaultCluster(a100), tm);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->breakdown.compute_s : 0.0;
+  };
+  const double peak = a100.PeakTflops(true) * 1e12;
+  const double base_in = h + h + h + 4 * h;  // qkv, o, up, down
+  const double per_token = L * (256.0 * base_in + 3 * (128.0 * h + 128.0 * r)) + 256.0 * h;
+  const double expected = tokens * per_token / peak;
+  EXPECT_NEAR(compute(curved) - compute(Ideal()), expected, 1e-6 * expected);
 }
 
 TEST(StepTime, GemmCurveSlowsEachLinearByItsShapeFactor) {

@@ -1,5 +1,6 @@
 // Analytic step time (docs/formulas.md §5) composed from time_parts; the learned constants come
-// from TimeEfficiency (regressors/vtrain/efficiency.json), never from literals here.
+// from TimeEfficiency (regressors/vtrain/efficiency.json) and the in-step kernel measurements of
+// time_parts.h, never from literals here.
 #include "fmte/time.h"
 
 #include <algorithm>
@@ -149,7 +150,22 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     model_flops_token += w.model_flops;
     hw_flops_token += w.fwd_flops + w.bwd_flops + w.recompute_flops;
     const double gemm = peak * eff.gemm_efficiency;
-    const double passes_mem = tokens_mb * w.act_bytes_per_token * eff.memory_traffic / hbm;
+    // Memory-bound kernels, one forward pass (backward: twice that). Eager PyTorch writes and
+    // reads every intermediate tensor: its traffic follows the bytes each layer saves for
+    // backward (the memory model's op chain for this framework and architecture) times the
+    // kEagerTraffic measured inside real steps, plus the logits and loss; fused kernels
+    // (Megatron's Transformer Engine, torch.compile) move the Korthikanti activation bytes times
+    // the fitted memory_traffic.
+    const bool eager = time_parts::EagerKernels(job);
+    const double passes_mem = eager ? (tokens_mb * w.logit_bytes_per_token +
+                                       time_parts::kEagerTraffic / 3 * w.eager_saved_bytes) /
+                                          hbm
+                                    : tokens_mb * w.act_bytes_per_token * eff.memory_traffic / hbm;
+    // The recomputed forward of full checkpointing runs the layers' elementwise chain again.
+    const double recompute_mem =
+        eager && job.activation_checkpointing == Checkpointing::kFull
+            ? time_parts::kEagerRecomputeTraffic * w.eager_saved_bytes / hbm
+            : 0;
     double dequant = 0;
     if (job.method == Method::kQlora) {
       // bitsandbytes dequantises each 4/8-bit weight to 16 bits before every matmul, in the
@@ -168,7 +184,7 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     st.fwd_s = SmoothMax(tokens_mb * w.fwd_weighted / ft / gemm + passes_mem + dequant / 3,
                          overhead_pass * fwd_share);
     st.bwd_s = SmoothMax(tokens_mb * (w.bwd_weighted + w.recompute_weighted) / ft / gemm +
-                             2 * passes_mem + dequant * 2 / 3,
+                             2 * passes_mem + recompute_mem + dequant * 2 / 3,
                          overhead_pass * (1 - fwd_share));
     if (eff.layer_fwd_s > 0) st.fwd_s = static_cast<double>(layers) * eff.layer_fwd_s;
     if (eff.layer_bwd_s > 0) st.bwd_s = static_cast<double>(layers) * eff.layer_bwd_s;
@@ -242,8 +258,15 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     // Optimizer step: elementwise, memory-bound over this GPU's share of the trainable parameters.
     const double opt_params =
         w.trainable_elems / ft / (ShardsOptimizer(job.sharding) ? static_cast<double>(dc) : 1.0);
-    const double opt_bytes =
-        opt_params * time_parts::OptimizerBytesPerParam(job.optimizer, job.precision);
+    // Outside Megatron (whose vTrain-fitted constants hold its step) the trainers clip gradients by
+    // their global norm by default (HF Trainer max_grad_norm 1.0, torchtitan max_norm 1.0, litgpt
+    // and DeepSpeed as configured): a read of every gradient for the norm and a read + write to
+    // scale it; and the fused/foreach kernels reach kOptimizerBandwidth of HBM bandwidth.
+    const bool pytorch_step = job.framework != Framework::kMegatron;
+    const double opt_bytes = opt_params *
+                             (time_parts::OptimizerBytesPerParam(job.optimizer, job.precision) +
+                              (pytorch_step ? 3 * time_parts::GradBytes(job.precision) : 0)) /
+                             (pytorch_step ? time_parts::kOptimizerBandwidth : 1.0);
     double opt_s = 0, off_s = 0;
     if (job.offload_optimizer) {
       // ZeRO-Offload: 16-bit gradients down, updated 16-bit weights up over PCIe, the update on the

@@ -18,6 +18,10 @@ struct MeasuredGroup {
   double residual = 1;
 };
 
+// The generation of a GPU (catalog name, alias or efficiency family such as "H100"): "ampere",
+// "hopper", "blackwell", "cdna3" or "other" (eval-time.py generation()).
+std::string_view Generation(std::string_view gpu);
+
 // The group of a GPU (catalog name or alias) and framework.
 const MeasuredGroup& MeasuredGroupOf(std::string_view gpu, Framework framework);
 

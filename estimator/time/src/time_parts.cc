@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "time_groups.h"
+
 namespace fmte::time_parts {
 
 GemmShape LinearGemmShape(const LinearShape& l, int64_t tp, double tokens) {
@@ -59,8 +61,17 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
       f.frozen_bwd_weighted += bwd;
     }
     if (lora && lora_targets.Matches(l)) {
-      f.adapter += 2.0 * static_cast<double>(job.lora_r) *
-                   static_cast<double>(l.in_features + l.out_features) * active_copies;
+      const double r = static_cast<double>(job.lora_r);
+      const double a_flops = 2.0 * r * static_cast<double>(l.in_features) * active_copies;
+      const double b_flops = 2.0 * r * static_cast<double>(l.out_features) * active_copies;
+      f.adapter += a_flops + b_flops;
+      // lora_A: (tokens, in) x (in, r); lora_B: (tokens, r) x (r, out), replicated under TP.
+      const GemmShape a_shape{shape.m, static_cast<double>(l.in_features), r};
+      const GemmShape b_shape{shape.m, r, static_cast<double>(l.out_features)};
+      f.adapter_fwd_weighted +=
+          FwdWeighted(eff, a_flops, a_shape) + FwdWeighted(eff, b_flops, b_shape);
+      f.adapter_bwd_weighted +=
+          BwdWeighted(eff, a_flops, a_shape) + BwdWeighted(eff, b_flops, b_shape);
     }
   }
   // Attention scores: QK^T and (softmax)V, each 2 x ctx x head_dim multiply-adds per head per token
@@ -73,7 +84,17 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
   // Fused causal kernels (FlashAttention, SDPA) skip the masked upper triangle: about half.
   f.attention_executed =
       job.attention == Attention::kFused ? f.attention_full / 2 : f.attention_full;
+  f.attention_weighted = f.attention_executed;
+  const double attn_fraction =
+      job.attention == Attention::kFused ? FusedAttentionPeakFraction(eff, context, head_dim) : 0;
+  if (attn_fraction > 0 && eff.gemm_efficiency > 0)
+    f.attention_weighted = f.attention_executed * eff.gemm_efficiency / attn_fraction;
   return f;
+}
+
+double FusedAttentionPeakFraction(const TimeEfficiency& eff, double context, double head_dim) {
+  if (time_groups::Generation(eff.gpu) != "hopper" || context <= 0 || head_dim <= 0) return 0;
+  return 1.0 / (1.0 + 2338.0 / context + 92.5 / head_dim);
 }
 
 double AllReduceSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, const Links& links,

@@ -17,12 +17,18 @@ namespace fmte::time_parts {
 
 // Forward FLOPs per token of one block, whole (before tensor-parallel splitting).
 struct BlockFlops {
-  double linear = 0;          // 2 x active weight elements of every linear (MoE: experts that fire)
-  double frozen_linear = 0;   // the part of `linear` whose weights get no gradient (LoRA base, ...)
-  double adapter = 0;         // LoRA adapters: 2 x r x (in + out) per targeted linear
-  double attention_full = 0;  // QK^T and AV over the whole context: 4 x ctx x heads x head_dim
+  double linear = 0;         // 2 x active weight elements of every linear (MoE: experts that fire)
+  double frozen_linear = 0;  // the part of `linear` whose weights get no gradient (LoRA base, ...)
+  double adapter = 0;        // LoRA adapters: 2 x r x (in + out) per targeted linear
+  // `adapter` weighted by the (tokens, in, r) and (tokens, r, out) products' shape factors: rank-r
+  // products run far below the large-matrix rate (gemm-h100-hf.csv: 0.07 of peak).
+  double adapter_fwd_weighted = 0, adapter_bwd_weighted = 0;
+  double attention_full = 0;      // QK^T and AV over the whole context: 4 x ctx x heads x head_dim
   double attention_executed = 0;  // what the kernel runs: causal fused kernels skip half
-  double weight_elements = 0;     // weight elements of the block (all experts)
+  // `attention_executed` weighted like a linear (time = weighted / gemm rate): the fused kernel's
+  // own rate where measured (AttentionRate), else the large-matrix rate.
+  double attention_weighted = 0;
+  double weight_elements = 0;  // weight elements of the block (all experts)
   // `linear` (and its frozen part) weighted by the shape's efficiency: each linear's FLOPs divided
   // by its GemmCurve factor at its per-GPU shape, so that time = these / (peak x gemm_efficiency).
   // Equal to `linear` (`frozen_linear`) without curves.
@@ -58,11 +64,41 @@ struct LayerWork {
   double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
   double model_flops = 0;
   double weight_elems = 0;
+  // Eager kernels (EagerKernels): the bytes the layer saves for backward per micro-batch on this
+  // GPU without checkpointing (the memory model's LayerActivationBytes), the measure of its
+  // memory-bound traffic. 0 otherwise.
+  double saved_bytes = 0;
   double trainable_elems = 0;  // full fine-tuning and prefix tuning
   // LoRA: each adapted linear's adapter elements, in the block's order (StageWorkOf adds them to
   // the stage's trainable elements one by one, in layer order).
   std::vector<double> lora_adapters;
 };
+
+// Whether the job runs the model's elementwise work as separate PyTorch kernels (every framework
+// but Megatron's fused Transformer Engine kernels, unless torch.compile fuses them): its
+// memory-bound traffic then follows the tensors each op writes and reads (time.cc).
+bool EagerKernels(const TrainingJob& job);
+
+// Measured inside real training steps (tests/data/time-profiled: 45 HF Trainer runs on one H100,
+// every kernel of one step; fitted by scripts/fit-eager-traffic.py on the 43 dense runs, bytes at
+// the GPU's nominal HBM bandwidth, so they hold the bandwidth eager kernels reach): the
+// memory-bound kernels (elementwise, norms, reductions, softmax and loss) of a step move
+// kEagerTraffic bytes per byte its layers save for backward (forward + backward), plus
+// kEagerRecomputeTraffic per saved byte when full checkpointing reruns the forward; their logits
+// and loss move the LM head's logit bytes per pass. Left out one model family at a time, the
+// memory-bound time is predicted within 16% (mean absolute). Fused AdamW and the gradient-norm
+// clipping of full fine-tuning (24 runs) ran at kOptimizerBandwidth of nominal HBM bandwidth
+// (medians 0.68 bf16 states, 0.79 fp32; the geometric mean over the 24).
+inline constexpr double kEagerTraffic = 18.45;
+// FlashAttention-2 through PyTorch's SDPA on Hopper (the same profiles, 33 causal runs without a
+// sliding-window mask, head_dim 64-256, 1k-32k tokens): the fraction of dense peak the attention
+// kernels reach, 1 / (1 + 2338 / context + 92.5 / head_dim) (0.35 at 2048 tokens and head_dim 128,
+// 0.54 at 16k), within 8% (mean absolute log error). Runs whose sliding window (Phi-3, StarCoder2,
+// Gemma-2) makes SDPA pass a mask reach 0.08-0.17 and are not modelled; MoE runs left out. Other
+// generations keep the large-matrix rate (not measured here).
+double FusedAttentionPeakFraction(const TimeEfficiency& eff, double context, double head_dim);
+inline constexpr double kEagerRecomputeTraffic = 7.79;
+inline constexpr double kOptimizerBandwidth = 0.74;
 
 // Layers of one block kind share their work: each kind's LayerWork is computed on first use
 // (this runs per estimate in the admission path and thousands of times in a layout search).
@@ -74,12 +110,14 @@ struct StageWork {
   double fwd_flops = 0, bwd_flops = 0, recompute_flops = 0;  // executed, per token
   // The same weighted by each product's shape efficiency (GemmCurve): time = these / gemm rate.
   double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
-  double model_flops = 0;          // Megatron convention, per token
-  double act_bytes_per_token = 0;  // per GPU, memory-bound traffic of one forward pass
-  double weight_elems = 0;         // all weights of the stage (whole, before TP)
-  double trainable_elems = 0;      // parameters that get gradients and optimizer state
-  double layer_passes = 0;         // layers x passes (fwd 1, bwd 2, recompute 1)
-  double tp_allreduces = 0;        // per micro-batch
+  double model_flops = 0;            // Megatron convention, per token
+  double act_bytes_per_token = 0;    // per GPU, memory-bound traffic of one forward pass
+  double logit_bytes_per_token = 0;  // its part from the LM head's logits and loss (last stage)
+  double eager_saved_bytes = 0;      // sum of the layers' LayerWork::saved_bytes (per micro-batch)
+  double weight_elems = 0;           // all weights of the stage (whole, before TP)
+  double trainable_elems = 0;        // parameters that get gradients and optimizer state
+  double layer_passes = 0;           // layers x passes (fwd 1, bwd 2, recompute 1)
+  double tp_allreduces = 0;          // per micro-batch
 };
 
 // One stage's work: layers [first_layer, first_layer + layers), with the embedding on the first

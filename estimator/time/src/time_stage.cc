@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "fmte/memory.h"
 #include "time_parts.h"
 
 namespace fmte::time_parts {
@@ -20,9 +21,10 @@ double ActivationBytesPerToken(const ModelArch& model, const TrainingJob& job, d
   return bytes;
 }
 
-LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, const BlockSpec& block,
+LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t layer,
                       const LoraTargets& lora, double context, double tokens_mb,
                       const TimeEfficiency& eff) {
+  const BlockSpec& block = model.Block(layer);
   const BlockFlops f = BlockFlopsPerToken(model, block, job, lora, context, tokens_mb, eff);
   LayerWork lw;
   const double fwd = f.linear + f.adapter + f.attention_executed;
@@ -32,22 +34,28 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, const Bloc
   const double wgrad = (f.linear - f.frozen_linear) + f.adapter;
   lw.fwd_flops = fwd;
   lw.bwd_flops = dgrad + wgrad;
-  // Adapters and attention scores run at the large-matrix efficiency (no curve for their shapes).
-  const double fwd_weighted = f.linear_fwd_weighted + f.adapter + f.attention_executed;
+  // Adapters run at their rank-r shapes' efficiency, attention at the fused kernel's rate
+  // (BlockFlops::adapter_*_weighted, attention_weighted).
+  const double fwd_weighted = f.linear_fwd_weighted + f.adapter_fwd_weighted + f.attention_weighted;
   lw.fwd_weighted = fwd_weighted;
-  lw.bwd_weighted = (f.linear_bwd_weighted + f.adapter + 2 * f.attention_executed) +
-                    (f.linear_bwd_weighted - f.frozen_bwd_weighted) + f.adapter;
+  lw.bwd_weighted = (f.linear_bwd_weighted + f.adapter_bwd_weighted + 2 * f.attention_weighted) +
+                    (f.linear_bwd_weighted - f.frozen_bwd_weighted) + f.adapter_bwd_weighted;
   if (job.activation_checkpointing == Checkpointing::kFull) {
     lw.recompute_flops = fwd;
     lw.recompute_weighted = fwd_weighted;
   }
   if (job.activation_checkpointing == Checkpointing::kSelective) {
     lw.recompute_flops = f.attention_executed;
-    lw.recompute_weighted = f.attention_executed;
+    lw.recompute_weighted = f.attention_weighted;
   }
   const double model_fwd = f.linear + f.adapter + f.attention_full;
   lw.model_flops = model_fwd + (f.linear + f.adapter + 2 * f.attention_full) + wgrad;
   lw.weight_elems = f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
+  if (EagerKernels(job)) {
+    TrainingJob uncheckpointed = job;
+    uncheckpointed.activation_checkpointing = Checkpointing::kNone;
+    lw.saved_bytes = static_cast<double>(LayerActivationBytes(model, uncheckpointed, layer));
+  }
   if (job.method == Method::kLora || job.method == Method::kQlora) {
     lw.lora_adapters.reserve(block.linears.size());  // at most one per linear: never reallocates
     for (const LinearShape& lin : block.linears)
@@ -65,6 +73,10 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, const Bloc
 
 }  // namespace
 
+bool EagerKernels(const TrainingJob& job) {
+  return job.framework != Framework::kMegatron && !job.compile;
+}
+
 StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const LoraTargets& lora,
                       KindWork& kind_work, int64_t first_layer, int64_t layers, bool first_stage,
                       bool last_stage, double context, double tokens_mb,
@@ -79,12 +91,12 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   // its sums are written into `w` after the loop.
   for (int64_t l = first_layer; l < first_layer + layers; ++l) {
     std::optional<LayerWork>& cached = kind_work[static_cast<size_t>(model.block_kind_of_layer[l])];
-    if (!cached) cached = LayerWorkOf(model, job, model.Block(l), lora, context, tokens_mb, eff);
+    if (!cached) cached = LayerWorkOf(model, job, l, lora, context, tokens_mb, eff);
   }
   // Each layer's work is added in layer order, so the sums are those of adding every layer's own.
   double fwd_flops = 0, bwd_flops = 0, fwd_weighted = 0, bwd_weighted = 0;
   double recompute_flops = 0, recompute_weighted = 0, model_flops = 0, weight_elems = 0;
-  double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0;
+  double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0, saved_bytes = 0;
   const double passes = 3.0 + (full_ckpt ? 1.0 : 0.0);
   // Megatron TP: 2 all-reduces in the forward, 2 in the backward (Shoeybi et al. 2019), and 2
   // more when the full recomputation reruns the forward.
@@ -101,6 +113,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     }
     model_flops += lw.model_flops;
     weight_elems += lw.weight_elems;
+    saved_bytes += lw.saved_bytes;
     if (lora_method) {
       for (const double adapter : lw.lora_adapters) trainable_elems += adapter;
     } else if (full_method || job.method == Method::kPrefixTuning) {
@@ -120,6 +133,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   w.trainable_elems = trainable_elems;
   w.layer_passes = layer_passes;
   w.tp_allreduces = tp_allreduces;
+  w.eager_saved_bytes = saved_bytes;
   w.act_bytes_per_token =
       static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
   const double h = static_cast<double>(model.hidden_size);
@@ -145,7 +159,8 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     const double head = static_cast<double>(model.lm_head_params > 0 ? model.lm_head_params : 0);
     w.weight_elems += head + static_cast<double>(model.final_norm_params);
     if (full_method) w.trainable_elems += head + static_cast<double>(model.final_norm_params);
-    w.act_bytes_per_token += (job.chunked_loss ? 2.0 : 6.0) * v / static_cast<double>(job.tp);
+    w.logit_bytes_per_token = (job.chunked_loss ? 2.0 : 6.0) * v / static_cast<double>(job.tp);
+    w.act_bytes_per_token += w.logit_bytes_per_token;
   }
   return w;
 }
