@@ -277,8 +277,11 @@ TEST_F(ScriptFilesTest, MegatronBridgeRecipeNamesTheModel) {
   const JobRequest sft = Read(launch + "gpt_oss_20b_sft_config\n");
   EXPECT_EQ(sft.job.model, "openai/gpt-oss-20b");
   EXPECT_EQ(sft.job.method, Method::kFull);
-  // A recipe the table does not know names no model: no estimate on a guess.
-  EXPECT_FALSE(Read(launch + "nemotron_3_nano_pretrain_config\n").is_llm_job);
+  // A recipe the table does not know names no model: no estimate on a guess, but still LLM
+  // training (run_recipe.py trains LLMs), its model unread.
+  const JobRequest unknown = Read(launch + "nemotron_3_nano_pretrain_config\n");
+  EXPECT_TRUE(unknown.is_llm_job);
+  EXPECT_TRUE(unknown.job.model.empty());
 }
 
 // A script written to be submitted from its own folder (OpenRLHF's examples/scripts:
@@ -453,6 +456,54 @@ TEST_F(ScriptFilesTest, UnreadableFilesAreNamedAndLeftUnread) {
   EXPECT_TRUE(named) << ::testing::PrintToString(r.warnings);
   ASSERT_FALSE(r.unread.empty());  // the policy reads the sharding favourably
   EXPECT_EQ(r.unread[0].key, "sharding");
+}
+
+// An LLM trainer (launchers.json "trains_llms") whose config file is not there: still LLM training,
+// the model unread and named in the warning; its non-training subcommands and generic launchers
+// (accelerate running a script with no model) stay untouched.
+TEST_F(ScriptFilesTest, AnLlmTrainerWhoseConfigIsMissingIsStillLlmTraining) {
+  struct Case {
+    const char* script;
+    bool llm;
+  };
+  const Case cases[] = {
+      {"srun axolotl train train.yaml --launcher torchrun -- --nproc_per_node=8\n", true},
+      {"llamafactory-cli train examples/missing.yaml\n", true},
+      {"python -m torchtitan.train --job.config_file missing.toml\n", true},
+      {"srun axolotl preprocess train.yaml\n", false},
+      {"llamafactory-cli chat examples/missing.yaml\n", false},
+      {"litgpt serve out/checkpoint\n", false},
+      {"accelerate launch --config_file missing.yaml complete_nlp_example.py\n", false},
+  };
+  for (const Case& c : cases) {
+    const JobRequest r = Read(c.script);
+    EXPECT_EQ(r.is_llm_job, c.llm) << c.script;
+    if (!c.llm) continue;
+    EXPECT_TRUE(r.job.model.empty()) << c.script;
+    bool named = false;
+    for (const std::string& w : r.warnings)
+      named = named || (w.starts_with("model: the launch trains an LLM") &&
+                        w.find("(not read)") != std::string::npos);
+    EXPECT_TRUE(named) << c.script << ::testing::PrintToString(r.warnings);
+  }
+}
+
+// A script written for its cluster names its repository by an absolute path that does not exist
+// here (apptainer exec --pwd /scratch/...): the same folders and file below the submission
+// directory are read instead.
+TEST_F(ScriptFilesTest, AbsolutePathsOfAnotherClusterResolveBelowTheSubmissionDirectory) {
+  std::filesystem::create_directories(dir_ / "examples/train_lora");
+  Write("examples/train_lora/sft.yaml",
+        "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nfinetuning_type: lora\n");
+  const JobRequest r = Read(
+      "apptainer exec --nv --pwd /nonexistent-fmte/u/LLaMA-Factory image.sif \\\n"
+      "  llamafactory-cli train /nonexistent-fmte/u/LLaMA-Factory/examples/train_lora/sft.yaml\n");
+  ASSERT_TRUE(r.is_llm_job);
+  EXPECT_EQ(r.job.model, "Qwen/Qwen2.5-7B-Instruct");
+  // A bare file name is not matched anywhere: at least a folder and the file.
+  Write("lone.yaml", "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\n");
+  const JobRequest lone = Read("llamafactory-cli train /nonexistent-fmte/lone.yaml\n");
+  EXPECT_TRUE(lone.job.model.empty());
 }
 
 // A site's in-house launcher as data: its own flag names the model through value patterns, where

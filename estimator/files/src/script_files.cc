@@ -151,7 +151,21 @@ Result<std::string> DiskFiles::ReadText(std::string_view path) const {
                            std::to_string(kMaxScriptFiles) + " files for one script)");
   const std::string full = Resolve(path);
   // O_NONBLOCK: a FIFO named by the script must not stall the submission.
-  const int fd = ::open(full.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  int fd = ::open(full.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0 && errno == ENOENT && path.starts_with('/') && !dir_.empty()) {
+    // A script written for the cluster it ran on names its repository by an absolute path
+    // (`apptainer exec --pwd /scratch/u/LLaMA-Factory ...
+    // /scratch/u/LLaMA-Factory/examples/a.yaml`) that is elsewhere here: the same trailing folders
+    // and file below the submission directory, longest first, at least a folder and a file.
+    size_t cut = 0, tries = 0;
+    while (fd < 0 && tries++ < 16 && (cut = path.find('/', cut + 1)) != std::string_view::npos) {
+      const std::string_view tail = path.substr(cut + 1);
+      if (tail.find('/') == std::string_view::npos) break;
+      fd = ::open((dir_ + "/" + std::string(tail)).c_str(),
+                  O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    }
+    if (fd < 0) errno = ENOENT;
+  }
   if (fd < 0) return CannotRead(std::string(path), "the file");
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

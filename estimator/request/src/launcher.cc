@@ -461,7 +461,11 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
     ArchFromKeys(f.launcher, &f);
     bool has_model = false;
     for (const Assignment& a : f.values) has_model = has_model || a.key == "model";
-    if (!has_model) continue;
+    // An LLM trainer's launch whose files named no readable model (launchers.json trains_llms)
+    // counts too: its model stays unread.
+    bool model_unread = false;
+    for (const UnreadSetting& u : f.unread) model_unread = model_unread || u.key == "model";
+    if (!has_model && !model_unread) continue;
     // Processes per node and nodes the launcher starts.
     if (l.launcher == "torchrun" || l.launcher == "tune") {
       const Flag* p = sink.Find(l, "nproc_per_node");
@@ -477,7 +481,7 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
     }
     // The line that says the most; on a tie, one that says how many processes it starts (a
     // script with a local and a Slurm launch of the same trainer).
-    const size_t score = 2 * f.values.size() + (f.procs_per_node > 0 ? 1 : 0);
+    const size_t score = 1 + 2 * f.values.size() + (f.procs_per_node > 0 ? 1 : 0);
     if (score > best_score) {
       best_score = score;
       best = std::move(f);

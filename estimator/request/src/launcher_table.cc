@@ -203,6 +203,14 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
       if (!unread.ok()) return unread.status();
       r.unread = std::move(unread).value();
     }
+    Result<bool> trains_llms = BoolAt(e, "trains_llms", origin, at);
+    if (!trains_llms.ok()) return trains_llms.status();
+    r.trains_llms = *trains_llms;
+    if (e.contains("other_subcommands")) {
+      auto other = Strings(e["other_subcommands"], origin, at + ".other_subcommands");
+      if (!other.ok()) return other.status();
+      r.other_subcommands = std::move(other).value();
+    }
     t.launchers.push_back(std::move(r));
   }
   return t;
@@ -477,6 +485,7 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
   const LauncherRule* own = nullptr;
   const LauncherRule* first_match = nullptr;
   std::set<std::string> done;  // format + path already read (a file named twice is read once)
+  std::string not_read;        // the first file that could not be read
   // A file may name another (LLaMA-Factory's `deepspeed: ds_z3.json`): its key is a flag of the
   // line after the first round, and a later round reads it.
   for (int round = 0; round < 4; ++round) {
@@ -517,6 +526,7 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
         if (!tree.ok()) {
           if (files.ctx->files != nullptr)
             sink->Warn(via[k].empty() ? paths[k] : "--" + via[k], tree.status().message());
+          if (not_read.empty()) not_read = paths[k];
           continue;
         }
         for (Flag& f : l->flags)  // the flag naming it: the framework reader must not guess
@@ -545,6 +555,15 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
         sink->SetWithOrigin(r.key, v, "line " + std::to_string(l->line) + ": --" + r.paths[0]);
     }
     for (const auto& [key, what] : own->unread) sink->MarkUnread(key, own->name, what);
+    // An LLM trainer whose files named no model (one could not be read, or the model is set
+    // elsewhere): still LLM training, its model unread (request.cc).
+    const bool other_subcommand =
+        !l->positionals.empty() &&
+        std::find(own->other_subcommands.begin(), own->other_subcommands.end(),
+                  l->positionals.front()) != own->other_subcommands.end();
+    if (own->trains_llms && !other_subcommand && !sink->Has("model"))
+      sink->MarkUnread("model", own->name,
+                       not_read.empty() ? "(its files name no model)" : not_read + " (not read)");
   }
   if (own != nullptr && !own->set.empty()) {  // what the launcher implies: below everything else
     std::vector<Assignment>& values = sink->out()->values;

@@ -234,10 +234,20 @@ JobRequest ParseJobRequest(std::string_view script,
     else if (m->source == Source::kLauncher || (m->source == Source::kFmteLine && read_by_client))
       r.arch_json = launch.arch_json;
   }
-  r.is_llm_job = !r.job.model.empty() || !spank.empty() || !fmte_values.empty();
+  // An LLM trainer's launch (launchers.json "trains_llms") whose files named no model fmte could
+  // read leaves the model unread: an LLM job all the same, accepted with a notice.
+  const UnreadSetting* model_unread = nullptr;
+  for (const UnreadSetting& u : r.unread)
+    if (u.key == "model") model_unread = &u;
+  r.is_llm_job =
+      !r.job.model.empty() || !spank.empty() || !fmte_values.empty() || model_unread != nullptr;
   if (r.is_llm_job && r.job.model.empty())
-    AddWarning(&r,
-               "model: fmte settings were given but no model (--fmte-model or #FMTE model=...)");
+    AddWarning(&r, model_unread != nullptr
+                       ? "model: the launch trains an LLM but names no model fmte could read (" +
+                             model_unread->origin +
+                             "); add --fmte-model or #FMTE model=<Hugging Face id>"
+                       : "model: fmte settings were given but no model (--fmte-model or #FMTE "
+                         "model=...)");
 
   // GPUs: Slurm's request is what the job gets; the launcher's process count only fills in.
   const int64_t launcher_gpus = launch.procs_per_node * std::max<int64_t>(1, launch.nodes);

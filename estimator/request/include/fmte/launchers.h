@@ -67,6 +67,13 @@ struct LauncherRule {
   // Request keys this launcher always leaves unread, with what they depend on ("the recipe's
   // parallel layout"): the policy reads them favourably and never rejects on a guess.
   std::vector<std::pair<std::string, std::string>> unread;
+  // The program trains LLMs whatever its files say (LLaMA-Factory, axolotl, torchtitan, ...): a
+  // launch whose files name no model fmte can read is still an LLM training job, with its model
+  // unread (accepted with a notice naming the file), not a job fmte leaves untouched.
+  bool trains_llms = false;
+  // Its subcommands that do not train (`llamafactory-cli chat`, `litgpt serve`): a launch whose
+  // first positional is one of them is not taken for training by trains_llms.
+  std::vector<std::string> other_subcommands;
 };
 
 struct LauncherTable {
