@@ -199,11 +199,16 @@ TEST(LauncherTest, TorchtuneConfigNames) {
 // A model flag whose variable is empty (MODEL=$1 with no argument) is left bare: no model named,
 // never a model called "true" (a bare flag's value).
 TEST(LauncherTest, AnEmptyModelVariableNamesNoModel) {
+  // $1 is not known here: the model flag's value is left to the environment. No model is taken
+  // from it (not "true", not "$MODEL"), but the launch trains a model: an LLM job, model unread.
   const JobRequest r = Parse(
       "MODEL=$1\ntorchrun --nproc_per_node 8 train.py --model_name_or_path $MODEL "
       "--per_device_train_batch_size 1\n");
-  EXPECT_NE(r.job.model, "true");
-  EXPECT_FALSE(r.is_llm_job);
+  EXPECT_TRUE(r.job.model.empty());
+  EXPECT_TRUE(r.is_llm_job);
+  ASSERT_FALSE(r.unread.empty());
+  EXPECT_EQ(r.unread[0].key, "model");
+  EXPECT_EQ(r.job.micro_batch, 1);  // the rest of the line is read
 }
 
 TEST(LauncherTest, TheTrainingLaunchWinsOverSetupCommands) {

@@ -121,13 +121,15 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   bool qlora = false, lora = false;
   // Model: the first of these names present.
   bool has_model = false;
+  std::string_view unknown_model;  // a model flag whose value the script leaves to the environment
   for (std::string_view name :
        {"model_name_or_path", "model_name", "model_id", "pretrained_model_name_or_path",
-        "base_model", "model", "model.name_or_path", "model.model_name_or_path", "model.path"}) {
+        "base_model", "model", "model.name_or_path", "model.model_name_or_path", "model.path",
+        "model.model_path"}) {
     const Flag* f = sink->Find(l, name);
     if (f == nullptr) continue;
     if (f->unresolved) {
-      sink->Warn("--" + std::string(name), "value depends on the environment; ignored");
+      if (unknown_model.empty()) unknown_model = name;
       continue;
     }
     if (f->value == "true") {  // a bare flag: its value was an empty variable (MODEL=$1, no $1)
@@ -137,6 +139,12 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     sink->SetFromFlag("model", f->value, name);
     has_model = true;
     break;
+  }
+  // A model flag set from a variable the script does not set (`--model_name_or_path $BASE_CKPT`,
+  // given at submission): training all the same, its model unread (accepted with a note).
+  if (!has_model && !unknown_model.empty()) {
+    sink->UnreadUnknown("model", "--" + std::string(unknown_model));
+    has_model = true;
   }
   // DetectLauncher drops a launch that names no model (with its values and warnings): the rest
   // would be read for nothing (python preprocessing steps, evaluation scripts).
