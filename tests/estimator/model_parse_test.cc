@@ -292,3 +292,26 @@ TEST(ModelParseTest, Phi3FusedProjections) {
 
 }  // namespace
 }  // namespace fmte
+
+namespace fmte {
+namespace {
+
+// config.json's sliding_window as transformers applies it (the published configs in etc/models):
+// Phi-3-mini-4k 2047, StarCoder2-7B 4096, Gemma-2 4096; Qwen2.5 publishes 131072 with
+// use_sliding_window false: no window; Mistral-7B-Instruct-v0.3 publishes null: none.
+TEST(ModelParse, SlidingWindowAsTransformersAppliesIt) {
+  const std::pair<const char*, int64_t> cases[] = {{"microsoft/Phi-3-mini-4k-instruct", 2047},
+                                                   {"bigcode/starcoder2-7b", 4096},
+                                                   {"google/gemma-2-9b", 4096},
+                                                   {"Qwen/Qwen2.5-7B-Instruct", 0},
+                                                   {"mistralai/Mistral-7B-Instruct-v0.3", 0},
+                                                   {"meta-llama/Llama-3.1-8B", 0}};
+  for (const auto& [id, window] : cases) {
+    Result<ModelArch> a = LoadModelConfigFile(FMTE_SOURCE_DIR "/etc/models/" + std::string(id));
+    ASSERT_TRUE(a.ok()) << id << ": " << a.status().message();
+    EXPECT_EQ(a->sliding_window, window) << id;
+  }
+}
+
+}  // namespace
+}  // namespace fmte

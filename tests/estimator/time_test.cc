@@ -206,6 +206,44 @@ TEST(StepTime, RankRAdaptersRunAtTheirShapesEfficiency) {
   EXPECT_NEAR(compute(curved) - compute(Ideal()), expected, 1e-6 * expected);
 }
 
+TEST(StepTime, ASlidingWindowMaskCostsTheHfTrainerTheFlashKernel) {
+  // transformers hands SDPA an explicit mask once the context reaches the model's sliding window
+  // (Phi-3-mini: 2047): the memory-efficient kernel computes every score, at 0.195 of an H100's
+  // peak (tests/data/time-profiled), where FlashAttention skips half at 1 / (1 + 2338 / s + 92.5 /
+  // head_dim). Megatron's own attention has no such mask.
+  ModelArch windowed = Gpt(2048, 2, 16, 32000);
+  windowed.sliding_window = 1024;
+  const ModelArch plain = Gpt(2048, 2, 16, 32000);
+  GpuSpec h100 = testing::A100Sxm80();
+  h100.name = "H100-SXM5-80GB";
+  TimeEfficiency eff = Ideal();
+  eff.gpu = "H100";
+  TimeModel tm;
+  tm.MutableFor(h100) = eff;
+  auto compute = [&](const ModelArch& m, Framework fw, int64_t s) {
+    TrainingJob j = Job(1, 1, 1, 1, 1, s);
+    j.framework = fw;
+    j.attention = Attention::kFused;
+    auto e = EstimateStepTime(m, j, h100, DefaultCluster(h100), tm);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->breakdown.compute_s : 0.0;
+  };
+  const double peak = h100.PeakTflops(true) * 1e12;
+  // Attention per step: s tokens x 2 layers x 4 s h (scores and values) x 3 passes (fwd, bwd 2x),
+  // half of it when the kernel skips the causal triangle.
+  auto attention = [&](double s, double fraction, bool causal) {
+    return s * 2 * 4 * s * 2048 * 3 * (causal ? 0.5 : 1.0) / (fraction * peak);
+  };
+  const double flash = 1.0 / (1.0 + 2338.0 / 1024 + 92.5 / 128);
+  const double extra = attention(1024, 0.195, false) - attention(1024, flash, true);
+  EXPECT_NEAR(compute(windowed, Framework::kHf, 1024) - compute(plain, Framework::kHf, 1024), extra,
+              1e-6 * extra);
+  // Below the window, and outside the HF Trainer, nothing changes.
+  EXPECT_EQ(compute(windowed, Framework::kHf, 1023), compute(plain, Framework::kHf, 1023));
+  EXPECT_EQ(compute(windowed, Framework::kMegatron, 1024),
+            compute(plain, Framework::kMegatron, 1024));
+}
+
 TEST(StepTime, GemmCurveSlowsEachLinearByItsShapeFactor) {
   // A curve whose factor is 1/(1 + m_half/m) with m_half = the micro-batch's tokens halves the
   // efficiency of every linear (and the LM head) but not of the attention scores: the compute time

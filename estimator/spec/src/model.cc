@@ -167,6 +167,12 @@ Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
   ConfigReader r(j, model_type);
   arch.torch_dtype = r.StringOr({"torch_dtype", "dtype"}, "");
   family->build(r, arch);
+  // Read leniently: a window that is not a positive integer (null, false) is no window.
+  if (const auto w = j.find("sliding_window"); w != j.end() && w->is_number_integer()) {
+    const auto use = j.find("use_sliding_window");
+    if ((use == j.end() || !use->is_boolean() || use->get<bool>()) && w->get<int64_t>() > 0)
+      arch.sliding_window = w->get<int64_t>();
+  }
   Status st = r.status();
   if (!st.ok()) return Status(st).WithContext(seen.empty() ? "config" : "config" + seen);
   if (arch.num_layers <= 0 ||

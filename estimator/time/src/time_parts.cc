@@ -81,15 +81,28 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
                               : static_cast<double>(model.hidden_size) /
                                     static_cast<double>(std::max<int64_t>(1, model.num_heads));
   f.attention_full = 4.0 * context * static_cast<double>(model.num_heads) * head_dim;
-  // Fused causal kernels (FlashAttention, SDPA) skip the masked upper triangle: about half.
+  // Fused causal kernels (FlashAttention, SDPA) skip the masked upper triangle: about half. Under
+  // transformers a context reaching the model's sliding window makes it pass SDPA an explicit
+  // mask: the memory-efficient kernel then computes every score.
+  const bool masked = HfMasksAttention(model, job, context);
   f.attention_executed =
-      job.attention == Attention::kFused ? f.attention_full / 2 : f.attention_full;
+      job.attention == Attention::kFused && !masked ? f.attention_full / 2 : f.attention_full;
   f.attention_weighted = f.attention_executed;
-  const double attn_fraction =
-      job.attention == Attention::kFused ? FusedAttentionPeakFraction(eff, context, head_dim) : 0;
+  const double attn_fraction = job.attention != Attention::kFused ? 0
+                               : masked                           ? MaskedSdpaPeakFraction(eff)
+                                        : FusedAttentionPeakFraction(eff, context, head_dim);
   if (attn_fraction > 0 && eff.gemm_efficiency > 0)
     f.attention_weighted = f.attention_executed * eff.gemm_efficiency / attn_fraction;
   return f;
+}
+
+bool HfMasksAttention(const ModelArch& model, const TrainingJob& job, double context) {
+  return job.attention == Attention::kFused && job.framework == Framework::kHf &&
+         model.sliding_window > 0 && context >= static_cast<double>(model.sliding_window);
+}
+
+double MaskedSdpaPeakFraction(const TimeEfficiency& eff) {
+  return time_groups::Generation(eff.gpu) == "hopper" ? 0.195 : 0;
 }
 
 double FusedAttentionPeakFraction(const TimeEfficiency& eff, double context, double head_dim) {

@@ -90,15 +90,23 @@ bool EagerKernels(const TrainingJob& job);
 // clipping of full fine-tuning (24 runs) ran at kOptimizerBandwidth of nominal HBM bandwidth
 // (medians 0.68 bf16 states, 0.79 fp32; the geometric mean over the 24).
 inline constexpr double kEagerTraffic = 18.45;
+inline constexpr double kEagerRecomputeTraffic = 7.79;
+inline constexpr double kOptimizerBandwidth = 0.74;
+
 // FlashAttention-2 through PyTorch's SDPA on Hopper (the same profiles, 33 causal runs without a
 // sliding-window mask, head_dim 64-256, 1k-32k tokens): the fraction of dense peak the attention
 // kernels reach, 1 / (1 + 2338 / context + 92.5 / head_dim) (0.35 at 2048 tokens and head_dim 128,
-// 0.54 at 16k), within 8% (mean absolute log error). Runs whose sliding window (Phi-3, StarCoder2,
-// Gemma-2) makes SDPA pass a mask reach 0.08-0.17 and are not modelled; MoE runs left out. Other
-// generations keep the large-matrix rate (not measured here).
+// 0.54 at 16k), within 8% (mean absolute log error); MoE runs left out. Other generations keep the
+// large-matrix rate (not measured here).
 double FusedAttentionPeakFraction(const TimeEfficiency& eff, double context, double head_dim);
-inline constexpr double kEagerRecomputeTraffic = 7.79;
-inline constexpr double kOptimizerBandwidth = 0.74;
+// Whether transformers hands SDPA an explicit mask (the HF framework, a model with a sliding
+// window that the context reaches): no flash kernel, every score computed (not half).
+bool HfMasksAttention(const ModelArch& model, const TrainingJob& job, double context);
+// The masked SDPA kernel's fraction of dense peak counting every score, on Hopper: 0.195 (the
+// geometric mean of Phi-3-mini at 4096 tokens, window 2047, two runs, and StarCoder2-7B at 4096,
+// window 4096: 0.216, 0.213, 0.161; Gemma-2's alternating global layers left out); 0 elsewhere
+// (the large-matrix rate).
+double MaskedSdpaPeakFraction(const TimeEfficiency& eff);
 
 // Layers of one block kind share their work: each kind's LayerWork is computed on first use
 // (this runs per estimate in the admission path and thousands of times in a layout search).

@@ -99,6 +99,10 @@ struct ModelArch {
   // The plain MLP's activation is transformers' NewGELUActivation (hidden_act / activation_function
   // "gelu_new": GPT-2, GPT-J, Phi-1/1.5/2), a chain of separate elementwise ops.
   bool gelu_new = false;
+  // The attention window of config.json's sliding_window (Mistral-7B-v0.1, Phi-3, StarCoder2,
+  // Gemma-2; Qwen2/3 only with use_sliding_window): tokens a query attends back; 0 = all. With a
+  // window transformers hands SDPA an explicit mask, which rules out the flash kernel.
+  int64_t sliding_window = 0;
 
   int64_t num_experts = 0;  // routed experts per MoE block; 0 = dense model
   int64_t experts_per_token = 0;
