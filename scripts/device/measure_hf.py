@@ -141,6 +141,13 @@ CASES = [
     ("meta-llama/Llama-3.2-1B-Instruct", "full", "amp-bf16", 1024, 8, False, None),
     ("Qwen/Qwen3-8B", "lora", "pure-bf16", 8192, 1, True, "q,v"),
     ("Qwen/Qwen2.5-7B-Instruct", "lora", "amp-bf16", 4096, 1, True, "all-linear"),
+    # sixth batch (86..): sliding-window models past their window, held out for the masked-SDPA
+    # rate of commit a22522e (tests/data/time-profiled/predictions-batch6.csv committed first)
+    ("microsoft/Phi-3-mini-4k-instruct", "full", "pure-bf16", 8192, 1, True, None),
+    ("microsoft/Phi-3-mini-4k-instruct", "lora", "pure-bf16", 4096, 2, False, "all-linear"),
+    ("bigcode/starcoder2-7b", "lora", "pure-bf16", 8192, 1, True, "all-linear"),
+    ("google/gemma-2-9b", "lora", "pure-bf16", 4096, 1, True, "all-linear"),
+    ("google/gemma-2-27b", "lora", "pure-bf16", 4096, 1, True, "all-linear"),
 ]
 
 SHORT_TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
