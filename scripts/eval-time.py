@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Compare fmte's step time with the measured step times in the memory-measured tables.
 
-usage: scripts/eval-time.py [--advise BIN] [--csv FILE ...] [--verbose] [--json] [--calibrate]
-                            [--check-bounds]
+usage: scripts/eval-time.py [--advise BIN] [--csv FILE ...] [--throughput FILE ...] [--verbose]
+                            [--json] [--calibrate] [--check-bounds]
 
 The tables of tests/data/memory-measured (measured.csv, published; measured-h100-hf.csv, measured
 by this project with scripts/device/measure_hf.py) give, beside each peak, the run's step time
@@ -14,6 +14,11 @@ per-GPU throughput (its notes say "per GPU"); a step time the source took over o
 (litgpt's ms/iter) is compared with fmte's step time over its micro-batches. Reported per source, framework and GPU: runs, mean
 absolute error, median signed error (predicted / measured - 1: negative = fmte too fast), and
 the range. This is the yardstick of issue 13 (step time you can act on).
+
+With them (unless --csv names other tables) the published Megatron throughput of
+tests/data/throughput-published (NeMo and Megatron-Bridge on H100 and B200, BLOOM's Megatron-DeepSpeed
+on 384 A100; a model given by its dimensions becomes a config.json in a temporary folder; GB200 and
+GB300, not in the GPU catalog, and Megatron-FSDP rows are skipped).
 
 --calibrate prints, per group of jobs (GPU generation x framework family: Megatron or the PyTorch
 frameworks), the split-conformal 95% quantile of measured / predicted step time that the time limit's bound uses
@@ -30,6 +35,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -154,6 +160,55 @@ def measured_time(r):
     return None, "no time"
 
 
+THROUGHPUT_GPUS = {"H100": "H100-SXM5-80GB", "B200": "B200-HGX", "A100-80GB": "A100-SXM4-80GB"}
+
+
+def throughput_args(r, tmp):
+    """(args, kind, measured, None) for a row of tests/data/throughput-published, whose model is
+    given by its dimensions (a config.json written into `tmp`), or (None, None, None, reason)."""
+    gpu = THROUGHPUT_GPUS.get(r["gpu_type"])
+    if gpu is None:
+        return None, None, None, "GPU %s not in the catalog" % r["gpu_type"]
+    if r["sharding"].startswith("fsdp"):
+        return None, None, None, "Megatron-FSDP"
+    llama = r["model"].startswith("Llama")
+    h, L, a, kv, f, v = (int(r[k]) for k in ("hidden", "layers", "heads", "kv_heads", "ffn", "vocab"))
+    if llama:  # SwiGLU, RMSNorm, rotary, untied
+        cfg = {"model_type": "llama", "hidden_size": h, "num_hidden_layers": L,
+               "num_attention_heads": a, "num_key_value_heads": kv, "intermediate_size": f,
+               "vocab_size": v, "max_position_embeddings": int(r["seq_len"]),
+               "tie_word_embeddings": False}
+    else:  # GPT-3 / Nemotron / BLOOM: a plain (non-gated) MLP and LayerNorm, as GPT-2 has
+        cfg = {"model_type": "gpt2", "n_embd": h, "n_layer": L, "n_head": a, "n_inner": f,
+               "vocab_size": v, "n_positions": int(r["seq_len"]), "activation_function": "gelu"}
+    d = os.path.join(tmp, "%s-%dl-%dh-%dv" % (cfg["model_type"], L, h, v))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.json"), "w") as fh:
+        json.dump(cfg, fh)
+    args = ["--model", d, "--method", "full", "--framework", r["framework"], "--gpu", gpu,
+            "--gpus", r["gpus"], "--gpus-per-node", r["gpus_per_node"],
+            "--micro-batch", r["micro_batch"], "--global-batch", r["global_batch"],
+            "--seq-len", r["seq_len"], "--precision", "mixed-bf16", "--sharding", "zero1"]
+    for k in ("tp", "pp", "vpp", "cp", "ep"):
+        if r[k] not in ("1", ""):
+            args += ["--" + k, r[k]]
+    if r["sp"] == "true":
+        args += ["--sp"]
+    if r["activation_checkpointing"].startswith("full"):
+        args += ["--activation-checkpointing", "full"]
+    if r["precision"] == "fp8":
+        args += ["--fp8", "delayed"]
+    elif r["precision"].startswith("fp8(mx"):
+        args += ["--fp8", "mxfp8"]
+    # The network per node the row names ("8x400Gb/s IB per node", "4x Omni-Path 100Gb/s").
+    m = re.search(r"(\d+)x\s*(?:[A-Za-z-]+\s+)?(\d+)\s*Gb/s", r["network"])
+    if m:
+        args += ["--inter-node-gbps", str(int(m.group(1)) * int(m.group(2)))]
+    if r["metric"] == "tokens_per_s_per_gpu":
+        return args, "tokens", float(r["measured_value"]), None
+    return args, "step", float(r["measured_value"]), None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--advise", default=os.path.join(ROOT, "build", "tools", "fmte-advise"))
@@ -162,6 +217,9 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--check-bounds", action="store_true")
+    ap.add_argument("--throughput", action="append",
+                    help="tables of published Megatron throughput (default: "
+                         "tests/data/throughput-published/megatron_nemo_bloom.csv)")
     a = ap.parse_args()
     em = load_eval_memory()
     data = os.path.join(ROOT, "tests", "data", "memory-measured")
@@ -206,6 +264,37 @@ def main():
                             "gpu": r["gpu_type"].split("(")[0].strip()[:24], "err": err,
                             "section": r["section"], "measured": meas, "kind": kind,
                             "mfu": t.get("mfu")})
+
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="fmte-eval-time-")
+    throughput = a.throughput if a.throughput is not None else (
+        [] if a.csv else [os.path.join(ROOT, "tests", "data", "throughput-published",
+                                       "megatron_nemo_bloom.csv")])
+    for path in throughput:
+        for r in csv.DictReader(open(path, encoding="utf-8")):
+            args, kind, meas, why = throughput_args(r, tmp)
+            if args is None:
+                skipped[why] += 1
+                continue
+            p = subprocess.run([a.advise, "estimate", "--json", "--steps", "100"] + args,
+                               capture_output=True, text=True, timeout=60)
+            if p.returncode != 0:
+                skipped["fmte: " + (p.stderr.strip().splitlines() or ["?"])[0][:60]] += 1
+                continue
+            t = json.loads(p.stdout)["time"]
+            err = (t["step_time_s"] / meas - 1 if kind == "step"
+                   else meas / t["tokens_per_s_per_gpu"] - 1)
+            parts = t["wall_breakdown"]
+            varying = parts["train"] + parts["eval"]
+            fixed = t["wall_time_s"] - varying
+            results.append({"bound_factor": (t["wall_time_bound_s"] - fixed) / varying,
+                            "measured_factor": t.get("measured_factor", 1.0),
+                            "source": r["source_repo"], "framework": r["framework"],
+                            "gpu": r["gpu_type"], "err": err,
+                            "section": "%s %s x%s tp%s pp%s cp%s %s" % (
+                                r["model"], r["gpu_type"], r["gpus"], r["tp"], r["pp"], r["cp"],
+                                r["precision"]),
+                            "measured": meas, "kind": kind, "mfu": t.get("mfu")})
 
     def table(key):
         groups = collections.defaultdict(list)
