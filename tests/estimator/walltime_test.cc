@@ -121,8 +121,8 @@ TEST(WallTime, BoundWidensToTheMeasuredFactorOfTheJobsGroup) {
   // runs (scripts/eval-time.py --calibrate; test time_measured_eval checks it covers them). Here:
   // how it is chosen. Aliases and catalog names of one generation share it; the median at the 50%
   // setting grows to the 95% quantile; Megatron on A100 is the time model's own fit (1); a group
-  // without runs (Megatron on H100, any job on an L40S) takes the widest of all. A prediction that
-  // already carries its group's median (TimeEstimate::measured_factor) is widened by the rest.
+  // without runs (Megatron on MI300X, any job on an L40S) takes the widest of all. A prediction
+  // that already carries its group's median (TimeEstimate::measured_factor) is widened by the rest.
   const double h100 = MeasuredTimeFactor("H100-SXM5-80GB", Framework::kHf, 0.95);
   EXPECT_EQ(MeasuredTimeFactor("H100-SXM", Framework::kHf, 0.95), h100);
   EXPECT_EQ(MeasuredTimeFactor("GH200-96GB", Framework::kFsdp, 0.95), h100);
@@ -130,7 +130,9 @@ TEST(WallTime, BoundWidensToTheMeasuredFactorOfTheJobsGroup) {
   EXPECT_GT(MeasuredTimeFactor("H100-SXM5-80GB", Framework::kHf, 0.5), 1.0);
   EXPECT_EQ(MeasuredTimeFactor("A100-SXM4-80GB", Framework::kMegatron, 0.95), 1.0);
   const double widest = MeasuredTimeFactor("L40S", Framework::kHf, 0.95);
-  EXPECT_EQ(MeasuredTimeFactor("H100-SXM5-80GB", Framework::kMegatron, 0.95), widest);
+  EXPECT_EQ(MeasuredTimeFactor("MI300X", Framework::kMegatron, 0.95), widest);
+  // Megatron on H100 has runs of its own (published NeMo and Megatron-Bridge throughput).
+  EXPECT_LT(MeasuredTimeFactor("H100-SXM5-80GB", Framework::kMegatron, 0.95), widest);
   for (const char* gpu : {"A100-SXM4-40GB", "H100-SXM5-80GB", "B200-HGX", "MI300X"})
     EXPECT_LE(MeasuredTimeFactor(gpu, Framework::kHf, 0.95), widest) << gpu;
   // The limit takes the larger of the time model's residual quantile and the group's factor.

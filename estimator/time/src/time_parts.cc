@@ -39,6 +39,12 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
                               double context, double tokens_mb, const TimeEfficiency& eff) {
   BlockFlops f;
   const bool frozen_base = job.method != Method::kFull;
+  // FP8 linears (Transformer Engine, torchao float8) run their forward and both backward products
+  // on FP8 tensor cores, whose dense peak is twice the bf16 one on every generation that has them
+  // (H100/H200 1979 vs 989 TFLOP/s, B200 4500 vs 2250, MI300X 2615 vs 1307; datasheets): the same
+  // shape efficiency at twice the rate. Casts are not counted (Transformer Engine fuses them into
+  // the norm and activation kernels); attention and the LM head stay in 16 bits.
+  const double fp8_speed = Fp8LinearSpeedup(job, eff);
   const bool lora = job.method == Method::kLora || job.method == Method::kQlora;
   for (const LinearShape& l : block.linears) {
     // A matrix product of a token with an (in x out) weight is in*out multiply-adds: 2*in*out
@@ -53,8 +59,8 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
     f.weight_elements += elems * static_cast<double>(l.copies);
     const GemmShape shape = LinearGemmShape(
         l, job.tp, tokens_mb * active_copies / static_cast<double>(std::max<int64_t>(l.copies, 1)));
-    f.linear_fwd_weighted += FwdWeighted(eff, flops, shape);
-    const double bwd = BwdWeighted(eff, flops, shape);
+    f.linear_fwd_weighted += FwdWeighted(eff, flops, shape) / fp8_speed;
+    const double bwd = BwdWeighted(eff, flops, shape) / fp8_speed;
     f.linear_bwd_weighted += bwd;
     if (frozen_base) {
       f.frozen_linear += flops;
@@ -94,6 +100,13 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
   if (attn_fraction > 0 && eff.gemm_efficiency > 0)
     f.attention_weighted = f.attention_executed * eff.gemm_efficiency / attn_fraction;
   return f;
+}
+
+double Fp8LinearSpeedup(const TrainingJob& job, const TimeEfficiency& eff) {
+  if (job.fp8 == Fp8::kNone) return 1;
+  // The job's GPU where it names one (a B200 borrows another family's efficiency constants).
+  const std::string_view gen = time_groups::Generation(job.gpu.empty() ? eff.gpu : job.gpu);
+  return gen == "hopper" || gen == "blackwell" || gen == "cdna3" ? 2.0 : 1.0;
 }
 
 bool HfMasksAttention(const ModelArch& model, const TrainingJob& job, double context) {
