@@ -6,13 +6,13 @@
 // MI300X, 4 (pytorch/ao), DeepSpeed on MI300X, 1; NeMo 24.07 on H100, 12, Megatron-Bridge on H100,
 // 3, and on B200, 2, all FP8).
 //
-// With the kernel-profile mechanisms (time_parts.h) and FP8 linears at twice the bf16 rate, only
-// Megatron on Hopper has two sources that agree (NeMo 1.098, Megatron-Bridge 1.000): its median
-// 1.069 enters the prediction. The HF Trainer's Hopper median (1.125) and torchtitan's (1.985,
-// compiled and FP8 runs) do not agree, nor do litgpt's and BLOOM's on Ampere; elsewhere one source.
+// With the kernel-profile mechanisms (time_parts.h) and Megatron's FP8 linears at twice the bf16
+// rate, only Megatron on Hopper has two sources that agree (NeMo 1.098, Megatron-Bridge 1.000): its
+// median 1.069 enters the prediction. The HF Trainer's Hopper median (1.125) and torchtitan's
+// (1.620, compiled runs) do not agree, nor do litgpt's and BLOOM's on Ampere; elsewhere one source.
 // Those factors only widen the time limit's bound. Blackwell and CDNA3 PyTorch jobs (pytorch/ao's
-// torchtitan runs) are 3.9-4.0x slower than fmte says: their efficiency constants are borrowed, so
-// their bound (and the widest, for GPUs without runs) is 4.6.
+// compiled torchtitan runs) are 2.7-2.9x slower than fmte says: their efficiency constants are
+// borrowed, so their bound (and the widest, for GPUs without runs) is 3.35.
 #include "time_groups.h"
 
 #include <initializer_list>
@@ -34,10 +34,10 @@ constexpr Row kRows[] = {
     {"hopper", true, {1.069, 1.327, 1.069}},  // NeMo 12 + Megatron-Bridge 3 (agree within 10%)
     {"hopper", false, {1.132, 1.933, 1.0}},   // HF Trainer 86 + torchtitan 3 (disagree)
     {"blackwell", true, {1.484, 1.499, 1.0}},   // Megatron-Bridge, 2 runs, 1 source
-    {"blackwell", false, {3.989, 4.602, 1.0}},  // torchtitan, 5 runs, 1 source
-    {"cdna3", false, {3.937, 4.120, 1.0}},      // torchtitan 4 + DeepSpeed 1
+    {"blackwell", false, {2.889, 3.353, 1.0}},  // torchtitan, 5 runs, 1 source
+    {"cdna3", false, {2.734, 3.102, 1.0}},      // torchtitan 4 + DeepSpeed 1
 };
-constexpr MeasuredGroup kWidest = {3.989, 4.602, 1.0};
+constexpr MeasuredGroup kWidest = {2.889, 3.353, 1.0};
 
 }  // namespace
 

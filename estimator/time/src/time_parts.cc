@@ -103,7 +103,10 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
 }
 
 double Fp8LinearSpeedup(const TrainingJob& job, const TimeEfficiency& eff) {
-  if (job.fp8 == Fp8::kNone) return 1;
+  // Megatron's Transformer Engine only: torchao's float8 (torchtitan, HF) casts in separate
+  // kernels and measured 1.10-1.25x end to end on 8 H100 (pytorch/ao rowwise and tensorwise against
+  // bf16), which the doubled rate over-predicts; left at 1 until its casts are modelled.
+  if (job.fp8 == Fp8::kNone || job.framework != Framework::kMegatron) return 1;
   // The job's GPU where it names one (a B200 borrows another family's efficiency constants).
   const std::string_view gen = time_groups::Generation(job.gpu.empty() ? eff.gpu : job.gpu);
   return gen == "hopper" || gen == "blackwell" || gen == "cdna3" ? 2.0 : 1.0;

@@ -99,8 +99,9 @@ inline constexpr double kOptimizerBandwidth = 0.74;
 // 0.54 at 16k), within 8% (mean absolute log error); MoE runs left out. Other generations keep the
 // large-matrix rate (not measured here).
 double FusedAttentionPeakFraction(const TimeEfficiency& eff, double context, double head_dim);
-// How much faster an FP8 job's linear products run than in 16 bits: 2 on the generations with FP8
-// tensor cores (hopper, blackwell, cdna3), else 1 (BlockFlopsPerToken).
+// How much faster an FP8 job's linear products run than in 16 bits: 2 for Megatron (Transformer
+// Engine) on the generations with FP8 tensor cores (hopper, blackwell, cdna3), else 1
+// (BlockFlopsPerToken).
 double Fp8LinearSpeedup(const TrainingJob& job, const TimeEfficiency& eff);
 // Whether transformers hands SDPA an explicit mask (the HF framework, a model with a sliding
 // window that the context reaches): no flash kernel, every score computed (not half).
