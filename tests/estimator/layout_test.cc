@@ -88,6 +88,20 @@ TEST(LayoutTest, PipelineStageSplits) {
   EXPECT_EQ(PipelineStageLayers(32, 5), (std::vector<int>{7, 7, 6, 6, 6}));
   EXPECT_EQ(PipelineStageLayers(32, 4), (std::vector<int>{8, 8, 8, 8}));
   EXPECT_EQ(PipelineStageLayers(80, 1), (std::vector<int>{80}));
+  // Megatron with the embedding and the loss counted as layers (the NeMo / Megatron-Bridge
+  // Llama-3.1-405B recipes: 126 layers, pp 8 x vpp 8, published in
+  // tests/data/throughput-published): (126 + 2) / 64 = 2 per chunk, 16 per stage, one fewer on the
+  // first and on the last.
+  TrainingJob mega;
+  mega.framework = Framework::kMegatron;
+  mega.pp = 8;
+  mega.vpp = 8;
+  EXPECT_EQ(PipelineStageLayers(126, mega), (std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15}));
+  mega.vpp = 1;
+  EXPECT_EQ(PipelineStageLayers(32, mega), (std::vector<int>{4, 4, 4, 4, 4, 4, 4, 4}));
+  mega.framework = Framework::kDeepspeed;  // partition_uniform
+  mega.vpp = 8;
+  EXPECT_EQ(PipelineStageLayers(126, mega), (std::vector<int>{16, 16, 16, 16, 16, 16, 15, 15}));
 }
 
 TEST(LayoutTest, HeaviestStageIsReported) {

@@ -138,10 +138,10 @@ TEST(StepTime, AGroupMedianEntersThePredictionOnlyWhereTwoSourcesAgree) {
   EXPECT_NEAR(hf.step_time_s, hf.analytic_step_time_s * hf.correction_factor, 1e-12);
   EXPECT_EQ(step(Framework::kFsdp, h100).measured_factor, 1.0);
   EXPECT_EQ(step(Framework::kHf, testing::A100Sxm80()).measured_factor, 1.0);
-  // Megatron on Hopper: NeMo's median 1.098 and Megatron-Bridge's 1.000 (published FP8 runs,
+  // Megatron on Hopper: NeMo's median 1.098 and Megatron-Bridge's 1.034 (published FP8 runs,
   // tests/data/throughput-published) agree within 10%: their group's median enters.
   const TimeEstimate mega = step(Framework::kMegatron, h100);
-  EXPECT_GE(mega.measured_factor, 1.000);
+  EXPECT_GE(mega.measured_factor, 1.034);
   EXPECT_LE(mega.measured_factor, 1.098);
   EXPECT_EQ(step(Framework::kMegatron, testing::A100Sxm80()).measured_factor, 1.0);
 }

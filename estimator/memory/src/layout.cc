@@ -38,12 +38,33 @@ std::vector<int> PipelineStageLayers(int64_t num_layers, int64_t pp) {
   return out;
 }
 
-void memory::PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out) {
+std::vector<int> PipelineStageLayers(int64_t num_layers, const TrainingJob& job) {
+  std::vector<int> out;
+  memory::PipelineStageLayers(num_layers, job.pp, &out, job.framework == Framework::kMegatron,
+                              job.vpp);
+  return out;
+}
+
+void memory::PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out,
+                                 bool megatron, int64_t vpp) {
   // DeepSpeed runtime/utils.py partition_uniform: chunk = L // p and the first L % p stages take
-  // one more; Megatron requires L % p == 0 (then both are the even split).
+  // one more (also where Megatron's --decoder-first/last-pipeline-num-layers are not known).
   pp = std::max<int64_t>(1, pp);
+  vpp = std::max<int64_t>(1, vpp);
   num_layers = std::max<int64_t>(0, num_layers);
   out->resize(static_cast<size_t>(std::min<int64_t>(pp, 1 << 20)));
+  const int64_t chunks = pp * vpp;
+  if (megatron && pp > 1 && num_layers % chunks != 0 && (num_layers + 2) % chunks == 0 &&
+      (num_layers + 2) / chunks >= 2) {
+    // Megatron's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split
+    // (the NeMo / Megatron-Bridge recipes of Llama-3.1-405B: 126 layers on pp 8 x vpp 8): the
+    // embedding and the loss each take a layer's place, so the first stage holds one decoder
+    // layer fewer, and so does the last.
+    const int64_t per_stage = (num_layers + 2) / chunks * vpp;
+    for (size_t i = 0; i < out->size(); ++i)
+      (*out)[i] = static_cast<int>(per_stage - (i == 0 ? 1 : 0) - (i + 1 == out->size() ? 1 : 0));
+    return;
+  }
   const int64_t chunk = num_layers / pp, extra = num_layers % pp;
   for (size_t i = 0; i < out->size(); ++i)
     (*out)[i] = static_cast<int>(chunk + (static_cast<int64_t>(i) < extra ? 1 : 0));
@@ -110,17 +131,26 @@ Status memory::ValidateLayout(const ModelArch& model, const TrainingJob& job,
         " layers of " + name() + "; use --pp at most " + std::to_string(model.num_layers) +
         " (even splits: " + OrList(Divisors(model.num_layers, 64)) + ")");
   }
-  if (job.framework == Framework::kMegatron && model.num_layers % pp != 0) {
+  // Megatron needs equal stages, or the embedding and the loss counted as a layer each
+  // (--account-for-embedding/loss-in-pipeline-split: PipelineStageLayers splits such a job).
+  // Explicit first/last stage sizes (--decoder-first/last-pipeline-num-layers) are not read yet.
+  const int64_t chunks = pp * std::max<int64_t>(1, job.vpp);
+  if (job.framework == Framework::kMegatron && model.num_layers % pp != 0 &&
+      (model.num_layers + 2) % chunks != 0) {
     std::vector<int64_t> ok;
     for (int64_t d : Divisors(model.num_layers, gpus / tp))
       if ((gpus / tp) % d == 0) ok.push_back(d);
-    return Status::InvalidArgument("--pp " + std::to_string(pp) + " does not divide the " +
-                                   std::to_string(model.num_layers) + " layers of " + name() +
-                                   " (Megatron needs equal stages); use --pp " + OrList(ok));
+    return Status::InvalidArgument(
+        "--pp " + std::to_string(pp) + " does not divide the " + std::to_string(model.num_layers) +
+        " layers of " + name() +
+        " (Megatron needs equal stages, or the embedding and loss counted as layers: layers + 2 "
+        "divisible by pp x vpp); use --pp " +
+        OrList(ok));
   }
   if (job.vpp > 1) {
     if (pp == 1) return Status::InvalidArgument("--vpp: interleaved pipeline stages need --pp > 1");
-    if (model.num_layers % (pp * job.vpp) != 0) {
+    if (model.num_layers % (pp * job.vpp) != 0 &&
+        !(job.framework == Framework::kMegatron && (model.num_layers + 2) % (pp * job.vpp) == 0)) {
       std::vector<int64_t> ok;
       for (int64_t v = 1; v <= model.num_layers / pp; ++v)
         if (model.num_layers % (pp * v) == 0) ok.push_back(v);

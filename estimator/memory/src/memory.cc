@@ -124,7 +124,9 @@ auto PerStage(const memory::PreparedModel& prepared, const Layout& lay, Count co
   std::vector<decltype(count(prepared.all_layers, 0, 0))> out;
   out.reserve(static_cast<size_t>(lay.p));
   int first_layer = 0;
-  for (const int n : PipelineStageLayers(prepared.arch.num_layers, lay.p)) {
+  std::vector<int> stages;
+  memory::PipelineStageLayers(prepared.arch.num_layers, lay.p, &stages, lay.megatron, lay.v);
+  for (const int n : stages) {
     const KindUses uses =
         lay.p == 1 ? prepared.all_layers : KindUses(prepared.arch, first_layer, n);
     out.push_back(count(uses, static_cast<int>(out.size()), n));
@@ -222,7 +224,7 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   MemoryEstimate& est = *out;
   est.params = prepared.counts;
   est.trainable_params = 0;
-  memory::PipelineStageLayers(model.num_layers, lay.p, &est.layers_per_stage);
+  memory::PipelineStageLayers(model.num_layers, lay.p, &est.layers_per_stage, lay.megatron, lay.v);
   // Counted for another pipeline split: count afresh.
   if (stage_params != nullptr && stage_params->size() != est.layers_per_stage.size())
     stage_params = nullptr;

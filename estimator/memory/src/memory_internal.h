@@ -57,14 +57,17 @@ struct Layout {
   int64_t shard = 1;  // ranks one copy of the sharded state is split over
   int64_t gpus_per_node = 1, nodes = 1;
   int64_t micro_batches = 1;  // per optimizer step per pipeline (grad_accum)
+  bool megatron = false;      // Megatron's pipeline split (PipelineStageLayers)
 };
 Layout MakeLayout(const TrainingJob& j);
 // The same with the given tensor/pipeline/virtual degrees instead of the job's (TrainableParams
 // counts the whole model on one GPU: MakeLayout(j, 1, 1, 1)).
 Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp);
 
-// PipelineStageLayers (fmte/memory.h) into `out`, reusing its buffer.
-void PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out);
+// PipelineStageLayers (fmte/memory.h) into `out`, reusing its buffer; `megatron` with `vpp` chunks
+// per stage: Megatron's split (PipelineStageLayers(num_layers, job)).
+void PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int>* out,
+                         bool megatron = false, int64_t vpp = 1);
 
 // ValidateLayout (fmte/memory.h) with the model's layers already counted (`all_layers`:
 // KindUses(m, 0, LayerCount(m))), so that a layer of an unknown kind is found without another pass,

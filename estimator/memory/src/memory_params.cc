@@ -106,6 +106,7 @@ Layout MakeLayout(const TrainingJob& j, int64_t tp, int64_t pp, int64_t vpp) {
   l.gpus_per_node = std::max<int64_t>(1, j.EffectiveGpusPerNode());
   l.nodes = std::max<int64_t>(1, j.Nodes());
   l.micro_batches = std::max<int64_t>(1, j.grad_accum);
+  l.megatron = j.framework == Framework::kMegatron;
   l.shard = 1;
   if (j.sharding == Sharding::kFsdpHybrid) {
     // HYBRID_SHARD: shard inside a node, replicate across nodes.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fmte/memory.h"
 #include "time_groups.h"
 #include "time_parts.h"
 
@@ -142,8 +143,9 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
   const LoraTargets lora = ResolveLoraTargets(model, job);
   KindWork kind_work(model.block_kinds.size());
   out.stages.reserve(static_cast<size_t>(p));
+  const std::vector<int> stage_layers = PipelineStageLayers(L, job);
   for (int64_t i = 0; i < p; ++i) {
-    const int64_t layers = L / p + (i < L % p ? 1 : 0);
+    const int64_t layers = stage_layers[static_cast<size_t>(i)];
     const StageWork w = time_parts::StageWorkOf(model, job, lora, kind_work, first, layers, i == 0,
                                                 i == p - 1, context, tokens_mb, eff);
     first += layers;

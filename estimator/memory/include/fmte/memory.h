@@ -110,6 +110,10 @@ ElementBytes ElementBytesUsed(const TrainingJob& job);
 // DeepSpeed's partition_uniform (the first `layers % pp` stages hold one more layer).
 // REQUIRES: 1 <= pp <= num_layers.
 std::vector<int> PipelineStageLayers(int64_t num_layers, int64_t pp);
+// The same for `job`'s pp: under Megatron, where pp x vpp does not divide the layers but does the
+// layers + 2, the embedding and the loss take a layer's place each (Megatron's
+// --account-for-embedding/loss-in-pipeline-split): the first and last stages hold one layer fewer.
+std::vector<int> PipelineStageLayers(int64_t num_layers, const TrainingJob& job);
 
 }  // namespace fmte
 
