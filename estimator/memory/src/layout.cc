@@ -30,6 +30,15 @@ std::vector<int64_t> Divisors(int64_t n, int64_t at_most) {
 
 bool KvCompatible(int64_t kv, int64_t tp) { return kv <= 0 || kv % tp == 0 || tp % kv == 0; }
 
+// Megatron's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split
+// (the NeMo / Megatron-Bridge recipes of Llama-3.1-405B: 126 layers on pp 8 x vpp 8): where pp x
+// vpp chunks do not divide the layers but do the layers + 2, the embedding and the loss each take a
+// layer's place, so the first stage holds one decoder layer fewer, and so does the last.
+bool EmbeddingAndLossSplit(int64_t num_layers, int64_t pp, int64_t vpp) {
+  const int64_t chunks = pp * vpp;
+  return pp > 1 && num_layers % chunks != 0 && (num_layers + 2) % chunks == 0;
+}
+
 }  // namespace
 
 std::vector<int> PipelineStageLayers(int64_t num_layers, int64_t pp) {
@@ -53,14 +62,8 @@ void memory::PipelineStageLayers(int64_t num_layers, int64_t pp, std::vector<int
   vpp = std::max<int64_t>(1, vpp);
   num_layers = std::max<int64_t>(0, num_layers);
   out->resize(static_cast<size_t>(std::min<int64_t>(pp, 1 << 20)));
-  const int64_t chunks = pp * vpp;
-  if (megatron && pp > 1 && num_layers % chunks != 0 && (num_layers + 2) % chunks == 0 &&
-      (num_layers + 2) / chunks >= 2) {
-    // Megatron's --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split
-    // (the NeMo / Megatron-Bridge recipes of Llama-3.1-405B: 126 layers on pp 8 x vpp 8): the
-    // embedding and the loss each take a layer's place, so the first stage holds one decoder
-    // layer fewer, and so does the last.
-    const int64_t per_stage = (num_layers + 2) / chunks * vpp;
+  if (megatron && EmbeddingAndLossSplit(num_layers, pp, vpp)) {
+    const int64_t per_stage = (num_layers + 2) / (pp * vpp) * vpp;
     for (size_t i = 0; i < out->size(); ++i)
       (*out)[i] = static_cast<int>(per_stage - (i == 0 ? 1 : 0) - (i + 1 == out->size() ? 1 : 0));
     return;
@@ -132,11 +135,12 @@ Status memory::ValidateLayout(const ModelArch& model, const TrainingJob& job,
         " (even splits: " + OrList(Divisors(model.num_layers, 64)) + ")");
   }
   // Megatron needs equal stages, or the embedding and the loss counted as a layer each
-  // (--account-for-embedding/loss-in-pipeline-split: PipelineStageLayers splits such a job).
-  // Explicit first/last stage sizes (--decoder-first/last-pipeline-num-layers) are not read yet.
-  const int64_t chunks = pp * std::max<int64_t>(1, job.vpp);
-  if (job.framework == Framework::kMegatron && model.num_layers % pp != 0 &&
-      (model.num_layers + 2) % chunks != 0) {
+  // (EmbeddingAndLossSplit, which PipelineStageLayers applies). Explicit first/last stage sizes
+  // (--decoder-first/last-pipeline-num-layers) are not read yet.
+  const bool embedding_and_loss =
+      job.framework == Framework::kMegatron &&
+      EmbeddingAndLossSplit(model.num_layers, pp, std::max<int64_t>(1, job.vpp));
+  if (job.framework == Framework::kMegatron && model.num_layers % pp != 0 && !embedding_and_loss) {
     std::vector<int64_t> ok;
     for (int64_t d : Divisors(model.num_layers, gpus / tp))
       if ((gpus / tp) % d == 0) ok.push_back(d);
@@ -149,8 +153,7 @@ Status memory::ValidateLayout(const ModelArch& model, const TrainingJob& job,
   }
   if (job.vpp > 1) {
     if (pp == 1) return Status::InvalidArgument("--vpp: interleaved pipeline stages need --pp > 1");
-    if (model.num_layers % (pp * job.vpp) != 0 &&
-        !(job.framework == Framework::kMegatron && (model.num_layers + 2) % (pp * job.vpp) == 0)) {
+    if (model.num_layers % (pp * job.vpp) != 0 && !embedding_and_loss) {
       std::vector<int64_t> ok;
       for (int64_t v = 1; v <= model.num_layers / pp; ++v)
         if (model.num_layers % (pp * v) == 0) ok.push_back(v);

@@ -39,11 +39,11 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
                               double context, double tokens_mb, const TimeEfficiency& eff) {
   BlockFlops f;
   const bool frozen_base = job.method != Method::kFull;
-  // FP8 linears (Transformer Engine, torchao float8) run their forward and both backward products
-  // on FP8 tensor cores, whose dense peak is twice the bf16 one on every generation that has them
+  // Megatron's FP8 linears (Transformer Engine) run their forward and both backward products on FP8
+  // tensor cores, whose dense peak is twice the bf16 one on every generation that has them
   // (H100/H200 1979 vs 989 TFLOP/s, B200 4500 vs 2250, MI300X 2615 vs 1307; datasheets): the same
-  // shape efficiency at twice the rate. Casts are not counted (Transformer Engine fuses them into
-  // the norm and activation kernels); attention and the LM head stay in 16 bits.
+  // shape efficiency at twice the rate (Fp8LinearSpeedup). Casts are not counted (Transformer
+  // Engine fuses them into the norm and activation kernels); attention and the LM head stay 16-bit.
   const double fp8_speed = Fp8LinearSpeedup(job, eff);
   const bool lora = job.method == Method::kLora || job.method == Method::kQlora;
   for (const LinearShape& l : block.linears) {

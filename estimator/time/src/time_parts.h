@@ -26,7 +26,8 @@ struct BlockFlops {
   double attention_full = 0;      // QK^T and AV over the whole context: 4 x ctx x heads x head_dim
   double attention_executed = 0;  // what the kernel runs: causal fused kernels skip half
   // `attention_executed` weighted like a linear (time = weighted / gemm rate): the fused kernel's
-  // own rate where measured (AttentionRate), else the large-matrix rate.
+  // own rate where measured (FusedAttentionPeakFraction, MaskedSdpaPeakFraction), else the
+  // large-matrix rate.
   double attention_weighted = 0;
   double weight_elements = 0;  // weight elements of the block (all experts)
   // `linear` (and its frozen part) weighted by the shape's efficiency: each linear's FLOPs divided
