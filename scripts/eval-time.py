@@ -39,6 +39,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -172,7 +173,8 @@ def throughput_args(r, tmp):
     if r["sharding"].startswith("fsdp"):
         return None, None, None, "Megatron-FSDP"
     llama = r["model"].startswith("Llama")
-    h, L, a, kv, f, v = (int(r[k]) for k in ("hidden", "layers", "heads", "kv_heads", "ffn", "vocab"))
+    h, L, a, kv, f, v = (int(r[k])
+                         for k in ("hidden", "layers", "heads", "kv_heads", "ffn", "vocab"))
     if llama:  # SwiGLU, RMSNorm, rotary, untied
         cfg = {"model_type": "llama", "hidden_size": h, "num_hidden_layers": L,
                "num_attention_heads": a, "num_key_value_heads": kv, "intermediate_size": f,
@@ -225,6 +227,25 @@ def main():
     data = os.path.join(ROOT, "tests", "data", "memory-measured")
     tables = a.csv or [os.path.join(data, "measured.csv"), os.path.join(data, "measured-h100-hf.csv")]
     results, skipped, seen = [], collections.Counter(), set()
+
+    def estimate(args):
+        """fmte's `time` of a 100-step job, or None (counted in `skipped`) when it refuses."""
+        p = subprocess.run([a.advise, "estimate", "--json", "--steps", "100"] + args,
+                           capture_output=True, text=True, timeout=60)
+        if p.returncode != 0:
+            skipped["fmte: " + (p.stderr.strip().splitlines() or ["?"])[0][:60]] += 1
+            return None
+        return json.loads(p.stdout)["time"]
+
+    def add(t, err, meas, kind, source, framework, gpu, section):
+        parts = t["wall_breakdown"]
+        varying = parts["train"] + parts["eval"]
+        fixed = t["wall_time_s"] - varying
+        results.append({"bound_factor": (t["wall_time_bound_s"] - fixed) / varying,
+                        "measured_factor": t.get("measured_factor", 1.0), "source": source,
+                        "framework": framework, "gpu": gpu, "err": err, "section": section,
+                        "measured": meas, "kind": kind, "mfu": t.get("mfu")})
+
     for path in tables:
         for r in csv.DictReader(open(path, encoding="utf-8")):
             # One run per configuration: its rows differ only in the statistic measured.
@@ -242,12 +263,9 @@ def main():
             if args is None:
                 skipped[why] += 1
                 continue
-            p = subprocess.run([a.advise, "estimate", "--json", "--steps", "100"] + args,
-                               capture_output=True, text=True, timeout=60)
-            if p.returncode != 0:
-                skipped["fmte: " + (p.stderr.strip().splitlines() or ["?"])[0][:60]] += 1
+            t = estimate(args)
+            if t is None:
                 continue
-            t = json.loads(p.stdout)["time"]
             if kind == "step":
                 pred = t["step_time_s"]
                 if "one micro-batch iteration" in r["notes"]:  # litgpt's ms/iter
@@ -255,46 +273,27 @@ def main():
                 err = pred / meas - 1
             else:
                 err = meas / t["tokens_per_s_per_gpu"] - 1  # as a step-time error
-            parts = t["wall_breakdown"]
-            varying = parts["train"] + parts["eval"]
-            fixed = t["wall_time_s"] - varying
-            results.append({"bound_factor": (t["wall_time_bound_s"] - fixed) / varying,
-                            "measured_factor": t.get("measured_factor", 1.0),
-                            "source": r["source_repo"], "framework": r["framework"],
-                            "gpu": r["gpu_type"].split("(")[0].strip()[:24], "err": err,
-                            "section": r["section"], "measured": meas, "kind": kind,
-                            "mfu": t.get("mfu")})
+            add(t, err, meas, kind, r["source_repo"], r["framework"],
+                r["gpu_type"].split("(")[0].strip()[:24], r["section"])
 
-    import tempfile
-    tmp = tempfile.mkdtemp(prefix="fmte-eval-time-")
     throughput = a.throughput if a.throughput is not None else (
         [] if a.csv else [os.path.join(ROOT, "tests", "data", "throughput-published",
                                        "megatron_nemo_bloom.csv")])
-    for path in throughput:
-        for r in csv.DictReader(open(path, encoding="utf-8")):
-            args, kind, meas, why = throughput_args(r, tmp)
-            if args is None:
-                skipped[why] += 1
-                continue
-            p = subprocess.run([a.advise, "estimate", "--json", "--steps", "100"] + args,
-                               capture_output=True, text=True, timeout=60)
-            if p.returncode != 0:
-                skipped["fmte: " + (p.stderr.strip().splitlines() or ["?"])[0][:60]] += 1
-                continue
-            t = json.loads(p.stdout)["time"]
-            err = (t["step_time_s"] / meas - 1 if kind == "step"
-                   else meas / t["tokens_per_s_per_gpu"] - 1)
-            parts = t["wall_breakdown"]
-            varying = parts["train"] + parts["eval"]
-            fixed = t["wall_time_s"] - varying
-            results.append({"bound_factor": (t["wall_time_bound_s"] - fixed) / varying,
-                            "measured_factor": t.get("measured_factor", 1.0),
-                            "source": r["source_repo"], "framework": r["framework"],
-                            "gpu": r["gpu_type"], "err": err,
-                            "section": "%s %s x%s tp%s pp%s cp%s %s" % (
-                                r["model"], r["gpu_type"], r["gpus"], r["tp"], r["pp"], r["cp"],
-                                r["precision"]),
-                            "measured": meas, "kind": kind, "mfu": t.get("mfu")})
+    with tempfile.TemporaryDirectory(prefix="fmte-eval-time-") as tmp:
+        for path in throughput:
+            for r in csv.DictReader(open(path, encoding="utf-8")):
+                args, kind, meas, why = throughput_args(r, tmp)
+                if args is None:
+                    skipped[why] += 1
+                    continue
+                t = estimate(args)
+                if t is None:
+                    continue
+                err = (t["step_time_s"] / meas - 1 if kind == "step"
+                       else meas / t["tokens_per_s_per_gpu"] - 1)
+                add(t, err, meas, kind, r["source_repo"], r["framework"], r["gpu_type"],
+                    "%s %s x%s tp%s pp%s cp%s %s" % (r["model"], r["gpu_type"], r["gpus"],
+                                                     r["tp"], r["pp"], r["cp"], r["precision"]))
 
     def table(key):
         groups = collections.defaultdict(list)

@@ -110,8 +110,10 @@ def main():
         L.append(T * c["vocab_size"] * 18.0)
         y.append(sum(float(p[k + "_s"]) for k in MEM))
         fam.append(p["model_hf_id"].split("/")[-1].split("-")[0].lower())
-        if p["method"] == "full":
-            opt.append((p, float(p["optimizer_s"])))
+        if p["method"] == "full":  # the parameters, from the weights' bytes
+            params = j["memory"]["breakdown"]["weights"] / (
+                2 if p["precision"] == "pure-bf16" else 4)
+            opt.append((p["precision"] == "pure-bf16", params, float(p["optimizer_s"])))
 
     X, L, y = np.array(X) / HBM, np.array(L) / HBM, np.array(y)
 
@@ -145,15 +147,7 @@ def main():
           "mean |log error| %.3f" % (len(e), res.x[0], res.x[1], np.mean(np.abs(np.log(fr / e)))))
 
     ratios = []
-    for p, t in opt:
-        c = config(p["model_hf_id"])
-        n = None
-        r = matching_row(p, measured)
-        args, _ = em.row_args(r)
-        j = json.loads(subprocess.run([a.advise, "estimate", "--json"] + args,
-                                      capture_output=True, text=True, check=True).stdout)
-        n = j["memory"]["breakdown"]["weights"] / (2 if p["precision"] == "pure-bf16" else 4)
-        pure = p["precision"] == "pure-bf16"
+    for pure, n, t in opt:
         per = (14 if pure else 28) + 3 * (2 if pure else 4)  # AdamW + clipping, bytes / param
         ratios.append((pure, n * per / HBM / t))
     for pure in (False, True):

@@ -182,19 +182,17 @@ def versions():
             "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")}
 
 
-def run_case(case, steps):
+def build_model(case):
+    """The case's model from its config.json in etc/models, random weights on the GPU in the
+    dtype of its precision, and the config."""
     import torch
-    from torch.utils.data import Dataset
-    from transformers import (AutoConfig, AutoModelForCausalLM, Trainer, TrainerCallback,
-                              TrainingArguments)
+    from transformers import AutoConfig, AutoModelForCausalLM
 
-    model_id, method, precision, seq, mb, gc_on, targets, extra = unpack(case)
-    ga, rank, dropout, optim = extra["ga"], extra["r"], extra["dropout"], extra["optim"]
+    model_id, _, precision, _, _, _, _, extra = unpack(case)
     cfg = AutoConfig.from_pretrained(os.path.join(ROOT, "etc", "models", model_id))
     cfg.use_cache = False
     dtype = torch.bfloat16 if precision == "pure-bf16" else torch.float32
     attn = {"attn_implementation": extra["attn"]} if "attn" in extra else {}
-    torch.cuda.reset_peak_memory_stats()
     with torch.device("cuda"):
         try:  # transformers 5 names it dtype; 4.x torch_dtype (config.json's own is ignored)
             model = AutoModelForCausalLM.from_config(cfg, dtype=dtype, **attn)
@@ -202,27 +200,70 @@ def run_case(case, steps):
             model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype, **attn)
     if next(model.parameters()).dtype != dtype:
         model = model.to(dtype)
-    torch.cuda.synchronize()
-    n_params = sum(p.numel() for p in model.parameters())
-    load = {"allocated": torch.cuda.memory_allocated(),
-            "peak": torch.cuda.max_memory_allocated()}
-    if method == "lora":
-        from peft import LoraConfig, get_peft_model
-        tm = "all-linear" if targets == "all-linear" else [SHORT_TARGETS[t] for t in
-                                                          targets.split(",")]
-        model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=dropout,
-                                                 target_modules=tm, task_type="CAUSAL_LM"))
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    vocab = cfg.vocab_size
+    return model, cfg
+
+
+def add_lora(model, case):
+    """The model wrapped in PEFT LoRA as the case says (r, alpha 2r, its dropout and targets)."""
+    from peft import LoraConfig, get_peft_model
+
+    _, _, _, _, _, _, targets, extra = unpack(case)
+    rank = extra["r"]
+    tm = "all-linear" if targets == "all-linear" else [SHORT_TARGETS[t] for t in
+                                                      targets.split(",")]
+    return get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank,
+                                            lora_dropout=extra["dropout"], target_modules=tm,
+                                            task_type="CAUSAL_LM"))
+
+
+def token_dataset(case, vocab, steps):
+    """Random tokens of full length, labels = inputs, enough for `steps` optimizer steps."""
+    import torch
+    from torch.utils.data import Dataset
+
+    _, _, _, seq, mb, _, _, extra = unpack(case)
 
     class Tokens(Dataset):
         def __len__(self):
-            return mb * ga * (steps + 1)
+            return mb * extra["ga"] * (steps + 1)
 
         def __getitem__(self, i):
             g = torch.Generator().manual_seed(i)
             ids = torch.randint(0, vocab, (seq,), generator=g)
             return {"input_ids": ids, "labels": ids.clone()}
+
+    return Tokens()
+
+
+def training_args(case, steps, output_dir):
+    """The Trainer's arguments of a case: AdamW (its optim), bf16 autocast, constant LR, optional
+    non-reentrant gradient checkpointing, no saving or logging."""
+    from transformers import TrainingArguments
+
+    _, _, _, _, mb, gc_on, _, extra = unpack(case)
+    return TrainingArguments(
+        output_dir=output_dir, max_steps=steps, per_device_train_batch_size=mb,
+        gradient_accumulation_steps=extra["ga"], learning_rate=1e-5, lr_scheduler_type="constant",
+        bf16=True, optim=extra["optim"], gradient_checkpointing=gc_on,
+        gradient_checkpointing_kwargs={"use_reentrant": False} if gc_on else None,
+        save_strategy="no", logging_steps=1000, report_to="none", disable_tqdm=True,
+        dataloader_num_workers=0, remove_unused_columns=False, seed=0)
+
+
+def run_case(case, steps):
+    import torch
+    from transformers import Trainer, TrainerCallback
+
+    method = case[1]
+    torch.cuda.reset_peak_memory_stats()
+    model, cfg = build_model(case)
+    torch.cuda.synchronize()
+    n_params = sum(p.numel() for p in model.parameters())
+    load = {"allocated": torch.cuda.memory_allocated(),
+            "peak": torch.cuda.max_memory_allocated()}
+    if method == "lora":
+        model = add_lora(model, case)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
 
     step_log = []
 
@@ -240,14 +281,9 @@ def run_case(case, steps):
                              "max_reserved": torch.cuda.max_memory_reserved(),
                              "allocated_after": torch.cuda.memory_allocated()})
 
-    args = TrainingArguments(
-        output_dir="/tmp/fmte-measure-hf", max_steps=steps, per_device_train_batch_size=mb,
-        gradient_accumulation_steps=ga, learning_rate=1e-5, lr_scheduler_type="constant",
-        bf16=True, optim=optim, gradient_checkpointing=gc_on,
-        gradient_checkpointing_kwargs={"use_reentrant": False} if gc_on else None,
-        save_strategy="no", logging_steps=1000, report_to="none", disable_tqdm=True,
-        dataloader_num_workers=0, remove_unused_columns=False, seed=0)
-    trainer = Trainer(model=model, args=args, train_dataset=Tokens(), callbacks=[Probe()])
+    trainer = Trainer(model=model, args=training_args(case, steps, "/tmp/fmte-measure-hf"),
+                      train_dataset=token_dataset(case, cfg.vocab_size, steps),
+                      callbacks=[Probe()])
     t0 = time.perf_counter()
     oom = None
     try:

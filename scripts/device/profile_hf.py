@@ -28,44 +28,16 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import measure_hf  # noqa: E402  (CASES, unpack, versions, cleanup, ROOT)
+import measure_hf  # noqa: E402  (CASES, the model, data and Trainer of a case, cleanup)
 
 
 def run_case(case, steps, profile_step):
     import torch
-    from torch.utils.data import Dataset
-    from transformers import (AutoConfig, AutoModelForCausalLM, Trainer, TrainerCallback,
-                              TrainingArguments)
+    from transformers import Trainer, TrainerCallback
 
-    model_id, method, precision, seq, mb, gc_on, targets, extra = measure_hf.unpack(case)
-    ga, rank, dropout, optim = extra["ga"], extra["r"], extra["dropout"], extra["optim"]
-    cfg = AutoConfig.from_pretrained(os.path.join(measure_hf.ROOT, "etc", "models", model_id))
-    cfg.use_cache = False
-    dtype = torch.bfloat16 if precision == "pure-bf16" else torch.float32
-    attn = {"attn_implementation": extra["attn"]} if "attn" in extra else {}
-    with torch.device("cuda"):
-        try:
-            model = AutoModelForCausalLM.from_config(cfg, dtype=dtype, **attn)
-        except TypeError:
-            model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype, **attn)
-    if next(model.parameters()).dtype != dtype:
-        model = model.to(dtype)
-    if method == "lora":
-        from peft import LoraConfig, get_peft_model
-        tm = "all-linear" if targets == "all-linear" else [measure_hf.SHORT_TARGETS[t] for t in
-                                                          targets.split(",")]
-        model = get_peft_model(model, LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=dropout,
-                                                 target_modules=tm, task_type="CAUSAL_LM"))
-    vocab = cfg.vocab_size
-
-    class Tokens(Dataset):
-        def __len__(self):
-            return mb * ga * (steps + 1)
-
-        def __getitem__(self, i):
-            g = torch.Generator().manual_seed(i)
-            ids = torch.randint(0, vocab, (seq,), generator=g)
-            return {"input_ids": ids, "labels": ids.clone()}
+    model, cfg = measure_hf.build_model(case)
+    if case[1] == "lora":
+        model = measure_hf.add_lora(model, case)
 
     step_log = []
     trace = {}
@@ -96,14 +68,10 @@ def run_case(case, steps, profile_step):
                 os.unlink(path)
                 self.prof = None
 
-    args = TrainingArguments(
-        output_dir="/tmp/fmte-profile-hf", max_steps=steps, per_device_train_batch_size=mb,
-        gradient_accumulation_steps=ga, learning_rate=1e-5, lr_scheduler_type="constant",
-        bf16=True, optim=optim, gradient_checkpointing=gc_on,
-        gradient_checkpointing_kwargs={"use_reentrant": False} if gc_on else None,
-        save_strategy="no", logging_steps=1000, report_to="none", disable_tqdm=True,
-        dataloader_num_workers=0, remove_unused_columns=False, seed=0)
-    trainer = Trainer(model=model, args=args, train_dataset=Tokens(), callbacks=[Probe()])
+    trainer = Trainer(model=model,
+                      args=measure_hf.training_args(case, steps, "/tmp/fmte-profile-hf"),
+                      train_dataset=measure_hf.token_dataset(case, cfg.vocab_size, steps),
+                      callbacks=[Probe()])
     oom = None
     try:
         trainer.train()
