@@ -237,7 +237,16 @@ def main():
             return None
         return json.loads(p.stdout)["time"]
 
-    def add(t, err, meas, kind, source, framework, gpu, section):
+    def add(t, meas, kind, source, framework, gpu, section, per_micro_batch=False):
+        """Records fmte's `time` against a measured step time (kind "step"; `per_micro_batch`: the
+        source timed one micro-batch) or per-GPU throughput ("tokens"), as a step-time error."""
+        if kind == "step":
+            pred = t["step_time_s"]
+            if per_micro_batch:
+                pred /= max(1, t.get("micro_batches", 1))
+            err = pred / meas - 1
+        else:
+            err = meas / t["tokens_per_s_per_gpu"] - 1
         parts = t["wall_breakdown"]
         varying = parts["train"] + parts["eval"]
         fixed = t["wall_time_s"] - varying
@@ -264,17 +273,10 @@ def main():
                 skipped[why] += 1
                 continue
             t = estimate(args)
-            if t is None:
-                continue
-            if kind == "step":
-                pred = t["step_time_s"]
-                if "one micro-batch iteration" in r["notes"]:  # litgpt's ms/iter
-                    pred /= max(1, t.get("micro_batches", 1))
-                err = pred / meas - 1
-            else:
-                err = meas / t["tokens_per_s_per_gpu"] - 1  # as a step-time error
-            add(t, err, meas, kind, r["source_repo"], r["framework"],
-                r["gpu_type"].split("(")[0].strip()[:24], r["section"])
+            if t is not None:
+                add(t, meas, kind, r["source_repo"], r["framework"],
+                    r["gpu_type"].split("(")[0].strip()[:24], r["section"],
+                    "one micro-batch iteration" in r["notes"])  # litgpt's ms/iter
 
     throughput = a.throughput if a.throughput is not None else (
         [] if a.csv else [os.path.join(ROOT, "tests", "data", "throughput-published",
@@ -287,13 +289,10 @@ def main():
                     skipped[why] += 1
                     continue
                 t = estimate(args)
-                if t is None:
-                    continue
-                err = (t["step_time_s"] / meas - 1 if kind == "step"
-                       else meas / t["tokens_per_s_per_gpu"] - 1)
-                add(t, err, meas, kind, r["source_repo"], r["framework"], r["gpu_type"],
-                    "%s %s x%s tp%s pp%s cp%s %s" % (r["model"], r["gpu_type"], r["gpus"],
-                                                     r["tp"], r["pp"], r["cp"], r["precision"]))
+                if t is not None:
+                    add(t, meas, kind, r["source_repo"], r["framework"], r["gpu_type"],
+                        "%s %s x%s tp%s pp%s cp%s %s" % (r["model"], r["gpu_type"], r["gpus"],
+                                                         r["tp"], r["pp"], r["cp"], r["precision"]))
 
     def table(key):
         groups = collections.defaultdict(list)
