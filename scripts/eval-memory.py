@@ -233,6 +233,8 @@ def row_args(r):
         args += ["--fp8", fp8]
     if axolotl_fsdp2_synced(r):
         args += ["--sync-each-batch"]
+    if litgpt_block_units(r):
+        args += ["--fsdp-frozen-grads"]
     if bridge_perf_recipe(r):
         # Megatron-Bridge's performance recipes (scripts/performance at 067f987: _common.py
         # sets mixed_precision/ddp grad_reduce_in_fp32 = False; precision "fp8_cs" is
@@ -280,6 +282,14 @@ def row_args(r):
 # found no no_sync method on an FSDP2 module and did nothing: gradients were reduce-scattered
 # every micro-batch, which fmte spells --sync-each-batch.
 AXOLOTL_FSDP2_SYNCED = ("ba3dba3e4f", "50f2b94d50", "682a9cf79b")
+
+
+# litgpt up to v0.5.8 shards with FSDP1 wrapping whole blocks (finetune/lora.py:
+# FSDPStrategy(auto_wrap_policy={Block}), Lightning's default use_orig_params=True), so its
+# adapters share a flat parameter with the frozen weights and every block gets gradients; the rows
+# say so in their notes ("FSDPStrategy(auto_wrap Block ...").
+def litgpt_block_units(r):
+    return r["framework"] == "litgpt" and "FSDPStrategy(auto_wrap Block" in r["notes"]
 
 
 def axolotl_fsdp2_synced(r):
@@ -346,18 +356,6 @@ def summarise(rows, key):
     return out
 
 
-def bound_group(args):
-    """The class of job whose errors set its bound's high factor (estimator/memory/src/
-    memory_overheads.cc MeasuredBoundFactors): LoRA/QLoRA under FSDP, where the frameworks differ
-    in what their FSDP units hold (fmte models HF+PEFT's separate adapter units; litgpt's whole
-    blocks are not modelled), and every other job."""
-    method = args[args.index("--method") + 1]
-    sharding = args[args.index("--sharding") + 1] if "--sharding" in args else "none"
-    if method in ("lora", "qlora") and sharding.startswith("fsdp") and sharding != "fsdp-no-shard":
-        return "peft-fsdp"
-    return "other"
-
-
 def calibrate(results):
     """Leave-one-source-out calibration of the ratio measured / predicted.
 
@@ -375,27 +373,16 @@ def calibrate(results):
         if not rest:
             continue
         hi, lo = max(rest), min(rest)
-        # The high factor of each class of job from the other sources (a class they lack: the
-        # highest of all their runs).
-        hi_g = {}
-        for x in ran:
-            if x["source"] != s:
-                hi_g[x["group"]] = max(hi_g.get(x["group"], 0), x["meas"] / x["pred"])
         out["by_source"].append({
             "source": s, "runs": len(mine), "high": hi, "low": lo,
             "above_high": sum(1 for x in mine
-                              if x["meas"] > hi_g.get(x["group"], hi) * x["pred"]),
+                              if x["meas"] > hi * x["pred"]),
             "below_low": sum(1 for x in mine if x["meas"] < lo * x["pred"]),
             "ran_low_end_not_fit": sum(1 for x in mine
                                        if lo * x["pred_alloc"] > USABLE * x["capacity"]),
         })
     ratios = [x["meas"] / x["pred"] for x in ran]
     out["high"], out["low"] = max(ratios), min(ratios)
-    # The high factor per class of job (bound_group), each from all sources.
-    out["high_by_group"] = {}
-    for g in sorted({x["group"] for x in ran}):
-        rs = [x["meas"] / x["pred"] for x in ran if x["group"] == g]
-        out["high_by_group"][g] = {"runs": len(rs), "high": max(rs)}
     oom = [x for x in results if x.get("oom")]
     out["oom_runs"] = len(oom)
     out["oom_bound_fits"] = sum(1 for x in oom if out["high"] * x["pred_total"] <= x["capacity"])
@@ -457,7 +444,6 @@ def main():
             continue
         mem = json.loads(p.stdout)["memory"]
         x["args"] = " ".join(args)
-        x["group"] = bound_group(args)
         x["fits"] = bool(mem["fits"])
         x["pred"] = predicted(mem, x["metric"])
         x["pred_total"] = mem["per_gpu_bytes"]
@@ -481,8 +467,7 @@ def main():
         if a.json:
             print(json.dumps(c, indent=1))
             return 0
-        print("leave-one-source-out: factors from the other sources, checked on the one left out"
-              " (>high: against the high factor of the run's class of job)")
+        print("leave-one-source-out: factors from the other sources, checked on the one left out")
         print("%-28s %5s %7s %7s %7s %7s %9s" % ("source left out", "runs", "high", "low",
                                                   ">high", "<low", "ran!fit"))
         for g in c["by_source"]:
@@ -493,8 +478,6 @@ def main():
               "%d of them with the bound (high x prediction) inside the GPU" % (
                   c["sources"], c["runs"], c["low"], c["high"], c["oom_runs"],
                   c["oom_bound_fits"]))
-        for g, v in c["high_by_group"].items():
-            print("high factor for %-10s %3d runs: %.3f" % (g, v["runs"], v["high"]))
         return 0
     if a.json:
         print(json.dumps({"by_source": by_source, "by_framework": by_fw, "by_metric": by_metric,

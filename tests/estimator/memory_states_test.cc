@@ -352,5 +352,58 @@ TEST(MemoryStatesTest, FsdpNoSyncAccumulatesUnshardedGradients) {
               (2 - 2.0 / 8) * 46702792704.0, 1e6);
 }
 
+TEST(MemoryStatesTest, FrozenWeightsInsideFsdpUnitsGetGradients) {
+  // litgpt's resource tables (tutorials/resource-tables.md at 26857050, "Finetuning with LoRA on
+  // Multiple GPUs"; litgpt 8641822, A100-SXM4-40GB, torch 2.1, --precision bf16-true): LoRA
+  // (r 8, query and value) of Llama-2-7b on 2 GPUs under FSDPStrategy(auto_wrap_policy={Block}),
+  // micro-batch 1, 128 / 1 accumulation, longest Alpaca sample 1304 tokens: "Memory used: 22.18
+  // GB" (torch.cuda.max_memory_allocated). One flat parameter per block holds the adapters and
+  // the frozen weights, so every block's gradient is computed and, under no_backward_sync,
+  // accumulated unsharded in bf16.
+  const ModelArch m = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kLitgpt;
+  j.method = Method::kLora;
+  j.lora_r = 8;
+  j.lora_targets = {"q", "v"};
+  j.precision = Precision::kPureBf16;
+  j.sharding = Sharding::kFsdpFull;
+  j.gpus = 2;
+  j.gpus_per_node = 2;
+  j.micro_batch = 1;
+  j.seq_len = 1304;
+  j.grad_accum = 128;
+  j.activation_checkpointing = Checkpointing::kFull;
+  j.chunked_loss = true;
+  j.optimizer_impl = OptimizerImpl::kForeach;
+  GpuSpec a100 = Gpu80();
+  a100.memory_bytes = int64_t{42949672960};  // A100-SXM4-40GB
+  auto estimate = [&](Framework fw, bool frozen_grads) {
+    j.framework = fw;
+    j.fsdp_frozen_grads = frozen_grads;
+    Result<MemoryEstimate> e = EstimateMemory(m, j, a100);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? *e : MemoryEstimate{};
+  };
+  const MemoryEstimate blocks = estimate(Framework::kLitgpt, true);
+  const MemoryEstimate adapters = estimate(Framework::kLitgpt, false);
+  EXPECT_NEAR(static_cast<double>(blocks.allocated_peak_bytes), 22.18e9, 0.10 * 22.18e9);
+  EXPECT_LT(static_cast<double>(adapters.allocated_peak_bytes), 0.5 * 22.18e9);
+  // While a later micro-batch runs: the unsharded bf16 gradient of every block parameter (32
+  // layers x 202,383,360: 4 x 4096^2 attention + 3 x 4096 x 11008 MLP + 2 x 4096 norms) and of
+  // the adapters (32 x 2 x 8 x (4096 + 4096)), 2 bytes each.
+  const double block_params = 32 * (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2 * 4096);
+  const double adapter_params = 32 * 2 * 8.0 * (4096 + 4096);
+  EXPECT_NEAR(static_cast<double>(blocks.breakdown.gradients), 2 * (block_params + adapter_params),
+              1e6);
+  // The low end rests on the reading without those gradients (litgpt 0.5.9 and later).
+  EXPECT_EQ(blocks.low_bytes, adapters.low_bytes);
+  // litgpt does not say which version runs: without the flag its bound covers the whole-block
+  // reading; the HF Trainer wraps PEFT's adapters apart and its bound is its own prediction's.
+  EXPECT_GE(adapters.bound_bytes, blocks.per_gpu_bytes);
+  const MemoryEstimate hf = estimate(Framework::kHf, false);
+  EXPECT_LT(hf.bound_bytes, blocks.per_gpu_bytes);
+}
+
 }  // namespace
 }  // namespace fmte

@@ -211,6 +211,30 @@ TEST(StepTime, RankRAdaptersRunAtTheirShapesEfficiency) {
   EXPECT_NEAR(compute(curved) - compute(Ideal()), expected, 1e-6 * expected);
 }
 
+TEST(StepTime, FrozenWeightsInsideFsdpUnitsGetWeightGradients) {
+  // Under fsdp_frozen_grads (litgpt <= 0.5.8: adapters and frozen weights in one FSDP1 flat
+  // parameter) the backward computes the frozen linears' weight gradients too: 2 in out FLOPs per
+  // token for each of the block's 12 h^2 linear weights (qkv 3h^2, o h^2, up and down 4h^2 each),
+  // at the ideal rate here.
+  const int64_t h = 1024, L = 2, tokens = 512;
+  const ModelArch m = Gpt(h, L, 16, 32000);
+  const GpuSpec a100 = testing::A100Sxm80();
+  TimeModel tm;
+  tm.MutableFor(a100) = Ideal();
+  auto step = [&](bool frozen_grads) {
+    TrainingJob j = Job(2, 1, 1, 1, 2, tokens);
+    j.framework = Framework::kLitgpt;
+    j.method = Method::kLora;
+    j.sharding = Sharding::kFsdpFull;
+    j.fsdp_frozen_grads = frozen_grads;
+    auto e = EstimateStepTime(m, j, a100, DefaultCluster(a100), tm);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->breakdown.compute_s : 0.0;
+  };
+  const double expected = tokens * L * 2.0 * 12 * h * h / (a100.PeakTflops(true) * 1e12);
+  EXPECT_NEAR(step(true) - step(false), expected, 1e-6 * expected);
+}
+
 TEST(StepTime, ASlidingWindowMaskCostsTheHfTrainerTheFlashKernel) {
   // transformers hands SDPA an explicit mask once the context reaches the model's sliding window
   // (Phi-3-mini: 2047): the memory-efficient kernel computes every score, at 0.195 of an H100's

@@ -208,7 +208,10 @@ void AddJobOptions(po::options_description* desc) {
       "optimizer-in-backward", po::bool_switch(), "optimizer step fused into backward")(
       "sync-each-batch", po::bool_switch(),
       "HF/accelerate FSDP: gradients reduced every micro-batch (sync_each_batch), not "
-      "accumulated unsharded");
+      "accumulated unsharded")(
+      "fsdp-frozen-grads", po::bool_switch(),
+      "PEFT under FSDP1 units that hold frozen weights beside adapters (litgpt <= 0.5.8): every "
+      "weight in them gets a gradient");
   desc->add(job);
 }
 
@@ -279,6 +282,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.fp8_params = FlagSet(vm, "fp8-param-gather");
   job.grad_reduce_bf16 = FlagSet(vm, "grad-reduce-in-bf16");
   job.sync_each_batch = FlagSet(vm, "sync-each-batch");
+  job.fsdp_frozen_grads = FlagSet(vm, "fsdp-frozen-grads");
   job.double_quant = FlagSet(vm, "double-quant");
   job.chunked_loss = FlagSet(vm, "chunked-loss");
   job.compile = FlagSet(vm, "compile");

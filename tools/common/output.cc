@@ -90,6 +90,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["fp8_param_gather"] = job.fp8_params;
   j["grad_reduce_in_bf16"] = job.grad_reduce_bf16;
   j["sync_each_batch"] = job.sync_each_batch;
+  j["fsdp_frozen_grads"] = job.fsdp_frozen_grads;
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);
@@ -243,6 +244,8 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   t.AddRow({"  fits", m.fits ? "yes" : "no"});
   t.AddRow({"  range", FormatGiB(m.low_bytes) + " - " + FormatGiB(m.bound_bytes),
             "(measured peaks of published runs vs fmte)"});
+  if (job.MayCoverFrozenWeights() && !job.GradientsCoverFrozenWeights())
+    t.AddRow({"", "", "(top: litgpt <= 0.5.8, whole blocks per FSDP unit: --fsdp-frozen-grads)"});
   if (m.cpu_bytes_per_node > 0)
     t.AddRow({"  host memory per node", FormatGiB(m.cpu_bytes_per_node), "(offloaded state)"});
   t.Print(os);

@@ -11,6 +11,7 @@
 #include "fmte/memory.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "memory_internal.h"
 
@@ -90,8 +91,11 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
     best.phase = "optimizer-step";
   }
   best.cpu = ms.cpu + act.cpu;
-  best.allocated_synced =
-      std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step});
+  // The low reading: accumulated gradients kept sharded, frozen weights without gradients.
+  const double frozen_grads = ms.grads - ms.low_grads;
+  best.allocated_synced = std::max(
+      {turn - turn_grads + (grads_live ? ms.low_grads : ms.low_first_grads) - buf.backward_frozen,
+       end_bwd - frozen_grads - buf.backward_frozen, step - frozen_grads});
   best.turn = turn;
   best.first_turn = turn - ms.lazy_states;
   best.end_of_backward = end_bwd;
@@ -232,6 +236,14 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     stage_activations = nullptr;
 
   StagePeak heaviest;
+  // The job read with gradients on its frozen weights, where it may have them without saying so
+  // (TrainingJob::MayCoverFrozenWeights): its heaviest allocated bytes raise the bound.
+  std::optional<TrainingJob> frozen_grads_job;
+  if (job.MayCoverFrozenWeights() && !job.GradientsCoverFrozenWeights()) {
+    frozen_grads_job = job;
+    frozen_grads_job->fsdp_frozen_grads = true;
+  }
+  double frozen_grads_allocated = 0;
   int first_layer = 0;
   est.ranks.resize(est.layers_per_stage.size());
   const int64_t context = Saturate(memory::CudaContextBytes(job, lay));
@@ -247,6 +259,12 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     StagePeak peak =
         EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st),
                       stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);
+    if (frozen_grads_job) {
+      const StagePeak alt =
+          EstimateStage(model, *frozen_grads_job, lay, dt, targets, uses, sp, static_cast<int>(st),
+                        stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);
+      frozen_grads_allocated = std::max(frozen_grads_allocated, alt.allocated);
+    }
     first_layer += n;
     MemoryRank& rank = est.ranks[st];
     rank.stage = static_cast<int>(st);
@@ -273,8 +291,12 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   est.per_gpu_bytes = PlusContext(est.allocator_peak_bytes, est.cuda_context_bytes);
   est.gpu_capacity_bytes = gpu.memory_bytes;
   est.fits = est.per_gpu_bytes <= gpu.memory_bytes;
-  const memory::BoundFactors bf = memory::MeasuredBoundFactors(job);
-  est.bound_bytes = Saturate(static_cast<double>(est.per_gpu_bytes) * bf.high);
+  const memory::BoundFactors bf = memory::MeasuredBoundFactors();
+  const double bound_base =
+      std::max(static_cast<double>(est.per_gpu_bytes),
+               frozen_grads_allocated + memory::FragmentationBytes(frozen_grads_allocated) +
+                   static_cast<double>(est.cuda_context_bytes));
+  est.bound_bytes = Saturate(bound_base * bf.high);
   est.low_bytes = Saturate(
       std::min(static_cast<double>(est.allocated_peak_bytes), heaviest.allocated_synced) * bf.low);
   est.cpu_bytes_per_node =

@@ -98,9 +98,21 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   s.weights = sharded(weights, expert_weights, shard_w);
   s.quant_consts = sharded(consts, sp.total > 0 ? consts * sp.expert / sp.total : 0, shard_w);
 
-  const double grads = sp.trainable * dt.grad;
+  // The parameters that carry gradients: the trainable ones, or (GradientsCoverFrozenWeights)
+  // every parameter of the transformer blocks, whose FSDP1 units hold adapters and frozen weights
+  // in one flat parameter that requires grad as a whole: PyTorch's FSDP docs, "the gradient memory
+  // usage will be higher than expected (namely, equivalent to not freezing those parameters)".
+  // The root unit (embeddings, final norm, head) holds no adapter unless the head is adapted.
+  const bool frozen_grads = j.GradientsCoverFrozenWeights();
+  const double grad_params =
+      frozen_grads ? std::max(sp.trainable, sp.total - sp.root) : sp.trainable;
+  const double grads = grad_params * dt.grad;
   s.grads = sharded(grads, grads * expert_share, shard_g);
   s.first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
+  if (frozen_grads) s.first_grads = std::max(s.first_grads, sp.largest_block * dt.grad / shard_g);
+  // The favourable reading: gradients of the trainable parameters only, kept sharded.
+  s.low_grads = sharded(sp.trainable * dt.grad, sp.trainable * dt.grad * expert_share, shard_g);
+  s.low_first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
 
   s.accum_grads = s.grads;
   if (j.AccumulatesUnshardedGradients()) {
@@ -114,7 +126,7 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
     // does the same since accelerate 1.11 (before, no_sync was a no-op for FSDP2 modules).
     // accelerate's sync_each_batch (job.sync_each_batch) avoids it; transformers 4.47 to 5.1
     // ignore it.
-    s.accum_grads = sp.trainable * dt.gather;
+    s.accum_grads = grad_params * dt.gather;
   }
   const double states = OptimizerStateBytes(j, dt, sp);
   const double optimizer = states + sp.trainable * dt.master;

@@ -175,6 +175,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.fp8_params) put("fp8p", "1");
   if (j.grad_reduce_bf16) put("gr16", "1");
   if (j.sync_each_batch) put("seb", "1");
+  if (j.fsdp_frozen_grads) put("ffg", "1");
   put("fw", ToString(j.framework));
   if (j.tokens > 0) put_int("tokens", j.tokens);
   if (j.samples > 0) put_int("samples", j.samples);
@@ -314,6 +315,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       j.grad_reduce_bf16 = v == "1";
     else if (key == "seb")
       j.sync_each_batch = v == "1";
+    else if (key == "ffg")
+      j.fsdp_frozen_grads = v == "1";
     else if (key == "fw")
       s = enum_field(&j.framework, ParseFramework);
     else if (key == "tokens")

@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 42> kKeys{{
+const std::array<KeySpec, 43> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -176,6 +176,9 @@ const std::array<KeySpec, 42> kKeys{{
     {{"sync-each-batch", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->sync_each_batch);)},
+    {{"fsdp-frozen-grads", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->fsdp_frozen_grads);)},
     {{"grad-reduce-in-bf16", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->grad_reduce_bf16);)},

@@ -179,6 +179,19 @@ bool TrainingJob::AccumulatesUnshardedGradients() const {
          ShardsWithFsdp(sharding);
 }
 
+namespace {
+// FSDP1 flattens a unit's parameters whatever it shards (NO_SHARD too).
+bool FlattensUnits(Sharding s) { return ShardsWithFsdp(s) || s == Sharding::kFsdpNoShard; }
+}  // namespace
+
+bool TrainingJob::GradientsCoverFrozenWeights() const {
+  return fsdp_frozen_grads && method != Method::kFull && FlattensUnits(sharding);
+}
+
+bool TrainingJob::MayCoverFrozenWeights() const {
+  return framework == Framework::kLitgpt && method != Method::kFull && FlattensUnits(sharding);
+}
+
 int64_t TrainingJob::ExpertTensorParallel() const { return etp > 0 ? etp : tp; }
 
 int64_t TrainingJob::ExpertDataParallel() const {

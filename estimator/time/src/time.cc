@@ -215,7 +215,7 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     }
 
     // Data-parallel gradient reduction / sharded state collectives, per step.
-    const double grad_bytes = w.trainable_elems / ft * time_parts::GradBytes(job.precision);
+    const double grad_bytes = w.grad_elems / ft * time_parts::GradBytes(job.precision);
     const double weight_bytes = w.weight_elems / ft * time_parts::ComputeWeightBytes(job.precision);
     const int64_t dp_per_node = std::clamp<int64_t>(n_int / std::min<int64_t>(t, n_int), 1, dc);
     double dp_s = 0;

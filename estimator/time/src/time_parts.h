@@ -129,8 +129,11 @@ struct StageWork {
   double eager_saved_bytes = 0;      // sum of the layers' LayerWork::saved_bytes (per micro-batch)
   double weight_elems = 0;           // all weights of the stage (whole, before TP)
   double trainable_elems = 0;        // parameters that get gradients and optimizer state
-  double layer_passes = 0;           // layers x passes (fwd 1, bwd 2, recompute 1)
-  double tp_allreduces = 0;          // per micro-batch
+  // Parameters whose gradients are reduced: trainable_elems, plus the frozen weights of the
+  // layers when their FSDP units give them gradients (TrainingJob::GradientsCoverFrozenWeights).
+  double grad_elems = 0;
+  double layer_passes = 0;   // layers x passes (fwd 1, bwd 2, recompute 1)
+  double tp_allreduces = 0;  // per micro-batch
 };
 
 // One stage's work: layers [first_layer, first_layer + layers), with the embedding on the first

@@ -30,8 +30,13 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
   const double fwd = f.linear + f.adapter + f.attention_executed;
   // Backward: the input gradient of every linear (also frozen ones: gradients flow to the
   // adapters/prompts below), weight gradients only for trainable weights, attention twice.
+  // Frozen weights get weight gradients too where their FSDP unit's flat parameter requires grad
+  // (TrainingJob::GradientsCoverFrozenWeights).
   const double dgrad = f.linear + f.adapter + 2 * f.attention_executed;
-  const double wgrad = (f.linear - f.frozen_linear) + f.adapter;
+  const bool frozen_grads = job.GradientsCoverFrozenWeights();
+  const double frozen_wgrad = frozen_grads ? 0 : f.frozen_linear;
+  const double frozen_wgrad_weighted = frozen_grads ? 0 : f.frozen_bwd_weighted;
+  const double wgrad = (f.linear - frozen_wgrad) + f.adapter;
   lw.fwd_flops = fwd;
   lw.bwd_flops = dgrad + wgrad;
   // Adapters run at their rank-r shapes' efficiency, attention at the fused kernel's rate
@@ -39,7 +44,7 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
   const double fwd_weighted = f.linear_fwd_weighted + f.adapter_fwd_weighted + f.attention_weighted;
   lw.fwd_weighted = fwd_weighted;
   lw.bwd_weighted = (f.linear_bwd_weighted + f.adapter_bwd_weighted + 2 * f.attention_weighted) +
-                    (f.linear_bwd_weighted - f.frozen_bwd_weighted) + f.adapter_bwd_weighted;
+                    (f.linear_bwd_weighted - frozen_wgrad_weighted) + f.adapter_bwd_weighted;
   if (job.activation_checkpointing == Checkpointing::kFull) {
     lw.recompute_flops = fwd;
     lw.recompute_weighted = fwd_weighted;
@@ -162,6 +167,8 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     w.logit_bytes_per_token = (job.chunked_loss ? 2.0 : 6.0) * v / static_cast<double>(job.tp);
     w.act_bytes_per_token += w.logit_bytes_per_token;
   }
+  // The layers' frozen weights (the root unit's embeddings and head hold no adapter).
+  w.grad_elems = w.trainable_elems + (job.GradientsCoverFrozenWeights() ? weight_elems : 0);
   return w;
 }
 

@@ -176,6 +176,13 @@ struct TrainingJob {
   // GradientAccumulationPlugin sync_each_batch) instead of accumulated unsharded under no_sync
   // (docs/memory.md "Gradient accumulation under FSDP").
   bool sync_each_batch = false;
+  // FSDP1 units that hold frozen weights beside trainable ones (use_orig_params=True with a wrap
+  // policy by whole blocks: litgpt up to v0.5.8, FSDPStrategy(auto_wrap_policy={Block})): the
+  // unit's flat parameter requires grad as a whole, so every weight in it gets a gradient that is
+  // kept, accumulated and reduced as in full fine-tuning. The HF Trainer wraps PEFT's trainable
+  // modules on their own (transformers update_fsdp_plugin_peft), litgpt 0.5.9 wraps each Linear
+  // alone and 0.5.10 moved to FSDP2, where frozen parameters get no gradient.
+  bool fsdp_frozen_grads = false;
 
   // Parameter-efficient methods.
   int64_t lora_r = 16;
@@ -213,6 +220,12 @@ struct TrainingJob {
   // under a sharding FSDP without sync_each_batch (docs/memory.md "Gradient accumulation under
   // FSDP").
   bool AccumulatesUnshardedGradients() const;
+  // Whether the frozen weights of a PEFT job carry gradients: fsdp_frozen_grads under an FSDP
+  // sharding (docs/memory.md "Frozen weights inside FSDP units").
+  bool GradientsCoverFrozenWeights() const;
+  // Whether they may, although the job does not say so: litgpt's PEFT jobs under FSDP, which
+  // litgpt up to v0.5.8 wraps by whole blocks (memory.bound_bytes covers that reading).
+  bool MayCoverFrozenWeights() const;
   // The experts' tensor-parallel size: etp, or tp when not set.
   int64_t ExpertTensorParallel() const;
   // Ranks that hold the same routed experts and shard their states (Megatron's expert data
