@@ -145,13 +145,17 @@ TEST(MemoryCombosTest, LogitsAndLossPerFramework) {
   //     (the 16-bit logits are dropped with the outputs before backward);
   //   torchtune chunked (8 chunks): 2 + 4 + 8/8 = 7 per entry;
   //   hf + chunked loss (Liger fused linear CE): no full logits; (2*2 + 8) per hidden unit = 12h;
-  //   megatron: V padded to a multiple of 128 (already), fp32 softmax in place 4 + bf16 grad 2 = 6.
+  //   megatron: V padded to a multiple of 128 (already), fp32 softmax in place 4 + bf16 grad 2 = 6;
+  //   litgpt chunked (lm_head_chunk_size=128 + chunked_cross_entropy, litgpt/utils.py): every
+  //     chunk's 16-bit logits 2 and saved 16-bit log-softmax 2 for all 2000 tokens, plus one
+  //     chunk of 2 x 128 tokens being turned into gradients (2 + 2): 4 x 2256 / 2000 per token.
   const ModelArch m = LlamaArch(4096, 32, 8, 14336, 4, 128256);
   // clang-format off
   const LogitsRow rows[] = {{"hf", Framework::kHf, false, 12.0 * 128256},
                             {"torchtune", Framework::kTorchtune, false, 7.0 * 128256},
                             {"hf chunked", Framework::kHf, true, 12.0 * 4096},
-                            {"megatron", Framework::kMegatron, false, 6.0 * 128256}};
+                            {"megatron", Framework::kMegatron, false, 6.0 * 128256},
+                            {"litgpt chunked", Framework::kLitgpt, true, 4.0 * 128256 * 2256 / 2000}};
   // clang-format on
   for (const LogitsRow& r : rows) {
     TrainingJob j = BaseJob();

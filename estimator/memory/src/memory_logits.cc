@@ -35,6 +35,17 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
     constexpr double kChunks = 8;
     return tokens * vocab * (ab + 4 + 8 / kChunks);
   }
+  if (j.chunked_loss && fw == Framework::kLitgpt) {
+    // litgpt's fine-tuning loops (finetune/lora.py, adapter.py, full.py, from 2023 to today) run
+    // model(input_ids, lm_head_chunk_size=128) and chunked_cross_entropy: the head returns every
+    // 128-token chunk of the 16-bit logits as a list the loop keeps until backward, and each
+    // chunk's cross_entropy saves its 16-bit log_softmax output (litgpt/utils.py
+    // chunked_cross_entropy), in fp32 under autocast (log_softmax autocasts to fp32). Backward
+    // turns one chunk at a time into its gradients.
+    const double saved = dt.autocast ? 4 : ab;
+    const double chunk = std::min(tokens, 128.0 * static_cast<double>(j.micro_batch));
+    return tokens * vocab * (ab + saved) + chunk * vocab * (ab + saved);
+  }
   if (j.chunked_loss) {
     // Liger's fused linear cross-entropy (transformers use_liger_kernel): logits exist one chunk of
     // about BT*h/V tokens at a time; it keeps the input gradient and an fp32 head-weight gradient
