@@ -35,13 +35,13 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
     constexpr double kChunks = 8;
     return tokens * vocab * (ab + 4 + 8 / kChunks);
   }
-  if (j.chunked_loss && fw == Framework::kLitgpt) {
-    // litgpt's fine-tuning loops (finetune/lora.py, adapter.py, full.py, from 2023 to today) run
-    // model(input_ids, lm_head_chunk_size=128) and chunked_cross_entropy: the head returns every
-    // 128-token chunk of the 16-bit logits as a list the loop keeps until backward, and each
-    // chunk's cross_entropy saves its 16-bit log_softmax output (litgpt/utils.py
-    // chunked_cross_entropy), in fp32 under autocast (log_softmax autocasts to fp32). Backward
-    // turns one chunk at a time into its gradients.
+  if (fw == Framework::kLitgpt) {
+    // Every litgpt training loop computes its loss with chunked_cross_entropy (litgpt/utils.py;
+    // finetune/lora.py, adapter.py, adapter_v2.py after model(input_ids, lm_head_chunk_size=128),
+    // full.py and pretrain.py on the whole logits, from 2023 to today): the 16-bit logits stay
+    // alive until backward and each 128-token chunk's cross_entropy saves its log_softmax output
+    // (16-bit; fp32 under autocast, where log_softmax autocasts to fp32). Backward turns one chunk
+    // at a time into its gradients. So litgpt needs no --chunked-loss to be read this way.
     const double saved = dt.autocast ? 4 : ab;
     const double chunk = std::min(tokens, 128.0 * static_cast<double>(j.micro_batch));
     return tokens * vocab * (ab + saved) + chunk * vocab * (ab + saved);
