@@ -23,10 +23,13 @@ GB300, not in the GPU catalog, and Megatron-FSDP rows are skipped).
 --calibrate prints, per group of jobs (GPU generation x framework family: Megatron or the PyTorch
 frameworks), the split-conformal 95% quantile of measured / predicted step time that the time limit's bound uses
 (estimator/time/src/walltime.cc MeasuredTimeFactor), and checks it leaving out one source at a time:
-the group's factor from the other sources (a group they lack: the widest of their groups) and how
-many of the left-out source's runs it covers. --check-bounds exits 1 when, in a group, fewer than
-90% of the runs lie under the factor fmte's time limit applies (from time.wall_time_bound_s of a
-100-step job: test time_measured_eval).
+the group's factor from the other sources (a group they lack: the widest of their groups), times
+the margin for a new source where fewer than two of them saw the group (time_groups.cc
+kNewSourceMargin: the largest factor by which one source's 95% quantile exceeded the other
+sources' of its group, itself from the other sources), and how many of the left-out source's runs
+it covers. --check-bounds exits 1 when, in a group, fewer than 90% of the runs lie under the factor
+fmte's time limit applies (from time.wall_time_bound_s of a 100-step job), or when that rule left
+out one source at a time covers fewer than 90% of all runs (test time_measured_eval).
 """
 import argparse
 import collections
@@ -110,29 +113,65 @@ def calibrate(results, q=0.95):
                 g, s[:28], statistics.median(v), statistics.median(others),
                 100 * (statistics.median(others) / statistics.median(v) - 1)))
     print()
-    print("leave one source out: the group's factor from the other sources (else their widest)")
+    margins = new_source_margins(results, q)
+    print("a new source against the others of its group: its q%.0f over theirs" % (100 * q))
+    for m, g, s in margins:
+        print("  %-22s %-28s %.3f" % (g, s[:28], m))
+    margin = max([1.0] + [m for m, _, _ in margins])
+    print("margin for a group seen from fewer than 2 sources (or not at all): %.3f" % margin)
+    print()
+    print("leave one source out: the group's factor from the other sources (else their widest),")
+    print("times the margin from the other sources where fewer than 2 of them saw the group")
     print("source left out                group                 runs  factor  covered")
+    covered = total = 0
     for s in sorted({x["source"] for x in results}):
         rest = [x for x in results if x["source"] != s]
         rest_groups = collections.defaultdict(list)
+        rest_sources = collections.defaultdict(set)
         for x in rest:
             rest_groups[x["group"]].append(x["ratio"])
+            rest_sources[x["group"]].add(x["source"])
         rest_f = {g: quantile(v, q) for g, v in rest_groups.items()}
         widest = max(rest_f.values()) if rest_f else 1.0
+        rest_margin = max([1.0] + [m for m, _, _ in new_source_margins(rest, q)])
         mine = collections.defaultdict(list)
         for x in results:
             if x["source"] == s:
                 mine[x["group"]].append(x["ratio"])
         for g, rs in sorted(mine.items()):
             f = rest_f.get(g, widest)
+            if len(rest_sources.get(g, ())) < 2:
+                f *= rest_margin
+            n = sum(1 for r in rs if r <= f)
+            covered += n
+            total += len(rs)
             print("%-30s %-20s %5d  %6.2f  %3d of %d%s" % (
-                s[:30], g, len(rs), f, sum(1 for r in rs if r <= f), len(rs),
+                s[:30], g, len(rs), f, n, len(rs),
                 "" if g in rest_f else "  (group unseen: widest)"))
-    return factors
+    print("covered: %d of %d runs (%.0f%%)" % (covered, total, 100.0 * covered / max(1, total)))
+    return covered / max(1, total)
 
 
-def check_bounds(results):
-    """1 when a group has fewer than 90% of its runs under the factor fmte's limit applies."""
+def new_source_margins(results, q=0.95):
+    """Per group with two or more sources, each source's q-quantile of measured / predicted over
+    the other sources' (the factor a bound calibrated on those others needed to cover this one as
+    well as it covers them): (margin, group, source), largest last."""
+    by = collections.defaultdict(lambda: collections.defaultdict(list))
+    for x in results:
+        by[x["group"]][x["source"]].append(x["ratio"])
+    out = []
+    for g, srcs in by.items():
+        if len(srcs) < 2:
+            continue
+        for s, v in srcs.items():
+            others = [r for t, vv in srcs.items() if t != s for r in vv]
+            out.append((quantile(v, q) / quantile(others, q), g, s))
+    return sorted(out)
+
+
+def check_bounds(results, loso_coverage):
+    """1 when a group has fewer than 90% of its runs under the factor fmte's limit applies, or
+    when the rule, left out one source at a time, covers fewer than 90% of the runs."""
     groups = collections.defaultdict(list)
     for x in results:
         groups[x["group"]].append(x["final_ratio"] <= x["bound_factor"] * (1 + 1e-3))
@@ -144,6 +183,10 @@ def check_bounds(results):
         bad += not ok
         print("%s %-26s %3d of %3d runs under fmte's limit factor (%.0f%%)" % (
             "ok  " if ok else "FAIL", g, sum(cov), len(cov), 100 * share))
+    ok = loso_coverage >= 0.9
+    bad += not ok
+    print("%s leave one source out: %.0f%% of the runs under the other sources' factor" % (
+        "ok  " if ok else "FAIL", 100 * loso_coverage))
     return 1 if bad else 0
 
 
@@ -303,9 +346,9 @@ def main():
                 for k, v in sorted(groups.items())}
 
     if a.calibrate or a.check_bounds:
-        calibrate(results)
+        loso_coverage = calibrate(results)
     if a.check_bounds:
-        return check_bounds(results)
+        return check_bounds(results, loso_coverage)
     if a.calibrate:
         return 0
     out = {"by_source": table(lambda x: x["source"]),

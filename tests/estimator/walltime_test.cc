@@ -86,7 +86,11 @@ TEST(WallTime, ComposesStartupLoadStepsEvalAndCheckpoints) {
   // Full AdamW mixed precision: 2 B weights + 4 B master + 8 B Adam per parameter.
   EXPECT_NEAR(w->checkpoint_s, 4 * (params * 14 / 1e9 + 60), 1e-9);
   EXPECT_NEAR(w->wall_time_s, 300 + w->load_s + 500 + w->eval_s + w->checkpoint_s, 1e-9);
-  EXPECT_NEAR(w->time_limit_s, w->wall_time_s, 1e-9);  // no residuals: factor 1
+  // No residuals: the group's factor widens the step-dependent part (training and evaluation).
+  EXPECT_NEAR(w->time_limit_s - w->wall_time_s,
+              (w->train_s + w->eval_s) *
+                  (MeasuredTimeFactor("A100-SXM4-80GB", Framework::kMegatron, 0.95) - 1),
+              1e-9);
 }
 
 TEST(WallTime, BoundUsesTheResidualQuantile) {
@@ -120,15 +124,18 @@ TEST(WallTime, BoundWidensToTheMeasuredFactorOfTheJobsGroup) {
   // The factor of a group (GPU generation x Megatron or the PyTorch frameworks) comes from measured
   // runs (scripts/eval-time.py --calibrate; test time_measured_eval checks it covers them). Here:
   // how it is chosen. Aliases and catalog names of one generation share it; the median at the 50%
-  // setting grows to the 95% quantile; Megatron on A100 is the time model's own fit (1); a group
-  // without runs (Megatron on MI300X, any job on an L40S) takes the widest of all. A prediction
-  // that already carries its group's median (TimeEstimate::measured_factor) is widened by the rest.
+  // setting grows to the 95% quantile; Megatron on A100 is the time model's own fit (median 1),
+  // seen from that one source only, so its 95% factor is widened as every one-source group's is; a
+  // group without runs (Megatron on MI300X, any job on an L40S) takes the widest of all. A
+  // prediction that already carries its group's median (TimeEstimate::measured_factor) is widened
+  // by the rest.
   const double h100 = MeasuredTimeFactor("H100-SXM5-80GB", Framework::kHf, 0.95);
   EXPECT_EQ(MeasuredTimeFactor("H100-SXM", Framework::kHf, 0.95), h100);
   EXPECT_EQ(MeasuredTimeFactor("GH200-96GB", Framework::kFsdp, 0.95), h100);
   EXPECT_GT(h100, MeasuredTimeFactor("H100-SXM5-80GB", Framework::kHf, 0.5));
   EXPECT_GT(MeasuredTimeFactor("H100-SXM5-80GB", Framework::kHf, 0.5), 1.0);
-  EXPECT_EQ(MeasuredTimeFactor("A100-SXM4-80GB", Framework::kMegatron, 0.95), 1.0);
+  EXPECT_EQ(MeasuredTimeFactor("A100-SXM4-80GB", Framework::kMegatron, 0.5), 1.0);
+  EXPECT_GT(MeasuredTimeFactor("A100-SXM4-80GB", Framework::kMegatron, 0.95), 1.0);
   const double widest = MeasuredTimeFactor("L40S", Framework::kHf, 0.95);
   EXPECT_EQ(MeasuredTimeFactor("MI300X", Framework::kMegatron, 0.95), widest);
   // Megatron on H100 has runs of its own (published NeMo and Megatron-Bridge throughput).
