@@ -193,6 +193,29 @@ int ApplyDecision(const Outcome& decision, const std::string& record, job_desc_m
   return SLURM_SUCCESS;
 }
 
+bool ApplyWarnSignal(const Outcome& decision, const PartitionConfig& partition,
+                     job_desc_msg_t* desc, char** err_msg) {
+  if (!decision.touched || decision.kind != DecisionKind::kRewrite ||
+      decision.new_time_limit_min <= 0 || partition.warn_signal <= 0)
+    return false;
+  if (desc->warn_signal != 0 && desc->warn_signal != NO_VAL16) return false;  // the user's own
+  desc->warn_signal = static_cast<uint16_t>(partition.warn_signal);
+  desc->warn_time = static_cast<uint16_t>(partition.warn_time_s);
+  const uint16_t flags = desc->warn_flags == NO_VAL16 ? 0 : desc->warn_flags;
+  desc->warn_flags =
+      static_cast<uint16_t>(flags | (partition.warn_batch_only ? KILL_JOB_BATCH : 0));
+  if (err_msg != nullptr) {
+    const std::string line =
+        "fmte: Slurm will send signal " + std::to_string(partition.warn_signal) + " to the " +
+        (partition.warn_batch_only ? "batch shell" : "job's steps") + " " +
+        std::to_string(partition.warn_time_s) +
+        " s before this time limit (fmte.conf WarnSignal): save a checkpoint on it.";
+    if (*err_msg != nullptr && (*err_msg)[0] != '\0') slurm_xstrcat(err_msg, "\n");
+    slurm_xstrcat(err_msg, line.c_str());
+  }
+  return true;
+}
+
 bool SlurmctldLogsVerbose(uint16_t slurmctld_debug, uint16_t slurmctld_syslog_debug) {
   constexpr uint16_t kVerbose = 4, kUnset = 10;  // LOG_LEVEL_VERBOSE, LOG_LEVEL_END
   return slurmctld_debug >= kVerbose ||

@@ -87,6 +87,13 @@ inline int ApplyDecision(const Decision& decision, const std::string& record, jo
   return ApplyDecision(OutcomeOf(decision), record, desc, err_msg);
 }
 
+// fmte.conf WarnSignal (config.h): when `decision` sets or raises the time limit and the partition
+// asks for a warning signal, sets desc->warn_signal/warn_time/warn_flags as sbatch --signal would,
+// unless the job already has a signal of its own (sbatch sends 0 for none), and adds one line to
+// *err_msg saying so. Returns whether it set one.
+bool ApplyWarnSignal(const Outcome& decision, const PartitionConfig& partition,
+                     job_desc_msg_t* desc, char** err_msg);
+
 // Whether slurmctld writes a verbose line anywhere, from its slurm_conf's SlurmctldDebug and
 // SlurmctldSyslogDebug (levels of 22.05's src/common/log.h: quiet 0, fatal, error, info 3,
 // verbose 4, debug 5 .. debug5 9, LOG_LEVEL_END 10). An unset SlurmctldSyslogDebug is

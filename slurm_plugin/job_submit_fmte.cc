@@ -340,6 +340,9 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     const fmte::slurm::Outcome& decision = made->outcome;
     cost.Decided(from_cache, from_client);
     int rc = fmte::slurm::ApplyDecision(decision, made->record, job_desc, err_msg);
+    if (rc == SLURM_SUCCESS)
+      fmte::slurm::ApplyWarnSignal(decision, loaded->config.For(in.facts.partition), job_desc,
+                                   err_msg);
     LogDecision("submit", job_desc, made->model, made->slurm_gpus, decision, rc, start_us,
                 from_client  ? "sbatch"
                 : from_cache ? "cache"

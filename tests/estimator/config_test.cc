@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 namespace fmte {
 namespace {
 
@@ -105,6 +107,33 @@ TEST(ConfigTest, ShippedExampleParses) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_FALSE(c->partitions.empty());
   EXPECT_FALSE(LoadConfigFile("/nonexistent/fmte.conf").ok());
+}
+
+TEST(ConfigTest, WarnSignalAsSbatchSignal) {
+  // sbatch --signal=[B:]<sig_num>[@sig_time] (sbatch(1); default time 60 s, proc_args.c
+  // get_signal_opts), names with or without SIG, numbers; per partition; off by default.
+  auto c = ParseConfig(
+      "WarnSignal=USR1@600\n"
+      "PartitionName=batch WarnSignal=B:SIGTERM\n"
+      "PartitionName=num WarnSignal=12@30\n"
+      "PartitionName=quiet WarnSignal=off\n");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->defaults.warn_signal, SIGUSR1);
+  EXPECT_EQ(c->defaults.warn_time_s, 600);
+  EXPECT_FALSE(c->defaults.warn_batch_only);
+  EXPECT_EQ(c->For("batch").warn_signal, SIGTERM);
+  EXPECT_EQ(c->For("batch").warn_time_s, 60);
+  EXPECT_TRUE(c->For("batch").warn_batch_only);
+  EXPECT_EQ(c->For("num").warn_signal, 12);
+  EXPECT_EQ(c->For("num").warn_time_s, 30);
+  EXPECT_EQ(c->For("quiet").warn_signal, 0);
+  EXPECT_EQ(ParseConfig("").value().defaults.warn_signal, 0);
+  for (const char* bad : {"WarnSignal=USR3@10", "WarnSignal=USR1@0", "WarnSignal=USR1@abc",
+                          "WarnSignal=R:USR1", "WarnSignal=65@10", "WarnSignal=USR1@70000"}) {
+    auto r = ParseConfig(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("WarnSignal"), std::string::npos) << r.status().ToString();
+  }
 }
 
 }  // namespace

@@ -576,6 +576,38 @@ fault_slurmdbd_down() {
 # fmte-advise doctor on the running lab cluster's own files: all well (plugins built for this
 # slurmctld, JobSubmitPlugins=fmte, spank_fmte.so in plugstack.conf, the a100 gres type known);
 # with JobSubmitPlugins switched to Lua it names that line and exits 1.
+# fmte.conf WarnSignal: a job whose time limit fmte sets is signalled before that limit by slurmctld
+# itself (here B:USR1 3000 s before a limit of a few minutes, so at slurmctld's next time-limit pass);
+# the batch shell's trap proves the signal arrived. A job with its own --signal keeps it.
+warn_signal_before_the_limit() {
+  local good=$WORK/fmte.conf.warn f got i
+  cp "$CONF" "$good"
+  trap 'cp "$good" "$CONF"' EXIT
+  echo 'WarnSignal=B:USR1@3000' >>"$CONF"
+  reload_wait
+  got=$WORK/got_usr1
+  rm -f "$got"
+  f=$WORK/warn.sbatch
+  printf '%s\n' '#!/bin/bash' '#SBATCH --gres=gpu:a100:1' \
+    '#FMTE model=meta-llama/Llama-3.1-8B method=lora seq-len=512 micro-batch=1 tokens=100000' \
+    "trap 'touch $got; exit 0' USR1" 'sleep 120 & wait' >"$f"
+  submit "$f"
+  check "accepted" test "$RC" -eq 0
+  check "told" contains "$ERR" "Slurm will send signal"
+  check "limit set by fmte" contains "$(field "$JOB" AdminComment)" "decision=rewrite"
+  for ((i = 0; i < 360; i++)); do
+    [ -e "$got" ] && break
+    sleep 0.25
+  done
+  check "signal arrived before the limit" test -e "$got"
+  scancel "$JOB" 2>/dev/null
+  submit --signal=B:USR2@10 "$f"
+  check "own signal: not told" lacks "$ERR" "Slurm will send signal"
+  scancel "$JOB" 2>/dev/null
+  cp "$good" "$CONF"
+  reload_wait
+}
+
 doctor_on_the_lab() {
   local out rc
   out=$("$FMTE_BUILD_DIR/tools/fmte-advise" doctor --slurm-conf "$SLURM_CONF" 2>&1)
@@ -598,7 +630,7 @@ case $CASE in
     fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model | \
     script_files_read_in_sbatch | jobstats_epilog_keeps_record | replay_past_jobs | \
     srun_command_read_by_spank | fault_fmte_conf | fault_catalogs_and_regressors | fault_hub | \
-    fault_slurmdbd_down | doctor_on_the_lab) "$CASE" ;;
+    fault_slurmdbd_down | doctor_on_the_lab | warn_signal_before_the_limit) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 

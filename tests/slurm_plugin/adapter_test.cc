@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -214,6 +215,60 @@ TEST(JobDescAdapterTest, DecisionsAreWrittenBack) {
     EXPECT_EQ(err != nullptr, c.err);
     if (err != nullptr) {
       EXPECT_EQ(std::string(err), c.decision.user_message);
+      slurm_xfree(reinterpret_cast<void**>(&err));
+    }
+  }
+}
+
+TEST(AdapterTest, WarnSignalOnlyWhereFmteSetsTheLimitAndTheUserHasNone) {
+  // sbatch --signal's fields (slurm.h job_desc_msg_t warn_signal/warn_time/warn_flags; sbatch sends
+  // 0 for no signal, slurm_init_job_desc_msg leaves NO_VAL16; B: is KILL_JOB_BATCH).
+  PartitionConfig usr1;
+  usr1.warn_signal = SIGUSR1;
+  usr1.warn_time_s = 600;
+  PartitionConfig batch_term = usr1;
+  batch_term.warn_signal = SIGTERM;
+  batch_term.warn_batch_only = true;
+  const PartitionConfig off;
+  Decision limit;  // fmte sets the time limit
+  limit.touched = true;
+  limit.kind = DecisionKind::kRewrite;
+  limit.new_time_limit_min = 120;
+  Decision gpus_only = limit;  // fmte changes the GPUs, not the limit
+  gpus_only.new_time_limit_min = 0;
+  Decision accept;
+  accept.touched = true;
+  struct Case {
+    const char* name;
+    const Decision& decision;
+    const PartitionConfig& partition;
+    uint16_t user_signal;  // what the submission carried
+    uint16_t signal, time, flags;
+  };
+  const Case cases[] = {
+      {"limit set, none of the user's", limit, usr1, 0, SIGUSR1, 600, 0},
+      {"limit set, init value", limit, usr1, NO_VAL16, SIGUSR1, 600, 0},
+      {"batch shell only", limit, batch_term, 0, SIGTERM, 600, KILL_JOB_BATCH},
+      {"the user's own signal stays", limit, usr1, SIGUSR2, SIGUSR2, 0, 0},
+      {"limit not set", gpus_only, usr1, 0, 0, 0, 0},
+      {"accepted as asked", accept, usr1, 0, 0, 0, 0},
+      {"WarnSignal off", limit, off, 0, 0, 0, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    Desc desc;
+    desc.d.warn_signal = c.user_signal;
+    desc.d.warn_time = 0;
+    desc.d.warn_flags = 0;
+    char* err = nullptr;
+    const bool set = ApplyWarnSignal(OutcomeOf(c.decision), c.partition, &desc.d, &err);
+    EXPECT_EQ(desc.d.warn_signal, c.signal);
+    EXPECT_EQ(desc.d.warn_time, c.time);
+    EXPECT_EQ(desc.d.warn_flags, c.flags);
+    EXPECT_EQ(set, c.time != 0);
+    EXPECT_EQ(err != nullptr, set);  // the user is told
+    if (err != nullptr) {
+      EXPECT_NE(std::string(err).find("600 s before this time limit"), std::string::npos) << err;
       slurm_xfree(reinterpret_cast<void**>(&err));
     }
   }

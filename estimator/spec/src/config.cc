@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -37,6 +38,64 @@ Result<bool> YesNo(std::string_view v, const std::string& where) {
   if (l == "yes" || l == "true" || l == "1" || l == "on") return true;
   if (l == "no" || l == "false" || l == "0" || l == "off") return false;
   return Status::InvalidArgument(where + "expected yes|no, got '" + Shown(v) + "'");
+}
+
+// A signal as sbatch --signal names it: a number in [1, 64] or a name, with or without SIG.
+int SignalNumber(std::string_view text) {
+  std::string s = Lower(text);
+  if (s.rfind("sig", 0) == 0) s = s.substr(3);
+  int n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (!s.empty() && ec == std::errc() && end == s.data() + s.size())
+    return n >= 1 && n <= 64 ? n : 0;
+  static constexpr std::pair<const char*, int> kNames[] = {
+      {"hup", SIGHUP},   {"int", SIGINT},     {"quit", SIGQUIT}, {"abrt", SIGABRT},
+      {"kill", SIGKILL}, {"usr1", SIGUSR1},   {"usr2", SIGUSR2}, {"alrm", SIGALRM},
+      {"term", SIGTERM}, {"cont", SIGCONT},   {"stop", SIGSTOP}, {"tstp", SIGTSTP},
+      {"urg", SIGURG},   {"xcpu", SIGXCPU},   {"xfsz", SIGXFSZ}, {"vtalrm", SIGVTALRM},
+      {"prof", SIGPROF}, {"winch", SIGWINCH}, {"pwr", SIGPWR},   {"sys", SIGSYS}};
+  for (const auto& [name, number] : kNames)
+    if (s == name) return number;
+  return 0;
+}
+
+// WarnSignal=[B:]SIG[@SECONDS] | off.
+Status ParseWarnSignal(std::string_view value, const std::string& where, PartitionConfig* c) {
+  const std::string l = Lower(value);
+  if (l == "off" || l == "none" || l == "no" || l.empty()) {
+    c->warn_signal = 0;
+    c->warn_time_s = 0;
+    c->warn_batch_only = false;
+    return Status::Ok();
+  }
+  const auto bad = [&] {
+    return Status::InvalidArgument(where +
+                                   "expected [B:]SIGNAL[@SECONDS] (e.g. USR1@600) or off, "
+                                   "got '" +
+                                   Shown(value) + "'");
+  };
+  std::string_view v = value;
+  bool batch = false;
+  if (v.size() > 2 && (v[0] == 'B' || v[0] == 'b') && v[1] == ':') {
+    batch = true;
+    v.remove_prefix(2);
+  }
+  const size_t at = v.find('@');
+  const int sig = SignalNumber(v.substr(0, at));
+  if (sig == 0) return bad();
+  int seconds = 60;  // sbatch's default (proc_args.c get_signal_opts)
+  if (at != std::string_view::npos) {
+    const std::string_view t = v.substr(at + 1);
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), seconds);
+    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || seconds < 1 ||
+        seconds > 65535)
+      return Status::InvalidArgument(where + "expected seconds in [1, 65535] after '@', got '" +
+                                     Shown(value) + "'");
+  }
+  c->warn_signal = sig;
+  c->warn_time_s = seconds;
+  c->warn_batch_only = batch;
+  return Status::Ok();
 }
 
 // Applies a key that may be global or per partition. Returns NotFound for keys it does not know.
@@ -92,6 +151,8 @@ Status ApplyPartitionKey(const Pair& p, const std::string& where, PartitionConfi
     auto r = ParseBoundedInt(p.value, 1, 1 << 20, where.substr(0, where.size() - 2));
     if (!r.ok()) return r.status();
     c->max_gpus_per_job = *r;
+  } else if (k == "warnsignal") {
+    return ParseWarnSignal(p.value, where, c);
   } else if (k == "gpuspernode") {
     auto r = ParseBoundedInt(p.value, 1, 1024, where.substr(0, where.size() - 2));
     if (!r.ok()) return r.status();
@@ -154,7 +215,8 @@ Status Unknown(const std::string& where) {
   return Status::InvalidArgument(
       where +
       "unknown key (known: Mode, Gpu, UsableMemoryFraction, DefaultTimeFactor, MaxTime, "
-      "MinTime, ShortLimit, RaiseGpus, RightSizing, MaxGpusPerJob, GpusPerNode, OnError, "
+      "MinTime, ShortLimit, RaiseGpus, RightSizing, MaxGpusPerJob, GpusPerNode, WarnSignal, "
+      "OnError, "
       "GresTypeGpu, "
       "CatalogDir, RegressorsDir, SuggestPartitions, ClientDecisions, DefaultPartition, "
       "PartitionName, Default)");

@@ -56,6 +56,13 @@ struct PartitionConfig {
   bool right_sizing = true;
   int64_t max_gpus_per_job = 64;  // MaxGpusPerJob=: cap for raising and for alternatives
   int64_t gpus_per_node = 8;      // GpusPerNode=: node size (raising beyond it adds nodes)
+  // WarnSignal=[B:]SIG[@SECONDS] (sbatch --signal's syntax; off by default): when fmte sets or
+  // raises a job's time limit, Slurm is asked to send SIG (a name such as USR1 or a number) that
+  // many seconds (default 60, as sbatch) before the limit, to the batch shell only with B:, so a
+  // framework that checkpoints on a signal saves its work. Never replaces the user's own --signal.
+  int warn_signal = 0;  // 0: off
+  int warn_time_s = 0;
+  bool warn_batch_only = false;
 };
 
 struct Config {
