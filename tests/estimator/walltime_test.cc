@@ -239,5 +239,37 @@ TEST(WallTimeDataset, PackedStepsComeFromTheTokenCount) {
   EXPECT_NE(bad.status().message().find("'question'"), std::string::npos);
 }
 
+TEST(WallTime, SaysWhichGroupsErrorBoundsTheJob) {
+  // The user is told which group of measured runs set the bound: a group with one source (or the
+  // time model's own fit) is said to be widened for a new source, a job outside every group takes
+  // the widest; a group with two sources is neither.
+  const ModelArch m = Tiny();
+  auto group = [&](const char* gpu, Framework fw) {
+    TrainingJob j;
+    j.seq_len = 128;
+    j.steps = 10;
+    j.gpu = gpu;
+    j.framework = fw;
+    TimeEstimate step;
+    step.step_time_s = 1;
+    step.global_batch = 1;
+    auto w = WallTimeFromStep(j, ClusterSpec{}, TimeModel{}, step, ParamsOf(m, j), {});
+    EXPECT_TRUE(w.ok());
+    return w.ok() ? w->error_group : std::string();
+  };
+  const std::string h100 = group("H100-SXM5-80GB", Framework::kMegatron);
+  EXPECT_EQ(h100.rfind("hopper/megatron: ", 0), 0u) << h100;
+  EXPECT_EQ(h100.find("widened"), std::string::npos) << h100;
+  const std::string b200 = group("B200-HGX", Framework::kHf);
+  EXPECT_EQ(b200.rfind("blackwell/pytorch: ", 0), 0u) << b200;
+  EXPECT_NE(b200.find("1 source"), std::string::npos) << b200;
+  EXPECT_NE(b200.find("widened for a new source"), std::string::npos) << b200;
+  const std::string a100 = group("A100-SXM4-80GB", Framework::kMegatron);
+  EXPECT_NE(a100.find("own fit"), std::string::npos) << a100;
+  EXPECT_NE(a100.find("widened"), std::string::npos) << a100;
+  const std::string l40s = group("L40S", Framework::kHf);
+  EXPECT_NE(l40s.find("no measured runs"), std::string::npos) << l40s;
+}
+
 }  // namespace
 }  // namespace fmte

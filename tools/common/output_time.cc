@@ -48,6 +48,7 @@ void AddTimeJson(nlohmann::json& doc, const TrainingJob& /*job*/, const JobEstim
     t["time_limit_s"] = w.time_limit_s;
     t["wall_time_bound_s"] = estimate.wall_time_bound_s;
     t["time_limit_quantile"] = w.quantile;
+    t["error_group"] = w.error_group;
     t["wall_breakdown"] = {{"startup", w.startup_s},
                            {"load", w.load_s},
                            {"train", w.train_s},
@@ -88,6 +89,8 @@ void PrintTime(std::ostream& os, const TrainingJob& /*job*/, const JobEstimate& 
                   Duration(w.wall_time_s).c_str(), static_cast<long long>(w.steps),
                   Duration(w.time_limit_s).c_str(), 100 * w.quantile);
     os << buf;
+    os << "  bound from " << w.error_group << "\n";
+    if (estimate.has_step_time) os << "  efficiency: " << s.efficiency_source << "\n";
     std::snprintf(buf, sizeof buf, "  start-up %s, load %s, train %s, eval %s, checkpoints %s\n",
                   Duration(w.startup_s).c_str(), Duration(w.load_s).c_str(),
                   Duration(w.train_s).c_str(), Duration(w.eval_s).c_str(),

@@ -22,6 +22,7 @@
 // without the margin): what a limit set from one source's runs meets on another cluster.
 #include "time_groups.h"
 
+#include <cstdio>
 #include <initializer_list>
 #include <string>
 
@@ -34,6 +35,7 @@ struct Row {
   const char* generation;
   bool megatron;
   MeasuredGroup group;
+  int runs, sources;  // held-out runs and their sources (0: the time model's own fit)
 };
 constexpr double kNewSourceMargin = 1.329;
 // A group's factors as measured from a single source: the 95% factor widened by the margin.
@@ -41,14 +43,19 @@ constexpr MeasuredGroup OneSource(double median, double q95, double residual) {
   return {median, q95 * kNewSourceMargin, residual};
 }
 constexpr Row kRows[] = {
-    {"ampere", true, OneSource(1.0, 1.0, 1.0)},  // the vTrain fit, no held-out run
-    {"ampere", false, {1.125, 1.317, 1.0}},   // litgpt 9 + BLOOM's Megatron-DeepSpeed 13 (disagree)
-    {"hopper", true, {1.066, 1.327, 1.066}},  // NeMo 12 + Megatron-Bridge 5 (agree within 6%)
+    {"ampere", true, OneSource(1.0, 1.0, 1.0), 0, 0},  // the vTrain fit, no held-out run
+    // litgpt 9 + BLOOM's Megatron-DeepSpeed 13 (disagree)
+    {"ampere", false, {1.125, 1.317, 1.0}, 22, 2},
+    {"hopper",
+     true,
+     {1.066, 1.327, 1.066},
+     17,
+     2},  // NeMo 12 + Megatron-Bridge 5 (agree within 6%)
     // HF Trainer 86 + torchtitan 3 (disagree); q95 kept above --calibrate's 1.783: docs/time.md
-    {"hopper", false, {1.132, 1.933, 1.0}},
-    {"blackwell", true, OneSource(1.391, 1.499, 1.0)},   // Megatron-Bridge, 4 runs
-    {"blackwell", false, OneSource(2.889, 3.353, 1.0)},  // torchtitan, 5 runs
-    {"cdna3", false, {2.734, 3.102, 1.0}},               // torchtitan 4 + DeepSpeed 1
+    {"hopper", false, {1.132, 1.933, 1.0}, 89, 2},
+    {"blackwell", true, OneSource(1.391, 1.499, 1.0), 4, 1},   // Megatron-Bridge
+    {"blackwell", false, OneSource(2.889, 3.353, 1.0), 5, 1},  // torchtitan
+    {"cdna3", false, {2.734, 3.102, 1.0}, 5, 2},               // torchtitan 4 + DeepSpeed 1
 };
 // GPUs and framework families without runs: the widest group's factors, widened by the margin.
 constexpr MeasuredGroup kWidest = OneSource(2.889, 3.353, 1.0);
@@ -69,12 +76,41 @@ std::string_view Generation(std::string_view gpu) {
   return "other";
 }
 
-const MeasuredGroup& MeasuredGroupOf(std::string_view gpu, Framework framework) {
+namespace {
+const Row* RowOf(std::string_view gpu, Framework framework) {
   const std::string_view gen = Generation(gpu);
   const bool megatron = framework == Framework::kMegatron;
   for (const Row& r : kRows)
-    if (gen == r.generation && r.megatron == megatron) return r.group;
-  return kWidest;
+    if (gen == r.generation && r.megatron == megatron) return &r;
+  return nullptr;
+}
+}  // namespace
+
+const MeasuredGroup& MeasuredGroupOf(std::string_view gpu, Framework framework) {
+  const Row* r = RowOf(gpu, framework);
+  return r != nullptr ? r->group : kWidest;
+}
+
+std::string DescribeGroup(std::string_view gpu, Framework framework) {
+  const Row* r = RowOf(gpu, framework);
+  const MeasuredGroup& g = r != nullptr ? r->group : kWidest;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "measured/predicted median %.2f, 95%% %.2f", g.median, g.q95);
+  const std::string family = framework == Framework::kMegatron ? "megatron" : "pytorch";
+  if (r == nullptr) {
+    return std::string(Generation(gpu)) + "/" + family +
+           ": no measured runs, the widest group's factors widened for a new source (" + buf + ")";
+  }
+  std::string out = std::string(r->generation) + "/" + family + ": ";
+  if (r->runs == 0) {
+    out += "the time model's own fit, no held-out run";
+  } else {
+    out += std::to_string(r->runs) + " runs from " + std::to_string(r->sources) +
+           (r->sources == 1 ? " source" : " sources");
+  }
+  out += std::string(", ") + buf;
+  if (r->sources < 2) out += " (95% widened for a new source)";
+  return out;
 }
 
 }  // namespace fmte::time_groups

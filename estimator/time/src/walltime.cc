@@ -106,11 +106,12 @@ Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
   w.quantile = options.quantile;
   // The group's factor is against the model's own step time; the prediction may carry its median
   // already (TimeEstimate::measured_factor).
-  w.upper_factor = std::max(
-      time_model.UpperFactor(options.quantile),
-      MeasuredTimeFactor(step.gpu.empty() ? std::string_view(job.gpu) : std::string_view(step.gpu),
-                         job.framework, options.quantile) /
-          step.measured_factor);
+  const std::string_view gpu =
+      step.gpu.empty() ? std::string_view(job.gpu) : std::string_view(step.gpu);
+  w.upper_factor =
+      std::max(time_model.UpperFactor(options.quantile),
+               MeasuredTimeFactor(gpu, job.framework, options.quantile) / step.measured_factor);
+  w.error_group = time_groups::DescribeGroup(gpu, job.framework);
   w.time_limit_s = w.startup_s + w.load_s + (w.train_s + w.eval_s) * w.upper_factor +
                    w.checkpoint_s + options.limit_margin_s;
   return Status::Ok();

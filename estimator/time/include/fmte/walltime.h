@@ -9,6 +9,7 @@
 #define FMTE_WALLTIME_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "fmte/cluster.h"
@@ -42,7 +43,10 @@ struct WallTimeEstimate {
   double wall_time_s = 0;   // predicted (median-like) total
   double time_limit_s = 0;  // upper bound at `quantile`
   double quantile = 0;
-  double upper_factor = 1;       // applied to train_s and eval_s
+  double upper_factor = 1;  // applied to train_s and eval_s
+  // The group of jobs whose measured error bounds this one (time_groups.h DescribeGroup): its
+  // name, runs, sources and factors, as a user reads them.
+  std::string error_group;
   int64_t checkpoint_bytes = 0;  // one checkpoint
   // With a dataset (EstimateWallTimeForDataset): the sequence width the step was estimated at
   // (padded: the mean padded micro-batch width; packed: seq_len), the padding share and the real
