@@ -574,6 +574,12 @@ TEST(LauncherTableTest, ErrorsNameTheEntryAndField) {
       {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "l", "programs": "p",
           "flags": ["c"], "format": {}, "reader": "hf"}]})",
        "launchers[0].format: expected a string"},
+      {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "l", "programs": "p",
+          "flags": ["c"], "format": "x", "subcommand_set": ["finetune"]}]})",
+       "launchers[0].subcommand_set: expected an object of objects of strings"},
+      {R"({"formats": {"x": {"syntax": "json"}}, "launchers": [{"name": "l", "programs": "p",
+          "flags": ["c"], "format": "x", "subcommand_set": {"finetune": {"method": 1}}}]})",
+       "launchers[0].subcommand_set.finetune.method: expected a string"},
   };
   for (const Case& c : cases) {
     auto t = ParseLauncherTable(c.json, "launchers.json");

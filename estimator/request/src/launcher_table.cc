@@ -185,6 +185,16 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
       if (!set.ok()) return set.status();
       r.set = std::move(set).value();
     }
+    if (e.contains("subcommand_set")) {
+      const json& subs = e["subcommand_set"];
+      if (!subs.is_object())
+        return TableError(origin, at + ".subcommand_set", "an object of objects of strings", subs);
+      for (const auto& [name, keys] : subs.items()) {
+        auto set = StringMap(keys, origin, at + ".subcommand_set." + name);
+        if (!set.ok()) return set.status();
+        r.subcommand_set.emplace_back(name, std::move(set).value());
+      }
+    }
     if (e.contains("flag_keys")) {
       auto keys = KeyRules(e["flag_keys"], origin, at + ".flag_keys");
       if (!keys.ok()) return keys.status();
@@ -565,11 +575,34 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
       sink->MarkUnread("model", own->name,
                        not_read.empty() ? "(its files name no model)" : not_read + " (not read)");
   }
-  if (own != nullptr && !own->set.empty()) {  // what the launcher implies: below everything else
-    std::vector<Assignment>& values = sink->out()->values;
+  if (own != nullptr) {  // what the launcher and its subcommand imply: below everything else
     std::vector<Assignment> implied;
     for (const auto& [key, value] : own->set)
       implied.push_back(Assignment{key, value, "launcher " + own->name});
+    // The subcommand entry matching the most leading positionals ("finetune full" over "finetune").
+    const std::vector<std::pair<std::string, std::string>>* sub = nullptr;
+    std::string sub_name;
+    size_t sub_words = 0;
+    for (const auto& [name, keys] : own->subcommand_set) {
+      size_t words = 0, pos = 0;
+      bool match = true;
+      while (pos <= name.size() && match) {
+        const size_t space = std::min(name.find(' ', pos), name.size());
+        match = words < l->positionals.size() &&
+                l->positionals[words] == std::string_view(name).substr(pos, space - pos);
+        ++words;
+        pos = space + 1;
+      }
+      if (match && words > sub_words) {
+        sub = &keys;
+        sub_name = name;
+        sub_words = words;
+      }
+    }
+    if (sub != nullptr)
+      for (const auto& [key, value] : *sub)
+        implied.push_back(Assignment{key, value, "launcher " + own->name + " " + sub_name});
+    std::vector<Assignment>& values = sink->out()->values;
     values.insert(values.begin(), implied.begin(), implied.end());
   }
   return own;

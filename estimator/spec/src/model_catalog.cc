@@ -92,6 +92,22 @@ Result<const ModelArch*> ModelCatalog::Find(std::string_view id) const {
     it = models_.find(alias->second);
     if (it != models_.end()) return &it->second;
   }
+  // A local path whose last two components are a catalog id is that model's copy: litgpt keeps
+  // checkpoints in checkpoints/<org>/<name> (litgpt download), and sites mirror the hub's layout
+  // (/models/<org>/<name>). Only paths of three or more components: "org/name" itself is an id.
+  std::string_view path = key;
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  const size_t last = path.rfind('/');
+  const size_t org = last == std::string_view::npos || last == 0 ? std::string_view::npos
+                                                                 : path.rfind('/', last - 1);
+  if (org != std::string_view::npos && last + 1 < path.size()) {
+    const std::string tail(path.substr(org + 1));
+    it = models_.find(tail);
+    if (it == models_.end())
+      if (auto alias = aliases_.find(tail); alias != aliases_.end())
+        it = models_.find(alias->second);
+    if (it != models_.end()) return &it->second;
+  }
   std::string msg = "unknown model '" + std::string(id) + "'";
   std::vector<std::string> closest = Closest(id);
   if (!closest.empty()) {

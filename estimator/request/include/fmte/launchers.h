@@ -61,6 +61,11 @@ struct LauncherRule {
   // line's own; "megatron": the Megatron reader; "keys": the file sets request keys only.
   std::string reader = "hf";
   std::vector<std::pair<std::string, std::string>> set;  // request keys the launcher implies
+  // Request keys its subcommands imply ("finetune_lora": method lora): the key is the launch's
+  // first positionals joined by spaces ("finetune full"); the entry with the most words matching
+  // applies, below everything the files and the line say.
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
+      subcommand_set;
   // Launch flags that set request keys (`paths` are flag names: Megatron-Bridge's --recipe NAME
   // names the model). A flag whose value the script leaves unknown marks its key unread.
   std::vector<ConfigKeyRule> flag_keys;
