@@ -91,11 +91,8 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
     best.phase = "optimizer-step";
   }
   best.cpu = ms.cpu + act.cpu;
-  // The low reading: accumulated gradients kept sharded, frozen weights without gradients.
-  const double frozen_grads = ms.grads - ms.low_grads;
-  best.allocated_synced = std::max(
-      {turn - turn_grads + (grads_live ? ms.low_grads : ms.low_first_grads) - buf.backward_frozen,
-       end_bwd - frozen_grads - buf.backward_frozen, step - frozen_grads});
+  best.allocated_synced =
+      std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step});
   best.turn = turn;
   best.first_turn = turn - ms.lazy_states;
   best.end_of_backward = end_bwd;
@@ -236,14 +233,15 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     stage_activations = nullptr;
 
   StagePeak heaviest;
-  // The job read with gradients on its frozen weights, where it may have them without saying so
-  // (TrainingJob::MayCoverFrozenWeights): its heaviest allocated bytes raise the bound.
-  std::optional<TrainingJob> frozen_grads_job;
-  if (job.MayCoverFrozenWeights() && !job.GradientsCoverFrozenWeights()) {
-    frozen_grads_job = job;
-    frozen_grads_job->fsdp_frozen_grads = true;
+  // Where gradients on frozen weights are a reading the job may or does take
+  // (TrainingJob::MayCoverFrozenWeights, GradientsCoverFrozenWeights), the other reading too: the
+  // bound covers the heavier of the two, the low end rests on the lighter.
+  std::optional<TrainingJob> other_reading;
+  if (job.MayCoverFrozenWeights() || job.GradientsCoverFrozenWeights()) {
+    other_reading = job;
+    other_reading->fsdp_frozen_grads = !job.GradientsCoverFrozenWeights();
   }
-  double frozen_grads_allocated = 0;
+  StagePeak other_heaviest;
   int first_layer = 0;
   est.ranks.resize(est.layers_per_stage.size());
   const int64_t context = Saturate(memory::CudaContextBytes(job, lay));
@@ -259,11 +257,11 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     StagePeak peak =
         EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st),
                       stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);
-    if (frozen_grads_job) {
-      const StagePeak alt =
-          EstimateStage(model, *frozen_grads_job, lay, dt, targets, uses, sp, static_cast<int>(st),
+    if (other_reading) {
+      const StagePeak other =
+          EstimateStage(model, *other_reading, lay, dt, targets, uses, sp, static_cast<int>(st),
                         stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);
-      frozen_grads_allocated = std::max(frozen_grads_allocated, alt.allocated);
+      if (st == 0 || other.allocated > other_heaviest.allocated) other_heaviest = other;
     }
     first_layer += n;
     MemoryRank& rank = est.ranks[st];
@@ -292,13 +290,17 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   est.gpu_capacity_bytes = gpu.memory_bytes;
   est.fits = est.per_gpu_bytes <= gpu.memory_bytes;
   const memory::BoundFactors bf = memory::MeasuredBoundFactors();
-  const double bound_base =
-      std::max(static_cast<double>(est.per_gpu_bytes),
-               frozen_grads_allocated + memory::FragmentationBytes(frozen_grads_allocated) +
-                   static_cast<double>(est.cuda_context_bytes));
+  double bound_base = static_cast<double>(est.per_gpu_bytes);
+  double low_base =
+      std::min(static_cast<double>(est.allocated_peak_bytes), heaviest.allocated_synced);
+  if (other_reading) {
+    const double other = other_heaviest.allocated;
+    bound_base = std::max(bound_base, other + memory::FragmentationBytes(other) +
+                                          static_cast<double>(est.cuda_context_bytes));
+    low_base = std::min(low_base, other_heaviest.allocated_synced);
+  }
   est.bound_bytes = Saturate(bound_base * bf.high);
-  est.low_bytes = Saturate(
-      std::min(static_cast<double>(est.allocated_peak_bytes), heaviest.allocated_synced) * bf.low);
+  est.low_bytes = Saturate(low_base * bf.low);
   est.cpu_bytes_per_node =
       Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
   est.peak_phase = heaviest.phase;

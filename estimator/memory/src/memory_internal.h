@@ -89,10 +89,6 @@ struct ModelStates {
   // Gradients alive while later micro-batches of a step run (gradient accumulation, pipelining):
   // `grads`, or the unsharded gradients an FSDP job accumulates without synchronising.
   double accum_grads = 0;
-  // `grads` and `first_grads` in the reading the low end rests on: the trainable parameters'
-  // gradients only (frozen weights without gradients, whatever GradientsCoverFrozenWeights says).
-  double low_grads = 0;
-  double low_first_grads = 0;
   double optimizer = 0;    // optimizer states + fp32 master on the GPU
   double lazy_states = 0;  // the part of `optimizer` allocated only in the first optimizer step
   double step_temp = 0;    // temporaries of the optimizer step (foreach AdamW)
@@ -130,7 +126,6 @@ struct Buffers {
   double persistent = 0;  // DDP buckets, ZeRO reduce buckets
   double forward = 0;     // gathered weights / autocast casts alive at the forward-backward turn
   double backward = 0;    // unsharded gradients of the running unit
-  double backward_frozen = 0;  // the part of `backward` that is frozen weights' gradients
 };
 Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                        const Dtypes& dt, const StageParams& sp);

@@ -52,10 +52,9 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
   }
   if (IsFsdp(sh)) {
     // The unit's gradient covers its frozen weights too where they share its flat parameter.
-    const double trained = std::min(sp.largest_block, sp.trainable);
-    const double unit = j.GradientsCoverFrozenWeights() ? sp.largest_block : trained;
+    const double unit = j.GradientsCoverFrozenWeights() ? sp.largest_block
+                                                        : std::min(sp.largest_block, sp.trainable);
     b.backward += unit * dt.gather;
-    b.backward_frozen += (unit - trained) * dt.gather;
   }
   if (j.fp8 != Fp8::kNone && fw == Framework::kMegatron) {
     // Transformer Engine keeps an FP8 copy of every linear weight and, for the backward GEMMs, its

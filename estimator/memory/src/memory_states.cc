@@ -110,9 +110,6 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   s.grads = sharded(grads, grads * expert_share, shard_g);
   s.first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
   if (frozen_grads) s.first_grads = std::max(s.first_grads, sp.largest_block * dt.grad / shard_g);
-  // The favourable reading: gradients of the trainable parameters only, kept sharded.
-  s.low_grads = sharded(sp.trainable * dt.grad, sp.trainable * dt.grad * expert_share, shard_g);
-  s.low_first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
 
   s.accum_grads = s.grads;
   if (j.AccumulatesUnshardedGradients()) {

@@ -580,28 +580,22 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
     for (const auto& [key, value] : own->set)
       implied.push_back(Assignment{key, value, "launcher " + own->name});
     // The subcommand entry matching the most leading positionals ("finetune full" over "finetune").
-    const std::vector<std::pair<std::string, std::string>>* sub = nullptr;
-    std::string sub_name;
+    const LauncherRule::SubcommandKeys* sub = nullptr;
     size_t sub_words = 0;
-    for (const auto& [name, keys] : own->subcommand_set) {
-      size_t words = 0, pos = 0;
-      bool match = true;
-      while (pos <= name.size() && match) {
-        const size_t space = std::min(name.find(' ', pos), name.size());
-        match = words < l->positionals.size() &&
-                l->positionals[words] == std::string_view(name).substr(pos, space - pos);
-        ++words;
-        pos = space + 1;
-      }
-      if (match && words > sub_words) {
-        sub = &keys;
-        sub_name = name;
+    for (const auto& entry : own->subcommand_set) {
+      const std::string& name = entry.first;
+      const size_t words = 1 + static_cast<size_t>(std::count(name.begin(), name.end(), ' '));
+      if (words <= sub_words || words > l->positionals.size()) continue;
+      std::string leading(l->positionals[0]);
+      for (size_t w = 1; w < words; ++w) leading.append(" ").append(l->positionals[w]);
+      if (leading == name) {
+        sub = &entry;
         sub_words = words;
       }
     }
     if (sub != nullptr)
-      for (const auto& [key, value] : *sub)
-        implied.push_back(Assignment{key, value, "launcher " + own->name + " " + sub_name});
+      for (const auto& [key, value] : sub->second)
+        implied.push_back(Assignment{key, value, "launcher " + own->name + " " + sub->first});
     std::vector<Assignment>& values = sink->out()->values;
     values.insert(values.begin(), implied.begin(), implied.end());
   }

@@ -44,10 +44,10 @@ Result<bool> YesNo(std::string_view v, const std::string& where) {
 int SignalNumber(std::string_view text) {
   std::string s = Lower(text);
   if (s.rfind("sig", 0) == 0) s = s.substr(3);
-  int n = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (!s.empty() && ec == std::errc() && end == s.data() + s.size())
-    return n >= 1 && n <= 64 ? n : 0;
+  if (!s.empty() && std::isdigit(static_cast<unsigned char>(s[0]))) {
+    auto n = ParseBoundedInt(s, 1, 64, "signal");
+    return n.ok() ? static_cast<int>(*n) : 0;
+  }
   static constexpr std::pair<const char*, int> kNames[] = {
       {"hup", SIGHUP},   {"int", SIGINT},     {"quit", SIGQUIT}, {"abrt", SIGABRT},
       {"kill", SIGKILL}, {"usr1", SIGUSR1},   {"usr2", SIGUSR2}, {"alrm", SIGALRM},
@@ -83,17 +83,15 @@ Status ParseWarnSignal(std::string_view value, const std::string& where, Partiti
   const size_t at = v.find('@');
   const int sig = SignalNumber(v.substr(0, at));
   if (sig == 0) return bad();
-  int seconds = 60;  // sbatch's default (proc_args.c get_signal_opts)
+  int64_t seconds = 60;  // sbatch's default (proc_args.c get_signal_opts)
   if (at != std::string_view::npos) {
-    const std::string_view t = v.substr(at + 1);
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), seconds);
-    if (t.empty() || ec != std::errc() || end != t.data() + t.size() || seconds < 1 ||
-        seconds > 65535)
-      return Status::InvalidArgument(where + "expected seconds in [1, 65535] after '@', got '" +
-                                     Shown(value) + "'");
+    auto r = ParseBoundedInt(v.substr(at + 1), 1, 65535,
+                             where.substr(0, where.size() - 2) + " seconds after '@'");
+    if (!r.ok()) return r.status();
+    seconds = *r;
   }
   c->warn_signal = sig;
-  c->warn_time_s = seconds;
+  c->warn_time_s = static_cast<int>(seconds);
   c->warn_batch_only = batch;
   return Status::Ok();
 }

@@ -64,8 +64,8 @@ struct LauncherRule {
   // Request keys its subcommands imply ("finetune_lora": method lora): the key is the launch's
   // first positionals joined by spaces ("finetune full"); the entry with the most words matching
   // applies, below everything the files and the line say.
-  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>
-      subcommand_set;
+  using SubcommandKeys = std::pair<std::string, std::vector<std::pair<std::string, std::string>>>;
+  std::vector<SubcommandKeys> subcommand_set;
   // Launch flags that set request keys (`paths` are flag names: Megatron-Bridge's --recipe NAME
   // names the model). A flag whose value the script leaves unknown marks its key unread.
   std::vector<ConfigKeyRule> flag_keys;
