@@ -140,6 +140,18 @@ def optimizer_impl(r):
     return None
 
 
+# LoRA dropout of training scripts that rows cite as their code but whose notes do not restate it:
+# lit-gpt finetune/lora.py at 8641822 (Oct 2023) sets lora_dropout = 0.05 (line 48).
+CODE_LORA_DROPOUT = {"finetune/lora.py @8641822": "0.05"}
+
+
+def code_lora_dropout(r):
+    for code, dropout in CODE_LORA_DROPOUT.items():
+        if code in r["notes"]:
+            return dropout
+    return None
+
+
 def row_args(r):
     """(args, None) for fmte-advise estimate, or (None, reason) when the row cannot be run."""
     model = r["model_hf_id"]
@@ -265,8 +277,9 @@ def row_args(r):
         if t:
             args += ["--lora-targets", t]
         m = re.search(r"(?:lora_dropout|LoRA r \d+ alpha \d+ dropout) (0?\.\d+|\d)\b", r["notes"])
-        if m and float(m.group(1)) > 0:
-            args += ["--lora-dropout", m.group(1)]
+        dropout = m.group(1) if m else code_lora_dropout(r)
+        if dropout and float(dropout) > 0:
+            args += ["--lora-dropout", dropout]
     if method == "qlora":
         q = quant
         if "int8" in q:

@@ -3,8 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "fmte/memory.h"
+#include "fmte/model.h"
 #include "memory_test_util.h"
 
 namespace fmte {
@@ -298,6 +303,78 @@ TEST(MemoryActivationsTest, TransformerEngineFp8SavesLinearInputsInOneByte) {
   Result<MemoryEstimate> fp8 = EstimateMemory(llama, j, Gpu80());
   ASSERT_TRUE(plain.ok() && fp8.ok());
   EXPECT_EQ(fp8->allocated_peak_bytes - plain->allocated_peak_bytes, 2 * 32 * 202375168LL);
+}
+
+// litgpt's own model, counted (tests/data/memory-measured/litgpt-saved-bytes.csv: lit-gpt 8641822's
+// model and LoRA code on CPU with saved_tensors_hooks, flash attention and native_dropout replaced
+// by functions that save what the CUDA kernels save; README.md there). Per layer after the first,
+// LoRA r 8 on query and value, 128 tokens, bf16: the fused qkv output kept alive by v (multi-head
+// models), one lora_A input per fused linear, zero_pad's saved source and the MLP's saved tensors.
+TEST(MemoryActivationsTest, LitgptSavedBytesPerLayer) {
+  Result<ModelCatalog> catalog =
+      ModelCatalog::LoadDir(std::string(FMTE_SOURCE_DIR) + "/etc/models");
+  ASSERT_TRUE(catalog.ok());
+  std::ifstream in(std::string(FMTE_SOURCE_DIR) +
+                   "/tests/data/memory-measured/litgpt-saved-bytes.csv");
+  ASSERT_TRUE(in.good());
+  // litgpt's config names -> the catalog's Hugging Face ids.
+  const std::pair<const char*, const char*> ids[] = {
+      {"phi-1_5", "microsoft/phi-1_5"},
+      {"stablelm-base-alpha-3b", "stabilityai/stablelm-base-alpha-3b"},
+      {"Llama-2-7b-hf", "meta-llama/Llama-2-7b-hf"},
+      {"Mistral-7B-v0.1", "mistralai/Mistral-7B-v0.1"}};
+  std::string line;
+  std::getline(in, line);  // header
+  int rows = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    ASSERT_EQ(f.size(), 7u) << line;
+    std::string id;
+    for (const auto& [name, hf] : ids)
+      if (f[0] == name) id = hf;
+    ASSERT_FALSE(id.empty()) << f[0];
+    Result<const ModelArch*> m = catalog->Find(id);
+    ASSERT_TRUE(m.ok()) << id;
+    TrainingJob j = BaseJob();
+    j.framework = Framework::kLitgpt;
+    j.method = Method::kLora;
+    j.precision = Precision::kPureBf16;  // litgpt bf16-true: no autocast
+    j.lora_r = 8;
+    j.lora_targets = {"q", "v"};
+    j.lora_dropout = std::stod(f[4]);
+    j.seq_len = std::stoi(f[3]);
+    j.micro_batch = 1;
+    j.activation_checkpointing = Checkpointing::kNone;
+    ASSERT_TRUE(ValidateJob(j).ok()) << line;
+    const double per_token_h = static_cast<double>(LayerActivationBytes(**m, j, 1)) /
+                               (static_cast<double>(j.seq_len) * (*m)->hidden_size);
+    // Within 2%: what fmte leaves out is the per-token norm statistics and the r-wide products.
+    EXPECT_NEAR(per_token_h, std::stod(f[5]), 0.02 * std::stod(f[5])) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 8);
+}
+
+// Gemma-2's capped attention scores (attn_logit_softcapping) are computed by litgpt itself, not by
+// SDPA (litgpt/model.py scaled_dot_product_attention): tanh saves its 16-bit output, softmax its
+// fp32 output, scores @ v the 16-bit copy, 8 bytes per head per query per key in bf16.
+TEST(MemoryActivationsTest, LitgptSoftcappedScoresArePerHeadSquared) {
+  ModelArch m = testing::LlamaArch(2048, 8, 4, 8192, 4, 32000);
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kLitgpt;
+  j.precision = Precision::kPureBf16;
+  j.seq_len = 1024;
+  j.micro_batch = 2;
+  ASSERT_TRUE(ValidateJob(j).ok());
+  const int64_t sdpa = LayerActivationBytes(m, j, 1);
+  m.attn_logit_softcapping = 50;
+  const int64_t capped = LayerActivationBytes(m, j, 1);
+  // The output the SDPA kernel saved (2 bytes x 2048 per token) and its fp32 log-sum-exp (4 bytes
+  // x 8 heads per token) are gone; the scores come in.
+  const int64_t tokens = 2048, s = 1024, b = 2, heads = 8;
+  EXPECT_EQ(capped - sdpa, 8 * heads * s * s * b - tokens * (2 * 2048 + 4 * heads));
 }
 
 }  // namespace

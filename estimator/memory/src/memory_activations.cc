@@ -53,6 +53,14 @@ double NormBytes(const ModelArch& m, const TrainingJob& j, const Dtypes& dt, boo
   return (dt.autocast ? 4 : dt.act) * h;
 }
 
+// Whether a norm saves its input tensor itself rather than a copy (an fp32 cast): then the two
+// norms of a parallel block (GPT-NeoX's input_layernorm and post_attention_layernorm, litgpt's
+// norm_1 and norm_2 without shared_attention_norm), which read the same input, save it once.
+bool NormSavesItsInput(const ModelArch& m, const TrainingJob& j, const Dtypes& dt) {
+  return j.framework == Framework::kMegatron || j.compile ||
+         (m.norm != NormKind::kRms && !dt.autocast);
+}
+
 struct Saved {
   double seq = 0;    // per token, split by t only with sequence parallel
   double tp = 0;     // per token, split by t
@@ -74,6 +82,35 @@ int InputGroup(LinearRole r) {
     default:
       return 2;  // gate, up, gate_up, router, other: the MLP input
   }
+}
+
+// Output features and parts (q, k, v) of litgpt's fused qkv linear that its LoRA adapts
+// (LoRAQKVLinear enable_lora), for one q/k/v linear of the model's own spec that the targets match.
+struct QkvParts {
+  double out = 0;
+  int parts = 0;
+};
+QkvParts LitgptQkvAdapted(const ModelArch& m, const LoraTargets& targets, const LinearShape& l) {
+  if (l.role != LinearRole::kQkv) return {static_cast<double>(l.out_features), 1};
+  // A fused linear in the model's config: its parts by the roles the targets name.
+  const double a = static_cast<double>(m.num_heads);
+  const double g = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads);
+  const double hd = m.head_dim > 0 ? static_cast<double>(m.head_dim)
+                                   : (a > 0 ? static_cast<double>(m.hidden_size) / a : 0);
+  LinearShape part = l;
+  QkvParts out;
+  const std::pair<LinearRole, double> parts[] = {
+      {LinearRole::kQ, a * hd}, {LinearRole::kK, g * hd}, {LinearRole::kV, g * hd}};
+  for (const auto& [role, width] : parts) {
+    part.role = role;
+    if (targets.Matches(part)) {
+      out.out += width;
+      ++out.parts;
+    }
+  }
+  // A name or all-linear match of the fused module itself adapts all of it.
+  if (out.parts == 0) return {static_cast<double>(l.out_features), 3};
+  return out;
 }
 
 }  // namespace
@@ -143,7 +180,23 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
 
   Saved sv;
   // Norms (sequence region).
-  sv.seq += static_cast<double>(block.num_norms) * NormBytes(m, j, dt, full);
+  const int64_t norm_inputs = m.parallel_attn_mlp && NormSavesItsInput(m, j, dt)
+                                  ? std::min<int64_t>(block.num_norms, 1)
+                                  : block.num_norms;
+  sv.seq += static_cast<double>(norm_inputs) * NormBytes(m, j, dt, full);
+
+  // litgpt's attention input is one fused qkv linear in every version (lit_gpt/model.py
+  // CausalSelfAttention.attn, litgpt/model.py .qkv), whose LoRA is one LoRAQKVLinear: one lora_A
+  // over the shared input for the enabled parts (enable_lora (q, k, v)), and zero_pad, whose
+  // index_copy saves its source, the enabled parts' r-to-out products, when not all three are on.
+  // litgpt's other LoRALinear modules apply their own lora_dropout, which is the identity at 0
+  // (lambda x: x), so without autocast and dropout every lora_A of an input group saves the same
+  // input tensor. (Saved tensors counted with saved_tensors_hooks on lit-gpt 8641822's own model
+  // and LoRA code, docs/memory.md "litgpt's attention and LoRA".)
+  const bool litgpt = fw == Framework::kLitgpt;
+  const bool litgpt_shared_x = litgpt && !dt.autocast && j.lora_dropout <= 0;
+  double litgpt_qkv_out = 0, litgpt_qkv_total = 0;  // adapted and all q/k/v output features
+  int litgpt_qkv_parts = 0;
 
   // Linear inputs, one per input group (q/k/v share the attention input, gate/up the MLP input).
   bool group_saved[4] = {false, false, false, false};
@@ -159,12 +212,20 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
                              : static_cast<double>(l.copies));
     }
     if (l.expert) experts_total = std::max(experts_total, static_cast<double>(l.copies));
+    if (litgpt && grp == 0) litgpt_qkv_total += static_cast<double>(l.out_features * l.copies);
     if (lora && targets.Matches(l)) {
       const double copies = l.expert ? std::min(k_active, static_cast<double>(l.copies))
                                      : static_cast<double>(l.copies);
       const double in = static_cast<double>(l.in_features);
       const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
-      if (HfLike(fw)) {
+      if (litgpt && grp == 0) {
+        const QkvParts p = LitgptQkvAdapted(m, targets, l);
+        litgpt_qkv_out += p.out * static_cast<double>(l.copies);
+        litgpt_qkv_parts += p.parts;
+      } else if (litgpt_shared_x) {
+        group_adapted[grp] = true;
+        (row_parallel ? sv.tp : sv.seq) += copies * ab * static_cast<double>(j.lora_r);
+      } else if (HfLike(fw)) {
         // PEFT casts x to the fp32 adapter dtype in every adapted module (peft/tuners/lora/
         // layer.py Linear.forward, _cast_input_dtype). Under autocast lora_A's F.linear casts that
         // copy back to 16 bits and saves the 16-bit copy; without autocast it saves the fp32 copy.
@@ -185,6 +246,19 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
       }
     }
   }
+  if (litgpt_qkv_out > 0) {
+    // The fused module's lora_A input: x itself (shared with whatever else saves it), or
+    // lora_dropout's output and its 1-byte mask, or (autocast) a 16-bit copy; its r-wide output
+    // per enabled part; zero_pad's source.
+    const double xb = UnderAutocast(j, dt) ? 2 : 4;
+    if (litgpt_shared_x) {
+      group_adapted[0] = true;
+    } else {
+      sv.seq += (xb + (j.lora_dropout > 0 ? 1 : 0)) * h;
+    }
+    sv.seq += xb * static_cast<double>(j.lora_r) * litgpt_qkv_parts;
+    if (litgpt_qkv_out < litgpt_qkv_total) sv.tp += ab * litgpt_qkv_out;
+  }
   const bool moe = block.experts_per_token > 0;
   // Bytes per element of a linear input saved for the weight gradient. Transformer Engine's FP8
   // linears (Megatron --fp8-format) save the input already cast to FP8 (te/pytorch/module/
@@ -204,13 +278,24 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   }
 
   // Attention core.
-  const bool eager = j.attention == Attention::kEager;
+  // litgpt computes Gemma-2's capped scores itself (scaled_dot_product_attention: "with
+  // softcapping we cannot use SDPA"): q @ k.mT, tanh(x / cap) * cap, the mask, softmax in fp32 and
+  // .to(q.dtype), then scores @ v.
+  const bool litgpt_softcap = litgpt && m.attn_logit_softcapping > 0;
+  const bool eager = j.attention == Attention::kEager || litgpt_softcap;
   const bool native_gqa = fw == Framework::kMegatron;  // TE/flash take GQA natively
+  // litgpt's v is a view of the fused qkv output when nothing expands K/V (multi-head attention:
+  // view, permute or transpose, split, reshape), so what SDPA saves for v keeps that whole output
+  // alive; q and k are new tensors (rotary embedding, torch.cat).
+  const double v_saved = litgpt && g == a ? q_dim + 2 * kv_dim : q_dim;
   if (eager) {
     // Q and K for Q K^T, V for the product with the probabilities; HF repeat_kv and Megatron's
     // unfused path expand K/V to all heads before the matmuls.
-    sv.tp += ab * (q_dim + q_dim) + ab * q_dim * (s_kv / s);
-    if (!selective) {
+    sv.tp += ab * (q_dim + q_dim) + ab * v_saved * (s_kv / s);
+    if (!selective && litgpt_softcap) {
+      // tanh saves its output, softmax its fp32 output, scores @ v the 16-bit copy.
+      sv.score += a * (ab + 4 + ab);
+    } else if (!selective) {
       if (fw == Framework::kMegatron) {
         // Fused scale-mask-softmax saves its output; dropout saves a 1-byte mask and its output.
         sv.score += a * (dropout ? ab + 1 + ab : ab);
@@ -223,7 +308,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   } else {
     // SDPA / flash: q, k, v, output and the fp32 log-sum-exp per head (O(s) statistics).
     const double kv_saved = native_gqa ? kv_dim : q_dim;  // HF/torchtune expand K/V (repeat_kv)
-    sv.tp += ab * q_dim + 2 * ab * kv_saved * (s_kv / s);
+    sv.tp += ab * q_dim + ab * (kv_saved + (litgpt ? v_saved : kv_saved)) * (s_kv / s);
     if (!selective) sv.tp += ab * q_dim + 4 * a;
   }
   // Output projection input: a contiguous copy of the attention output in HF/torchtune and in

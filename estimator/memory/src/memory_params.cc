@@ -246,8 +246,12 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
     fnorm = static_cast<double>(m.final_norm_params);
     head = static_cast<double>(m.lm_head_params) / t;
     // Tied embeddings across stages: Megatron keeps a copy of the word embeddings on the last
-    // stage as the output layer (core/models/common/language_module: shared_embedding).
-    if (m.tie_word_embeddings && m.lm_head_params == 0 && lay.p > 1)
+    // stage as the output layer (core/models/common/language_module: shared_embedding). litgpt
+    // never ties: its GPT has its own lm_head (litgpt/model.py, no tying option in any version),
+    // and convert_hf_checkpoint copies the embeddings into lm_head.weight for a checkpoint that
+    // has none, so a tied model's head is a second parameter there too.
+    if (m.tie_word_embeddings && m.lm_head_params == 0 &&
+        (lay.p > 1 || j.framework == Framework::kLitgpt))
       head = static_cast<double>(m.embedding_params) / t;
   }
   s.root = emb + head + fnorm;

@@ -173,6 +173,10 @@ Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
     if ((use == j.end() || !use->is_boolean() || use->get<bool>()) && w->get<int64_t>() > 0)
       arch.sliding_window = w->get<int64_t>();
   }
+  // Read leniently too: null (Gemma-3) or a non-positive cap is no softcapping.
+  if (const auto c = j.find("attn_logit_softcapping"); c != j.end() && c->is_number()) {
+    if (c->get<double>() > 0) arch.attn_logit_softcapping = c->get<double>();
+  }
   Status st = r.status();
   if (!st.ok()) return Status(st).WithContext(seen.empty() ? "config" : "config" + seen);
   if (arch.num_layers <= 0 ||

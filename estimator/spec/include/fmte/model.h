@@ -103,6 +103,9 @@ struct ModelArch {
   // Gemma-2; Qwen2/3 only with use_sliding_window): tokens a query attends back; 0 = all. With a
   // window transformers hands SDPA an explicit mask, which rules out the flash kernel.
   int64_t sliding_window = 0;
+  // config.json's attn_logit_softcapping (Gemma-2: 50): attention scores pass through
+  // tanh(x / cap) * cap, which SDPA kernels do not do; 0 = none.
+  double attn_logit_softcapping = 0;
 
   int64_t num_experts = 0;  // routed experts per MoE block; 0 = dense model
   int64_t experts_per_token = 0;
