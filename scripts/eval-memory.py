@@ -237,6 +237,11 @@ def row_args(r):
     ac = first_word(r["activation_checkpointing"])
     if ac in ("yes", "full"):
         args += ["--activation-checkpointing", "full"]
+    elif ac == "selective" and re.search(r"AC every (\d+)(?:st|nd|rd|th) layer", r["section"]):
+        # torchtitan's selective_ac_option N: every Nth block checkpointed whole, the rest not.
+        every = re.search(r"AC every (\d+)(?:st|nd|rd|th) layer", r["section"]).group(1)
+        args += ["--activation-checkpointing", "full", "--recompute-method", "interval",
+                 "--recompute-num-layers", every]
     elif ac == "selective":
         args += ["--activation-checkpointing", "selective"]
     elif ac not in ("no", "none"):

@@ -165,6 +165,17 @@ TEST_F(ScriptFilesTest, TorchtitanTomlSetsRequestKeys) {
       "--model.flavor=8B --parallelism.tensor-parallel-degree 2\n");
   EXPECT_EQ(r8.job.model, "meta-llama/Llama-3.1-8B");
   EXPECT_EQ(ValueOf(r8, "tp"), "2");
+  // selective_ac_option: "op" is the op-level policy, an integer N every Nth block whole.
+  Write("cfg/op.toml",
+        "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"op\"\n");
+  Write("cfg/every.toml",
+        "[activation_checkpoint]\nmode = \"selective\"\nselective_ac_option = \"2\"\n");
+  const std::string tt = "torchrun --nproc_per_node 8 -m torchtitan.train --job.config_file ";
+  EXPECT_EQ(Read(tt + "cfg/op.toml\n").job.activation_checkpointing, Checkpointing::kSelective);
+  const JobRequest every = Read(tt + "cfg/every.toml\n");
+  EXPECT_EQ(every.job.activation_checkpointing, Checkpointing::kFull);
+  EXPECT_EQ(every.job.recompute_method, RecomputeMethod::kInterval);
+  EXPECT_EQ(every.job.recompute_num_layers, 2);
   EXPECT_EQ(ValueOf(r8, "seq-len"), "8192");
   EXPECT_EQ(OriginOf(r8, "seq-len"), "cfg/t.toml: training.seq_len");
 }

@@ -377,5 +377,54 @@ TEST(MemoryActivationsTest, LitgptSoftcappedScoresArePerHeadSquared) {
   EXPECT_EQ(capped - sdpa, 8 * heads * s * s * b - tokens * (2 * 2048 + 4 * heads));
 }
 
+// Full recompute of some layers only (TrainingJob::recompute_method). With L layers whose
+// uncheckpointed activations are F and whose kept input is I each, one micro-batch in flight:
+//   uniform 1 (every layer):     L*I + F (one layer rebuilt in its backward)
+//   uniform N (groups of N):     (L/N)*I + N*F
+//   block N (the first N):       N*I + (L-N)*F + F
+//   interval N (every Nth):      ceil(L/N)*I + (L-ceil(L/N))*F + F
+// (Megatron transformer_block.py _checkpointed_forward; torchtitan activation_checkpoint.py.)
+TEST(MemoryActivationsTest, RecomputeMethodsKeepInputsOfTheirLayersOnly) {
+  const ModelArch llama = Llama2_7b();  // 32 layers
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kMegatron;
+  j.precision = Precision::kMixedBf16;
+  j.seq_len = 4096;
+  j.activation_checkpointing = Checkpointing::kFull;
+  ASSERT_TRUE(ValidateJob(j).ok());
+  const double input = static_cast<double>(LayerActivationBytes(llama, j, 0));
+  TrainingJob plain = j;
+  plain.activation_checkpointing = Checkpointing::kNone;
+  const double full = static_cast<double>(LayerActivationBytes(llama, plain, 0));
+  // What a method changes is the saved activations, alive in the forward-backward phase.
+  const auto forward_backward = [&](const TrainingJob& job) {
+    Result<MemoryEstimate> m = EstimateMemory(llama, job, Gpu80());
+    EXPECT_TRUE(m.ok());
+    for (const MemoryPhase& p : m->phases)
+      if (std::string(p.name) == "forward-backward") return static_cast<double>(p.allocated_bytes);
+    ADD_FAILURE() << "no forward-backward phase";
+    return 0.0;
+  };
+  const double base = forward_backward(j) - (32 * input + full);
+  struct Row {
+    RecomputeMethod method;
+    int64_t n;
+    double expected;  // without `base`, which every method shares (states, the final norm's input)
+  };
+  const Row rows[] = {
+      {RecomputeMethod::kUniform, 4, 8 * input + 4 * full},
+      {RecomputeMethod::kBlock, 4, 4 * input + 28 * full + full},
+      {RecomputeMethod::kBlock, 40, 32 * input + full},  // more than the stage has: all of them
+      {RecomputeMethod::kInterval, 2, 16 * input + 16 * full + full},
+      {RecomputeMethod::kInterval, 3, 11 * input + 21 * full + full},
+  };
+  for (const Row& r : rows) {
+    j.recompute_method = r.method;
+    j.recompute_num_layers = r.n;
+    EXPECT_NEAR(forward_backward(j) - base, r.expected, 1e-6 * r.expected)
+        << ToString(r.method) << " " << r.n;
+  }
+}
+
 }  // namespace
 }  // namespace fmte

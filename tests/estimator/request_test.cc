@@ -342,6 +342,40 @@ TEST(RequestTest, ExpertParallelismFromMegatronFlagsAndFmteLines) {
   EXPECT_TRUE(unread);
 }
 
+// Megatron's partial full recompute (megatron/training/arguments.py --recompute-method
+// uniform|block, --recompute-num-layers N) and torchtitan's every-Nth-layer checkpointing.
+TEST(RequestTest, RecomputeMethodFromMegatronFlagsAndFmteLines) {
+  const JobRequest m = Parse(
+      "torchrun pretrain_gpt.py --num-layers 32 --hidden-size 64 --num-attention-heads 4 "
+      "--recompute-granularity full --recompute-method block --recompute-num-layers 4 --bf16\n");
+  EXPECT_EQ(m.job.activation_checkpointing, Checkpointing::kFull);
+  EXPECT_EQ(m.job.recompute_method, RecomputeMethod::kBlock);
+  EXPECT_EQ(m.job.recompute_num_layers, 4);
+  const JobRequest bad = Parse(
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "
+      "--recompute-granularity full --recompute-method sometimes --bf16\n");
+  EXPECT_EQ(bad.job.recompute_method, RecomputeMethod::kUniform);
+  bool named = false;
+  for (const std::string& w : bad.warnings)
+    named = named || w.find("--recompute-method") != std::string::npos;
+  EXPECT_TRUE(named);
+  const JobRequest line = Parse(
+      "#FMTE activation-checkpointing=full\n#FMTE recompute-method=interval\n"
+      "#FMTE recompute-num-layers=3\n");
+  EXPECT_EQ(line.job.recompute_method, RecomputeMethod::kInterval);
+  EXPECT_EQ(line.job.recompute_num_layers, 3);
+  // torchtitan's selective_ac_option N turns selective checkpointing into every Nth layer whole;
+  // under another mode it is ignored, as torchtitan ignores it.
+  const JobRequest tt =
+      Parse("#FMTE activation-checkpointing=selective\n#FMTE recompute-every=2\n");
+  EXPECT_EQ(tt.job.activation_checkpointing, Checkpointing::kFull);
+  EXPECT_EQ(tt.job.recompute_method, RecomputeMethod::kInterval);
+  EXPECT_EQ(tt.job.recompute_num_layers, 2);
+  const JobRequest none = Parse("#FMTE activation-checkpointing=none\n#FMTE recompute-every=2\n");
+  EXPECT_EQ(none.job.activation_checkpointing, Checkpointing::kNone);
+  EXPECT_EQ(none.job.recompute_method, RecomputeMethod::kUniform);
+}
+
 TEST(RequestTest, ContextParallelismFromMegatronFlagsAndFmteLines) {
   const JobRequest m = Parse(
       "#SBATCH --gres=gpu:8\n"

@@ -180,6 +180,13 @@ void AddJobOptions(po::options_description* desc) {
       "sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")(
       "activation-checkpointing", name(ToString(d.activation_checkpointing)),
       ("activation recomputation: " + AcceptedNames(d.activation_checkpointing)).c_str())(
+      "recompute-method", name(ToString(d.recompute_method)),
+      ("which layers full checkpointing recomputes, with --recompute-num-layers N: " +
+       AcceptedNames(d.recompute_method) +
+       " (uniform: groups of N layers, Megatron's; block: the first N layers of each pipeline "
+       "stage, Megatron's; interval: every Nth layer, torchtitan's selective_ac_option N)")
+          .c_str())("recompute-num-layers", str(d.recompute_num_layers),
+                    "the N of --recompute-method")(
       "optimizer-impl", name(ToString(d.optimizer_impl)),
       ("AdamW/SGD step of torch.optim: " + AcceptedNames(d.optimizer_impl) +
        " (auto: the framework's default)")
@@ -244,6 +251,8 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "sharding", &ParseSharding, &job.sharding));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "activation-checkpointing", &ParseCheckpointing,
                                      &job.activation_checkpointing));
+  FMTE_RETURN_IF_ERROR(
+      ParseEnumFlag(vm, "recompute-method", &ParseRecomputeMethod, &job.recompute_method));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "attention", &ParseAttention, &job.attention));
   FMTE_RETURN_IF_ERROR(
       ParseEnumFlag(vm, "optimizer-impl", &ParseOptimizerImpl, &job.optimizer_impl));
@@ -258,6 +267,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "seq-len", 1, int64_t{1} << 24, &job.seq_len));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "grad-accum", 1, 1 << 20, &job.grad_accum));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "tp", 1, 1024, &job.tp));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "recompute-num-layers", 1, 1 << 16, &job.recompute_num_layers));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "pp", 1, 1024, &job.pp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "vpp", 1, 1024, &job.vpp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "ep", 1, 1024, &job.ep));

@@ -94,6 +94,8 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);
+  j["recompute_method"] = ToString(job.recompute_method);
+  j["recompute_num_layers"] = job.recompute_num_layers;
   j["attention"] = ToString(job.attention);
   j["optimizer_impl"] = ToString(job.optimizer_impl);
   j["chunked_loss"] = job.chunked_loss;
@@ -216,8 +218,12 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   if (job.offload_optimizer) layout += ", offload optimizer";
   if (job.offload_params) layout += ", offload params";
   head.AddRow({"layout", layout});
-  std::string savers = "checkpointing " + std::string(ToString(job.activation_checkpointing)) +
-                       ", attention " + std::string(ToString(job.attention));
+  std::string savers = "checkpointing " + std::string(ToString(job.activation_checkpointing));
+  if (job.activation_checkpointing == Checkpointing::kFull &&
+      (job.recompute_method != RecomputeMethod::kUniform || job.recompute_num_layers != 1))
+    savers += " (" + std::string(ToString(job.recompute_method)) + " " +
+              std::to_string(job.recompute_num_layers) + ")";
+  savers += ", attention " + std::string(ToString(job.attention));
   if (job.chunked_loss) savers += ", chunked loss";
   if (job.compile) savers += ", compile";
   if (job.fp8 != Fp8::kNone) savers += ", fp8 " + std::string(ToString(job.fp8));

@@ -379,15 +379,28 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
   bool op_sac = false;
   double saved = 0, widest_layer = 0;
   TrainingJob plain;  // the job without checkpointing, for an op-level SAC layer's recompute
+  // Full checkpointing of some layers only (TrainingJob::recompute_method): the recomputed share
+  // keeps one input per group of RecomputeGroup() layers, the rest all their activations.
+  double stage_layers = 0;
+  for (size_t k = 0; k < m.block_kinds.size(); ++k) stage_layers += uses[k];
+  const double group = static_cast<double>(j.RecomputeGroup());
+  const double recomputed =
+      full_ckpt && stage_layers > 0
+          ? static_cast<double>(j.RecomputedLayers(static_cast<int64_t>(stage_layers), lay.v)) /
+                stage_layers
+          : 0;
   for (size_t k = 0; k < m.block_kinds.size(); ++k) {
     if (uses[k] == 0) continue;
     const BlockSpec& block = m.block_kinds[k];
     const double per = LayerActivations(m, j, lay, dt, targets, block, full_ckpt);
-    saved += uses[k] * per;
     double uncheckpointed = per;
     if (full_ckpt) {
       uncheckpointed = LayerActivations(m, j, lay, dt, targets, block, false);
-    } else if (OpLevelSac(j, block)) {
+      saved += uses[k] * (recomputed * per / group + (1 - recomputed) * uncheckpointed);
+    } else {
+      saved += uses[k] * per;
+    }
+    if (!full_ckpt && OpLevelSac(j, block)) {
       if (!op_sac) {
         plain = j;
         plain.activation_checkpointing = Checkpointing::kNone;
@@ -405,9 +418,10 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
     out.cpu = saved - keep;
     saved = keep;
   }
-  // Full recompute: one layer's activations are rebuilt while its backward runs (op-level SAC
-  // rebuilds what it did not save of that layer: at most the whole layer).
-  if (full_ckpt || op_sac) saved += widest_layer;
+  // Full recompute: one layer's activations (one group's, for groups of layers) are rebuilt
+  // while its backward runs (op-level SAC rebuilds what it did not save of that layer: at most
+  // the whole layer).
+  if ((full_ckpt && recomputed > 0) || op_sac) saved += (full_ckpt ? group : 1) * widest_layer;
   if (stage == lay.p - 1) {
     // Final norm and the LM head input (when the head trains), one micro-batch in flight.
     const double s =

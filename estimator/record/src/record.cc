@@ -164,6 +164,8 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.offload_optimizer) put("off_opt", "1");
   if (j.offload_params) put("off_par", "1");
   put("ac", ToString(j.activation_checkpointing));
+  if (j.recompute_method != d.recompute_method) put("rcm", ToString(j.recompute_method));
+  if (j.recompute_num_layers != d.recompute_num_layers) put_int("rcn", j.recompute_num_layers);
   if (j.attention != d.attention) put("attn", ToString(j.attention));
   if (j.optimizer_impl != d.optimizer_impl) put("oimpl", ToString(j.optimizer_impl));
   if (j.method == Method::kLora || j.method == Method::kQlora) {
@@ -295,6 +297,10 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       j.offload_params = v == "1";
     else if (key == "ac")
       s = enum_field(&j.activation_checkpointing, ParseCheckpointing);
+    else if (key == "rcm")
+      s = enum_field(&j.recompute_method, ParseRecomputeMethod);
+    else if (key == "rcn")
+      s = int_field(&j.recompute_num_layers, 1, 1 << 16);
     else if (key == "attn")
       s = enum_field(&j.attention, ParseAttention);
     else if (key == "oimpl")

@@ -137,6 +137,17 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
   } else if (FlagTrue(sink->Find(l, "recompute_activations"))) {
     sink->Set("activation-checkpointing", "selective", "--recompute-activations");
   }
+  // Which layers full recompute reruns (megatron/core/transformer/transformer_block.py
+  // _checkpointed_forward): uniform groups of N, or the first N of each stage (block).
+  if (const Flag* m = sink->Find(l, "recompute_method"); m != nullptr && !m->unresolved) {
+    const std::string v = Lower(m->value);
+    if (v == "uniform" || v == "block")
+      sink->Set("recompute-method", v, "--recompute-method");
+    else
+      sink->Warn("--recompute-method", "expected uniform|block, got '" + Shown(m->value) + "'");
+  }
+  if (const Flag* n = sink->Find(l, "recompute_num_layers"); n != nullptr && !n->unresolved)
+    sink->Set("recompute-num-layers", n->value, "--recompute-num-layers");
   // The distributed optimizer shards optimizer state (and fp32 main params) over data-parallel
   // ranks like ZeRO-1 (Megatron docs, "Distributed Optimizer").
   if (FlagTrue(sink->Find(l, "use_distributed_optimizer")))

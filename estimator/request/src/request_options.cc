@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 43> kKeys{{
+const std::array<KeySpec, 46> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -227,6 +227,31 @@ const std::array<KeySpec, 43> kKeys{{
        const std::string_view t = Trim(v);
        if (t.empty() || t.size() > 64) return Expected(s, "a GPU name", v);
        j->gpu = std::string(t);
+       return Status::Ok();
+     })},
+    {{"recompute-method", "uniform|block|interval",
+      "which layers full checkpointing recomputes (Megatron --recompute-method; interval: every "
+      "Nth, torchtitan selective_ac_option N)"},
+     false,
+     FMTE_SETTER(return SetEnum(v, s, &j->recompute_method, ParseRecomputeMethod);)},
+    {{"recompute-num-layers", "N", "the N of --recompute-method"},
+     false,
+     FMTE_SETTER(return SetInt(v, s, &j->recompute_num_layers, 1, 1 << 16);)},
+    // torchtitan's activation_checkpoint.selective_ac_option N: under mode "selective", every Nth
+    // block is checkpointed whole and the others not at all (torchtitan/distributed/
+    // activation_checkpoint.py _apply_ac_to_transformer_block); other modes ignore it.
+    {{"recompute-every", "N",
+      "with selective checkpointing: every Nth layer checkpointed whole (torchtitan "
+      "selective_ac_option N)"},
+     false,
+     FMTE_SETTER({
+       int64_t n = 0;
+       FMTE_RETURN_IF_ERROR(SetInt(v, s, &n, 1, 1 << 16));
+       if (j->activation_checkpointing == Checkpointing::kSelective) {
+         j->activation_checkpointing = Checkpointing::kFull;
+         j->recompute_method = RecomputeMethod::kInterval;
+         j->recompute_num_layers = n;
+       }
        return Status::Ok();
      })},
 }};

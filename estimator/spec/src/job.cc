@@ -39,6 +39,10 @@ constexpr NameTable<Sharding, 9> kShardingNames{{{Sharding::kNone, "none"},
 constexpr NameTable<Checkpointing, 3> kCheckpointingNames{{{Checkpointing::kNone, "none"},
                                                            {Checkpointing::kSelective, "selective"},
                                                            {Checkpointing::kFull, "full"}}};
+constexpr NameTable<RecomputeMethod, 3> kRecomputeMethodNames{
+    {{RecomputeMethod::kUniform, "uniform"},
+     {RecomputeMethod::kBlock, "block"},
+     {RecomputeMethod::kInterval, "interval"}}};
 constexpr NameTable<Attention, 2> kAttentionNames{
     {{Attention::kFused, "fused"}, {Attention::kEager, "eager"}}};
 constexpr NameTable<OptimizerImpl, 3> kOptimizerImplNames{{{OptimizerImpl::kAuto, "auto"},
@@ -98,6 +102,7 @@ std::string_view ToString(Precision v) { return NameOf(kPrecisionNames, v); }
 std::string_view ToString(Optimizer v) { return NameOf(kOptimizerNames, v); }
 std::string_view ToString(Sharding v) { return NameOf(kShardingNames, v); }
 std::string_view ToString(Checkpointing v) { return NameOf(kCheckpointingNames, v); }
+std::string_view ToString(RecomputeMethod v) { return NameOf(kRecomputeMethodNames, v); }
 std::string_view ToString(Attention v) { return NameOf(kAttentionNames, v); }
 std::string_view ToString(OptimizerImpl v) { return NameOf(kOptimizerImplNames, v); }
 std::string_view ToString(Quant v) { return NameOf(kQuantNames, v); }
@@ -119,6 +124,9 @@ Result<Sharding> ParseSharding(std::string_view s, std::string_view f) {
 Result<Checkpointing> ParseCheckpointing(std::string_view s, std::string_view f) {
   return ParseName(kCheckpointingNames, s, f);
 }
+Result<RecomputeMethod> ParseRecomputeMethod(std::string_view s, std::string_view f) {
+  return ParseName(kRecomputeMethodNames, s, f);
+}
 Result<Attention> ParseAttention(std::string_view s, std::string_view f) {
   return ParseName(kAttentionNames, s, f);
 }
@@ -138,6 +146,7 @@ std::string AcceptedNames(Precision) { return Joined(kPrecisionNames); }
 std::string AcceptedNames(Optimizer) { return Joined(kOptimizerNames); }
 std::string AcceptedNames(Sharding) { return Joined(kShardingNames); }
 std::string AcceptedNames(Checkpointing) { return Joined(kCheckpointingNames); }
+std::string AcceptedNames(RecomputeMethod) { return Joined(kRecomputeMethodNames); }
 std::string AcceptedNames(Attention) { return Joined(kAttentionNames); }
 std::string AcceptedNames(OptimizerImpl) { return Joined(kOptimizerImplNames); }
 std::string AcceptedNames(Quant) { return Joined(kQuantNames); }
@@ -153,6 +162,25 @@ bool ShardsGradients(Sharding s) {
 bool ShardsOptimizer(Sharding s) { return s == Sharding::kZero1 || ShardsGradients(s); }
 bool ShardsWithFsdp(Sharding s) {
   return s == Sharding::kFsdpFull || s == Sharding::kFsdpGradOp || s == Sharding::kFsdpHybrid;
+}
+
+int64_t TrainingJob::RecomputedLayers(int64_t layers, int64_t chunks) const {
+  if (activation_checkpointing != Checkpointing::kFull || layers <= 0) return 0;
+  const int64_t n = std::max<int64_t>(recompute_num_layers, 1);
+  switch (recompute_method) {
+    case RecomputeMethod::kBlock:  // the first n of each virtual chunk
+      return std::min(layers, n * std::max<int64_t>(chunks, 1));
+    case RecomputeMethod::kInterval:  // layers 0, n, 2n, ...
+      return (layers + n - 1) / n;
+    case RecomputeMethod::kUniform:
+      break;
+  }
+  return layers;
+}
+
+int64_t TrainingJob::RecomputeGroup() const {
+  return recompute_method == RecomputeMethod::kUniform ? std::max<int64_t>(recompute_num_layers, 1)
+                                                       : 1;
 }
 
 int64_t TrainingJob::EffectiveGpusPerNode() const {
@@ -217,6 +245,8 @@ Status ValidateJob(const TrainingJob& job) {
   if (job.ep <= 0) return NotPositive(job.ep, "--ep");
   if (job.etp < 0) return NotPositive(job.etp, "--etp");
   if (job.cp <= 0) return NotPositive(job.cp, "--cp");
+  if (job.recompute_num_layers <= 0)
+    return NotPositive(job.recompute_num_layers, "--recompute-num-layers");
   if (job.gpus_per_node < 0)
     return Status::InvalidArgument("--gpus-per-node: expected a positive integer, got " +
                                    std::to_string(job.gpus_per_node));

@@ -165,16 +165,14 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
                                     : tokens_mb * w.act_bytes_per_token * eff.memory_traffic / hbm;
     // The recomputed forward of full checkpointing runs the layers' elementwise chain again.
     const double recompute_mem =
-        eager && job.activation_checkpointing == Checkpointing::kFull
-            ? time_parts::kEagerRecomputeTraffic * w.eager_saved_bytes / hbm
-            : 0;
+        eager ? w.recomputed_share * time_parts::kEagerRecomputeTraffic * w.eager_saved_bytes / hbm
+              : 0;
     double dequant = 0;
     if (job.method == Method::kQlora) {
       // bitsandbytes dequantises each 4/8-bit weight to 16 bits before every matmul, in the
       // forward and again in the backward: read quantised + write and read 16-bit, per pass.
       const double qbytes = job.quant == Quant::kInt8 ? 1.0 : 0.5;
-      const double passes =
-          2.0 + (job.activation_checkpointing == Checkpointing::kFull ? 1.0 : 0.0);
+      const double passes = 2.0 + w.recomputed_share;
       dequant = passes * (w.weight_elems / ft) * (qbytes + 4.0) / hbm;
     }
     const double overhead_pass = eff.layer_overhead_s * w.layer_passes;

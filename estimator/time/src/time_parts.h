@@ -132,7 +132,10 @@ struct StageWork {
   // Parameters whose gradients are reduced: trainable_elems, plus the frozen weights of the
   // layers when their FSDP units give them gradients (TrainingJob::GradientsCoverFrozenWeights).
   double grad_elems = 0;
-  double layer_passes = 0;   // layers x passes (fwd 1, bwd 2, recompute 1)
+  double layer_passes = 0;  // layers x passes (fwd 1, bwd 2, recompute 1)
+  // The share of the layers whose forward full checkpointing reruns (TrainingJob::
+  // RecomputedLayers / layers; 0 without full checkpointing).
+  double recomputed_share = 0;
   double tp_allreduces = 0;  // per micro-batch
 };
 

@@ -92,6 +92,12 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   const bool lora_method = job.method == Method::kLora || job.method == Method::kQlora;
   const bool full_ckpt = job.activation_checkpointing == Checkpointing::kFull;
   const bool recompute = full_ckpt || job.activation_checkpointing == Checkpointing::kSelective;
+  // Full checkpointing of some layers only (TrainingJob::recompute_method) reruns their share.
+  const double share =
+      full_ckpt && layers > 0
+          ? static_cast<double>(job.RecomputedLayers(layers, job.vpp)) / static_cast<double>(layers)
+          : 0;
+  const double rerun = full_ckpt ? share : 1;
   // Each block kind's work first (computed once per kind), so the summing loop below only adds;
   // its sums are written into `w` after the loop.
   for (int64_t l = first_layer; l < first_layer + layers; ++l) {
@@ -102,10 +108,10 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   double fwd_flops = 0, bwd_flops = 0, fwd_weighted = 0, bwd_weighted = 0;
   double recompute_flops = 0, recompute_weighted = 0, model_flops = 0, weight_elems = 0;
   double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0, saved_bytes = 0;
-  const double passes = 3.0 + (full_ckpt ? 1.0 : 0.0);
+  const double passes = 3.0 + share;
   // Megatron TP: 2 all-reduces in the forward, 2 in the backward (Shoeybi et al. 2019), and 2
   // more when the full recomputation reruns the forward.
-  const double allreduces = 4.0 + (full_ckpt ? 2.0 : 0.0);
+  const double allreduces = 4.0 + 2.0 * share;
   for (int64_t l = first_layer; l < first_layer + layers; ++l) {
     const LayerWork& lw = *kind_work[static_cast<size_t>(model.block_kind_of_layer[l])];
     fwd_flops += lw.fwd_flops;
@@ -113,8 +119,8 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     fwd_weighted += lw.fwd_weighted;
     bwd_weighted += lw.bwd_weighted;
     if (recompute) {
-      recompute_flops += lw.recompute_flops;
-      recompute_weighted += lw.recompute_weighted;
+      recompute_flops += rerun * lw.recompute_flops;
+      recompute_weighted += rerun * lw.recompute_weighted;
     }
     model_flops += lw.model_flops;
     weight_elems += lw.weight_elems;
@@ -137,6 +143,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   w.weight_elems = weight_elems;
   w.trainable_elems = trainable_elems;
   w.layer_passes = layer_passes;
+  w.recomputed_share = share;
   w.tp_allreduces = tp_allreduces;
   w.eager_saved_bytes = saved_bytes;
   w.act_bytes_per_token =

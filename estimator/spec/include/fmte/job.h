@@ -46,7 +46,9 @@ enum class Sharding {
 // none | ddp | zero1 | zero2 | zero3 | fsdp-full | fsdp-grad-op | fsdp-hybrid | fsdp-no-shard
 
 enum class Checkpointing { kNone, kSelective, kFull };  // none | selective | full
-enum class Attention { kFused, kEager };                // fused | eager
+// Which layers full checkpointing recomputes (TrainingJob::recompute_method).
+enum class RecomputeMethod { kUniform, kBlock, kInterval };  // uniform | block | interval
+enum class Attention { kFused, kEager };                     // fused | eager
 // How torch.optim's AdamW/SGD steps: auto (the framework's default: HF Trainer's
 // adamw_torch_fused with torch >= 2.8 since transformers PR #37358 (July 2025), torchtitan's
 // "fused"; torch.optim itself foreach) | foreach (one state-sized temporary list) | fused (in
@@ -67,6 +69,7 @@ std::string_view ToString(Precision v);
 std::string_view ToString(Optimizer v);
 std::string_view ToString(Sharding v);
 std::string_view ToString(Checkpointing v);
+std::string_view ToString(RecomputeMethod v);
 std::string_view ToString(Attention v);
 std::string_view ToString(OptimizerImpl v);
 std::string_view ToString(Quant v);
@@ -79,6 +82,8 @@ Result<Optimizer> ParseOptimizer(std::string_view s, std::string_view field = "o
 Result<Sharding> ParseSharding(std::string_view s, std::string_view field = "sharding");
 Result<Checkpointing> ParseCheckpointing(std::string_view s,
                                          std::string_view field = "activation-checkpointing");
+Result<RecomputeMethod> ParseRecomputeMethod(std::string_view s,
+                                             std::string_view field = "recompute-method");
 Result<Attention> ParseAttention(std::string_view s, std::string_view field = "attention");
 Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s,
                                          std::string_view field = "optimizer-impl");
@@ -92,6 +97,7 @@ std::string AcceptedNames(Precision);
 std::string AcceptedNames(Optimizer);
 std::string AcceptedNames(Sharding);
 std::string AcceptedNames(Checkpointing);
+std::string AcceptedNames(RecomputeMethod);
 std::string AcceptedNames(Attention);
 std::string AcceptedNames(OptimizerImpl);
 std::string AcceptedNames(Quant);
@@ -167,6 +173,16 @@ struct TrainingJob {
 
   // Memory savers.
   Checkpointing activation_checkpointing = Checkpointing::kNone;
+  // Which layers full checkpointing recomputes, with recompute_num_layers = N (Megatron
+  // --recompute-method/--recompute-num-layers, megatron/core/transformer/transformer_block.py
+  // _checkpointed_forward; torchtitan activation_checkpoint.selective_ac_option = "N",
+  // torchtitan/distributed/activation_checkpoint.py): kUniform, groups of N layers, each group's
+  // input kept and the whole group rebuilt in its backward (N = 1: every layer, the usual full
+  // checkpointing); kBlock, the first N layers of each pipeline stage (of each virtual chunk),
+  // the others keep all their activations; kInterval, every Nth layer (torchtitan), the others
+  // keep all their activations.
+  RecomputeMethod recompute_method = RecomputeMethod::kUniform;
+  int64_t recompute_num_layers = 1;
   Attention attention = Attention::kFused;
   bool chunked_loss = false;
   bool compile = false;
@@ -228,6 +244,11 @@ struct TrainingJob {
   bool MayCoverFrozenWeights() const;
   // The experts' tensor-parallel size: etp, or tp when not set.
   int64_t ExpertTensorParallel() const;
+  // Of a pipeline stage's `layers` (in `chunks` virtual chunks), how many full checkpointing
+  // recomputes (recompute_method); 0 without full checkpointing.
+  int64_t RecomputedLayers(int64_t layers, int64_t chunks) const;
+  // How many layers share one kept input: recompute_num_layers for kUniform, else 1.
+  int64_t RecomputeGroup() const;
   // Ranks that hold the same routed experts and shard their states (Megatron's expert data
   // parallel): tp * cp * dp / (etp * ep).
   int64_t ExpertDataParallel() const;
