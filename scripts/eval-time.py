@@ -17,8 +17,8 @@ the range. This is the yardstick of issue 13 (step time you can act on).
 
 With them (unless --csv names other tables) the published Megatron throughput of
 tests/data/throughput-published (NeMo and Megatron-Bridge on H100 and B200, BLOOM's Megatron-DeepSpeed
-on 384 A100; a model given by its dimensions becomes a config.json in a temporary folder; GB200 and
-GB300, not in the GPU catalog, and Megatron-FSDP rows are skipped).
+on 384 A100; a model given by its dimensions becomes a config.json in a temporary folder; Megatron-FSDP rows
+are skipped).
 
 --calibrate prints, per group of jobs (GPU generation x framework family: Megatron or the PyTorch
 frameworks), the split-conformal 95% quantile of measured / predicted step time that the time limit's bound uses
@@ -204,7 +204,8 @@ def measured_time(r):
     return None, "no time"
 
 
-THROUGHPUT_GPUS = {"H100": "H100-SXM5-80GB", "B200": "B200-HGX", "A100-80GB": "A100-SXM4-80GB"}
+THROUGHPUT_GPUS = {"H100": "H100-SXM5-80GB", "B200": "B200-HGX", "A100-80GB": "A100-SXM4-80GB",
+                   "GB200": "GB200", "GB300": "GB300"}
 
 
 def throughput_args(r, tmp):

@@ -25,7 +25,8 @@ const GpuCatalog& Catalog() {
 }
 
 TEST(GpuCatalogTest, LoadsShippedCsv) {
-  EXPECT_EQ(Catalog().size(), 16u);  // 13 rows of anchors/gpus.csv + MI250X-GCD + GH200-96GB + A40
+  // 13 rows of anchors/gpus.csv + MI250X-GCD + GH200-96GB + A40 + GB200 + GB300
+  EXPECT_EQ(Catalog().size(), 18u);
 }
 
 // What users type -> canonical row, and the device memory the driver reports (MiB, from the
@@ -50,6 +51,9 @@ TEST(GpuCatalogTest, AliasesAndDriverMemory) {
       {"H100-PCIe", "H100-PCIe-80GB", 81559},
       {"h200", "H200-SXM-141GB", 143771},
       {"B200", "B200-HGX", 183359},
+      // nvidia-smi memory.total printed on public GitHub (etc/gpus.csv memory_mib_source).
+      {"GB200", "GB200", 189471},
+      {"nvidia_gb300", "GB300", 284208},
       {"l40s", "L40S", 46068},
       {"A10", "A10", 23028},
       {"a40", "A40", 46068},  // nvidia-smi with ECC on

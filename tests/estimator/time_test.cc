@@ -235,6 +235,31 @@ TEST(StepTime, FrozenWeightsInsideFsdpUnitsGetWeightGradients) {
   EXPECT_NEAR(step(true) - step(false), expected, 1e-6 * expected);
 }
 
+TEST(StepTime, AnNvlinkDomainAcrossNodesCarriesTheirTrafficAtNvlinkRate) {
+  // GB200/GB300 NVL72: 4 GPUs per compute tray, 72 in one NVLink domain (GpuSpec::nvlink_domain).
+  // A job on 8 such trays communicates as on one 32-GPU node; without the domain its pipeline
+  // sends and data-parallel collectives between trays cross the network and take longer.
+  const ModelArch m = Gpt(4096, 8, 32, 32000);
+  GpuSpec domain = testing::A100Sxm80();
+  domain.nvlink_domain = 72;
+  GpuSpec plain = domain;
+  plain.nvlink_domain = 0;
+  TimeModel tm;
+  tm.MutableFor(domain) = Ideal();
+  const auto step = [&](const GpuSpec& gpu, int64_t per_node) {
+    TrainingJob j = Job(32, 2, 2, 1, 64, 2048);
+    j.gpus_per_node = per_node;
+    ClusterSpec c = DefaultCluster(gpu);
+    c.gpus_per_node = per_node;
+    auto e = EstimateStepTime(m, j, gpu, c, tm);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->breakdown : TimeBreakdown{};
+  };
+  const TimeBreakdown trays = step(domain, 4), one_node = step(plain, 32), network = step(plain, 4);
+  EXPECT_NEAR(trays.Total(), one_node.Total(), 1e-9 * one_node.Total());
+  EXPECT_GT(network.communication_s, trays.communication_s);
+}
+
 TEST(StepTime, ASlidingWindowMaskCostsTheHfTrainerTheFlashKernel) {
   // transformers hands SDPA an explicit mask once the context reaches the model's sliding window
   // (Phi-3-mini: 2047): the memory-efficient kernel computes every score, at 0.195 of an H100's

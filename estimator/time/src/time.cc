@@ -100,11 +100,17 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
   if (eff.gemm_efficiency <= 0)
     return Status::InvalidArgument("time model: efficiency must be positive");
 
-  const double n = static_cast<double>(std::clamp<int64_t>(cluster.gpus_per_node, 1, job.gpus));
+  // The GPUs that reach each other over NVLink: a node, or an NVLink domain that spans nodes
+  // (GB200/GB300 NVL72: 72 GPUs over 4-GPU trays, GpuSpec::nvlink_domain), whose traffic between
+  // trays runs at NVLink's rate, not the network's.
+  const double node_gpus =
+      static_cast<double>(std::clamp<int64_t>(cluster.gpus_per_node, 1, job.gpus));
+  const double n = static_cast<double>(
+      std::clamp<int64_t>(std::max(cluster.gpus_per_node, gpu.nvlink_domain), 1, job.gpus));
   const int64_t n_int = static_cast<int64_t>(n);
   time_parts::Links links;
   links.intra_bytes_per_s = std::max(cluster.IntraNodeGbps(gpu), 1.0) * 1e9;
-  links.inter_bytes_per_s = cluster.InterNodeGbps(job) * 1e9 / 8.0 / n;
+  links.inter_bytes_per_s = cluster.InterNodeGbps(job) * 1e9 / 8.0 / node_gpus;
   const double hbm = gpu.hbm_gbps * 1e9;
   const double pcie = cluster.pcie_gbps * 1e9;
 
@@ -272,7 +278,7 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
       // ZeRO-Offload: 16-bit gradients down, updated 16-bit weights up over PCIe, the update on the
       // CPU at host memory bandwidth shared by the node's GPUs.
       off_s += opt_params * (time_parts::GradBytes(job.precision) + 2.0) / pcie +
-               opt_bytes / (cluster.host_memory_gbps * 1e9 / n);
+               opt_bytes / (cluster.host_memory_gbps * 1e9 / node_gpus);
     } else {
       opt_s = opt_bytes / hbm;
     }

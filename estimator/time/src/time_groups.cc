@@ -1,10 +1,10 @@
 // Measured / predicted step time of groups of jobs from runs the time model was not fitted on:
 // scripts/eval-time.py --calibrate over the step times of tests/data/memory-measured and the
-// published Megatron throughput of tests/data/throughput-published (2026-11-27: 142 runs from 7
+// published Megatron throughput of tests/data/throughput-published (2026-11-27: 153 runs from 7
 // sources; litgpt on A100-40GB, 9, and BLOOM's Megatron-DeepSpeed on 384 A100-80GB, 13; the HF
 // Trainer on one H100, 86, measured by this project; torchtitan on 8 H100, 3, on B200, 5, and on
 // MI300X, 4 (pytorch/ao), DeepSpeed on MI300X, 1; NeMo 24.07 on H100, 12, Megatron-Bridge on H100,
-// 5, and on B200, 4, all FP8).
+// 5, and on B200, GB200 and GB300, 15, all FP8).
 //
 // With the kernel-profile mechanisms (time_parts.h) and Megatron's FP8 linears at twice the bf16
 // rate, only Megatron on Hopper has two sources that agree (NeMo 1.098, Megatron-Bridge 1.034): its
@@ -53,7 +53,7 @@ constexpr Row kRows[] = {
      2},  // NeMo 12 + Megatron-Bridge 5 (agree within 6%)
     // HF Trainer 86 + torchtitan 3 (disagree); q95 kept above --calibrate's 1.783: docs/time.md
     {"hopper", false, {1.132, 1.933, 1.0}, 89, 2},
-    {"blackwell", true, OneSource(1.391, 1.499, 1.0), 4, 1},   // Megatron-Bridge
+    {"blackwell", true, OneSource(1.288, 1.543, 1.0), 15, 1},  // Megatron-Bridge
     {"blackwell", false, OneSource(2.889, 3.353, 1.0), 5, 1},  // torchtitan
     {"cdna3", false, {2.734, 3.102, 1.0}, 5, 2},               // torchtitan 4 + DeepSpeed 1
 };

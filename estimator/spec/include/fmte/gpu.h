@@ -16,7 +16,10 @@
 namespace fmte {
 
 struct GpuSpec {
-  std::string name;              // canonical catalog name, e.g. "A100-SXM4-80GB"
+  std::string name;  // canonical catalog name, e.g. "A100-SXM4-80GB"
+  // GPUs one NVLink domain joins when it spans nodes (GB200/GB300 NVL72: 72, over 4-GPU compute
+  // trays); 0: the node is the domain.
+  int64_t nvlink_domain = 0;
   int64_t memory_bytes = 0;      // device memory as the driver reports it (nvidia-smi total)
   double peak_bf16_tflops = 0;   // dense; 0 when the GPU has no bf16 (V100)
   double peak_fp16_tflops = 0;   // dense
