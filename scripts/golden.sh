@@ -41,6 +41,7 @@ mkdir -p "$WORK/gen" "$TMP/out"
 ln -s "$SRC/tests/data/scripts" "$WORK/data"
 ln -s "$GOLDEN/scripts" "$WORK/golden"
 ln -s "$SRC/tests/data/tokens" "$WORK/tokens"
+ln -s "$SRC/tests/data/operators" "$WORK/operators"
 ln -s "$GOLDEN/fmte.conf" "$WORK/conf"
 
 # Pathological input, generated rather than checked in (sizes near the reader's limits).

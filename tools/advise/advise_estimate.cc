@@ -1,11 +1,14 @@
 // fmte-advise estimate: per-GPU memory (and time) of one training job.
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli.h"
 #include "commands.h"
 #include "fmte/estimator.h"
+#include "fmte/operator_time.h"
+#include "fmte/text.h"
 #include "fmte/timeline.h"
 #include "html_report.h"
 #include "job_options.h"
@@ -31,6 +34,44 @@ constexpr std::string_view kSummary =
 
 int Fail(const Status& s) { return cli::ReportError("fmte-advise", s); }
 
+// The seed's figure for its own target_config (the Distributed Training Estimator's
+// mml_3d_prediction.py): the operator regressors of the config's cluster, composed as the seed
+// composes them (ComposeBatchTime). The cluster is --cluster, else the one whose GPU the config
+// names (NVIDIAA100-SXM4-80GB: Perlmutter, NVIDIAGH200120GB: Vista).
+struct DteFigure {
+  std::string path, cluster;
+  double batch_us = 0;
+};
+
+Result<DteFigure> DteConfigFigure(const std::string& path, const std::string& cluster_flag) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("--dte-config: cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto config = ParsePipelineConfig(text.str());
+  if (!config.ok()) return Status(config.status()).WithContext("--dte-config " + path);
+  std::string cluster = Lower(cluster_flag);
+  if (cluster.empty()) {
+    const std::string gpu = Lower(config->gpu_name);
+    if (gpu.find("a100") != std::string::npos) cluster = "perlmutter";
+    if (gpu.find("gh200") != std::string::npos) cluster = "vista";
+  }
+  if (cluster == "perlmutter")
+    cluster = "Perlmutter";
+  else if (cluster == "vista")
+    cluster = "Vista";
+  else
+    return Status::InvalidArgument(
+        "--dte-config: no operator regressors for " +
+        (cluster.empty() ? "GPU '" + config->gpu_name + "'" : "cluster '" + cluster_flag + "'") +
+        "; expected --cluster perlmutter|vista");
+  auto models = OperatorModels::Load(OperatorModels::DefaultDir(cluster));
+  if (!models.ok()) return Status(models.status()).WithContext("--dte-config: " + cluster);
+  auto composed = ComposeBatchTime(*config, *models);
+  if (!composed.ok()) return Status(composed.status()).WithContext("--dte-config " + path);
+  return DteFigure{path, cluster, composed->batch_us};
+}
+
 }  // namespace
 
 int RunEstimate(const std::vector<std::string>& args) {
@@ -45,6 +86,10 @@ int RunEstimate(const std::vector<std::string>& args) {
   desc.add_options()("report", po::value<std::string>()->value_name("FILE.html"),
                      "also write a self-contained HTML report (memory bar, step timeline, "
                      "assumptions and their sources) to attach to a ticket")(
+      "dte-config", po::value<std::string>()->value_name("FILE.yml"),
+      "also print the Distributed Training Estimator's figure (microseconds per batch) for its "
+      "target_config FILE, from the shipped operator regressors of --cluster perlmutter|vista "
+      "(default: the cluster of the GPU the file names)")(
       "overrides", po::value<std::string>()->value_name("FILE.json"),
       "replace figures the estimate uses: the \"figures\" object of --json, edited (sections "
       "gpu, cluster, memory: bytes per element, time: the step-time model's constants; e.g. "
@@ -107,6 +152,22 @@ int RunEstimate(const std::vector<std::string>& args) {
     estimate = Estimate(*catalogs, *model, *job, *gpu);
   }
   if (!estimate.ok()) return Fail(estimate.status());
+  std::optional<DteFigure> dte;
+  if (const std::string path = tools::FlagString(vm, "dte-config"); !path.empty()) {
+    auto figure = DteConfigFigure(path, job->cluster);
+    if (!figure.ok()) return Fail(figure.status());
+    dte = *figure;
+  }
+  // fmte's step time beside the seed's batch time (both one optimizer step).
+  const auto print_dte = [&](std::ostream& out) {
+    if (!dte) return;
+    out << "seed's operator composition (" << dte->path << ", " << dte->cluster
+        << " regressors): " << static_cast<int64_t>(dte->batch_us + 0.5) << " us per batch";
+    if (estimate->has_step_time)
+      out << "; fmte: " << static_cast<int64_t>(estimate->time.step.step_time_s * 1e6 + 0.5)
+          << " us per step";
+    out << "\n";
+  };
 
   // Time: tools::WorkOutputsFromFlags(vm) gives --timeline / --regressors; the timeline SVG is
   // written here. The "time" JSON object and table come from output_time.cc (AddTimeJson /
@@ -128,6 +189,9 @@ int RunEstimate(const std::vector<std::string>& args) {
     doc = tools::EstimateJson(*model, *job, *gpu, *estimate);
     tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections
     if (!figures.is_null()) doc["figures"] = figures;
+    if (dte) {
+      doc["dte"] = {{"config", dte->path}, {"cluster", dte->cluster}, {"batch_us", dte->batch_us}};
+    }
   }
   if (!report.empty()) {
     std::ostringstream text;
@@ -147,6 +211,7 @@ int RunEstimate(const std::vector<std::string>& args) {
   } else {
     tools::PrintEstimate(cli::Out(), *model, *job, *gpu, *estimate);
     tools::PrintCorrection(cli::Out(), *estimate, catalogs->corrections);
+    print_dte(cli::Out());
   }
   return cli::kExitOk;
 }
