@@ -380,7 +380,7 @@ TEST(MemoryActivationsTest, LitgptSoftcappedScoresArePerHeadSquared) {
 // Full recompute of some layers only (TrainingJob::recompute_method). With L layers whose
 // uncheckpointed activations are F and whose kept input is I each, one micro-batch in flight:
 //   uniform 1 (every layer):     L*I + F (one layer rebuilt in its backward)
-//   uniform N (groups of N):     (L/N)*I + N*F
+//   uniform N (groups of N):     (L/N)*I + N*F   (N above L: one group, I + L*F)
 //   block N (the first N):       N*I + (L-N)*F + F
 //   interval N (every Nth):      ceil(L/N)*I + (L-ceil(L/N))*F + F
 // (Megatron transformer_block.py _checkpointed_forward; torchtitan activation_checkpoint.py.)
@@ -413,6 +413,7 @@ TEST(MemoryActivationsTest, RecomputeMethodsKeepInputsOfTheirLayersOnly) {
   };
   const Row rows[] = {
       {RecomputeMethod::kUniform, 4, 8 * input + 4 * full},
+      {RecomputeMethod::kUniform, 64, 1 * input + 32 * full},  // one group: the whole stage
       {RecomputeMethod::kBlock, 4, 4 * input + 28 * full + full},
       {RecomputeMethod::kBlock, 40, 32 * input + full},  // more than the stage has: all of them
       {RecomputeMethod::kInterval, 2, 16 * input + 16 * full + full},

@@ -383,7 +383,10 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
   // keeps one input per group of RecomputeGroup() layers, the rest all their activations.
   double stage_layers = 0;
   for (size_t k = 0; k < m.block_kinds.size(); ++k) stage_layers += uses[k];
-  const double group = static_cast<double>(j.RecomputeGroup());
+  // A group holds at most the layers of one virtual chunk (Megatron groups within a chunk).
+  const double group =
+      std::max(1.0, std::min(static_cast<double>(j.RecomputeGroup()),
+                             stage_layers / static_cast<double>(std::max<int64_t>(lay.v, 1))));
   const double recomputed =
       full_ckpt && stage_layers > 0
           ? static_cast<double>(j.RecomputedLayers(static_cast<int64_t>(stage_layers), lay.v)) /
