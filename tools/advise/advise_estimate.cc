@@ -43,6 +43,14 @@ struct DteFigure {
   double batch_us = 0;
 };
 
+// The shipped operator regressors' directory name for a cluster name (case-insensitive), or empty.
+std::string RegressorSet(std::string_view cluster) {
+  const std::string c = Lower(cluster);
+  if (c == "perlmutter") return "Perlmutter";
+  if (c == "vista") return "Vista";
+  return "";
+}
+
 Result<DteFigure> DteConfigFigure(const std::string& path, const std::string& cluster_flag) {
   std::ifstream in(path);
   if (!in) return Status::NotFound("--dte-config: cannot read " + path);
@@ -56,14 +64,12 @@ Result<DteFigure> DteConfigFigure(const std::string& path, const std::string& cl
     if (gpu.find("a100") != std::string::npos) cluster = "perlmutter";
     if (gpu.find("gh200") != std::string::npos) cluster = "vista";
   }
-  if (cluster == "perlmutter")
-    cluster = "Perlmutter";
-  else if (cluster == "vista")
-    cluster = "Vista";
-  else
+  const std::string named = cluster;
+  cluster = RegressorSet(named);
+  if (cluster.empty())
     return Status::InvalidArgument(
         "--dte-config: no operator regressors for " +
-        (cluster.empty() ? "GPU '" + config->gpu_name + "'" : "cluster '" + cluster_flag + "'") +
+        (named.empty() ? "GPU '" + config->gpu_name + "'" : "cluster '" + cluster_flag + "'") +
         "; expected --cluster perlmutter|vista");
   auto models = OperatorModels::Load(OperatorModels::DefaultDir(cluster));
   if (!models.ok()) return Status(models.status()).WithContext("--dte-config: " + cluster);
@@ -152,6 +158,20 @@ int RunEstimate(const std::vector<std::string>& args) {
     estimate = Estimate(*catalogs, *model, *job, *gpu);
   }
   if (!estimate.ok()) return Fail(estimate.status());
+  // With --cluster perlmutter|vista, the step time the seed's composition gives this job from that
+  // cluster's shipped operator regressors (EstimateStepTimeFromOperators), beside fmte's own.
+  std::optional<double> operator_step_s;
+  std::string operator_note;
+  const std::string regressor_set = RegressorSet(job->cluster);
+  if (!regressor_set.empty()) {
+    auto models = OperatorModels::Load(OperatorModels::DefaultDir(regressor_set));
+    auto composed = models.ok() ? EstimateStepTimeFromOperators(*model, *job, *models)
+                                : Result<OperatorTimeEstimate>(models.status());
+    if (composed.ok())
+      operator_step_s = composed->batch_us * 1e-6;
+    else
+      operator_note = composed.status().message();
+  }
   std::optional<DteFigure> dte;
   if (const std::string path = tools::FlagString(vm, "dte-config"); !path.empty()) {
     auto figure = DteConfigFigure(path, job->cluster);
@@ -160,6 +180,12 @@ int RunEstimate(const std::vector<std::string>& args) {
   }
   // fmte's step time beside the seed's batch time (both one optimizer step).
   const auto print_dte = [&](std::ostream& out) {
+    if (operator_step_s)
+      out << "step time from " << regressor_set << "'s operator regressors (the seed's "
+          << "composition): " << *operator_step_s << " s\n";
+    else if (!regressor_set.empty())
+      out << "step time from " << regressor_set << "'s operator regressors: not available ("
+          << operator_note << ")\n";
     if (!dte) return;
     out << "seed's operator composition (" << dte->path << ", " << dte->cluster
         << " regressors): " << static_cast<int64_t>(dte->batch_us + 0.5) << " us per batch";
@@ -191,6 +217,14 @@ int RunEstimate(const std::vector<std::string>& args) {
     if (!figures.is_null()) doc["figures"] = figures;
     if (dte) {
       doc["dte"] = {{"config", dte->path}, {"cluster", dte->cluster}, {"batch_us", dte->batch_us}};
+    }
+    if (!regressor_set.empty()) {
+      nlohmann::json& o = doc["operator_time"];
+      o["cluster"] = regressor_set;
+      if (operator_step_s)
+        o["step_time_s"] = *operator_step_s;
+      else
+        o["error"] = operator_note;
     }
   }
   if (!report.empty()) {
