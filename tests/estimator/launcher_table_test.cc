@@ -285,6 +285,14 @@ TEST_F(ScriptFilesTest, MegatronBridgeRecipeNamesTheModel) {
   std::vector<std::string> unread;
   for (const UnreadSetting& u : peft.unread) unread.push_back(u.key);
   EXPECT_EQ(unread, (std::vector<std::string>{"tp", "layout"}));
+  // Megatron's recompute settings as Bridge's model config spells them (TransformerConfig
+  // recompute_granularity / recompute_method / recompute_num_layers).
+  const JobRequest block = Read(launch +
+                                "qwen3_8b_pretrain_config model.recompute_granularity=full "
+                                "model.recompute_method=block model.recompute_num_layers=4\n");
+  EXPECT_EQ(block.job.activation_checkpointing, Checkpointing::kFull);
+  EXPECT_EQ(block.job.recompute_method, RecomputeMethod::kBlock);
+  EXPECT_EQ(block.job.recompute_num_layers, 4);
   const JobRequest sft = Read(launch + "gpt_oss_20b_sft_config\n");
   EXPECT_EQ(sft.job.model, "openai/gpt-oss-20b");
   EXPECT_EQ(sft.job.method, Method::kFull);
