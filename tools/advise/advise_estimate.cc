@@ -1,12 +1,14 @@
 // fmte-advise estimate: per-GPU memory (and time) of one training job.
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "cli.h"
 #include "commands.h"
 #include "fmte/estimator.h"
+#include "fmte/file.h"
 #include "fmte/operator_time.h"
 #include "fmte/text.h"
 #include "fmte/timeline.h"
@@ -51,12 +53,26 @@ std::string RegressorSet(std::string_view cluster) {
   return "";
 }
 
-Result<DteFigure> DteConfigFigure(const std::string& path, const std::string& cluster_flag) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("--dte-config: cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto config = ParsePipelineConfig(text.str());
+// Each cluster's shipped operator regressors, read once per command (the --dte-config figure and
+// the job's own operator step time may both need the same set).
+class RegressorSets {
+ public:
+  const Result<OperatorModels>& Of(const std::string& set) {
+    auto it = sets_.find(set);
+    if (it == sets_.end())
+      it = sets_.emplace(set, OperatorModels::Load(OperatorModels::DefaultDir(set))).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, Result<OperatorModels>> sets_;
+};
+
+Result<DteFigure> DteConfigFigure(const std::string& path, const std::string& cluster_flag,
+                                  RegressorSets& regressors) {
+  auto text = ReadFile(path, "the DTE target_config");
+  if (!text.ok()) return Status(text.status()).WithContext("--dte-config");
+  auto config = ParsePipelineConfig(*text);
   if (!config.ok()) return Status(config.status()).WithContext("--dte-config " + path);
   std::string cluster = Lower(cluster_flag);
   if (cluster.empty()) {
@@ -71,7 +87,7 @@ Result<DteFigure> DteConfigFigure(const std::string& path, const std::string& cl
         "--dte-config: no operator regressors for " +
         (named.empty() ? "GPU '" + config->gpu_name + "'" : "cluster '" + cluster_flag + "'") +
         "; expected --cluster perlmutter|vista");
-  auto models = OperatorModels::Load(OperatorModels::DefaultDir(cluster));
+  const Result<OperatorModels>& models = regressors.Of(cluster);
   if (!models.ok()) return Status(models.status()).WithContext("--dte-config: " + cluster);
   auto composed = ComposeBatchTime(*config, *models);
   if (!composed.ok()) return Status(composed.status()).WithContext("--dte-config " + path);
@@ -162,9 +178,10 @@ int RunEstimate(const std::vector<std::string>& args) {
   // cluster's shipped operator regressors (EstimateStepTimeFromOperators), beside fmte's own.
   std::optional<double> operator_step_s;
   std::string operator_note;
+  RegressorSets regressors;
   const std::string regressor_set = RegressorSet(job->cluster);
   if (!regressor_set.empty()) {
-    auto models = OperatorModels::Load(OperatorModels::DefaultDir(regressor_set));
+    const Result<OperatorModels>& models = regressors.Of(regressor_set);
     auto composed = models.ok() ? EstimateStepTimeFromOperators(*model, *job, *models)
                                 : Result<OperatorTimeEstimate>(models.status());
     if (composed.ok())
@@ -174,12 +191,12 @@ int RunEstimate(const std::vector<std::string>& args) {
   }
   std::optional<DteFigure> dte;
   if (const std::string path = tools::FlagString(vm, "dte-config"); !path.empty()) {
-    auto figure = DteConfigFigure(path, job->cluster);
+    auto figure = DteConfigFigure(path, job->cluster, regressors);
     if (!figure.ok()) return Fail(figure.status());
     dte = *figure;
   }
-  // fmte's step time beside the seed's batch time (both one optimizer step).
-  const auto print_dte = [&](std::ostream& out) {
+  // The operator regressors' figures beside fmte's step time (each one optimizer step).
+  const auto print_operator_figures = [&](std::ostream& out) {
     if (operator_step_s)
       out << "step time from " << regressor_set << "'s operator regressors (the seed's "
           << "composition): " << *operator_step_s << " s\n";
@@ -245,7 +262,7 @@ int RunEstimate(const std::vector<std::string>& args) {
   } else {
     tools::PrintEstimate(cli::Out(), *model, *job, *gpu, *estimate);
     tools::PrintCorrection(cli::Out(), *estimate, catalogs->corrections);
-    print_dte(cli::Out());
+    print_operator_figures(cli::Out());
   }
   return cli::kExitOk;
 }

@@ -85,22 +85,20 @@ int InputGroup(LinearRole r) {
 }
 
 // Output features and parts (q, k, v) of litgpt's fused qkv linear that its LoRA adapts
-// (LoRAQKVLinear enable_lora), for one q/k/v linear of the model's own spec that the targets match.
+// (LoRAQKVLinear enable_lora), for one q/k/v linear of the model's own spec that the targets match;
+// `q_dim`, `kv_dim`: the query and key/value widths.
 struct QkvParts {
   double out = 0;
   int parts = 0;
 };
-QkvParts LitgptQkvAdapted(const ModelArch& m, const LoraTargets& targets, const LinearShape& l) {
+QkvParts LitgptQkvAdapted(const LoraTargets& targets, const LinearShape& l, double q_dim,
+                          double kv_dim) {
   if (l.role != LinearRole::kQkv) return {static_cast<double>(l.out_features), 1};
   // A fused linear in the model's config: its parts by the roles the targets name.
-  const double a = static_cast<double>(m.num_heads);
-  const double g = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads);
-  const double hd = m.head_dim > 0 ? static_cast<double>(m.head_dim)
-                                   : (a > 0 ? static_cast<double>(m.hidden_size) / a : 0);
   LinearShape part = l;
   QkvParts out;
   const std::pair<LinearRole, double> parts[] = {
-      {LinearRole::kQ, a * hd}, {LinearRole::kK, g * hd}, {LinearRole::kV, g * hd}};
+      {LinearRole::kQ, q_dim}, {LinearRole::kK, kv_dim}, {LinearRole::kV, kv_dim}};
   for (const auto& [role, width] : parts) {
     part.role = role;
     if (targets.Matches(part)) {
@@ -219,7 +217,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
       const double in = static_cast<double>(l.in_features);
       const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
       if (litgpt && grp == 0) {
-        const QkvParts p = LitgptQkvAdapted(m, targets, l);
+        const QkvParts p = LitgptQkvAdapted(targets, l, q_dim, kv_dim);
         litgpt_qkv_out += p.out * static_cast<double>(l.copies);
         litgpt_qkv_parts += p.parts;
       } else if (litgpt_shared_x) {
