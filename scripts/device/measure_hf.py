@@ -148,6 +148,19 @@ CASES = [
     ("bigcode/starcoder2-7b", "lora", "pure-bf16", 8192, 1, True, "all-linear"),
     ("google/gemma-2-9b", "lora", "pure-bf16", 4096, 1, True, "all-linear"),
     ("google/gemma-2-27b", "lora", "pure-bf16", 4096, 1, True, "all-linear"),
+    # seventh batch (91..): held out for the memory mechanisms that scripts/device/peak_snapshot.py
+    # showed on cases 87 and 70 (commit of tests/data/memory-measured/predictions-batch7.csv, whose
+    # predictions were committed first): transformers' fused-qkv rotary models keep the whole qkv
+    # output (GPT-NeoX, Phi-3), SDPA's converted mask per windowed layer (Phi-3, StarCoder2,
+    # Gemma-2), Gemma-2's final logit softcapping
+    ("EleutherAI/pythia-160m", "full", "amp-bf16", 2048, 8, False, None),
+    ("stabilityai/stablelm-base-alpha-3b", "full", "pure-bf16", 2048, 2, False, None),
+    ("stabilityai/stablelm-base-alpha-3b", "lora", "pure-bf16", 4096, 1, False, "all-linear"),
+    ("microsoft/Phi-3-mini-4k-instruct", "full", "pure-bf16", 4096, 1, False, None),
+    ("microsoft/Phi-3-mini-4k-instruct", "lora", "pure-bf16", 8192, 1, False, "all-linear"),
+    ("bigcode/starcoder2-7b", "lora", "pure-bf16", 4096, 1, False, "all-linear"),
+    ("google/gemma-2-9b", "lora", "pure-bf16", 2048, 2, True, "all-linear"),
+    ("google/gemma-2-9b", "lora", "pure-bf16", 4096, 1, False, "all-linear"),
 ]
 
 SHORT_TARGETS = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj",
@@ -250,9 +263,25 @@ def training_args(case, steps, output_dir):
         dataloader_num_workers=0, remove_unused_columns=False, seed=0)
 
 
+def train(model, cfg, case, steps, probe, output_dir):
+    """Trains `model` for `steps` steps of the case with the Trainer callback `probe`; the first
+    line of the out-of-memory message when it runs out of memory, else None."""
+    import torch
+    from transformers import Trainer
+
+    trainer = Trainer(model=model, args=training_args(case, steps, output_dir),
+                      train_dataset=token_dataset(case, cfg.vocab_size, steps),
+                      callbacks=[probe])
+    try:
+        trainer.train()
+    except torch.cuda.OutOfMemoryError as e:
+        return str(e).splitlines()[0][:600]
+    return None
+
+
 def run_case(case, steps):
     import torch
-    from transformers import Trainer, TrainerCallback
+    from transformers import TrainerCallback
 
     method = case[1]
     torch.cuda.reset_peak_memory_stats()
@@ -281,15 +310,8 @@ def run_case(case, steps):
                              "max_reserved": torch.cuda.max_memory_reserved(),
                              "allocated_after": torch.cuda.memory_allocated()})
 
-    trainer = Trainer(model=model, args=training_args(case, steps, "/tmp/fmte-measure-hf"),
-                      train_dataset=token_dataset(case, cfg.vocab_size, steps),
-                      callbacks=[Probe()])
     t0 = time.perf_counter()
-    oom = None
-    try:
-        trainer.train()
-    except torch.cuda.OutOfMemoryError as e:
-        oom = str(e).splitlines()[0][:600]
+    oom = train(model, cfg, case, steps, Probe(), "/tmp/fmte-measure-hf")
     total = time.perf_counter() - t0
     attn = getattr(getattr(model, "config", cfg), "_attn_implementation", None)
     info = {"params": n_params, "trainable": trainable, "load": load, "steps": step_log,
@@ -300,7 +322,7 @@ def run_case(case, steps):
             if p.requires_grad:
                 info["lora_dtype"] = str(p.dtype)
                 break
-    del trainer, model
+    del model
     return info
 
 

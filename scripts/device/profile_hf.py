@@ -33,7 +33,7 @@ import measure_hf  # noqa: E402  (CASES, the model, data and Trainer of a case, 
 
 def run_case(case, steps, profile_step):
     import torch
-    from transformers import Trainer, TrainerCallback
+    from transformers import TrainerCallback
 
     model, cfg = measure_hf.build_model(case)
     if case[1] == "lora":
@@ -68,16 +68,8 @@ def run_case(case, steps, profile_step):
                 os.unlink(path)
                 self.prof = None
 
-    trainer = Trainer(model=model,
-                      args=measure_hf.training_args(case, steps, "/tmp/fmte-profile-hf"),
-                      train_dataset=measure_hf.token_dataset(case, cfg.vocab_size, steps),
-                      callbacks=[Probe()])
-    oom = None
-    try:
-        trainer.train()
-    except torch.cuda.OutOfMemoryError as e:
-        oom = str(e).splitlines()[0][:600]
-    del trainer, model
+    oom = measure_hf.train(model, cfg, case, steps, Probe(), "/tmp/fmte-profile-hf")
+    del model
     return {"steps": step_log, "oom": oom, **compact(trace.get("events", []))}
 
 

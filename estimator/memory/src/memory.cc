@@ -155,16 +155,33 @@ int64_t TrainableParams(const ModelArch& model, const TrainingJob& job) {
                                 KindUses(model, 0, layers), layers));
 }
 
-int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer) {
+namespace {
+
+// LayerActivations of `layer` and, in `kept`, what it keeps without writing it.
+double LayerSaved(const ModelArch& model, const TrainingJob& job, int64_t layer, double* kept) {
+  *kept = 0;
   if (layer < 0 || layer >= static_cast<int64_t>(model.block_kind_of_layer.size())) return 0;
   const int kind = model.block_kind_of_layer[static_cast<size_t>(layer)];
   if (kind < 0 || static_cast<size_t>(kind) >= model.block_kinds.size()) return 0;
   const Layout lay = memory::MakeLayout(job);
   const Dtypes dt = memory::ChooseDtypes(job);
   const LoraTargets targets = memory::ResolveLoraTargets(model, job);
-  return Saturate(memory::LayerActivations(model, job, lay, dt, targets,
-                                           model.block_kinds[static_cast<size_t>(kind)],
-                                           job.activation_checkpointing == Checkpointing::kFull));
+  return memory::LayerActivations(model, job, lay, dt, targets,
+                                  model.block_kinds[static_cast<size_t>(kind)],
+                                  job.activation_checkpointing == Checkpointing::kFull, kept);
+}
+
+}  // namespace
+
+int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer) {
+  double kept = 0;
+  return Saturate(LayerSaved(model, job, layer, &kept));
+}
+
+int64_t LayerWrittenActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer) {
+  double kept = 0;
+  const double saved = LayerSaved(model, job, layer, &kept);
+  return Saturate(saved - kept);
 }
 
 ElementBytes ElementBytesUsed(const TrainingJob& job) {

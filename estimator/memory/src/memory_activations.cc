@@ -115,7 +115,8 @@ QkvParts LitgptQkvAdapted(const LoraTargets& targets, const LinearShape& l, doub
 
 double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                         const Dtypes& dt, const LoraTargets& targets, const BlockSpec& block,
-                        bool checkpointed) {
+                        bool checkpointed, double* kept) {
+  if (kept != nullptr) *kept = 0;
   const double ab = dt.act;
   const double h = static_cast<double>(m.hidden_size);
   const double t = static_cast<double>(lay.t);
@@ -177,6 +178,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
       block.experts_per_token > 0 ? static_cast<double>(block.experts_per_token) : 1;
 
   Saved sv;
+  double mask = 0;  // per token per key position, not split by tensor parallelism
   // Norms (sequence region).
   const int64_t norm_inputs = m.parallel_attn_mlp && NormSavesItsInput(m, j, dt)
                                   ? std::min<int64_t>(block.num_norms, 1)
@@ -284,8 +286,17 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   const bool native_gqa = fw == Framework::kMegatron;  // TE/flash take GQA natively
   // litgpt's v is a view of the fused qkv output when nothing expands K/V (multi-head attention:
   // view, permute or transpose, split, reshape), so what SDPA saves for v keeps that whole output
-  // alive; q and k are new tensors (rotary embedding, torch.cat).
-  const double v_saved = litgpt && g == a ? q_dim + 2 * kv_dim : q_dim;
+  // alive; q and k are new tensors (rotary embedding, torch.cat). transformers' fused-qkv models
+  // with rotary embeddings do the same (Phi-3's qkv_proj sliced, GPT-NeoX's query_key_value
+  // chunked; repeat_kv returns v itself for multi-head attention): measured on an H100, Phi-3-mini
+  // keeps 2 (q + 2 kv) bytes per token per layer (scripts/device/peak_snapshot.py). Without rotary
+  // (GPT-2's c_attn) q, k and v are all views and together are that output, counted as they are.
+  const bool fused_qkv =
+      std::any_of(block.linears.begin(), block.linears.end(),
+                  [](const LinearShape& l) { return l.role == LinearRole::kQkv; });
+  const bool v_keeps_qkv =
+      g == a && (litgpt || (HfLike(fw) && fused_qkv && m.position_embedding_params == 0));
+  const double v_saved = v_keeps_qkv ? q_dim + 2 * kv_dim : q_dim;
   if (eager) {
     // Q and K for Q K^T, V for the product with the probabilities; HF repeat_kv and Megatron's
     // unfused path expand K/V to all heads before the matmuls.
@@ -306,8 +317,16 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   } else {
     // SDPA / flash: q, k, v, output and the fp32 log-sum-exp per head (O(s) statistics).
     const double kv_saved = native_gqa ? kv_dim : q_dim;  // HF/torchtune expand K/V (repeat_kv)
-    sv.tp += ab * q_dim + ab * (kv_saved + (litgpt ? v_saved : kv_saved)) * (s_kv / s);
+    sv.tp += ab * q_dim + ab * (kv_saved + (v_keeps_qkv ? v_saved : kv_saved)) * (s_kv / s);
     if (!selective) sv.tp += ab * q_dim + 4 * a;
+    // A boolean mask reaches SDPA (HfMasksAttention), which converts it to the query's dtype
+    // (aten convert_boolean_attn_mask) in every call; the memory-efficient kernel saves that copy,
+    // one (b, 1, s, s_kv) tensor per windowed layer (measured on an H100: Phi-3-mini at 2 x 4096
+    // tokens keeps 64 MiB per layer, scripts/device/peak_snapshot.py).
+    if (HfMasksAttention(m, j, s_kv) && m.num_layers > 0) {
+      mask = (UnderAutocast(j, dt) ? 2 : ab) * static_cast<double>(m.sliding_window_layers) /
+             static_cast<double>(m.num_layers);
+    }
   }
   // Output projection input: a contiguous copy of the attention output in HF/torchtune and in
   // Megatron's unfused path; Megatron's fused path hands its saved output to linear_proj.
@@ -348,7 +367,11 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
     if (down_saves) sv.tp += down_b * f;
   }
 
-  return s * b * (sv.seq / seq_split + sv.tp / t) + s * b * s_kv * sv.score / t;
+  if (kept != nullptr) {
+    *kept =
+        s * b * s_kv * mask + (v_keeps_qkv ? s * b * ab * (v_saved - q_dim) * (s_kv / s) / t : 0);
+  }
+  return s * b * (sv.seq / seq_split + sv.tp / t) + s * b * s_kv * (sv.score / t + mask);
 }
 
 double InFlightLayerFactor(const Layout& lay, int stage) {

@@ -107,10 +107,12 @@ inline bool OpLevelSac(const TrainingJob& j, const BlockSpec& block) {
 }
 
 // Activations saved for backward by one layer of kind `block` for one micro-batch on one GPU
-// (memory_activations.cc). `recompute_working` returns the same layer without checkpointing.
+// (memory_activations.cc). `kept`, when given, receives the part of them that the layer keeps
+// alive without its kernels writing it for backward: the rest of a fused output that a saved view
+// holds, SDPA's converted mask (LayerWrittenActivationBytes leaves it out).
 double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                         const Dtypes& dt, const LoraTargets& targets, const BlockSpec& block,
-                        bool checkpointed);
+                        bool checkpointed, double* kept = nullptr);
 
 StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& j,
                                          const Layout& lay, const Dtypes& dt,

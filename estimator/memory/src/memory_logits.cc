@@ -61,8 +61,14 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
   // backward), where nll_loss_backward and _log_softmax_backward_data each allocate an fp32
   // gradient beside the saved output: 12 bytes per token per vocabulary entry at the peak. The
   // loss forward holds 16-bit logits + fp32 upcast + log_softmax output, 10 (4.46-4.48 with a
-  // batch above one: a shifted fp32 copy more, 14).
-  return tokens * vocab * std::max(12.0, ab + 8);
+  // batch above one: a shifted fp32 copy more, 14). A final logit softcapping in the model's
+  // forward (Gemma-2: tanh(logits / cap) * cap, modeling_gemma2.py) keeps tanh's 16-bit output
+  // for backward: measured on an H100, Gemma-2-9B's peak holds it beside the three fp32 copies
+  // (scripts/device/peak_snapshot.py).
+  const bool hf_model =
+      fw == Framework::kHf || fw == Framework::kDeepspeed || fw == Framework::kFsdp;
+  const double softcap = hf_model && m.final_logit_softcapping > 0 ? ab : 0;
+  return tokens * vocab * (std::max(12.0, ab + 8) + softcap);
 }
 
 }  // namespace fmte::memory

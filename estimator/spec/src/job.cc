@@ -4,6 +4,8 @@
 #include <array>
 #include <utility>
 
+#include "fmte/model.h"
+
 namespace fmte {
 namespace {
 
@@ -323,6 +325,11 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument(
         "--tokens/--samples/--steps/--epochs/--global-batch: must not be negative");
   return Status::Ok();
+}
+
+bool HfMasksAttention(const ModelArch& model, const TrainingJob& job, double context) {
+  return job.attention == Attention::kFused && job.framework == Framework::kHf &&
+         model.sliding_window > 0 && context >= static_cast<double>(model.sliding_window);
 }
 
 }  // namespace fmte

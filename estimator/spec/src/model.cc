@@ -129,6 +129,25 @@ std::string ArchitecturesOf(const nlohmann::json& j) {
 
 // The parameter count in floating point, so that absurd configs are refused before any int64
 // product can overflow (each dimension is at most 2^31, so each factor pair fits in long double).
+// The layers that attend through the sliding window (ModelArch::sliding_window_layers).
+int64_t SlidingWindowLayers(const nlohmann::json& j, const ModelArch& arch) {
+  const int64_t n = arch.num_layers;
+  if (const auto t = j.find("layer_types"); t != j.end() && t->is_array()) {
+    int64_t sliding = 0;
+    for (const auto& v : *t)
+      sliding += v.is_string() && v.get<std::string>() == "sliding_attention";
+    return std::min(sliding, n);
+  }
+  if (arch.model_type == "gemma2") return (n + 1) / 2;  // layers 0, 2, 4, ...
+  if (arch.model_type == "gemma3" || arch.model_type == "gemma3_text") {
+    int64_t pattern = 6;  // Gemma3TextConfig's default
+    if (const auto p = j.find("sliding_window_pattern"); p != j.end() && p->is_number_integer())
+      pattern = std::max<int64_t>(1, p->get<int64_t>());
+    return n - n / pattern;
+  }
+  return n;
+}
+
 long double ApproxTotal(const ModelArch& a) {
   long double total = static_cast<long double>(a.vocab_size) * a.hidden_size * 2 +
                       static_cast<long double>(a.position_embedding_params);
@@ -173,9 +192,13 @@ Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
     if ((use == j.end() || !use->is_boolean() || use->get<bool>()) && w->get<int64_t>() > 0)
       arch.sliding_window = w->get<int64_t>();
   }
+  if (arch.sliding_window > 0) arch.sliding_window_layers = SlidingWindowLayers(j, arch);
   // Read leniently too: null (Gemma-3) or a non-positive cap is no softcapping.
   if (const auto c = j.find("attn_logit_softcapping"); c != j.end() && c->is_number()) {
     if (c->get<double>() > 0) arch.attn_logit_softcapping = c->get<double>();
+  }
+  if (const auto c = j.find("final_logit_softcapping"); c != j.end() && c->is_number()) {
+    if (c->get<double>() > 0) arch.final_logit_softcapping = c->get<double>();
   }
   Status st = r.status();
   if (!st.ok()) return Status(st).WithContext(seen.empty() ? "config" : "config" + seen);

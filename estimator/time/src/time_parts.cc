@@ -112,11 +112,6 @@ double Fp8LinearSpeedup(const TrainingJob& job, const TimeEfficiency& eff) {
   return gen == "hopper" || gen == "blackwell" || gen == "cdna3" ? 2.0 : 1.0;
 }
 
-bool HfMasksAttention(const ModelArch& model, const TrainingJob& job, double context) {
-  return job.attention == Attention::kFused && job.framework == Framework::kHf &&
-         model.sliding_window > 0 && context >= static_cast<double>(model.sliding_window);
-}
-
 double MaskedSdpaPeakFraction(const TimeEfficiency& eff) {
   return time_groups::Generation(eff.gpu) == "hopper" ? 0.195 : 0;
 }

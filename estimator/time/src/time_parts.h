@@ -66,8 +66,8 @@ struct LayerWork {
   double model_flops = 0;
   double weight_elems = 0;
   // Eager kernels (EagerKernels): the bytes the layer saves for backward per micro-batch on this
-  // GPU without checkpointing (the memory model's LayerActivationBytes), the measure of its
-  // memory-bound traffic. 0 otherwise.
+  // GPU without checkpointing that its kernels write (the memory model's
+  // LayerWrittenActivationBytes), the measure of its memory-bound traffic. 0 otherwise.
   double saved_bytes = 0;
   double trainable_elems = 0;  // full fine-tuning and prefix tuning
   // LoRA: each adapted linear's adapter elements, in the block's order (StageWorkOf adds them to
@@ -104,9 +104,6 @@ double FusedAttentionPeakFraction(const TimeEfficiency& eff, double context, dou
 // Engine) on the generations with FP8 tensor cores (hopper, blackwell, cdna3), else 1
 // (BlockFlopsPerToken).
 double Fp8LinearSpeedup(const TrainingJob& job, const TimeEfficiency& eff);
-// Whether transformers hands SDPA an explicit mask (the HF framework, a model with a sliding
-// window that the context reaches): no flash kernel, every score computed (not half).
-bool HfMasksAttention(const ModelArch& model, const TrainingJob& job, double context);
 // The masked SDPA kernel's fraction of dense peak counting every score, on Hopper: 0.195 (the
 // geometric mean of Phi-3-mini at 4096 tokens, window 2047, two runs, and StarCoder2-7B at 4096,
 // window 4096: 0.216, 0.213, 0.161; Gemma-2's alternating global layers left out); 0 elsewhere

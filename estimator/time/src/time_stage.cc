@@ -59,7 +59,7 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
   if (EagerKernels(job)) {
     TrainingJob uncheckpointed = job;
     uncheckpointed.activation_checkpointing = Checkpointing::kNone;
-    lw.saved_bytes = static_cast<double>(LayerActivationBytes(model, uncheckpointed, layer));
+    lw.saved_bytes = static_cast<double>(LayerWrittenActivationBytes(model, uncheckpointed, layer));
   }
   if (job.method == Method::kLora || job.method == Method::kQlora) {
     lw.lora_adapters.reserve(block.linears.size());  // at most one per linear: never reallocates

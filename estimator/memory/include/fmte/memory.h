@@ -101,6 +101,10 @@ int64_t TrainableParams(const ModelArch& model, const TrainingJob& job);
 // Table 2 in its setting; re-derived per saved tensor otherwise, docs/formulas.md §4 and §4b).
 // REQUIRES: ValidateJob(job).ok() and 0 <= layer < model.num_layers.
 int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer);
+// The part of LayerActivationBytes that the layer's own kernels write: without what it only keeps
+// alive (the rest of a fused qkv output that a saved view of v holds, SDPA's converted mask). The
+// time model's measure of a layer's memory-bound traffic (time_parts LayerWork::saved_bytes).
+int64_t LayerWrittenActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer);
 
 // The bytes per element the memory model uses for `job`: its precision's, framework's and method's
 // (docs/memory.md), or job.element_bytes where set. Every field is >= 0.

@@ -259,6 +259,13 @@ struct TrainingJob {
 // Errors name the field as the CLI spells it ("--tp").
 Status ValidateJob(const TrainingJob& job);
 
+struct ModelArch;
+// Whether transformers hands SDPA an explicit mask in the layers with a sliding window
+// (ModelArch::sliding_window_layers): the HF framework, fused attention and a context that reaches
+// the window. The flash kernel is then ruled out: the memory-efficient kernel computes every score
+// (not half) and saves the mask, converted to the query's dtype, for backward.
+bool HfMasksAttention(const ModelArch& model, const TrainingJob& job, double context);
+
 }  // namespace fmte
 
 #endif  // FMTE_JOB_H_

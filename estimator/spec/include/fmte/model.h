@@ -103,6 +103,13 @@ struct ModelArch {
   // Gemma-2; Qwen2/3 only with use_sliding_window): tokens a query attends back; 0 = all. With a
   // window transformers hands SDPA an explicit mask, which rules out the flash kernel.
   int64_t sliding_window = 0;
+  // How many layers attend through that window: config.json's layer_types ("sliding_attention"
+  // entries; gpt-oss), Gemma-2's every other layer (transformers Gemma2Config: layer i slides when
+  // i + 1 is odd), Gemma-3's all but every sliding_window_pattern-th; all layers otherwise.
+  int64_t sliding_window_layers = 0;
+  // config.json's final_logit_softcapping (Gemma-2: 30): the logits pass through
+  // tanh(x / cap) * cap in the model's forward; 0 = none.
+  double final_logit_softcapping = 0;
   // config.json's attn_logit_softcapping (Gemma-2: 50): attention scores pass through
   // tanh(x / cap) * cap, which SDPA kernels do not do; 0 = none.
   double attn_logit_softcapping = 0;
