@@ -168,6 +168,23 @@ TEST(GpuCatalogParseTest, AbsurdFiguresAreErrorsNamingTheColumn) {
   }
 }
 
+// nvlink_domain counts GPUs: a fraction was truncated silently (72.5 read as 72).
+TEST(GpuCatalogParseTest, FractionalNvlinkDomainIsAnErrorNamingTheColumn) {
+  const std::string header =
+      std::string(kHeader).insert(std::string(kHeader).find('\n'), ",nvlink_domain");
+  Result<GpuCatalog> r =
+      GpuCatalog::ParseCsv(header + "X,80,2000,312,312,600,NVLink,,81920,x,72.5\n", "gpus.csv");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "gpus.csv:2: column nvlink_domain: expected a whole number of GPUs, got '72.5'"),
+            std::string::npos)
+      << r.status().message();
+  Result<GpuCatalog> ok =
+      GpuCatalog::ParseCsv(header + "X,80,2000,312,312,600,NVLink,,81920,x,72\n", "gpus.csv");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ((*ok->Find("X"))->nvlink_domain, 72);
+}
+
 TEST_F(GpuCsvErrorTest, QuotedFieldsAndGbFallback) {
   Result<GpuCatalog> ok = GpuCatalog::LoadCsv(Write(
       std::string(kHeader) + "X1,80,2000,312,312,600,NVLink,\"a, \"\"quoted\"\"\",,x1 X-one\n"));

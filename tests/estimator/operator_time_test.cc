@@ -183,6 +183,12 @@ TEST(OperatorTimeTest, BadConfigsNameTheField) {
       {R"({"training_config": [4, 9000000000000000000, 2, 4, 32, 4096, 4096, 8, 4],
            "encoders": 32, "encoder_function_list": ['linear1']})",
        "training_config[1] (mp): expected an integer in [1, 1e9]"},
+      // Not a dict literal at all (a YAML mapping): the line and what was expected, not the JSON
+      // parser's message.
+      {"{'training_config': [4, 2, 2, 4, 32, 4096, 4096, 8, 4],\n 'encoders': 32\n"
+       " 'encoder_function_list': ['linear1']}",
+       "training config: line 3: expected the seed's target_config, a Python dict literal"},
+      {"model: llama\n", "line 1: expected the seed's target_config"},
   };
   for (const Case& c : cases) {
     Result<PipelineConfig> r = ParsePipelineConfig(c.text);

@@ -105,7 +105,12 @@ Result<GpuCatalog> GpuCatalog::ParseCsv(std::string_view text, const std::string
     g.interconnect_gbps = number("gpu_interconnect_bw_gbps_bidir", 0, 1e6) / 2;  // per direction
     g.tdp_w = number("tdp_w", 0, 1e6);
     // Optional: GPUs joined by NVLink beyond a node (GB200/GB300 NVL72: 72); empty = the node.
-    g.nvlink_domain = static_cast<int64_t>(number("nvlink_domain", 0, 1 << 20));
+    const double domain = number("nvlink_domain", 0, 1 << 20);
+    if (bad.ok() && domain != std::floor(domain)) {
+      bad = Status::ParseError(where + "nvlink_domain: expected a whole number of GPUs, got '" +
+                               text_of("nvlink_domain") + "'");
+    }
+    g.nvlink_domain = static_cast<int64_t>(domain);
     if (!bad.ok()) return bad;
     if (g.peak_fp16_tflops <= 0 && g.peak_bf16_tflops <= 0) {
       return Status::ParseError(where + "peak_dense_fp16_tflops: a peak is required");

@@ -1,5 +1,6 @@
 // The seed's target_config/*.yml reader (a Python-dict literal with comments) and the mapping of
 // an fmte job onto the same configuration.
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -82,10 +83,18 @@ Status ReadStrings(const json& doc, const char* key, std::vector<std::string>* o
 
 Result<PipelineConfig> ParsePipelineConfig(std::string_view text) {
   json doc;
+  const std::string converted = DictLiteralToJson(text);
   try {
-    doc = json::parse(DictLiteralToJson(text));
-  } catch (const std::exception& e) {
-    return Status::ParseError(std::string("training config: ") + e.what());
+    doc = json::parse(converted);
+  } catch (const json::parse_error& e) {
+    // The conversion keeps the lines: name the line of the user's file, not the parser's jargon.
+    const size_t at = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, converted.size());
+    const auto line = 1 + std::count(converted.begin(), converted.begin() + at, '\n');
+    return Status::ParseError(
+        "training config: line " + std::to_string(line) +
+        ": expected the seed's target_config, a Python dict literal such as "
+        "{'training_config': [pp, mp, dp, b, h, l, dim, steps_per_update, gpus_per_node], "
+        "'function_list': [...], ...}");
   }
   if (!doc.is_object()) return Status::ParseError("training config: expected a {...} mapping");
   PipelineConfig c;
