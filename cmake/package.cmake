@@ -1,6 +1,6 @@
 # Installation layout and the Debian package (CPack): `scripts/package.sh` configures a build with
 # the installed paths compiled in and runs `cpack -G DEB`:
-#   /usr/bin/fmte-advise, /usr/bin/fmte-retrain
+#   /usr/bin/fmte-advise, /usr/bin/fmte-retrain, /usr/bin/fmte-sample (etc/slurm/fmte-sample.sbatch)
 #   <Slurm's plugin directory>/job_submit_fmte.so, spank_fmte.so   (Debian: /usr/lib/<arch>/slurm-wlm)
 #   /etc/fmte/            catalogs: models/, gpus.csv, clusters/, launchers.json     (conffiles)
 #   /etc/slurm/fmte.conf  the example policy, as shipped in etc/fmte.conf           (conffile)
@@ -24,6 +24,8 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/etc/ DESTINATION ${FMTE_ETC_INSTALL_DIR}
 install(FILES ${PROJECT_SOURCE_DIR}/etc/fmte.conf DESTINATION /etc/slurm)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/regressors/ DESTINATION ${FMTE_REGRESSORS_INSTALL_DIR})
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The sampler for a site's own operator regressors (Python with PyTorch, run on the GPU nodes).
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/fmte-sample DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Man pages, compressed as Debian installs them.
 find_program(FMTE_GZIP gzip REQUIRED)

@@ -9,7 +9,7 @@ PACKAGES=(
   cmake g++ ninja-build ccache git clang-format python3 clang zlib1g-dev
   nlohmann-json3-dev libyaml-cpp-dev libtomlplusplus-dev libxgboost-dev libboost-program-options-dev libcurl4-openssl-dev
   libcpp-httplib-dev pkg-config chromium dpkg-dev man-db bsdextrautils
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev python3-torch
   slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev
   slurmdbd mariadb-server mariadb-client
 )

@@ -55,7 +55,8 @@ check "the GPU catalog is a conffile" grep -qx /etc/fmte/gpus.csv "$SCRATCH/cont
 ROOT=$SCRATCH/root
 dpkg-deb -x "$DEB" "$ROOT"
 PLUGINS=$ROOT/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm
-for f in usr/bin/fmte-advise usr/bin/fmte-retrain etc/slurm/fmte.conf etc/fmte/gpus.csv \
+for f in usr/bin/fmte-advise usr/bin/fmte-retrain usr/bin/fmte-sample etc/fmte/slurm/fmte-sample.sbatch \
+  etc/slurm/fmte.conf etc/fmte/gpus.csv \
   etc/fmte/launchers.json etc/fmte/models/aliases.tsv usr/share/man/man1/fmte-advise.1.gz \
   usr/share/man/man1/fmte-retrain.1.gz usr/share/man/man5/fmte.conf.5.gz; do
   check "installs /$f" test -s "$ROOT/$f"

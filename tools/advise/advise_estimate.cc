@@ -1,4 +1,5 @@
 // fmte-advise estimate: per-GPU memory (and time) of one training job.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -45,22 +46,37 @@ struct DteFigure {
   double batch_us = 0;
 };
 
-// The shipped operator regressors' directory name for a cluster name (case-insensitive), or empty.
-std::string RegressorSet(std::string_view cluster) {
+// A cluster's operator regressors: the shipped sets (Perlmutter, Vista; the name
+// case-insensitive), or one a site sampled (scripts/fmte-sample) and trained with `fmte-retrain
+// train --kind operators SAMPLES --cluster NAME --into DIR`: DIR/NAME/manifest.json, DIR being
+// --regressors or the installed regressors directory. Empty name: none.
+struct RegressorSet {
+  std::string name, dir;
+};
+
+RegressorSet FindRegressorSet(std::string_view cluster, const std::string& regressors_flag) {
   const std::string c = Lower(cluster);
-  if (c == "perlmutter") return "Perlmutter";
-  if (c == "vista") return "Vista";
-  return "";
+  if (c == "perlmutter") return {"Perlmutter", OperatorModels::DefaultDir("Perlmutter")};
+  if (c == "vista") return {"Vista", OperatorModels::DefaultDir("Vista")};
+  if (c.empty()) return {};
+  for (const std::string& root : {regressors_flag, RegressorsDir()}) {
+    if (root.empty()) continue;
+    for (const std::string& name : {std::string(cluster), c}) {
+      const std::string dir = root + "/" + name;
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(dir + "/manifest.json", ec)) return {name, dir};
+    }
+  }
+  return {};
 }
 
-// Each cluster's shipped operator regressors, read once per command (the --dte-config figure and
-// the job's own operator step time may both need the same set).
+// Each cluster's operator regressors, read once per command (the --dte-config figure and the
+// job's own operator step time may both need the same set).
 class RegressorSets {
  public:
-  const Result<OperatorModels>& Of(const std::string& set) {
-    auto it = sets_.find(set);
-    if (it == sets_.end())
-      it = sets_.emplace(set, OperatorModels::Load(OperatorModels::DefaultDir(set))).first;
+  const Result<OperatorModels>& Of(const RegressorSet& set) {
+    auto it = sets_.find(set.dir);
+    if (it == sets_.end()) it = sets_.emplace(set.dir, OperatorModels::Load(set.dir)).first;
     return it->second;
   }
 
@@ -69,7 +85,7 @@ class RegressorSets {
 };
 
 Result<DteFigure> DteConfigFigure(const std::string& path, const std::string& cluster_flag,
-                                  RegressorSets& regressors) {
+                                  const std::string& regressors_flag, RegressorSets& regressors) {
   auto text = ReadFile(path, "the DTE target_config");
   if (!text.ok()) return Status(text.status()).WithContext("--dte-config");
   auto config = ParsePipelineConfig(*text);
@@ -80,18 +96,19 @@ Result<DteFigure> DteConfigFigure(const std::string& path, const std::string& cl
     if (gpu.find("a100") != std::string::npos) cluster = "perlmutter";
     if (gpu.find("gh200") != std::string::npos) cluster = "vista";
   }
-  const std::string named = cluster;
-  cluster = RegressorSet(named);
-  if (cluster.empty())
+  const std::string named = cluster_flag.empty() ? cluster : cluster_flag;
+  const RegressorSet set = FindRegressorSet(named, regressors_flag);
+  if (set.name.empty())
     return Status::InvalidArgument(
         "--dte-config: no operator regressors for " +
         (named.empty() ? "GPU '" + config->gpu_name + "'" : "cluster '" + cluster_flag + "'") +
-        "; expected --cluster perlmutter|vista");
-  const Result<OperatorModels>& models = regressors.Of(cluster);
-  if (!models.ok()) return Status(models.status()).WithContext("--dte-config: " + cluster);
+        "; expected --cluster perlmutter|vista or a cluster whose regressors fmte-retrain "
+        "trained (--regressors DIR holding NAME/manifest.json)");
+  const Result<OperatorModels>& models = regressors.Of(set);
+  if (!models.ok()) return Status(models.status()).WithContext("--dte-config: " + set.name);
   auto composed = ComposeBatchTime(*config, *models);
   if (!composed.ok()) return Status(composed.status()).WithContext("--dte-config " + path);
-  return DteFigure{path, cluster, composed->batch_us};
+  return DteFigure{path, set.name, composed->batch_us};
 }
 
 }  // namespace
@@ -110,8 +127,9 @@ int RunEstimate(const std::vector<std::string>& args) {
                      "assumptions and their sources) to attach to a ticket")(
       "dte-config", po::value<std::string>()->value_name("FILE.yml"),
       "also print the Distributed Training Estimator's figure (microseconds per batch) for its "
-      "target_config FILE, from the shipped operator regressors of --cluster perlmutter|vista "
-      "(default: the cluster of the GPU the file names)")(
+      "target_config FILE, from the operator regressors of --cluster (perlmutter|vista, or a "
+      "cluster whose sampled regressors --regressors DIR holds; default: the cluster of the GPU "
+      "the file names)")(
       "overrides", po::value<std::string>()->value_name("FILE.json"),
       "replace figures the estimate uses: the \"figures\" object of --json, edited (sections "
       "gpu, cluster, memory: bytes per element, time: the step-time model's constants; e.g. "
@@ -179,9 +197,10 @@ int RunEstimate(const std::vector<std::string>& args) {
   std::optional<double> operator_step_s;
   std::string operator_note;
   RegressorSets regressors;
-  const std::string regressor_set = RegressorSet(job->cluster);
+  const RegressorSet found_set = FindRegressorSet(job->cluster, work.regressors_dir);
+  const std::string& regressor_set = found_set.name;
   if (!regressor_set.empty()) {
-    const Result<OperatorModels>& models = regressors.Of(regressor_set);
+    const Result<OperatorModels>& models = regressors.Of(found_set);
     auto composed = models.ok() ? EstimateStepTimeFromOperators(*model, *job, *models)
                                 : Result<OperatorTimeEstimate>(models.status());
     if (composed.ok())
@@ -191,7 +210,7 @@ int RunEstimate(const std::vector<std::string>& args) {
   }
   std::optional<DteFigure> dte;
   if (const std::string path = tools::FlagString(vm, "dte-config"); !path.empty()) {
-    auto figure = DteConfigFigure(path, job->cluster, regressors);
+    auto figure = DteConfigFigure(path, job->cluster, work.regressors_dir, regressors);
     if (!figure.ok()) return Fail(figure.status());
     dte = *figure;
   }
