@@ -13,8 +13,11 @@ marks where each step starts and ends in that trace. The trace is replayed to fo
 bytes (torch.cuda.max_memory_allocated's quantity: blocks as the allocator rounds them), and for
 each step the moment of its peak is found and the blocks alive then are grouped by
 
-  - phase of the allocation that made them: forward (the loss included), backward, recompute
-    (a checkpointed layer's forward run again during backward), optimizer, clip, other;
+  - phase of the allocation that made them, from its Python stack: forward (the model's code and
+    the loss; also a checkpointed layer's forward run again in backward, which the autograd
+    engine's thread runs through torch.utils.checkpoint), optimizer, clip, other (no Python frame:
+    what the autograd engine allocates in backward on its own thread, gradients among them).
+    "backward"/"recompute" only appear where backward runs on the calling thread (CPU tensors);
   - age: allocated before the first step (the model), in an earlier step, or in this step;
   - where: the innermost transformers/peft/accelerate frame and the innermost frame overall.
 
