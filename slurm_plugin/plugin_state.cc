@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <utility>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -146,7 +147,13 @@ Result<std::unique_ptr<Loaded>> PluginState::Load() {
     }
   }
   if (!estimator.ok()) return estimator.status();
-  loaded->estimator = std::move(estimator).value();
+  // The partitions' operator regressors (OperatorSet=): one that cannot be read is named once and
+  // its partitions decide without it (fail open).
+  Catalogs catalogs = std::move(estimator).value().TakeCatalogs();
+  std::string problems;
+  LoadOperatorSets(loaded->config, &catalogs, &problems);
+  if (!problems.empty()) reload_message_ += (reload_message_.empty() ? "" : "; ") + problems;
+  loaded->estimator = Estimator(std::move(catalogs));
   Config fingerprinted = loaded->config;  // with the regressors actually loaded
   if (shipped_fallback) fingerprinted.regressors_dir.clear();
   loaded->files_fingerprint = FilesFingerprint(config_path_, fingerprinted);
@@ -166,6 +173,11 @@ std::vector<PluginState::Watched> PluginState::WatchList(const Loaded& loaded) {
   for (const std::string& path :
        {config_path_, models, gpus, reg, reg.empty() ? reg : reg + "/vtrain"}) {
     if (!path.empty()) paths.push_back(path);
+  }
+  // A set fmte-retrain installs into RegressorsDir/NAME renames inside that folder.
+  for (const auto& [name, set] : loaded.estimator.catalogs().operator_sets) {
+    const std::string dir = OperatorModels::FindDir(name, reg);
+    if (!dir.empty()) paths.push_back(dir);
   }
   notifier_.Arm(paths);  // before the mtimes: a change in between is an event
   last_full_check_ = time(nullptr);
@@ -200,10 +212,13 @@ const Loaded* PluginState::Current(bool force) {
         loaded_ = std::move(fresh).value();
         last_error_.clear();
         const Catalogs& c = loaded_->estimator.catalogs();
+        // Load() may have said what it left out (an OperatorSet= it could not read).
+        const std::string left_out = std::exchange(reload_message_, std::string());
         reload_message_ =
             "reloaded " + config_path_ + ", the catalogs and the regressors (site corrections: " +
             (c.corrections.time ? "time " : "") + (c.corrections.memory ? "memory " : "") +
-            (c.corrections.empty() ? "none" : "installed") + ")";
+            (c.corrections.empty() ? "none" : "installed") + ")" +
+            (left_out.empty() ? "" : "; " + left_out);
       } else {
         last_error_ = fresh.status().ToString();
         reload_message_ = "reload failed, keeping the previous settings: " + last_error_;

@@ -68,6 +68,8 @@ TEST(ConfigTest, ErrorsNameLineAndKey) {
       {"Mode", "fmte.conf:1: expected Key=Value"},
       {"Default=YES", "fmte.conf:1: Default: only valid on a PartitionName= line"},
       {"MaxGpusPerJob=1180591620717411303424", "fmte.conf:1: MaxGpusPerJob: expected an integer"},
+      {"PartitionName=gpu OperatorSet=../etc",
+       "fmte.conf:1: OperatorSet: expected the name of a regressor set"},
   };
   for (const Case& c : kCases) {
     auto r = ParseConfig(c.text);
@@ -137,4 +139,20 @@ TEST(ConfigTest, WarnSignalAsSbatchSignal) {
 }
 
 }  // namespace
+
+// OperatorSet= names a regressor set per partition (or for all of them); none clears it.
+TEST(ConfigTest, OperatorSetPerPartition) {
+  auto c = ParseConfig(
+      "OperatorSet=Perlmutter\n"
+      "PartitionName=gpu Gpu=A100\n"
+      "PartitionName=gh OperatorSet=site-gh200.v2\n"
+      "PartitionName=plain OperatorSet=none\n");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->defaults.operator_set, "Perlmutter");
+  ASSERT_EQ(c->partitions.size(), 3u);
+  EXPECT_EQ(c->partitions[0].operator_set, "Perlmutter");
+  EXPECT_EQ(c->partitions[1].operator_set, "site-gh200.v2");
+  EXPECT_EQ(c->partitions[2].operator_set, "");
+}
+
 }  // namespace fmte

@@ -396,6 +396,56 @@ TEST(PolicyTest, TimeLimitFromTheTimeEstimate) {
   }
 }
 
+// OperatorSet= (docs/operators.md): the partition's operator regressors compose a step time for
+// the job; a longer one lengthens the time bound by the difference over the job's steps at the
+// bound's own factor, a shorter one changes nothing. Expected values from the composition itself
+// (EstimateStepTimeFromOperators on the shipped Perlmutter set) and the estimate without the set.
+TEST(PolicyTest, OperatorSetOnlyLengthensTheTimeLimit) {
+  const std::string script = std::string(kLora8b) + "#FMTE steps=1000 grad-accum=4\n";
+  const JobRequest r = Request(script, "gres:gpu:a100:1");
+  const std::string part = "PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB MaxTime=2-00:00:00";
+  const Config plain = Conf(part + "\nMinTime=1\n");
+  const Config with = Conf(part + " OperatorSet=perlmutter\nMinTime=1\n");
+  auto catalogs = LoadCatalogs(std::string(FMTE_SOURCE_DIR) + "/etc");
+  ASSERT_TRUE(catalogs.ok()) << catalogs.status().ToString();
+  std::string problems;
+  LoadOperatorSets(with, &catalogs.value(), &problems);
+  EXPECT_EQ(problems, "");
+  ASSERT_EQ(catalogs->operator_sets.count("perlmutter"), 1u);
+  const Estimator estimator(std::move(catalogs).value());
+  const Decision a = Decide(r, plain, estimator), b = Decide(r, with, estimator);
+  if (!a.estimate.has_time) GTEST_SKIP() << "no time model loaded: the policy sets no limit";
+  ASSERT_EQ(a.kind, DecisionKind::kRewrite) << a.user_message;
+  ASSERT_EQ(b.kind, DecisionKind::kRewrite) << b.user_message;
+  auto model = estimator.catalogs().models.Find("meta-llama/Llama-3.1-8B");
+  ASSERT_TRUE(model.ok());
+  auto op = EstimateStepTimeFromOperators(**model, b.job,
+                                          estimator.catalogs().operator_sets.at("perlmutter"));
+  ASSERT_TRUE(op.ok()) << op.status().ToString();
+  const WallTimeEstimate& w = a.estimate.time;
+  const double extra_s =
+      std::max(0.0, (op->batch_us * 1e-6 - w.step.step_time_s) * static_cast<double>(w.steps));
+  const double want_s = std::max(a.estimate.wall_time_bound_s + extra_s * w.upper_factor,
+                                 a.estimate.wall_time_s * 1.5);
+  EXPECT_EQ(b.new_time_limit_min, static_cast<int64_t>(std::ceil(want_s / 60.0)));
+  EXPECT_GE(b.new_time_limit_min, a.new_time_limit_min);
+  EXPECT_NE(b.user_message.find("perlmutter's operator regressors"), std::string::npos)
+      << b.user_message;
+
+  // A set that cannot be read is named once, and its partition decides without it.
+  const Config missing = Conf(part + " OperatorSet=NoSuchCluster\nMinTime=1\n");
+  auto more = LoadCatalogs(std::string(FMTE_SOURCE_DIR) + "/etc");
+  ASSERT_TRUE(more.ok());
+  std::string missing_problems;
+  LoadOperatorSets(missing, &more.value(), &missing_problems);
+  EXPECT_NE(missing_problems.find("OperatorSet=NoSuchCluster not used"), std::string::npos)
+      << missing_problems;
+  EXPECT_NE(missing_problems.find("NoSuchCluster/manifest.json"), std::string::npos)
+      << missing_problems;
+  const Decision m = Decide(r, missing, Estimator(std::move(more).value()));
+  EXPECT_EQ(m.new_time_limit_min, a.new_time_limit_min);
+}
+
 TEST(PolicyTest, RaisedJobStillGetsItsTimeLimit) {
   // The GPU search judges layouts by memory alone; the chosen layout must still carry a time
   // estimate so that a job without a limit gets one (the raise and the limit are independent

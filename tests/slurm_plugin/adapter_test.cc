@@ -429,6 +429,33 @@ TEST(PluginStateTest, ReloadsWhenFmteConfChangesAndKeepsTheOldOnErrors) {
   fs::remove_all(dir);
 }
 
+// OperatorSet= sets are loaded with the catalogs (the shipped Perlmutter by its lower-case name);
+// one that cannot be read is said once, naming its file, and the others still load (fail open).
+TEST(PluginStateTest, OperatorSetsAreLoadedAndAMissingOneIsNamedOnce) {
+  fs::path dir = fs::temp_directory_path() / ("fmte_opset_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path conf = dir / "fmte.conf";
+  std::ofstream(conf) << "PartitionName=gpu Gpu=A100 OperatorSet=perlmutter\n"
+                         "PartitionName=site OperatorSet=NoSuchCluster\n";
+  PluginState state;
+  ASSERT_TRUE(state.Init(conf.string()).ok());
+  const auto& sets = state.Current()->estimator.catalogs().operator_sets;
+  EXPECT_EQ(sets.count("perlmutter"), 1u);
+  EXPECT_EQ(sets.count("NoSuchCluster"), 0u);
+  const std::string said = state.TakeReloadMessage();
+  EXPECT_NE(said.find("OperatorSet=NoSuchCluster not used"), std::string::npos) << said;
+  EXPECT_NE(said.find("NoSuchCluster/manifest.json"), std::string::npos) << said;
+  EXPECT_EQ(state.TakeReloadMessage(), "");
+  // A reload says it again beside what it reloaded.
+  std::ofstream(conf, std::ios::app) << "# edited\n";
+  fs::last_write_time(conf, fs::last_write_time(conf) + std::chrono::seconds(2));
+  ASSERT_NE(state.Current(/*force=*/true), nullptr);
+  const std::string reloaded = state.TakeReloadMessage();
+  EXPECT_NE(reloaded.find("reloaded"), std::string::npos) << reloaded;
+  EXPECT_NE(reloaded.find("OperatorSet=NoSuchCluster not used"), std::string::npos) << reloaded;
+  fs::remove_all(dir);
+}
+
 // The catalogs are watched as trees: a config.json edited in place under etc/models/<org>/<name>/
 // changes no mtime of etc/models itself, and must still reload (and a broken one must keep the
 // previous catalogs, naming the file).

@@ -55,19 +55,9 @@ struct RegressorSet {
 };
 
 RegressorSet FindRegressorSet(std::string_view cluster, const std::string& regressors_flag) {
-  const std::string c = Lower(cluster);
-  if (c == "perlmutter") return {"Perlmutter", OperatorModels::DefaultDir("Perlmutter")};
-  if (c == "vista") return {"Vista", OperatorModels::DefaultDir("Vista")};
-  if (c.empty()) return {};
-  for (const std::string& root : {regressors_flag, RegressorsDir()}) {
-    if (root.empty()) continue;
-    for (const std::string& name : {std::string(cluster), c}) {
-      const std::string dir = root + "/" + name;
-      std::error_code ec;
-      if (std::filesystem::is_regular_file(dir + "/manifest.json", ec)) return {name, dir};
-    }
-  }
-  return {};
+  const std::string dir = OperatorModels::FindDir(cluster, regressors_flag);
+  if (dir.empty()) return {};
+  return {std::filesystem::path(dir).filename().string(), dir};
 }
 
 // Each cluster's operator regressors, read once per command (the --dte-config figure and the

@@ -36,6 +36,32 @@ Status LoadRegressors(const std::string& regressors_dir, Catalogs* catalogs) {
   return Status::Ok();
 }
 
+void LoadOperatorSets(const Config& config, Catalogs* catalogs, std::string* problems) {
+  std::vector<std::string> names;
+  if (!config.defaults.operator_set.empty()) names.push_back(config.defaults.operator_set);
+  for (const PartitionConfig& p : config.partitions)
+    if (!p.operator_set.empty()) names.push_back(p.operator_set);
+  for (const std::string& name : names) {
+    if (catalogs->operator_sets.count(name) != 0) continue;
+    const std::string dir = OperatorModels::FindDir(name, config.regressors_dir);
+    Result<OperatorModels> set =
+        dir.empty() ? Result<OperatorModels>(Status::NotFound(
+                          "no " +
+                          (config.regressors_dir.empty()
+                               ? std::string()
+                               : config.regressors_dir + "/" + name + "/manifest.json or ") +
+                          OperatorModels::DefaultDir(name) + "/manifest.json"))
+                    : OperatorModels::Load(dir);
+    if (set.ok()) {
+      catalogs->operator_sets.emplace(name, std::move(set).value());
+    } else {
+      if (!problems->empty()) *problems += "\n";
+      *problems += "OperatorSet=" + name +
+                   " not used (its partitions decide without it): " + set.status().message();
+    }
+  }
+}
+
 Result<Catalogs> LoadCatalogs(const std::string& etc_dir, const std::string& regressors_dir) {
   const std::string models_dir = etc_dir.empty() ? ModelCatalog::DefaultDir() : etc_dir + "/models";
   const std::string gpus_path = etc_dir.empty() ? GpuCatalog::DefaultPath() : etc_dir + "/gpus.csv";
@@ -43,7 +69,7 @@ Result<Catalogs> LoadCatalogs(const std::string& etc_dir, const std::string& reg
   if (!models.ok()) return models.status();
   auto gpus = GpuCatalog::LoadCsv(gpus_path);
   if (!gpus.ok()) return gpus.status();
-  Catalogs out{std::move(models).value(), std::move(gpus).value(), {}, {}, false, {}};
+  Catalogs out{std::move(models).value(), std::move(gpus).value(), {}, {}, false, {}, {}};
   auto clusters = ClusterCatalog::LoadDir(etc_dir.empty() ? ClusterCatalog::DefaultDir()
                                                           : etc_dir + "/clusters");
   if (!clusters.ok()) return clusters.status();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include "policy_internal.h"
@@ -87,6 +88,45 @@ Result<const ModelArch*> ResolveArch(const JobRequest& r, const Catalogs& c,
         "' is a path the controller cannot read; submit with the SPANK option --fmte-model so "
         "the client forwards its architecture");
   return found.status();
+}
+
+// The partition's operator regressors (fmte.conf OperatorSet=, docs/operators.md): the step time
+// the seed's composition gives the decided job from the cluster's own samples. Where it is longer
+// than fmte's step time, the time bound grows by the difference over the job's steps at the bound's
+// own factor (WallTimeEstimate::upper_factor); a shorter figure leaves the bound as it is: no
+// measured runs validate a shorter limit from a site's set, and a limit that kills a job is the
+// worst outcome. Only with a time estimate; a set that was not loaded was named at load time.
+void ApplyOperatorSet(const Catalogs& c, const PartitionConfig& p, const ModelArch& arch,
+                      Decision* d) {
+  if (p.operator_set.empty() || !d->estimate.has_time || d->kind == DecisionKind::kReject) return;
+  const auto set = c.operator_sets.find(p.operator_set);
+  if (set == c.operator_sets.end()) return;
+  const Result<OperatorTimeEstimate> op = EstimateStepTimeFromOperators(arch, d->job, set->second);
+  if (!op.ok()) {
+    d->reasons.push_back(
+        Cat({"the operator regressors of ", p.operator_set, " cannot take this job (",
+             op.status().message(), "): its time bound is fmte's own"}));
+    return;
+  }
+  const WallTimeEstimate& w = d->estimate.time;
+  const double op_step_s = op->batch_us * 1e-6, step_s = w.step.step_time_s;
+  const double extra_s = (op_step_s - step_s) * static_cast<double>(w.steps);
+  const auto secs = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.3g s", v);
+    return std::string(buf);
+  };
+  if (extra_s > 0 && d->estimate.wall_time_bound_s > 0) {
+    d->estimate.wall_time_bound_s += extra_s * w.upper_factor;
+    d->reasons.push_back(Cat(
+        {"step time from ", p.operator_set, "'s operator regressors ", secs(op_step_s),
+         " against fmte's ", secs(step_s), ": the time bound grows to ",
+         FormatSlurmTime(static_cast<int64_t>(std::ceil(d->estimate.wall_time_bound_s / 60.0)))}));
+  } else {
+    d->reasons.push_back(Cat({"step time from ", p.operator_set, "'s operator regressors ",
+                              secs(op_step_s), " against fmte's ", secs(step_s),
+                              " (a shorter figure does not shorten the time bound)"}));
+  }
 }
 
 // Time limit rules; only with a time estimate (JobEstimate::has_time).
@@ -474,7 +514,10 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     }
   }
   // A time limit from a guessed GPU count could kill the job: none is set or judged then.
-  if (!assumed_gpus) DecideTime(r, p, &d);
+  if (!assumed_gpus) {
+    ApplyOperatorSet(estimator.catalogs(), p, **arch, &d);
+    DecideTime(r, p, &d);
+  }
   if (fits_as_asked && !assumed_gpus) internal::AddRightSizingNotices(ctx, d.job, &d);
 
   if (p.mode == Mode::kAdvise && d.kind != DecisionKind::kAccept) {

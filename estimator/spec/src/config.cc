@@ -151,6 +151,19 @@ Status ApplyPartitionKey(const Pair& p, const std::string& where, PartitionConfi
     c->max_gpus_per_job = *r;
   } else if (k == "warnsignal") {
     return ParseWarnSignal(p.value, where, c);
+  } else if (k == "operatorset") {
+    const bool none = v.empty() || v == "none";
+    const bool name_ok = p.value.size() <= 64 && p.value != "." && p.value != ".." &&
+                         std::all_of(p.value.begin(), p.value.end(), [](char ch) {
+                           return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' ||
+                                  ch == '_' || ch == '-';
+                         });
+    if (!none && !name_ok)
+      return Status::InvalidArgument(where +
+                                     "expected the name of a regressor set (letters, digits, "
+                                     "'.', '_', '-'; at most 64), e.g. Perlmutter, got '" +
+                                     Shown(p.value) + "'");
+    c->operator_set = none ? std::string() : p.value;
   } else if (k == "gpuspernode") {
     auto r = ParseBoundedInt(p.value, 1, 1024, where.substr(0, where.size() - 2));
     if (!r.ok()) return r.status();
@@ -214,6 +227,7 @@ Status Unknown(const std::string& where) {
       where +
       "unknown key (known: Mode, Gpu, UsableMemoryFraction, DefaultTimeFactor, MaxTime, "
       "MinTime, ShortLimit, RaiseGpus, RightSizing, MaxGpusPerJob, GpusPerNode, WarnSignal, "
+      "OperatorSet, "
       "OnError, "
       "GresTypeGpu, "
       "CatalogDir, RegressorsDir, SuggestPartitions, ClientDecisions, DefaultPartition, "

@@ -2,6 +2,7 @@
 // predicting operator and collective times from them.
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -14,6 +15,23 @@ namespace fmte {
 
 std::string OperatorModels::DefaultDir(std::string_view cluster) {
   return RegressorsDir() + "/" + std::string(cluster);
+}
+
+std::string OperatorModels::FindDir(std::string_view name, const std::string& site_dir) {
+  if (name.empty()) return "";
+  const std::string lower = Lower(name);
+  const std::string shipped = lower == "perlmutter" ? "Perlmutter"
+                              : lower == "vista"    ? "Vista"
+                                                    : std::string(name);
+  for (const std::string& root : {site_dir, RegressorsDir()}) {
+    if (root.empty()) continue;
+    for (const std::string& n : {std::string(name), shipped}) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(root + "/" + n + "/manifest.json", ec))
+        return root + "/" + n;
+    }
+  }
+  return "";
 }
 
 Result<OperatorModels> OperatorModels::Load(const std::string& dir) {

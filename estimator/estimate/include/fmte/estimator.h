@@ -6,16 +6,19 @@
 #ifndef FMTE_ESTIMATOR_H_
 #define FMTE_ESTIMATOR_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "fmte/cluster.h"
+#include "fmte/config.h"
 #include "fmte/gpu.h"
 #include "fmte/job.h"
 #include "fmte/memory.h"
 #include "fmte/model.h"
+#include "fmte/operator_time.h"
 #include "fmte/site_correction.h"
 #include "fmte/status.h"
 #include "fmte/time.h"
@@ -32,6 +35,8 @@ struct Catalogs {
   bool has_time_model = false;
   // The site's corrections (fmte-retrain train --into DIR); empty: none.
   SiteCorrections corrections;
+  // Operator regressors by the name fmte.conf's OperatorSet= gives them (LoadOperatorSets).
+  std::map<std::string, OperatorModels> operator_sets;
 };
 
 // Loads `<etc_dir>/models/`, `<etc_dir>/gpus.csv` and `<etc_dir>/clusters/` (empty etc_dir: the
@@ -46,6 +51,13 @@ Result<Catalogs> LoadCatalogs(const std::string& etc_dir = "",
 //  - the site corrections from DIR/manifest.json (none: no correction; a broken or mismatched
 //    model: the error, naming the file).
 Status LoadRegressors(const std::string& regressors_dir, Catalogs* catalogs);
+
+// The operator regressor sets that `config` names (OperatorSet= of its defaults and partitions),
+// each read from <RegressorsDir>/NAME (a set the site trained with fmte-retrain train --kind
+// operators --cluster NAME), else from the shipped regressors (Perlmutter, Vista; the name
+// case-insensitive). A set that cannot be read is left out and its error appended to *problems
+// (one line each, naming the file): the partitions that name it decide without it.
+void LoadOperatorSets(const Config& config, Catalogs* catalogs, std::string* problems);
 
 struct JobEstimate {
   MemoryEstimate memory;
@@ -98,6 +110,8 @@ class PreparedEstimate {
   PreparedEstimate& operator=(const PreparedEstimate&) = delete;
 
   const Catalogs& catalogs() const { return catalogs_; }
+  // The catalogs, moved out (to add to them before building a new Estimator).
+  Catalogs TakeCatalogs() && { return std::move(catalogs_); }
   const ModelArch& model() const;
 
   // The full estimate (memory, step and wall time, site corrections), as ::fmte::Estimate; with a
@@ -136,6 +150,8 @@ class Estimator {
                                 const std::string& regressors_dir = "");
 
   const Catalogs& catalogs() const { return catalogs_; }
+  // The catalogs, moved out (to add to them before building a new Estimator).
+  Catalogs TakeCatalogs() && { return std::move(catalogs_); }
   Result<JobEstimate> Estimate(const ModelArch& model, const TrainingJob& job,
                                const GpuSpec& gpu) const {
     return ::fmte::Estimate(catalogs_, model, job, gpu);

@@ -63,6 +63,11 @@ struct PartitionConfig {
   int warn_signal = 0;  // 0: off
   int warn_time_s = 0;
   bool warn_batch_only = false;
+  // OperatorSet=NAME: the operator regressors of the cluster behind the partition (the shipped
+  // Perlmutter or Vista, or a set the site sampled with fmte-sample and trained with fmte-retrain
+  // train --kind operators --cluster NAME into RegressorsDir): the step time composed from them may
+  // lengthen a time limit fmte sets, never shorten it. Empty: none.
+  std::string operator_set;
 };
 
 struct Config {

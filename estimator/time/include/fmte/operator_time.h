@@ -89,6 +89,11 @@ class OperatorModels : public OperatorPredictor {
   static Result<OperatorModels> Load(const std::string& dir);
   // FMTE_REGRESSORS_DIR/<cluster> (or $FMTE_REGRESSORS_DIR/<cluster>).
   static std::string DefaultDir(std::string_view cluster);
+  // Where the set called `name` is: `site_dir`/NAME (a set a site sampled with fmte-sample and
+  // trained with fmte-retrain train --kind operators --cluster NAME --into site_dir), else the
+  // installed regressors' NAME, the shipped Perlmutter and Vista also by their lower-case names;
+  // the first holding manifest.json. Empty: none.
+  static std::string FindDir(std::string_view name, const std::string& site_dir);
 
   Result<double> OperatorUs(std::string_view op, Pass pass, const OperatorConfig& c) const override;
   Result<double> CollectiveUs(std::string_view collective, int64_t nodes, int64_t gpus_per_node,
