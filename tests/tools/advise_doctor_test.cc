@@ -98,6 +98,17 @@ TEST_F(DoctorTest, BadFmteConfAndMissingFilesAreProblems) {
   EXPECT_NE(run.out.find("job_submit_fmte.so is not in PluginDir"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("plugstack.conf: not found"), std::string::npos) << run.out;
 
+  // An OperatorSet= that loads is listed; one that does not is a problem naming its file.
+  Write("fmte.conf",
+        "PartitionName=gpu Gpu=A100-SXM4-80GB OperatorSet=perlmutter\n"
+        "PartitionName=gh OperatorSet=NoSuchCluster\n");
+  const auto sets = RunAdvise({"doctor", "--slurm-conf", Conf()});
+  EXPECT_EQ(sets.exit_code, 1);
+  EXPECT_NE(sets.out.find("OperatorSet=perlmutter (partition gpu): "), std::string::npos)
+      << sets.out;
+  EXPECT_NE(sets.out.find("OperatorSet=NoSuchCluster not used"), std::string::npos) << sets.out;
+  EXPECT_NE(sets.out.find("NoSuchCluster/manifest.json"), std::string::npos) << sets.out;
+
   const auto missing = RunAdvise({"doctor", "--slurm-conf", (dir_ / "nope.conf").string()});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.out.find("nope.conf: cannot read"), std::string::npos) << missing.out;

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <utility>
 
-#include "cli.h"
 #include "fmte/script_files.h"
 #include "time_output.h"
 
@@ -45,10 +44,8 @@ Result<Admission> LoadAdmission(const std::string& config_flag,
   if (!catalogs.ok())
     return Status::IoError("cannot load the catalogs: " + catalogs.status().message());
   if (Status s = tools::ApplyRegressorsDir(regressors_flag, &catalogs.value()); !s.ok()) return s;
-  // The partitions' operator regressors, as the plugin loads them (a missing one: a warning).
-  std::string problems;
-  LoadOperatorSets(a.config, &catalogs.value(), &problems);
-  if (!problems.empty()) cli::Err() << "fmte-advise: warning: " << problems << "\n";
+  // The partitions' operator regressors, as the plugin loads them.
+  LoadOperatorSets(a.config, &catalogs.value(), &a.operator_set_problems);
   a.estimator = std::make_unique<Estimator>(std::move(catalogs).value());
   auto launchers = LoadLauncherTable(a.config.catalog_dir);
   if (!launchers.ok()) return launchers.status();

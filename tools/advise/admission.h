@@ -19,6 +19,9 @@ struct Admission {
   std::string config_path;  // the file read, or "(none: defaults)"
   std::unique_ptr<Estimator> estimator;
   LauncherTable launchers;
+  // The OperatorSet= names that could not be loaded, one line each naming the file
+  // (LoadOperatorSets): their partitions decide without them, as in the plugin. Empty: all loaded.
+  std::string operator_set_problems;
 };
 
 // `config_flag`: --config (a path, "none", or "" for fmte.conf beside $SLURM_CONF, else

@@ -218,6 +218,8 @@ int RunCheck(const std::vector<std::string>& args) {
   const Config& config = admission->config;
   const std::string& config_path = admission->config_path;
   const Estimator& estimator = *admission->estimator;
+  if (!admission->operator_set_problems.empty())
+    cli::Err() << "fmte-advise: warning: " << admission->operator_set_problems << "\n";
 
   // The client side's reading, as the SPANK plugin does it in sbatch: the script's options,
   // arguments and variables, the files it names and the launcher table of the catalog directory.

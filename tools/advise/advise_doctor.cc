@@ -345,6 +345,20 @@ int RunDoctor(const std::vector<std::string>& args) {
          std::to_string(c.gpus.Names().size()) + " GPUs (" +
          (config.catalog_dir.empty() ? EtcDir() : config.catalog_dir) + "), regressors (" +
          (config.regressors_dir.empty() ? RegressorsDir() : config.regressors_dir) + ") load");
+    // Each OperatorSet= the plugin would load (the defaults' and the partitions').
+    std::vector<const PartitionConfig*> naming{&config.defaults};
+    for (const PartitionConfig& q : config.partitions) naming.push_back(&q);
+    for (const PartitionConfig* p : naming) {
+      if (p->operator_set.empty()) continue;
+      const auto& sets = admission->estimator->catalogs().operator_sets;
+      const auto it = sets.find(p->operator_set);
+      const std::string who = p->name.empty() ? "the defaults" : "partition " + p->name;
+      if (it != sets.end()) {
+        r.Ok("OperatorSet=" + p->operator_set + " (" + who +
+             "): " + std::to_string(it->second.size()) + " operator regressors load");
+      }
+    }
+    if (!admission->operator_set_problems.empty()) r.Problem(admission->operator_set_problems);
     estimator = std::move(admission->estimator);
   }
 

@@ -526,6 +526,8 @@ int RunReplay(const std::vector<std::string>& args) {
   auto admission =
       LoadAdmission(tools::FlagString(vm, "config"), tools::FlagString(vm, "regressors"));
   if (!admission.ok()) return Fail(admission.status());
+  if (!admission->operator_set_problems.empty())
+    cli::Err() << "fmte-advise: warning: " << admission->operator_set_problems << "\n";
   // What enforce would do: partitions in advise mode are decided as enforce (off stays off).
   Config config = admission->config;
   if (config.defaults.mode == Mode::kAdvise) config.defaults.mode = Mode::kEnforce;
