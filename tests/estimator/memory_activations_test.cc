@@ -410,6 +410,40 @@ TEST(MemoryActivationsTest, HfPeakPartsMatchH100Snapshot) {
   EXPECT_GE(activation_rows, 1);
 }
 
+// Gemma-2-27B's published config.json pins "_attn_implementation": "eager", and transformers
+// honours it: this project's HF Trainer runs of it recorded eager attention without asking for any
+// (tests/data/memory-measured/measured-h100-hf.jsonl, cases 43 and 90; Gemma-2-9B, whose config
+// pins nothing, ran SDPA). So an HF job that does not name its attention runs eager there, with
+// eager's saved scores; a job that names one keeps it, and other frameworks their own kernels.
+TEST(MemoryActivationsTest, AConfigThatPinsEagerAttentionIsHonouredUnderHf) {
+  Result<ModelCatalog> catalog =
+      ModelCatalog::LoadDir(std::string(FMTE_SOURCE_DIR) + "/etc/models");
+  ASSERT_TRUE(catalog.ok());
+  Result<const ModelArch*> pinned = catalog->Find("google/gemma-2-27b");
+  Result<const ModelArch*> plain = catalog->Find("google/gemma-2-9b");
+  ASSERT_TRUE(pinned.ok() && plain.ok());
+  EXPECT_TRUE((*pinned)->config_eager_attention);
+  EXPECT_FALSE((*plain)->config_eager_attention);
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kHf;
+  j.precision = Precision::kPureBf16;
+  j.seq_len = 2048;
+  ASSERT_TRUE(ValidateJob(j).ok());
+  EXPECT_EQ(AttentionUsed(**pinned, j), Attention::kEager);
+  EXPECT_EQ(AttentionUsed(**plain, j), Attention::kFused);
+  TrainingJob eager = j;
+  eager.attention = Attention::kEager;
+  eager.attention_given = true;
+  EXPECT_EQ(LayerActivationBytes(**pinned, j, 1), LayerActivationBytes(**pinned, eager, 1));
+  TrainingJob fused = j;
+  fused.attention_given = true;  // --attention fused
+  EXPECT_EQ(AttentionUsed(**pinned, fused), Attention::kFused);
+  EXPECT_LT(LayerActivationBytes(**pinned, fused, 1), LayerActivationBytes(**pinned, j, 1));
+  TrainingJob megatron = j;
+  megatron.framework = Framework::kMegatron;
+  EXPECT_EQ(AttentionUsed(**pinned, megatron), Attention::kFused);
+}
+
 // Gemma-2's capped attention scores (attn_logit_softcapping) are computed by litgpt itself, not by
 // SDPA (litgpt/model.py scaled_dot_product_attention): tanh saves its 16-bit output, softmax its
 // fp32 output, scores @ v the 16-bit copy, 8 bytes per head per query per key in bf16.

@@ -36,6 +36,7 @@ AccountingRecord Sample() {
   j.quant = Quant::kNf4;
   j.lora_r = 64;
   j.lora_dropout = 0.05;
+  j.attention_given = true;  // --attention fused, named: a config's pinned default must not win
   j.gpus = 16;
   j.gpus_per_node = 8;
   j.gpu = "A100-SXM4-80GB";
@@ -87,6 +88,8 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.lora_r, a.lora_r);
   EXPECT_DOUBLE_EQ(b.lora_dropout, a.lora_dropout);
   EXPECT_EQ(b.optimizer_impl, a.optimizer_impl);
+  EXPECT_EQ(b.attention, a.attention);
+  EXPECT_EQ(b.attention_given, a.attention_given);
   EXPECT_EQ(b.gpus, a.gpus);
   EXPECT_EQ(b.gpus_per_node, a.gpus_per_node);
   EXPECT_EQ(b.gpu, a.gpu);

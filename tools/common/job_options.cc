@@ -254,6 +254,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(
       ParseEnumFlag(vm, "recompute-method", &ParseRecomputeMethod, &job.recompute_method));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "attention", &ParseAttention, &job.attention));
+  job.attention_given = vm.count("attention") != 0 && !vm["attention"].defaulted();
   FMTE_RETURN_IF_ERROR(
       ParseEnumFlag(vm, "optimizer-impl", &ParseOptimizerImpl, &job.optimizer_impl));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "quant", &ParseQuant, &job.quant));

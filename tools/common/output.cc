@@ -136,6 +136,7 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
                   {"kv_heads", model.num_kv_heads},
                   {"vocab_size", model.vocab_size}};
   doc["job"] = JobJson(job);
+  doc["job"]["attention"] = ToString(AttentionUsed(model, job));  // a config may pin eager
   doc["gpu"] = {{"name", gpu.name}, {"memory_bytes", gpu.memory_bytes}};
   doc["params"] = {{"total", m.params.total},
                    {"trainable", m.trainable_params},
@@ -223,7 +224,7 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
       (job.recompute_method != RecomputeMethod::kUniform || job.recompute_num_layers != 1))
     savers += " (" + std::string(ToString(job.recompute_method)) + " " +
               std::to_string(job.recompute_num_layers) + ")";
-  savers += ", attention " + std::string(ToString(job.attention));
+  savers += ", attention " + std::string(ToString(AttentionUsed(model, job)));
   if (job.chunked_loss) savers += ", chunked loss";
   if (job.compile) savers += ", compile";
   if (job.fp8 != Fp8::kNone) savers += ", fp8 " + std::string(ToString(job.fp8));

@@ -282,7 +282,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   // softcapping we cannot use SDPA"): q @ k.mT, tanh(x / cap) * cap, the mask, softmax in fp32 and
   // .to(q.dtype), then scores @ v.
   const bool litgpt_softcap = litgpt && m.attn_logit_softcapping > 0;
-  const bool eager = j.attention == Attention::kEager || litgpt_softcap;
+  const bool eager = AttentionUsed(m, j) == Attention::kEager || litgpt_softcap;
   const bool native_gqa = fw == Framework::kMegatron;  // TE/flash take GQA natively
   // litgpt's v is a view of the fused qkv output when nothing expands K/V (multi-head attention:
   // view, permute or transpose, split, reshape), so what SDPA saves for v keeps that whole output

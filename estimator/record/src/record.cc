@@ -166,7 +166,8 @@ std::string EncodeRecord(const AccountingRecord& r) {
   put("ac", ToString(j.activation_checkpointing));
   if (j.recompute_method != d.recompute_method) put("rcm", ToString(j.recompute_method));
   if (j.recompute_num_layers != d.recompute_num_layers) put_int("rcn", j.recompute_num_layers);
-  if (j.attention != d.attention) put("attn", ToString(j.attention));
+  // Given or not the default: what the job asked for (a model's config may pin another default).
+  if (j.attention != d.attention || j.attention_given) put("attn", ToString(j.attention));
   if (j.optimizer_impl != d.optimizer_impl) put("oimpl", ToString(j.optimizer_impl));
   if (j.method == Method::kLora || j.method == Method::kQlora) {
     put_int("lora_r", kLoraRRange.Clamp(j.lora_r));
@@ -301,9 +302,10 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = enum_field(&j.recompute_method, ParseRecomputeMethod);
     else if (key == "rcn")
       s = int_field(&j.recompute_num_layers, 1, 1 << 16);
-    else if (key == "attn")
+    else if (key == "attn") {
       s = enum_field(&j.attention, ParseAttention);
-    else if (key == "oimpl")
+      j.attention_given = true;
+    } else if (key == "oimpl")
       s = enum_field(&j.optimizer_impl, ParseOptimizerImpl);
     else if (key == "lora_r")
       s = int_field(&j.lora_r, kLoraRRange.lo, kLoraRRange.hi);

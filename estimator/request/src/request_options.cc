@@ -194,7 +194,7 @@ const std::array<KeySpec, 46> kKeys{{
     {{"lora-targets", "LIST|all-linear", ""}, false, FMTE_SETTER(return SetLoraTargets(v, s, j);)},
     {{"attention", "fused|eager", ""},
      false,
-     FMTE_SETTER(return SetEnum(v, s, &j->attention, ParseAttention);)},
+     FMTE_SETTER(j->attention_given = true; return SetEnum(v, s, &j->attention, ParseAttention);)},
     {{"optimizer-impl", "auto|foreach|fused", ""},
      false,
      FMTE_SETTER(return SetEnum(v, s, &j->optimizer_impl, ParseOptimizerImpl);)},

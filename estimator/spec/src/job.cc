@@ -327,8 +327,14 @@ Status ValidateJob(const TrainingJob& job) {
   return Status::Ok();
 }
 
+Attention AttentionUsed(const ModelArch& model, const TrainingJob& job) {
+  if (!job.attention_given && model.config_eager_attention && job.framework == Framework::kHf)
+    return Attention::kEager;
+  return job.attention;
+}
+
 bool HfMasksAttention(const ModelArch& model, const TrainingJob& job, double context) {
-  return job.attention == Attention::kFused && job.framework == Framework::kHf &&
+  return AttentionUsed(model, job) == Attention::kFused && job.framework == Framework::kHf &&
          model.sliding_window > 0 && context >= static_cast<double>(model.sliding_window);
 }
 

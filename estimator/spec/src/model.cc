@@ -197,6 +197,10 @@ Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
   if (const auto c = j.find("attn_logit_softcapping"); c != j.end() && c->is_number()) {
     if (c->get<double>() > 0) arch.attn_logit_softcapping = c->get<double>();
   }
+  for (const char* key : {"_attn_implementation", "attn_implementation"}) {
+    if (const auto a = j.find(key); a != j.end() && a->is_string())
+      arch.config_eager_attention = a->get<std::string>() == "eager";
+  }
   if (const auto c = j.find("final_logit_softcapping"); c != j.end() && c->is_number()) {
     if (c->get<double>() > 0) arch.final_logit_softcapping = c->get<double>();
   }

@@ -177,11 +177,12 @@ Result<PipelineConfig> PipelineConfigFor(const ModelArch& model, const TrainingJ
   c.qkv_out = static_cast<double>((model.num_heads + 2 * kv) * head_dim);
   c.vocab = static_cast<double>(model.vocab_size > 0 ? model.vocab_size : 50257);
   c.layernorm_name = model.norm == NormKind::kRms ? "RMSlayernorm" : "layernorm";
-  const std::string attention = job.attention == Attention::kFused ? "flash_atten" : "baddbmm";
+  const bool fused = AttentionUsed(model, job) == Attention::kFused;
+  const std::string attention = fused ? "flash_atten" : "baddbmm";
   c.encoder_function_list = {c.layernorm_name, "linear1",        "RoPE",    attention,
                              "linear2",        c.layernorm_name, "res_add", "linear3",
                              "gelu",           "linear4",        "res_add"};
-  if (job.attention != Attention::kFused) {
+  if (!fused) {
     // Eager attention: scores (baddbmm), masked softmax, weighted values (bmm).
     c.encoder_function_list.insert(c.encoder_function_list.begin() + 4,
                                    {"ScaledUpperTriangMaskedSoftmax", "bmm"});

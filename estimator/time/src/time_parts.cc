@@ -91,11 +91,12 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
   // transformers a context reaching the model's sliding window makes it pass SDPA an explicit
   // mask: the memory-efficient kernel then computes every score.
   const bool masked = HfMasksAttention(model, job, context);
-  f.attention_executed =
-      job.attention == Attention::kFused && !masked ? f.attention_full / 2 : f.attention_full;
+  f.attention_executed = AttentionUsed(model, job) == Attention::kFused && !masked
+                             ? f.attention_full / 2
+                             : f.attention_full;
   f.attention_weighted = f.attention_executed;
-  const double attn_fraction = job.attention != Attention::kFused ? 0
-                               : masked                           ? MaskedSdpaPeakFraction(eff)
+  const double attn_fraction = AttentionUsed(model, job) != Attention::kFused ? 0
+                               : masked ? MaskedSdpaPeakFraction(eff)
                                         : FusedAttentionPeakFraction(eff, context, head_dim);
   if (attn_fraction > 0 && eff.gemm_efficiency > 0)
     f.attention_weighted = f.attention_executed * eff.gemm_efficiency / attn_fraction;
@@ -174,7 +175,8 @@ RingSeconds RingAttentionSeconds(const ModelArch& model, const TrainingJob& job,
   // Attention of the local queries against one chunk of keys (a cp-th of the context); causal
   // fused kernels skip the masked half.
   const double per_chunk = tokens_mb * 4 * (context / cp) * (heads / t) * head_dim *
-                           (job.attention == Attention::kFused ? 0.5 : 1.0) / attention_rate;
+                           (AttentionUsed(model, job) == Attention::kFused ? 0.5 : 1.0) /
+                           attention_rate;
   out.fwd = (cp - 1) * std::max(0.0, hop - per_chunk);
   out.bwd = (cp - 1) * std::max(0.0, 2 * hop - 2 * per_chunk);  // K, V and dK, dV; 2x the FLOPs
   return out;

@@ -16,7 +16,7 @@ double ActivationBytesPerToken(const ModelArch& model, const TrainingJob& job, d
   const double h = static_cast<double>(model.hidden_size);
   const double t = static_cast<double>(job.tp);
   double bytes = job.sequence_parallel ? h * 34.0 / t : h * (10.0 + 24.0 / t);
-  if (job.attention == Attention::kEager)
+  if (AttentionUsed(model, job) == Attention::kEager)
     bytes += 5.0 * static_cast<double>(model.num_heads) * context / t;
   return bytes;
 }

@@ -184,6 +184,9 @@ struct TrainingJob {
   RecomputeMethod recompute_method = RecomputeMethod::kUniform;
   int64_t recompute_num_layers = 1;
   Attention attention = Attention::kFused;
+  // Whether the job names its attention (--attention, #FMTE attention=); when it does not, a model
+  // whose config.json pins transformers to eager attention runs eager under HF (AttentionUsed).
+  bool attention_given = false;
   bool chunked_loss = false;
   bool compile = false;
   bool activation_offload = false;
@@ -260,6 +263,10 @@ struct TrainingJob {
 Status ValidateJob(const TrainingJob& job);
 
 struct ModelArch;
+// The attention kernel the job runs: its own --attention when given, else eager where the model's
+// config.json pins transformers to it (ModelArch::config_eager_attention, the HF framework), else
+// fused. Every mechanism that depends on the kernel asks this.
+Attention AttentionUsed(const ModelArch& model, const TrainingJob& job);
 // Whether transformers hands SDPA an explicit mask in the layers with a sliding window
 // (ModelArch::sliding_window_layers): the HF framework, fused attention and a context that reaches
 // the window. The flash kernel is then ruled out: the memory-efficient kernel computes every score

@@ -107,6 +107,10 @@ struct ModelArch {
   // entries; gpt-oss), Gemma-2's every other layer (transformers Gemma2Config: layer i slides when
   // i + 1 is odd), Gemma-3's all but every sliding_window_pattern-th; all layers otherwise.
   int64_t sliding_window_layers = 0;
+  // config.json's _attn_implementation is "eager" (Gemma-2-27B's published config): transformers
+  // then builds the model with eager attention unless the caller asks for another (measured: the
+  // HF Trainer runs of tests/data/memory-measured/measured-h100-hf.jsonl record "eager" for it).
+  bool config_eager_attention = false;
   // config.json's final_logit_softcapping (Gemma-2: 30): the logits pass through
   // tanh(x / cap) * cap in the model's forward; 0 = none.
   double final_logit_softcapping = 0;
