@@ -23,12 +23,19 @@ each step the moment of its peak is found and the blocks alive then are grouped 
 
 The replayed peak is checked against torch.cuda.max_memory_allocated of the same step.
 
+The same trace's segment events (cudaMalloc/cudaFree of the caching allocator, the map/unmap of
+expandable segments) give the reserved memory (max_memory_reserved's quantity): at each step's
+reserved peak, the segments, what live blocks hold of them and the ones with the most free bytes,
+to see why checkpointed runs reserve up to a quarter more than they allocate (docs/memory.md).
+
 Writes OUT_DIR/peak-snapshot.jsonl: one line per case with the versions, and per step: the torch
 peak, the replayed peak, the phase and stack of the allocation that reached it, the peak of each
 phase, the groups alive at the peak (bytes, count, most common block sizes) and the allocated
-bytes sampled along the step.
+bytes sampled along the step; "reserved" per step: the reserved peak, its segments, their live and
+free bytes and the segments with the most free bytes; "reserved_peaks": max_memory_reserved.
 """
 import argparse
+import bisect
 import collections
 import json
 import os
@@ -163,6 +170,81 @@ def analyse(trace, start_allocated, torch_peaks, samples=200, top=40):
     return out
 
 
+def reserved_at_peak(trace, start_reserved, windows, top=12):
+    """The allocator's segments at the peak of reserved memory (max_memory_reserved's quantity) in
+    each step window: what is reserved, what of it live blocks hold, and the segments with the most
+    free bytes (their size, live bytes and largest live blocks). Segment events: segment_alloc /
+    segment_free (cudaMalloc / cudaFree), segment_map / segment_unmap (expandable segments).
+    Segments reserved before recording began are counted in start_reserved, not listed."""
+    segs = {}   # addr -> size
+    live = {}   # block addr -> size
+    reserved = start_reserved
+    points = []  # (index, reserved after the event)
+    for i, e in enumerate(trace):
+        act = e["action"]
+        if act in ("segment_alloc", "segment_map"):
+            segs[e["addr"]] = segs.get(e["addr"], 0) + e["size"]
+            reserved += e["size"]
+        elif act in ("segment_free", "segment_unmap"):
+            reserved -= e["size"]
+            left = segs.get(e["addr"], 0) - e["size"]
+            if left > 0:
+                segs[e["addr"]] = left
+            else:
+                segs.pop(e["addr"], None)
+        elif act == "alloc":
+            live[e["addr"]] = e["size"]
+            continue
+        elif act in ("free_requested", "free_completed"):
+            live.pop(e["addr"], None)
+            continue
+        else:
+            continue
+        points.append((i, reserved))
+    out = []
+    for k, (b, en) in enumerate(windows):
+        pts = [(i, r) for i, r in points if b <= i < en]
+        if not pts:
+            out.append({"step": k + 1, "segment_events": 0})
+            continue
+        peak_i, peak = max(pts, key=lambda p: p[1])
+        # A segment is reserved for the block allocated next: include that block.
+        upto = next((i for i in range(peak_i + 1, len(trace)) if trace[i]["action"] == "alloc"),
+                    peak_i)
+        segs_at, live_at = {}, {}
+        for i, e in enumerate(trace[:upto + 1]):  # replay to the peak
+            act = e["action"]
+            if act in ("segment_alloc", "segment_map"):
+                segs_at[e["addr"]] = segs_at.get(e["addr"], 0) + e["size"]
+            elif act in ("segment_free", "segment_unmap"):
+                left = segs_at.get(e["addr"], 0) - e["size"]
+                if left > 0:
+                    segs_at[e["addr"]] = left
+                else:
+                    segs_at.pop(e["addr"], None)
+            elif act == "alloc":
+                live_at[e["addr"]] = e["size"]
+            elif act in ("free_requested", "free_completed"):
+                live_at.pop(e["addr"], None)
+        starts = sorted(segs_at)
+        inside = collections.defaultdict(list)
+        for addr, size in live_at.items():
+            j = bisect.bisect_right(starts, addr) - 1
+            if j >= 0 and addr < starts[j] + segs_at[starts[j]]:
+                inside[starts[j]].append(size)
+        rows = [{"size": segs_at[a], "live": sum(inside[a]), "blocks": len(inside[a]),
+                 "largest_blocks": sorted(inside[a], reverse=True)[:3]} for a in starts]
+        free = sum(r["size"] - r["live"] for r in rows)
+        out.append({
+            "step": k + 1, "reserved_peak": peak, "peak_at": round((peak_i - b) / max(1, en - b), 4),
+            "segments": len(rows), "recorded_segment_bytes": sum(r["size"] for r in rows),
+            "live_in_segments": sum(r["live"] for r in rows), "free_in_segments": free,
+            "most_free": sorted(rows, key=lambda r: r["live"] - r["size"])[:top],
+            "segment_sizes": collections.Counter(r["size"] for r in rows).most_common(8),
+        })
+    return out
+
+
 def run_case(case, steps):
     import torch
     from transformers import TrainerCallback
@@ -170,12 +252,13 @@ def run_case(case, steps):
     torch.cuda.memory._record_memory_history(enabled=None)
     torch.cuda.reset_peak_memory_stats()
     start_allocated = torch.cuda.memory_allocated()
+    start_reserved = torch.cuda.memory_reserved()
     torch.cuda.memory._record_memory_history(enabled="all", context="alloc", stacks="python",
                                              max_entries=3_000_000)
     model, cfg = measure_hf.build_model(case)
     if case[1] == "lora":
         model = measure_hf.add_lora(model, case)
-    peaks, times = [], []
+    peaks, times, reserved_peaks = [], [], []
 
     class Probe(TrainerCallback):
         def on_step_begin(self, args, state, control, **kw):
@@ -189,6 +272,7 @@ def run_case(case, steps):
             torch.cuda.synchronize()
             times.append(time.perf_counter() - self.t0)
             peaks.append(torch.cuda.max_memory_allocated())
+            reserved_peaks.append(torch.cuda.max_memory_reserved())
             mark = torch.empty(1, device="cuda")  # its allocation marks the step's end
             del mark
 
@@ -200,10 +284,16 @@ def run_case(case, steps):
     snap_s = time.perf_counter() - t0
     del model
     result = analyse(trace, start_allocated, peaks)
+    begins = [i for i, e in enumerate(trace) if e["action"] == "alloc" and
+              is_mark(e.get("frames", []), MARK[0])]
+    ends = [i for i, e in enumerate(trace) if e["action"] == "alloc" and
+            is_mark(e.get("frames", []), MARK[1])]
+    reserved = reserved_at_peak(trace, start_reserved, list(zip(begins, ends)))
     mark_frames = next(([short(f) for f in e.get("frames", [])[:8]] for e in trace
                         if e["action"] == "alloc" and is_mark(e.get("frames", []), MARK[0])),
                        None)
-    return {"steps": result, "step_times_s": times, "torch_peaks": peaks, "oom": oom,
+    return {"steps": result, "reserved": reserved, "reserved_peaks": reserved_peaks,
+            "step_times_s": times, "torch_peaks": peaks, "oom": oom,
             "trace_entries": len(trace), "snapshot_s": snap_s, "mark_frames": mark_frames}
 
 
@@ -234,6 +324,12 @@ def main():
             fj.write(json.dumps({"case_index": i, "case": case, "versions": vers,
                                  "left_allocated_after_cleanup": left, **info}) + "\n")
             fj.flush()
+            for r in info["reserved"]:
+                if "reserved_peak" in r:
+                    print("case %2d step %d: reserved %.2f GiB at %.2f, %d segments, %.2f GiB "
+                          "free in them" % (i, r["step"], r["reserved_peak"] / 2**30,
+                                            r["peak_at"], r["segments"],
+                                            r["free_in_segments"] / 2**30), flush=True)
             for s in info["steps"]:
                 print("case %2d step %d: torch %.2f GiB replayed %.2f GiB at %.2f (%s); %s" % (
                     i, s["step"], (s["torch_max_allocated"] or 0) / 2**30,
