@@ -170,6 +170,22 @@ def analyse(trace, start_allocated, torch_peaks, samples=200, top=40):
     return out
 
 
+SEGMENT_EVENTS = ("segment_alloc", "segment_map", "segment_free", "segment_unmap")
+
+
+def segment_event(segs, e):
+    """Applies one segment event to `segs` (address -> bytes); returns the change in reserved."""
+    if e["action"] in ("segment_alloc", "segment_map"):
+        segs[e["addr"]] = segs.get(e["addr"], 0) + e["size"]
+        return e["size"]
+    left = segs.get(e["addr"], 0) - e["size"]
+    if left > 0:
+        segs[e["addr"]] = left
+    else:
+        segs.pop(e["addr"], None)
+    return -e["size"]
+
+
 def reserved_at_peak(trace, start_reserved, windows, top=12):
     """The allocator's segments at the peak of reserved memory (max_memory_reserved's quantity) in
     each step window: what is reserved, what of it live blocks hold, and the segments with the most
@@ -182,16 +198,8 @@ def reserved_at_peak(trace, start_reserved, windows, top=12):
     points = []  # (index, reserved after the event)
     for i, e in enumerate(trace):
         act = e["action"]
-        if act in ("segment_alloc", "segment_map"):
-            segs[e["addr"]] = segs.get(e["addr"], 0) + e["size"]
-            reserved += e["size"]
-        elif act in ("segment_free", "segment_unmap"):
-            reserved -= e["size"]
-            left = segs.get(e["addr"], 0) - e["size"]
-            if left > 0:
-                segs[e["addr"]] = left
-            else:
-                segs.pop(e["addr"], None)
+        if act in SEGMENT_EVENTS:
+            reserved += segment_event(segs, e)
         elif act == "alloc":
             live[e["addr"]] = e["size"]
             continue
@@ -214,14 +222,8 @@ def reserved_at_peak(trace, start_reserved, windows, top=12):
         segs_at, live_at = {}, {}
         for i, e in enumerate(trace[:upto + 1]):  # replay to the peak
             act = e["action"]
-            if act in ("segment_alloc", "segment_map"):
-                segs_at[e["addr"]] = segs_at.get(e["addr"], 0) + e["size"]
-            elif act in ("segment_free", "segment_unmap"):
-                left = segs_at.get(e["addr"], 0) - e["size"]
-                if left > 0:
-                    segs_at[e["addr"]] = left
-                else:
-                    segs_at.pop(e["addr"], None)
+            if act in SEGMENT_EVENTS:
+                segment_event(segs_at, e)
             elif act == "alloc":
                 live_at[e["addr"]] = e["size"]
             elif act in ("free_requested", "free_completed"):
