@@ -151,7 +151,8 @@ Result<std::unique_ptr<Loaded>> PluginState::Load() {
   // its partitions decide without it (fail open).
   Catalogs catalogs = std::move(estimator).value().TakeCatalogs();
   std::string problems;
-  LoadOperatorSets(loaded->config, &catalogs, &problems);
+  LoadOperatorSets(loaded->config, &catalogs, &problems,
+                   sets_for_ ? &loaded->config.For(*sets_for_) : nullptr);
   if (!problems.empty()) reload_message_ += (reload_message_.empty() ? "" : "; ") + problems;
   loaded->estimator = Estimator(std::move(catalogs));
   Config fingerprinted = loaded->config;  // with the regressors actually loaded

@@ -66,6 +66,9 @@ class PluginState {
   // Loads everything. `fmte_conf_path` empty: FindConfigPath(SlurmConfPath()). `watch` false:
   // loaded once, never reloaded (sbatch's SPANK plugin, which decides one job and exits).
   Status Init(std::string fmte_conf_path = "", bool watch = true);
+  // Before Init: read only the OperatorSet= of `partition` (fmte.conf's For(partition)), not every
+  // partition's: sbatch decides one job, and each set it reads costs it tens of milliseconds.
+  void OperatorSetsOnlyFor(std::string partition) { sets_for_ = std::move(partition); }
   // The loaded state (null before a successful Init); reloads first when a file changed and the
   // last check is older than kReloadCheckS (or `force`). Errors of a reload are in last_error().
   const Loaded* Current(bool force = false);
@@ -94,6 +97,7 @@ class PluginState {
   time_t last_full_check_ = 0;
   std::string last_error_;
   std::string reload_message_;
+  std::optional<std::string> sets_for_;  // OperatorSetsOnlyFor
 };
 
 }  // namespace fmte::slurm

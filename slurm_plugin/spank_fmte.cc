@@ -270,6 +270,7 @@ void ForwardDecision(spank_t sp, const std::string& arch) {
   const fmte::JobRequest request = fmte::ParseJobRequest("", in.spank_values, in.facts);
   if (!request.is_llm_job || !request.forwarded_scan) return;
   fmte::slurm::PluginState state;
+  state.OperatorSetsOnlyFor(request.partition);       // the one set this job's decision can use
   if (!state.Init("", /*watch=*/false).ok()) return;  // the controller reports its own load
   const fmte::slurm::Loaded* loaded = state.Current();
   if (loaded == nullptr || !loaded->config.client_decisions) return;

@@ -453,6 +453,13 @@ TEST(PluginStateTest, OperatorSetsAreLoadedAndAMissingOneIsNamedOnce) {
   const std::string reloaded = state.TakeReloadMessage();
   EXPECT_NE(reloaded.find("reloaded"), std::string::npos) << reloaded;
   EXPECT_NE(reloaded.find("OperatorSet=NoSuchCluster not used"), std::string::npos) << reloaded;
+  // sbatch deciding a job for partition gpu reads that partition's set alone.
+  PluginState client;
+  client.OperatorSetsOnlyFor("gpu");
+  ASSERT_TRUE(client.Init(conf.string(), /*watch=*/false).ok());
+  EXPECT_EQ(client.Current()->estimator.catalogs().operator_sets.size(), 1u);
+  EXPECT_EQ(client.Current()->estimator.catalogs().operator_sets.count("perlmutter"), 1u);
+  EXPECT_EQ(client.TakeReloadMessage(), "");  // NoSuchCluster was not even looked for
   fs::remove_all(dir);
 }
 

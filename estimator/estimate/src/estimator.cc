@@ -36,11 +36,16 @@ Status LoadRegressors(const std::string& regressors_dir, Catalogs* catalogs) {
   return Status::Ok();
 }
 
-void LoadOperatorSets(const Config& config, Catalogs* catalogs, std::string* problems) {
+void LoadOperatorSets(const Config& config, Catalogs* catalogs, std::string* problems,
+                      const PartitionConfig* only) {
   std::vector<std::string> names;
-  if (!config.defaults.operator_set.empty()) names.push_back(config.defaults.operator_set);
-  for (const PartitionConfig& p : config.partitions)
-    if (!p.operator_set.empty()) names.push_back(p.operator_set);
+  if (only != nullptr) {
+    if (!only->operator_set.empty()) names.push_back(only->operator_set);
+  } else {
+    if (!config.defaults.operator_set.empty()) names.push_back(config.defaults.operator_set);
+    for (const PartitionConfig& p : config.partitions)
+      if (!p.operator_set.empty()) names.push_back(p.operator_set);
+  }
   for (const std::string& name : names) {
     if (catalogs->operator_sets.count(name) != 0) continue;
     const std::string dir = OperatorModels::FindDir(name, config.regressors_dir);

@@ -56,8 +56,10 @@ Status LoadRegressors(const std::string& regressors_dir, Catalogs* catalogs);
 // each read from <RegressorsDir>/NAME (a set the site trained with fmte-retrain train --kind
 // operators --cluster NAME), else from the shipped regressors (Perlmutter, Vista; the name
 // case-insensitive). A set that cannot be read is left out and its error appended to *problems
-// (one line each, naming the file): the partitions that name it decide without it.
-void LoadOperatorSets(const Config& config, Catalogs* catalogs, std::string* problems);
+// (one line each, naming the file): the partitions that name it decide without it. `only` (not
+// null): read only that partition's set (a client deciding one job).
+void LoadOperatorSets(const Config& config, Catalogs* catalogs, std::string* problems,
+                      const PartitionConfig* only = nullptr);
 
 struct JobEstimate {
   MemoryEstimate memory;
