@@ -401,18 +401,29 @@ def rows_for(case, info, vers, commit):
     return out
 
 
-def main():
+def case_arguments(steps):
+    """The arguments every device script takes: OUT_DIR, --only N,M (case indices), --steps."""
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--only", default="")
-    ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--tag", default="", help="suffix of the output files' names")
-    a = ap.parse_args()
+    ap.add_argument("--steps", type=int, default=steps)
+    return ap
+
+
+def start(a):
+    """Makes OUT_DIR, prints the software versions; (versions, the case indices to run)."""
     os.makedirs(a.out, exist_ok=True)
     vers = versions()
-    commit = os.environ.get("FMTE_COMMIT", "unknown")
     print(json.dumps(vers), flush=True)
-    picks = [int(x) for x in a.only.split(",") if x] or range(len(CASES))
+    return vers, [int(x) for x in a.only.split(",") if x] or range(len(CASES))
+
+
+def main():
+    ap = case_arguments(steps=5)
+    ap.add_argument("--tag", default="", help="suffix of the output files' names")
+    a = ap.parse_args()
+    vers, picks = start(a)
+    commit = os.environ.get("FMTE_COMMIT", "unknown")
     with open(os.path.join(a.out, "measured-hf%s.csv" % a.tag), "w", newline="") as fcsv, \
             open(os.path.join(a.out, "measured-hf%s.jsonl" % a.tag), "w") as fj:
         w = csv.DictWriter(fcsv, fieldnames=FIELDS)

@@ -34,7 +34,6 @@ phase, the groups alive at the peak (bytes, count, most common block sizes) and 
 bytes sampled along the step; "reserved" per step: the reserved peak, its segments, their live and
 free bytes and the segments with the most free bytes; "reserved_peaks": max_memory_reserved.
 """
-import argparse
 import bisect
 import collections
 import json
@@ -89,17 +88,54 @@ def is_mark(frames, which):
                for f in frames[:4])
 
 
-def analyse(trace, start_allocated, torch_peaks, samples=200, top=40):
+SEGMENT_EVENTS = ("segment_alloc", "segment_map", "segment_free", "segment_unmap")
+
+
+def segment_event(segs, e):
+    """Applies one segment event to `segs` (address -> bytes); returns the change in reserved."""
+    if e["action"] in ("segment_alloc", "segment_map"):
+        segs[e["addr"]] = segs.get(e["addr"], 0) + e["size"]
+        return e["size"]
+    left = segs.get(e["addr"], 0) - e["size"]
+    if left > 0:
+        segs[e["addr"]] = left
+    else:
+        segs.pop(e["addr"], None)
+    return -e["size"]
+
+
+def marks(trace, which):
+    """Trace indices of the marker allocations of `which` (on_step_begin or on_step_end)."""
+    return [i for i, e in enumerate(trace) if e["action"] == "alloc" and
+            is_mark(e.get("frames", []), which)]
+
+
+def step_windows(trace):
+    """Each step's [begin, end) trace indices, from the markers."""
+    return list(zip(marks(trace, MARK[0]), marks(trace, MARK[1])))
+
+
+def replay(trace, upto):
+    """The blocks alive (address -> trace index of its allocation) and the segments (address ->
+    bytes) just after trace event `upto`."""
+    alive, segs = {}, {}
+    for i, e in enumerate(trace[:upto + 1]):
+        act = e["action"]
+        if act == "alloc":
+            alive[e["addr"]] = i
+        elif act in ("free_requested", "free_completed"):
+            alive.pop(e["addr"], None)
+        elif act in SEGMENT_EVENTS:
+            segment_event(segs, e)
+    return alive, segs
+
+
+def analyse(trace, start_allocated, torch_peaks, windows, samples=200, top=40):
     """Replay an allocator trace (list of entries with action, addr, size, frames) and describe
     each step's peak. start_allocated: bytes allocated when recording began (blocks the trace
-    never saw allocated). torch_peaks: max_memory_allocated per step, for the check."""
-    # step windows from the markers: [begin index, end index)
-    begins = [i for i, e in enumerate(trace) if e["action"] == "alloc" and
-              is_mark(e.get("frames", []), MARK[0])]
-    ends = [i for i, e in enumerate(trace) if e["action"] == "alloc" and
-            is_mark(e.get("frames", []), MARK[1])]
-    windows = list(zip(begins, ends))
-    first_step = begins[0] if begins else len(trace)
+    never saw allocated). torch_peaks: max_memory_allocated per step, for the check. windows:
+    step_windows(trace)."""
+    first_step = windows[0][0] if windows else len(trace)
     step_of = lambda idx: next((k for k, (b, _) in enumerate(windows) if idx >= b and
                                 (k + 1 == len(windows) or idx < windows[k + 1][0])), -1)
 
@@ -126,13 +162,7 @@ def analyse(trace, start_allocated, torch_peaks, samples=200, top=40):
         if not pts:
             continue
         peak_i, peak = max(pts, key=lambda p: p[1])
-        # the blocks alive just after event peak_i: replay again up to it
-        alive = {}
-        for i, e in enumerate(trace[:peak_i + 1]):
-            if e["action"] == "alloc":
-                alive[e["addr"]] = i
-            elif e["action"] in ("free_requested", "free_completed"):
-                alive.pop(e["addr"], None)
+        alive, _ = replay(trace, peak_i)
         groups = collections.defaultdict(lambda: [0, 0, collections.Counter()])
         known = 0
         for addr, i in alive.items():
@@ -170,22 +200,6 @@ def analyse(trace, start_allocated, torch_peaks, samples=200, top=40):
     return out
 
 
-SEGMENT_EVENTS = ("segment_alloc", "segment_map", "segment_free", "segment_unmap")
-
-
-def segment_event(segs, e):
-    """Applies one segment event to `segs` (address -> bytes); returns the change in reserved."""
-    if e["action"] in ("segment_alloc", "segment_map"):
-        segs[e["addr"]] = segs.get(e["addr"], 0) + e["size"]
-        return e["size"]
-    left = segs.get(e["addr"], 0) - e["size"]
-    if left > 0:
-        segs[e["addr"]] = left
-    else:
-        segs.pop(e["addr"], None)
-    return -e["size"]
-
-
 def reserved_at_peak(trace, start_reserved, windows, top=12):
     """The allocator's segments at the peak of reserved memory (max_memory_reserved's quantity) in
     each step window: what is reserved, what of it live blocks hold, and the segments with the most
@@ -193,22 +207,12 @@ def reserved_at_peak(trace, start_reserved, windows, top=12):
     segment_free (cudaMalloc / cudaFree), segment_map / segment_unmap (expandable segments).
     Segments reserved before recording began are counted in start_reserved, not listed."""
     segs = {}   # addr -> size
-    live = {}   # block addr -> size
     reserved = start_reserved
     points = []  # (index, reserved after the event)
     for i, e in enumerate(trace):
-        act = e["action"]
-        if act in SEGMENT_EVENTS:
+        if e["action"] in SEGMENT_EVENTS:
             reserved += segment_event(segs, e)
-        elif act == "alloc":
-            live[e["addr"]] = e["size"]
-            continue
-        elif act in ("free_requested", "free_completed"):
-            live.pop(e["addr"], None)
-            continue
-        else:
-            continue
-        points.append((i, reserved))
+            points.append((i, reserved))
     out = []
     for k, (b, en) in enumerate(windows):
         pts = [(i, r) for i, r in points if b <= i < en]
@@ -219,21 +223,13 @@ def reserved_at_peak(trace, start_reserved, windows, top=12):
         # A segment is reserved for the block allocated next: include that block.
         upto = next((i for i in range(peak_i + 1, len(trace)) if trace[i]["action"] == "alloc"),
                     peak_i)
-        segs_at, live_at = {}, {}
-        for i, e in enumerate(trace[:upto + 1]):  # replay to the peak
-            act = e["action"]
-            if act in SEGMENT_EVENTS:
-                segment_event(segs_at, e)
-            elif act == "alloc":
-                live_at[e["addr"]] = e["size"]
-            elif act in ("free_requested", "free_completed"):
-                live_at.pop(e["addr"], None)
+        alive, segs_at = replay(trace, upto)
         starts = sorted(segs_at)
         inside = collections.defaultdict(list)
-        for addr, size in live_at.items():
+        for addr, i in alive.items():
             j = bisect.bisect_right(starts, addr) - 1
             if j >= 0 and addr < starts[j] + segs_at[starts[j]]:
-                inside[starts[j]].append(size)
+                inside[starts[j]].append(trace[i]["size"])
         rows = [{"size": segs_at[a], "live": sum(inside[a]), "blocks": len(inside[a]),
                  "largest_blocks": sorted(inside[a], reverse=True)[:3]} for a in starts]
         free = sum(r["size"] - r["live"] for r in rows)
@@ -285,30 +281,19 @@ def run_case(case, steps):
     trace = snap["device_traces"][0] if snap.get("device_traces") else []
     snap_s = time.perf_counter() - t0
     del model
-    result = analyse(trace, start_allocated, peaks)
-    begins = [i for i, e in enumerate(trace) if e["action"] == "alloc" and
-              is_mark(e.get("frames", []), MARK[0])]
-    ends = [i for i, e in enumerate(trace) if e["action"] == "alloc" and
-            is_mark(e.get("frames", []), MARK[1])]
-    reserved = reserved_at_peak(trace, start_reserved, list(zip(begins, ends)))
-    mark_frames = next(([short(f) for f in e.get("frames", [])[:8]] for e in trace
-                        if e["action"] == "alloc" and is_mark(e.get("frames", []), MARK[0])),
-                       None)
+    windows = step_windows(trace)
+    result = analyse(trace, start_allocated, peaks, windows)
+    reserved = reserved_at_peak(trace, start_reserved, windows)
+    begins = marks(trace, MARK[0])
+    mark_frames = [short(f) for f in trace[begins[0]].get("frames", [])[:8]] if begins else None
     return {"steps": result, "reserved": reserved, "reserved_peaks": reserved_peaks,
             "step_times_s": times, "torch_peaks": peaks, "oom": oom,
             "trace_entries": len(trace), "snapshot_s": snap_s, "mark_frames": mark_frames}
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--only", default="")
-    ap.add_argument("--steps", type=int, default=3)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    vers = measure_hf.versions()
-    print(json.dumps(vers), flush=True)
-    picks = [int(x) for x in a.only.split(",") if x] or range(len(measure_hf.CASES))
+    a = measure_hf.case_arguments(steps=3).parse_args()
+    vers, picks = measure_hf.start(a)
     with open(os.path.join(a.out, "peak-snapshot.jsonl"), "w") as fj:
         for i in picks:
             case = measure_hf.CASES[i]

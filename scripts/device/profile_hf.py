@@ -19,7 +19,6 @@ Writes OUT_DIR/profile-hf.jsonl: one line per case with the versions, the unprof
 profiled step's events as rows [name index, category, start us (from the step's first event),
 duration us, launching operator, its input dims] with the kernel names in a table beside them.
 """
-import argparse
 import json
 import os
 import sys
@@ -138,16 +137,10 @@ def compact(events):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--only", default="")
-    ap.add_argument("--steps", type=int, default=5)
+    ap = measure_hf.case_arguments(steps=5)
     ap.add_argument("--profile-step", type=int, default=3)
     a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
-    vers = measure_hf.versions()
-    print(json.dumps(vers), flush=True)
-    picks = [int(x) for x in a.only.split(",") if x] or range(len(measure_hf.CASES))
+    vers, picks = measure_hf.start(a)
     with open(os.path.join(a.out, "profile-hf.jsonl"), "w") as fj:
         for n, i in enumerate(picks):
             case = measure_hf.CASES[i]
