@@ -90,12 +90,11 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
   // Fused causal kernels (FlashAttention, SDPA) skip the masked upper triangle: about half. Under
   // transformers a context reaching the model's sliding window makes it pass SDPA an explicit
   // mask: the memory-efficient kernel then computes every score.
+  const bool fused = AttentionUsed(model, job) == Attention::kFused;
   const bool masked = HfMasksAttention(model, job, context);
-  f.attention_executed = AttentionUsed(model, job) == Attention::kFused && !masked
-                             ? f.attention_full / 2
-                             : f.attention_full;
+  f.attention_executed = fused && !masked ? f.attention_full / 2 : f.attention_full;
   f.attention_weighted = f.attention_executed;
-  const double attn_fraction = AttentionUsed(model, job) != Attention::kFused ? 0
+  const double attn_fraction = !fused   ? 0
                                : masked ? MaskedSdpaPeakFraction(eff)
                                         : FusedAttentionPeakFraction(eff, context, head_dim);
   if (attn_fraction > 0 && eff.gemm_efficiency > 0)

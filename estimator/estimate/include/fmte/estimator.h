@@ -112,8 +112,6 @@ class PreparedEstimate {
   PreparedEstimate& operator=(const PreparedEstimate&) = delete;
 
   const Catalogs& catalogs() const { return catalogs_; }
-  // The catalogs, moved out (to add to them before building a new Estimator).
-  Catalogs TakeCatalogs() && { return std::move(catalogs_); }
   const ModelArch& model() const;
 
   // The full estimate (memory, step and wall time, site corrections), as ::fmte::Estimate; with a
