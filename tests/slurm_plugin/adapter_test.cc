@@ -436,7 +436,8 @@ TEST(PluginStateTest, OperatorSetsAreLoadedAndAMissingOneIsNamedOnce) {
   fs::create_directories(dir);
   fs::path conf = dir / "fmte.conf";
   std::ofstream(conf) << "PartitionName=gpu Gpu=A100 OperatorSet=perlmutter\n"
-                         "PartitionName=site OperatorSet=NoSuchCluster\n";
+                         "PartitionName=site OperatorSet=NoSuchCluster\n"
+                         "PartitionName=site2 OperatorSet=NoSuchCluster\n";
   PluginState state;
   ASSERT_TRUE(state.Init(conf.string()).ok());
   const auto& sets = state.Current()->estimator.catalogs().operator_sets;
@@ -445,6 +446,10 @@ TEST(PluginStateTest, OperatorSetsAreLoadedAndAMissingOneIsNamedOnce) {
   const std::string said = state.TakeReloadMessage();
   EXPECT_NE(said.find("OperatorSet=NoSuchCluster not used"), std::string::npos) << said;
   EXPECT_NE(said.find("NoSuchCluster/manifest.json"), std::string::npos) << said;
+  // Named by two partitions, said once.
+  EXPECT_EQ(said.find("OperatorSet=NoSuchCluster", said.find("OperatorSet=NoSuchCluster") + 1),
+            std::string::npos)
+      << said;
   EXPECT_EQ(state.TakeReloadMessage(), "");
   // A reload says it again beside what it reloaded.
   std::ofstream(conf, std::ios::app) << "# edited\n";

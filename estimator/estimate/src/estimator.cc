@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "fmte/memory_prepared.h"
 #include "fmte/text.h"
@@ -46,8 +47,9 @@ void LoadOperatorSets(const Config& config, Catalogs* catalogs, std::string* pro
     for (const PartitionConfig& p : config.partitions)
       if (!p.operator_set.empty()) names.push_back(p.operator_set);
   }
+  std::set<std::string> tried;  // a set several partitions name is read, or reported, once
   for (const std::string& name : names) {
-    if (catalogs->operator_sets.count(name) != 0) continue;
+    if (!tried.insert(name).second || catalogs->operator_sets.count(name) != 0) continue;
     const std::string dir = OperatorModels::FindDir(name, config.regressors_dir);
     Result<OperatorModels> set =
         dir.empty() ? Result<OperatorModels>(Status::NotFound(
