@@ -142,6 +142,17 @@ const PublishedCount kPublished[] = {
     //   0: 84,021,248; 1..27: 27 x 587,862,016 = 15,872,274,432; + embed and head 2 x 102400*2048
     //   = 419,430,400 + norm 2,048 -> 16,375,728,128 (model card: "16.4B").
     {"deepseek-ai/deepseek-moe-16b", 16375728128},
+    // Multimodal models: the summed numel of the whole model (language model, vision encoder and
+    // projector), the Hub's safetensors counts quoted in many independent files:
+    // find_string "4,300,079,472", "27,432,406,640", "999,885,952" (text-only Gemma3ForCausalLM),
+    // "8,292,166,656", "3,754,622,976", "24,011,361,280".
+    {"google/gemma-3-4b-it", 4300079472},
+    {"google/gemma-3-27b-it", 27432406640},
+    {"google/gemma-3-1b-it", 999885952},
+    {"Qwen/Qwen2.5-VL-7B-Instruct", 8292166656},
+    {"Qwen/Qwen2.5-VL-3B-Instruct", 3754622976},
+    {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", 24011361280},
+    {"mistralai/Mistral-Small-3.2-24B-Instruct-2506", 24011361280},  // alias: same tensors
 };
 // clang-format on
 
@@ -241,6 +252,92 @@ TEST(ModelCountTest, ActiveParametersOfMoe) {
   for (auto [id, card_b] : {std::pair{"openai/gpt-oss-20b", 3.61}, {"openai/gpt-oss-120b", 5.13}}) {
     const ModelArch* a = *Catalog().Find(id);
     EXPECT_NEAR((a->Counts().active - a->embedding_params) / 1e9, card_b, 0.01) << id;
+  }
+}
+
+}  // namespace
+}  // namespace fmte
+
+namespace fmte {
+namespace {
+
+// Published splits of multimodal models into their vision encoder (with its projector) and the
+// rest: gemma-3-4b-it vision 419,816,304 and language blocks 3,209,010,688 with the final norm
+// (find_string "419,816,304", a table of embedding / vision / blocks per Gemma-3 size);
+// Qwen2.5-VL-3B-Instruct "Full vision parameters: 668,684,288" (find_string "668,684,288").
+TEST(ModelCountTest, MultimodalVisionEncoderMatchesPublishedSplits) {
+  const ModelArch* gemma = *Catalog().Find("google/gemma-3-4b-it");
+  EXPECT_EQ(gemma->Counts().vision, 419816304);
+  EXPECT_EQ(gemma->Counts().blocks + gemma->Counts().final_norm, 3209010688);
+  EXPECT_EQ(gemma->multimodal_type, "gemma3");
+  EXPECT_EQ(gemma->model_type, "gemma3_text");
+  const ModelArch* qwen = *Catalog().Find("Qwen/Qwen2.5-VL-3B-Instruct");
+  EXPECT_EQ(qwen->Counts().vision, 668684288);
+  EXPECT_EQ((*Catalog().Find("google/gemma-3-1b-it"))->Counts().vision, 0);
+}
+
+// Gemma-3-4B's published text_config names neither its vocabulary, heads nor head size: they are
+// Gemma3TextConfig's defaults (transformers configuration_gemma3.py: vocab_size 262208, 8 heads,
+// 4 KV heads, head_dim 256, sliding_window_pattern 6), which the published count above confirms.
+// Five of each six layers slide (Gemma 3 report: 5 local layers per global one).
+TEST(ModelConfigTest, SparseMultimodalConfigTakesTheClassDefaults) {
+  const ModelArch* a = *Catalog().Find("google/gemma-3-4b-it");
+  EXPECT_EQ(a->vocab_size, 262208);
+  EXPECT_EQ(a->num_heads, 8);
+  EXPECT_EQ(a->num_kv_heads, 4);
+  EXPECT_EQ(a->head_dim, 256);
+  EXPECT_TRUE(a->tie_word_embeddings);
+  EXPECT_EQ(a->sliding_window, 1024);
+  EXPECT_EQ(a->sliding_window_layers, 34 - 34 / 6);
+}
+
+TEST(ModelConfigTest, MultimodalConfigErrorsNameTheSubConfig) {
+  const auto parse = [](const std::string& text) { return ParseModelConfig(text, "x"); };
+  // A vision_config that is not an object, a text_config that is another multimodal model, and a
+  // vision encoder key of the wrong type: each error names where.
+  auto bad_vision = parse(R"({"model_type": "gemma3", "vision_config": 7})");
+  ASSERT_FALSE(bad_vision.ok());
+  EXPECT_NE(bad_vision.status().message().find("vision_config: expected an object"),
+            std::string::npos)
+      << bad_vision.status().message();
+  auto nested = parse(R"({"model_type": "llava", "text_config": {"model_type": "gemma3"}})");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("is not a language model"), std::string::npos)
+      << nested.status().message();
+  auto bad_key = parse(R"({"model_type": "qwen2_5_vl", "hidden_size": 2048, "num_hidden_layers": 2,
+                "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 1000,
+                "intermediate_size": 11008, "vision_config": {"depth": "32"}})");
+  ASSERT_FALSE(bad_key.ok());
+  EXPECT_NE(bad_key.status().message().find("vision_config"), std::string::npos)
+      << bad_key.status().message();
+  EXPECT_NE(bad_key.status().message().find("depth"), std::string::npos)
+      << bad_key.status().message();
+  // An unknown encoder is refused, not guessed.
+  auto unknown = parse(R"({"model_type": "llava", "vision_config": {"model_type": "mystery"}})");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("'mystery'"), std::string::npos)
+      << unknown.status().message();
+}
+
+// OLMo-2 and OLMo-3 7B have the same tensors: 32 layers, hidden 4096, MLP 11008, 32 heads,
+// vocabulary 100352, untied (a published table of OLMo-2 shapes, find_string
+// "allenai/OLMo-2-1124-7B` | `7df9a825"), and 7,298,617,344 parameters each (safetensors metadata;
+// find_string "7,298,617,344", which also names the OLMo-3 7B baseline). The configs are written
+// here from those published dimensions; q_norm/k_norm span the whole projection, so a GQA variant
+// shows the k_norm width.
+TEST(ModelCountTest, OlmoTwoAndThreeMatchThePublishedCount) {
+  for (const char* type : {"olmo2", "olmo3"}) {
+    const bool olmo3 = std::string(type) == "olmo3";
+    const std::string text = std::string(R"({"model_type": ")") + type + R"(",
+        "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 100352,
+        "tie_word_embeddings": false)" +
+                             (olmo3 ? R"(, "sliding_window": 4096})" : "}");
+    Result<ModelArch> a = ParseModelConfig(text, type);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ(a->Counts().total, 7298617344) << type;
+    // OLMo-3: three sliding layers for every full one (Olmo3Config's default layer_types).
+    EXPECT_EQ(a->sliding_window_layers, olmo3 ? 24 : 0) << type;
   }
 }
 

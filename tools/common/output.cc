@@ -135,16 +135,14 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
                   {"heads", model.num_heads},
                   {"kv_heads", model.num_kv_heads},
                   {"vocab_size", model.vocab_size}};
+  if (!model.multimodal_type.empty()) doc["model"]["multimodal_type"] = model.multimodal_type;
   doc["job"] = JobJson(job);
   doc["job"]["attention"] = ToString(AttentionUsed(model, job));  // a config may pin eager
   doc["gpu"] = {{"name", gpu.name}, {"memory_bytes", gpu.memory_bytes}};
-  doc["params"] = {{"total", m.params.total},
-                   {"trainable", m.trainable_params},
-                   {"embedding", m.params.embedding},
-                   {"lm_head", m.params.lm_head},
-                   {"blocks", m.params.blocks},
-                   {"active", m.params.active},
-                   {"largest_module", m.params.largest_module}};
+  doc["params"] = {{"total", m.params.total},         {"trainable", m.trainable_params},
+                   {"embedding", m.params.embedding}, {"lm_head", m.params.lm_head},
+                   {"blocks", m.params.blocks},       {"vision", m.params.vision},
+                   {"active", m.params.active},       {"largest_module", m.params.largest_module}};
   nlohmann::json mem;
   mem["per_gpu_bytes"] = m.per_gpu_bytes;
   mem["allocator_peak_bytes"] = m.allocator_peak_bytes;
@@ -187,11 +185,17 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
                    const GpuSpec& gpu, const JobEstimate& estimate) {
   const MemoryEstimate& m = estimate.memory;
   TextTable head;
-  head.AddRow({"model", model.id + " (" + model.model_type + ", " +
-                            std::to_string(model.num_layers) + " layers, hidden " +
-                            std::to_string(model.hidden_size) + ")"});
-  head.AddRow({"params", FormatCount(static_cast<double>(m.params.total)) + " total, " +
-                             FormatCount(static_cast<double>(m.trainable_params)) + " trainable"});
+  const std::string type = model.multimodal_type.empty()
+                               ? model.model_type
+                               : model.multimodal_type + ": " + model.model_type;
+  head.AddRow({"model", model.id + " (" + type + ", " + std::to_string(model.num_layers) +
+                            " layers, hidden " + std::to_string(model.hidden_size) + ")"});
+  std::string params = FormatCount(static_cast<double>(m.params.total)) + " total, " +
+                       FormatCount(static_cast<double>(m.trainable_params)) + " trainable";
+  if (m.params.vision > 0)
+    params += "; vision encoder " + FormatCount(static_cast<double>(m.params.vision)) +
+              " (image activations not counted: images are in the data)";
+  head.AddRow({"params", params});
   std::string method(ToString(job.method));
   if (job.method == Method::kLora || job.method == Method::kQlora)
     method += " r=" + std::to_string(job.lora_r);

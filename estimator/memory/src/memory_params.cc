@@ -254,7 +254,13 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
         (lay.p > 1 || j.framework == Framework::kLitgpt))
       head = static_cast<double>(m.embedding_params) / t;
   }
-  s.root = emb + head + fnorm;
+  // A multimodal model's vision encoder and projector run before the first block, on the first
+  // stage, replicated under tensor parallelism (their linears are small; counted as one tensor).
+  // litgpt builds the language model alone (its GPT has no vision tower; convert_hf_checkpoint
+  // keeps the language model's weights).
+  const double vision =
+      first && j.framework != Framework::kLitgpt ? static_cast<double>(m.vision_params) : 0;
+  s.root = emb + head + fnorm + vision;
   s.head = head;
   s.total += s.root;
   s.linear += head;
@@ -263,6 +269,7 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
     if (emb > 0) AddTrainable(s, emb, emb / std::max(h, 1.0), h);
     if (head > 0) AddTrainable(s, head, head / std::max(h, 1.0), h);
     if (fnorm > 0) AddTrainable(s, fnorm, 1, 0);
+    if (vision > 0) AddTrainable(s, vision, 1, 0);
     s.trainable_linear += head;
     // The loss backward produces the head (tied: embedding) and final-norm gradients first,
     // then one block's.

@@ -429,6 +429,12 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   const bool fits_as_asked = need <= d.usable_bytes;
   if (fits_as_asked) {
     d.reasons.push_back(Cat({what, " fits: predicted ", against}));
+    // A multimodal model's images add vision-encoder activations that depend on the data (how
+    // many images, at what resolution): a fit is said without them, a misfit holds with them.
+    if ((*arch)->vision_params > 0 && job.framework != Framework::kLitgpt)
+      d.reasons.push_back(Cat({"note: ", job.model, " is multimodal (", (*arch)->multimodal_type,
+                               "): its vision encoder's weights are counted, the activations of "
+                               "the images it encodes are not"}));
   } else {
     // Too big. Sharded jobs may get more GPUs (RaiseGpus=yes); otherwise reject with alternatives.
     // Most candidates change only the GPU count, sharding, batch or checkpointing: the job's

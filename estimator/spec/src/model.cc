@@ -53,8 +53,9 @@ ParamCounts CountParams(const ModelArch& a, LayersOfKind layers_of_kind) {
       c.largest_module = std::max(c.largest_module, l.ModuleParams());
     }
   }
-  c.total = c.embedding + c.lm_head + c.blocks + c.final_norm;
-  c.active = c.embedding + c.lm_head + active_blocks + c.final_norm;
+  c.vision = a.vision_params;
+  c.total = c.embedding + c.lm_head + c.blocks + c.final_norm + c.vision;
+  c.active = c.embedding + c.lm_head + active_blocks + c.final_norm + c.vision;
   return c;
 }
 
@@ -91,8 +92,11 @@ constexpr Family kFamilies[] = {
     {"qwen3", model_internal::BuildLlamaLike},
     {"gemma", model_internal::BuildLlamaLike},
     {"gemma2", model_internal::BuildLlamaLike},
+    {"gemma3_text", model_internal::BuildLlamaLike},
     {"granite", model_internal::BuildLlamaLike},
     {"phi3", model_internal::BuildPhi3},
+    {"olmo2", model_internal::BuildOlmo2},
+    {"olmo3", model_internal::BuildOlmo2},
     {"mixtral", model_internal::BuildMoeLlamaLike},
     {"qwen2_moe", model_internal::BuildMoeLlamaLike},
     {"qwen3_moe", model_internal::BuildMoeLlamaLike},
@@ -114,7 +118,7 @@ constexpr Family kFamilies[] = {
 std::string SupportedList() {
   std::string out;
   for (const Family& f : kFamilies) out += (out.empty() ? "" : ", ") + std::string(f.model_type);
-  return out;
+  return out + ", and the multimodal gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava";
 }
 
 std::string ArchitecturesOf(const nlohmann::json& j) {
@@ -139,6 +143,7 @@ int64_t SlidingWindowLayers(const nlohmann::json& j, const ModelArch& arch) {
     return std::min(sliding, n);
   }
   if (arch.model_type == "gemma2") return (n + 1) / 2;  // layers 0, 2, 4, ...
+  if (arch.model_type == "olmo3") return n - n / 4;     // Olmo3Config: all but every 4th layer
   if (arch.model_type == "gemma3" || arch.model_type == "gemma3_text") {
     int64_t pattern = 6;  // Gemma3TextConfig's default
     if (const auto p = j.find("sliding_window_pattern"); p != j.end() && p->is_number_integer())
@@ -161,6 +166,8 @@ long double ApproxTotal(const ModelArch& a) {
   return total;
 }
 
+Result<ModelArch> ParseMultimodal(const nlohmann::json& j, std::string id, const std::string& seen);
+
 Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
   if (!j.is_object()) return Status::ParseError("config.json must be a JSON object");
   std::string archs = ArchitecturesOf(j);
@@ -171,6 +178,7 @@ Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
                               "; known model types: " + SupportedList());
   }
   std::string model_type = mt->get<std::string>();
+  if (model_internal::IsMultimodal(model_type)) return ParseMultimodal(j, std::move(id), seen);
   const Family* family = nullptr;
   for (const Family& f : kFamilies) {
     if (model_type == f.model_type) family = &f;
@@ -215,6 +223,29 @@ Result<ModelArch> ParseJson(const nlohmann::json& j, std::string id) {
     return Status::ParseError("config with model_type '" + model_type +
                               "' describes more than 10^15 parameters: not a real model");
   }
+  return arch;
+}
+
+// A multimodal model: its language model through ParseJson from the text config (which must name
+// a language model), then the vision encoder and projector.
+Result<ModelArch> ParseMultimodal(const nlohmann::json& j, std::string id,
+                                  const std::string& seen) {
+  const std::string model_type = j["model_type"].get<std::string>();
+  ConfigReader top(j, model_type);
+  const nlohmann::json text = model_internal::TextConfigOf(top, j);
+  if (Status st = top.status(); !st.ok()) return Status(st).WithContext("config" + seen);
+  const std::string text_type = text["model_type"].get<std::string>();
+  if (model_internal::IsMultimodal(text_type))
+    return Status::ParseError("config" + seen + ": text_config: model_type '" + text_type +
+                              "' is not a language model");
+  Result<ModelArch> arch = ParseJson(text, std::move(id));
+  if (!arch.ok()) return arch.status().WithContext("config" + seen + ": text_config");
+  std::vector<std::string> problems;
+  arch->vision_params = model_internal::VisionParams(top, j, *arch, &problems);
+  if (Status st = top.status(); !st.ok()) return Status(st).WithContext("config" + seen);
+  if (!problems.empty()) return Status::ParseError(problems.front()).WithContext("config" + seen);
+  arch->multimodal_type = model_type;
+  if (arch->torch_dtype.empty()) arch->torch_dtype = top.StringOr({"torch_dtype", "dtype"}, "");
   return arch;
 }
 

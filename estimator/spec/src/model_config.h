@@ -91,9 +91,10 @@ void SetEmbeddingsAndHead(ModelArch& arch, NormKind final_norm, bool head_bias);
 // Family builders: read the keys the family needs from `r` and fill `arch` (which already holds
 // id, model_type and torch_dtype). Problems are recorded in `r`; the caller checks r.status().
 void BuildLlamaLike(ConfigReader& r,
-                    ModelArch& arch);  // llama mistral qwen2 qwen3 gemma gemma2 granite
+                    ModelArch& arch);  // llama mistral qwen2 qwen3 gemma gemma2 gemma3_text granite
 void BuildMoeLlamaLike(ConfigReader& r, ModelArch& arch);  // mixtral qwen2_moe qwen3_moe
 void BuildPhi3(ConfigReader& r, ModelArch& arch);
+void BuildOlmo2(ConfigReader& r, ModelArch& arch);  // olmo2 olmo3
 void BuildGpt2(ConfigReader& r, ModelArch& arch);
 void BuildGptJ(ConfigReader& r, ModelArch& arch);
 void BuildGptNeoX(ConfigReader& r, ModelArch& arch);
@@ -104,6 +105,17 @@ void BuildStarcoder2(ConfigReader& r, ModelArch& arch);
 void BuildDeepseek(ConfigReader& r,
                    ModelArch& arch);  // deepseek (deepseek-moe), deepseek_v2, deepseek_v3
 void BuildGptOss(ConfigReader& r, ModelArch& arch);
+
+// Multimodal configs (model_families_multimodal.cc): gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava.
+bool IsMultimodal(std::string_view model_type);
+// The language model's config of the multimodal config `j` (whose model_type `top` reads):
+// text_config with its class defaults filled in and its model_type set, or the top-level keys
+// (Qwen2-VL, Qwen2.5-VL). Problems are recorded in `top`.
+nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j);
+// The vision encoder's and projector's parameters of `j`, whose language model is `text`; the
+// vision_config's missing or malformed keys are appended to `problems` as one message.
+int64_t VisionParams(ConfigReader& top, const nlohmann::json& j, const ModelArch& text,
+                     std::vector<std::string>* problems);
 
 }  // namespace fmte::model_internal
 

@@ -4,12 +4,13 @@
 //   mistral: no biases.  qwen2: q,k,v bias always, o without.  qwen3: attention_bias on q,k,v,o
 //   plus q_norm/k_norm (RMSNorm over head_dim) per layer.  gemma: head_dim given, tied embeddings
 //   by default.  gemma2: four RMSNorms per layer (input, post_attention, pre_ and
-//   post_feedforward). mixtral: block_sparse_moe.gate (h->E, no bias) + experts w1/w3/w2.
-//   qwen2_moe/qwen3_moe: mlp.gate (h->E, no bias) + experts gate/up/down of moe_intermediate_size;
-//   sparse on layers with (i+1) % decoder_sparse_step == 0 unless i is in mlp_only_layers;
-//   qwen2_moe also a shared_expert (shared_expert_intermediate_size) and shared_expert_gate (h->1).
-//   phi3: fused qkv_proj (h -> (heads + 2*kv_heads)*head_dim) and gate_up_proj (h -> 2f), o_proj,
-//   down_proj, no biases, two RMSNorms, untied by default (modeling_phi3.py).
+//   post_feedforward). gemma3_text: gemma2's four plus q_norm/k_norm over head_dim. mixtral:
+//   block_sparse_moe.gate (h->E, no bias) + experts w1/w3/w2. qwen2_moe/qwen3_moe: mlp.gate (h->E,
+//   no bias) + experts gate/up/down of moe_intermediate_size; sparse on layers with (i+1) %
+//   decoder_sparse_step == 0 unless i is in mlp_only_layers; qwen2_moe also a shared_expert
+//   (shared_expert_intermediate_size) and shared_expert_gate (h->1). phi3: fused qkv_proj (h ->
+//   (heads + 2*kv_heads)*head_dim) and gate_up_proj (h -> 2f), o_proj, down_proj, no biases, two
+//   RMSNorms, untied by default (modeling_phi3.py).
 #include <algorithm>
 #include <string>
 
@@ -19,7 +20,9 @@ namespace fmte::model_internal {
 namespace {
 
 // The config class defaults of tie_word_embeddings (transformers configuration_<family>.py).
-bool DefaultTie(const std::string& t) { return t == "gemma" || t == "gemma2"; }
+bool DefaultTie(const std::string& t) {
+  return t == "gemma" || t == "gemma2" || t == "gemma3_text";
+}
 
 struct CommonDims {
   int64_t h, layers, heads, kv_heads, head_dim, vocab;
@@ -71,8 +74,8 @@ BlockSpec AttentionBlock(ConfigReader& r, const CommonDims& d) {
     qkv_bias = o_bias = r.BoolOr({"attention_bias"}, false);
   }
   AddAttention(b, d.h, d.heads, d.kv_heads, d.head_dim, qkv_bias, o_bias);
-  AddNorms(b, NormKind::kRms, d.h, t == "gemma2" ? 4 : 2);
-  if (t == "qwen3" || t == "qwen3_moe")
+  AddNorms(b, NormKind::kRms, d.h, t == "gemma2" || t == "gemma3_text" ? 4 : 2);
+  if (t == "qwen3" || t == "qwen3_moe" || t == "gemma3_text")
     AddNorms(b, NormKind::kRms, d.head_dim, 2);  // q_norm, k_norm
   return b;
 }
@@ -87,6 +90,25 @@ void BuildLlamaLike(ConfigReader& r, ModelArch& arch) {
   bool mlp_bias = (t == "llama" || t == "granite") && r.BoolOr({"mlp_bias"}, false);
   BlockSpec b = AttentionBlock(r, d);
   AddGatedMlp(b, d.h, f, mlp_bias);
+  SetUniformBlocks(arch, std::move(b));
+  SetEmbeddingsAndHead(arch, NormKind::kRms, /*head_bias=*/false);
+}
+
+// OLMo-2 and OLMo-3 (transformers modeling_olmo2.py / modeling_olmo3.py): no input_layernorm; an
+// RMSNorm after attention and one after the MLP (post_attention_layernorm,
+// post_feedforward_layernorm); q_norm and k_norm are RMSNorms over the whole q and k projections
+// (heads * head_dim and kv_heads * head_dim wide, applied before the split into heads).
+void BuildOlmo2(ConfigReader& r, ModelArch& arch) {
+  CommonDims d = ReadCommon(r, arch);
+  int64_t f = r.Int({"intermediate_size"});
+  arch.intermediate_size = f;
+  const bool bias = r.BoolOr({"attention_bias"}, false);
+  BlockSpec b;
+  AddAttention(b, d.h, d.heads, d.kv_heads, d.head_dim, bias, bias);
+  AddNorms(b, NormKind::kRms, d.h, 2);
+  AddNorms(b, NormKind::kRms, d.heads * d.head_dim, 1);     // q_norm
+  AddNorms(b, NormKind::kRms, d.kv_heads * d.head_dim, 1);  // k_norm
+  AddGatedMlp(b, d.h, f, false);
   SetUniformBlocks(arch, std::move(b));
   SetEmbeddingsAndHead(arch, NormKind::kRms, /*head_bias=*/false);
 }

@@ -73,6 +73,8 @@ struct ParamCounts {
   int64_t lm_head = 0;    // 0 when tied to the embeddings
   int64_t blocks = 0;     // all transformer blocks
   int64_t final_norm = 0;
+  int64_t vision =
+      0;  // a multimodal model's vision encoder and projector (ModelArch::vision_params)
   int64_t active = 0;          // parameters used per token (MoE: only routed experts that fire)
   int64_t largest_module = 0;  // largest single module (embedding, head, or one block's linear):
                                // DeepSpeed's "largest layer params"
@@ -105,7 +107,8 @@ struct ModelArch {
   int64_t sliding_window = 0;
   // How many layers attend through that window: config.json's layer_types ("sliding_attention"
   // entries; gpt-oss), Gemma-2's every other layer (transformers Gemma2Config: layer i slides when
-  // i + 1 is odd), Gemma-3's all but every sliding_window_pattern-th; all layers otherwise.
+  // i + 1 is odd), Gemma-3's all but every sliding_window_pattern-th, OLMo-3's all but every
+  // 4th; all layers otherwise.
   int64_t sliding_window_layers = 0;
   // config.json's _attn_implementation is "eager" (Gemma-2-27B's published config): transformers
   // then builds the model with eager attention unless the caller asks for another (measured: the
@@ -127,6 +130,15 @@ struct ModelArch {
   int64_t position_embedding_params = 0;  // learned absolute positions (GPT-2): max_pos * h
   int64_t final_norm_params = 0;
   int64_t lm_head_params = 0;  // 0 when tied; includes its bias if any
+
+  // A multimodal model (Gemma-3, Qwen2-VL, Qwen2.5-VL, Mistral-3, LLaVA): the config's own
+  // model_type ("gemma3") while model_type above is its language model's ("gemma3_text"), and the
+  // parameters of its vision encoder and the projector into the language model. They live with the
+  // embeddings (first pipeline stage), are trained in full fine-tuning and frozen under adapters;
+  // what images add to activations and time is not modelled (the number of image tokens is a
+  // property of the data; they count in the sequence length the language model sees).
+  std::string multimodal_type;
+  int64_t vision_params = 0;
 
   // Tensors the published checkpoint holds but the HF model class does not load, so they are not in
   // Counts(): DeepSeek-V3's multi-token-prediction layer (num_nextn_predict_layers).

@@ -1,0 +1,239 @@
+// Multimodal models (an image encoder feeding a decoder-only language model): Gemma-3
+// (gemma3), Qwen2-VL (qwen2_vl), Qwen2.5-VL (qwen2_5_vl), Mistral-3 / Mistral-Small-3.1
+// (mistral3) and LLaVA (llava). The language model is read by its own family builder from
+// text_config (Qwen2-VL and Qwen2.5-VL before transformers 5 put its keys at the top level); the
+// vision encoder and the projector are counted from vision_config as ModelArch::vision_params.
+//
+// Composite configs are saved with only the keys that differ from the sub-config classes'
+// defaults (transformers PretrainedConfig.to_diff_dict recurses into text_config and
+// vision_config), so published files are sparse: Gemma-3-4B's text_config names neither its
+// vocabulary nor its head size. The defaults below are the config classes' (transformers
+// configuration_<family>.py), filled in for keys a sub-config omits, as transformers does when it
+// builds the config; a key the class has no default for stays required.
+//
+// Vision modules and biases (transformers modeling_<family>.py):
+//   siglip_vision_model (Gemma-3): patch Conv2d with bias, position embedding per patch; per layer
+//     two LayerNorms, q/k/v/out_proj and fc1/fc2 with biases; post_layernorm; the pooling head
+//     unless vision_use_head is false; Gemma-3's projector
+//     mm_input_projection_weight (vision h x text h) and mm_soft_emb_norm (RMSNorm over vision h).
+//   clip_vision_model (LLaVA): class embedding, patch Conv2d without bias, position embedding per
+//     patch plus the class token, pre_layrnorm, layers as SigLIP's, post_layernorm; projector
+//     linear_1 (vision h x the feature layers read -> text h) and linear_2 (text h -> text h),
+//     with biases unless multimodal_projector_bias is false.
+//   qwen2_vl: Conv3d patch embedding without bias; per block LayerNorms norm1/norm2, fused qkv and
+//     proj with biases, fc1/fc2 (mlp_ratio) with biases; PatchMerger: LayerNorm ln_q over the
+//     encoder width, Linear(w m^2 -> w m^2) and Linear(w m^2 -> hidden_size) with biases.
+//   qwen2_5_vl: as qwen2_vl with RMSNorms and a gated MLP gate/up/down_proj (with biases) of
+//     intermediate_size; the merger's ln_q an RMSNorm, its output out_hidden_size.
+//   pixtral (Mistral-3): patch Conv2d without bias, ln_pre RMSNorm; per layer attention_norm and
+//     ffn_norm RMSNorms, q/k/v/o_proj and gate/up/down_proj without biases; projector: norm
+//     (RMSNorm over vision h), patch_merger.merging_layer Linear(h m^2 -> h) without bias,
+//     linear_1 (vision h x the feature layers read -> text h) and linear_2 (text h -> text h),
+//     biases per multimodal_projector_bias.
+#include <string>
+
+#include "model_config.h"
+
+namespace fmte::model_internal {
+namespace {
+
+struct Multimodal {
+  const char* model_type;
+  const char* text_type;  // text_config's model_type when it names none (the class default)
+  // What vision_config holds when it names no model_type (the composite's default vision class).
+  const char* vision_type;
+};
+
+constexpr Multimodal kMultimodal[] = {
+    {"gemma3", "gemma3_text", "siglip_vision_model"},
+    {"qwen2_vl", "qwen2", "qwen2_vl"},
+    {"qwen2_5_vl", "qwen2", "qwen2_5_vl"},
+    {"mistral3", "mistral", "pixtral"},
+    {"llava", "llama", "clip_vision_model"},
+};
+
+const Multimodal* Find(std::string_view model_type) {
+  for (const Multimodal& m : kMultimodal)
+    if (model_type == m.model_type) return &m;
+  return nullptr;
+}
+
+// Config-class defaults of the sub-configs (transformers configuration_<family>.py).
+const nlohmann::json& Defaults(std::string_view type) {
+  static const nlohmann::json kDefaults = nlohmann::json::parse(R"({
+    "gemma3_text": {"vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216,
+      "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4,
+      "head_dim": 256, "max_position_embeddings": 131072, "sliding_window": 4096,
+      "sliding_window_pattern": 6, "tie_word_embeddings": true},
+    "llama": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048,
+      "tie_word_embeddings": false},
+    "mistral": {"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "max_position_embeddings": 131072, "sliding_window": 4096, "tie_word_embeddings": false},
+    "siglip_vision_model": {"hidden_size": 768, "intermediate_size": 3072,
+      "num_hidden_layers": 12, "num_attention_heads": 12, "num_channels": 3, "image_size": 224,
+      "patch_size": 16},
+    "clip_vision_model": {"hidden_size": 768, "intermediate_size": 3072,
+      "num_hidden_layers": 12, "num_attention_heads": 12, "num_channels": 3, "image_size": 224,
+      "patch_size": 32},
+    "qwen2_vl": {"depth": 32, "embed_dim": 1280, "hidden_size": 3584, "mlp_ratio": 4,
+      "num_heads": 16, "in_channels": 3, "patch_size": 14, "spatial_merge_size": 2,
+      "temporal_patch_size": 2},
+    "qwen2_5_vl": {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420,
+      "num_heads": 16, "in_channels": 3, "patch_size": 14, "spatial_merge_size": 2,
+      "temporal_patch_size": 2, "out_hidden_size": 3584},
+    "pixtral": {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
+      "num_attention_heads": 16, "num_channels": 3, "image_size": 1024, "patch_size": 16}
+  })");
+  static const nlohmann::json kNone = nlohmann::json::object();
+  const auto it = kDefaults.find(std::string(type));
+  return it == kDefaults.end() ? kNone : *it;
+}
+
+// `given` over the defaults of `type`: what transformers' config class holds after reading it.
+nlohmann::json WithDefaults(std::string_view type, const nlohmann::json& given) {
+  nlohmann::json out = Defaults(type);
+  for (const auto& [key, value] : given.items()) out[key] = value;
+  return out;
+}
+
+int64_t LayerNorms(bool rms, int64_t width, int64_t count) {
+  return count * NormParams(rms ? NormKind::kRms : NormKind::kLayer, width);
+}
+
+int64_t Dense(int64_t in, int64_t out, bool bias) { return in * out + (bias ? out : 0); }
+
+// SigLIP's and CLIP's vision transformer: patch embedding, positions, layers, final norm.
+int64_t VitParams(ConfigReader& v, bool clip) {
+  const int64_t h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
+  const int64_t layers = v.Layers({"num_hidden_layers"});
+  const int64_t c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
+  const int64_t image = v.Int({"image_size"});
+  const int64_t patches = p > 0 ? (image / p) * (image / p) : 0;
+  int64_t n = c * p * p * h + (clip ? 0 : h);  // patch Conv2d (CLIP: bias=False)
+  n += (patches + (clip ? 1 : 0)) * h;         // position embedding (CLIP: + class token)
+  if (clip) n += h + 2 * h;                    // class_embedding, pre_layrnorm
+  const int64_t layer =
+      LayerNorms(false, h, 2) + 4 * Dense(h, h, true) + Dense(h, f, true) + Dense(f, h, true);
+  n += layers * layer + LayerNorms(false, h, 1);  // post_layernorm
+  // SigLIP's attention-pooling head, built unless vision_use_head is false (Gemma-3 sets it false):
+  // probe, nn.MultiheadAttention (in_proj 3h x h, out_proj, with biases), LayerNorm, MLP.
+  if (!clip && v.BoolOr({"vision_use_head"}, true))
+    n += h + Dense(h, 3 * h, true) + Dense(h, h, true) + LayerNorms(false, h, 1) +
+         Dense(h, f, true) + Dense(f, h, true);
+  return n;
+}
+
+int64_t QwenVisionParams(ConfigReader& v, bool qwen25) {
+  const int64_t w = v.Int({qwen25 ? "hidden_size" : "embed_dim"});
+  const int64_t depth = v.Layers({"depth"});
+  const int64_t c = v.Int({"in_channels", "in_chans"}), p = v.Int({"patch_size"});
+  const int64_t tp = v.Int({"temporal_patch_size"}), m = v.Int({"spatial_merge_size"});
+  int64_t n = c * tp * p * p * w;  // Conv3d, bias=False
+  int64_t block = LayerNorms(qwen25, w, 2) + Dense(w, 3 * w, true) + Dense(w, w, true);
+  if (qwen25) {
+    const int64_t f = v.Int({"intermediate_size"});
+    block += 2 * Dense(w, f, true) + Dense(f, w, true);
+  } else {
+    const int64_t f = w * v.Int({"mlp_ratio"});
+    block += Dense(w, f, true) + Dense(f, w, true);
+  }
+  n += depth * block;
+  // The merger's output width: vision_config's out_hidden_size (Qwen2.5-VL) or hidden_size
+  // (Qwen2-VL), the language model's hidden size in every published checkpoint.
+  const int64_t merged = w * m * m;
+  const int64_t out = v.Int({qwen25 ? "out_hidden_size" : "hidden_size"});
+  return n + LayerNorms(qwen25, w, 1) + Dense(merged, merged, true) + Dense(merged, out, true);
+}
+
+// How many vision layers the projector reads (vision_feature_layer: one index or a list).
+int64_t FeatureLayers(const nlohmann::json& j) {
+  const auto f = j.find("vision_feature_layer");
+  return f != j.end() && f->is_array() && !f->empty() ? static_cast<int64_t>(f->size()) : 1;
+}
+
+int64_t PixtralParams(ConfigReader& v, ConfigReader& top, int64_t text_hidden, int64_t features) {
+  const int64_t h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
+  const int64_t layers = v.Layers({"num_hidden_layers"});
+  const int64_t c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
+  int64_t n = c * p * p * h + LayerNorms(true, h, 1);  // patch_conv (no bias), ln_pre
+  n += layers * (LayerNorms(true, h, 2) + 4 * h * h + 3 * h * f);
+  const int64_t m = top.IntOr({"spatial_merge_size"}, 2);
+  const bool bias = top.BoolOr({"multimodal_projector_bias"}, false);
+  return n + LayerNorms(true, h, 1) + Dense(h * m * m, h, false) +
+         Dense(h * features, text_hidden, bias) + Dense(text_hidden, text_hidden, bias);
+}
+
+}  // namespace
+
+bool IsMultimodal(std::string_view model_type) { return Find(model_type) != nullptr; }
+
+nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
+  const Multimodal* mm = Find(top.model_type());
+  const auto t = j.find("text_config");
+  nlohmann::json text;
+  if (t != j.end() && t->is_object()) {
+    const auto type = t->find("model_type");
+    std::string text_type = type != t->end() && type->is_string() ? type->get<std::string>()
+                                                                  : std::string(mm->text_type);
+    // transformers 5 names Qwen2-VL's language model qwen2_vl_text / qwen2_5_vl_text: Qwen2's
+    // decoder layers (q, k, v with biases).
+    if (text_type == "qwen2_vl_text" || text_type == "qwen2_5_vl_text") text_type = "qwen2";
+    text = WithDefaults(text_type, *t);
+    text["model_type"] = text_type;
+    if (!text.contains("torch_dtype") && j.contains("torch_dtype"))
+      text["torch_dtype"] = j["torch_dtype"];
+  } else if (t != j.end() && !t->is_null()) {
+    top.Fail("text_config: expected an object");
+  } else if (top.model_type() == "qwen2_vl" || top.model_type() == "qwen2_5_vl") {
+    text = j;  // the language model's keys at the top level
+    text.erase("vision_config");
+    text["model_type"] = mm->text_type;
+  } else {
+    text = WithDefaults(mm->text_type, nlohmann::json::object());  // the class's default model
+    text["model_type"] = mm->text_type;
+  }
+  return text;
+}
+
+int64_t VisionParams(ConfigReader& top, const nlohmann::json& j, const ModelArch& text,
+                     std::vector<std::string>* problems) {
+  const Multimodal* mm = Find(top.model_type());
+  const auto vc = j.find("vision_config");
+  if (vc != j.end() && !vc->is_null() && !vc->is_object()) {
+    top.Fail("vision_config: expected an object");
+    return 0;
+  }
+  const nlohmann::json given = vc != j.end() && vc->is_object() ? *vc : nlohmann::json::object();
+  const auto type = given.find("model_type");
+  std::string vision_type = type != given.end() && type->is_string() ? type->get<std::string>()
+                                                                     : std::string(mm->vision_type);
+  const nlohmann::json merged = WithDefaults(vision_type, given);
+  ConfigReader v(merged, top.model_type() + " vision_config");
+  int64_t n = 0;
+  if (vision_type == "siglip_vision_model" || vision_type == "clip_vision_model") {
+    const bool clip = vision_type == "clip_vision_model";
+    n = VitParams(v, clip);
+    const int64_t vh = v.Int({"hidden_size"});
+    if (top.model_type() == "gemma3") {
+      n += vh * text.hidden_size + vh;  // mm_input_projection_weight, mm_soft_emb_norm
+    } else if (top.model_type() == "llava") {
+      const bool bias = top.BoolOr({"multimodal_projector_bias"}, true);
+      n += Dense(vh * FeatureLayers(j), text.hidden_size, bias) +
+           Dense(text.hidden_size, text.hidden_size, bias);
+    } else {
+      v.Fail("a " + vision_type + " encoder in a " + top.model_type() + " model is not known");
+    }
+  } else if (vision_type == "qwen2_vl" || vision_type == "qwen2_5_vl") {
+    n = QwenVisionParams(v, vision_type == "qwen2_5_vl");
+  } else if (vision_type == "pixtral") {
+    n = PixtralParams(v, top, text.hidden_size, FeatureLayers(j));
+  } else {
+    v.Fail("vision_config model_type '" + vision_type + "' is not known");
+  }
+  if (Status st = v.status(); !st.ok()) problems->push_back(st.message());
+  return n;
+}
+
+}  // namespace fmte::model_internal
