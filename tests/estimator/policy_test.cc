@@ -679,6 +679,49 @@ TEST(PolicyTest, AnUnreadMegatronLayoutSpreadsTheModel) {
   EXPECT_NE(too_big.user_message.find("even under the most favourable reading"), std::string::npos);
 }
 
+// A sequence length that is a truncation limit (cutoff_len, max_seq_length without packing) is
+// the data's to reach: a job that does not fit at the limit but fits with shorter samples is
+// accepted, naming the longest sample that fits, which the estimator itself confirms (it fits;
+// one token more does not). Without the limit being a cap the same job is not silently accepted
+// as fitting; and a job whose model state alone does not fit is still rejected.
+TEST(PolicyTest, ATruncationLimitIsNeverGroundsForRejection) {
+  const std::string lora =
+      "#FMTE model=meta-llama/Llama-3.1-8B method=lora micro-batch=4 seq-len=32768 "
+      "activation-checkpointing=none\n";
+  const Decision exact =
+      Decide(Request(lora, "gres:gpu:a100:1"), Conf(kBaseConf), ShippedEstimator());
+  ASSERT_TRUE(exact.estimated) << exact.user_message;
+  ASSERT_GT(exact.estimate.memory.per_gpu_bytes, exact.usable_bytes) << exact.user_message;
+  EXPECT_EQ(exact.user_message.find("samples are cut to"), std::string::npos);
+
+  const Decision d = Decide(Request(lora + "#FMTE seq-len-cap=true\n", "gres:gpu:a100:1"),
+                            Conf(kBaseConf), ShippedEstimator());
+  EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
+  const size_t at = d.user_message.find("at most ");
+  ASSERT_NE(at, std::string::npos) << d.user_message;
+  const int64_t longest = std::stoll(d.user_message.substr(at + 8));
+  ASSERT_GT(longest, 0);
+  ASSERT_LT(longest, 32768);
+  auto arch = ShippedEstimator().catalogs().models.Find(d.job.model);
+  auto gpu = ShippedEstimator().catalogs().gpus.Find(d.gpu);
+  ASSERT_TRUE(arch.ok() && gpu.ok());
+  TrainingJob job = d.job;
+  job.seq_len = longest;
+  auto fits = ShippedEstimator().Estimate(**arch, job, **gpu);
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_LE(fits->memory.per_gpu_bytes, d.usable_bytes);
+  job.seq_len = longest + 1;
+  auto over = ShippedEstimator().Estimate(**arch, job, **gpu);
+  ASSERT_TRUE(over.ok()) << over.status().message();
+  EXPECT_GT(over->memory.per_gpu_bytes, d.usable_bytes);
+
+  // 70B full fine-tuning unsharded on one GPU: no sequence length makes it fit.
+  const Decision too_big =
+      Decide(Request(std::string(kFull70bDdp) + "#FMTE seq-len-cap=true\n", "gres:gpu:a100:1"),
+             Conf(kBaseConf), ShippedEstimator());
+  EXPECT_EQ(too_big.kind, DecisionKind::kReject) << too_big.user_message;
+}
+
 TEST(PolicyTest, RecordOfADecision) {
   const JobRequest r = Request(kLora8b, "gres:gpu:a100:1");
   const Decision d = Decide(r, Conf(kBaseConf), ShippedEstimator());

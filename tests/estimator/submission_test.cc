@@ -203,6 +203,67 @@ TEST_F(ReadSubmissionTest, ScriptArgumentsAndChdirChooseTheConfig) {
   EXPECT_EQ(ValueOf(d->request, "sharding"), "zero3");
 }
 
+// What the trainers do by themselves, from their code: a sequence length that only truncates
+// (LLaMA-Factory cutoff_len, TRL max_seq_length, torchtune tokenizer.max_seq_len without packing)
+// is a limit, not every batch's length; LLaMA-Factory checkpoints activations unless
+// disable_gradient_checkpointing (model_utils/checkpointing.py); litgpt's finetune scripts
+// checkpoint every Block under FSDP on several devices, its pretrain does not.
+TEST_F(ReadSubmissionTest, TruncationLimitsAndTheTrainersOwnCheckpointing) {
+  const auto read = [&](const std::string& name, const std::string& script) {
+    std::ofstream(dir_ / "job" / name) << "#!/bin/bash\n#SBATCH --gres=gpu:a100:2\n" << script;
+    auto s = ReadSubmission(std::vector<std::string>{"-D", "job", "job/" + name}, dir_.string(),
+                            &table_);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() ? s->request : JobRequest{};
+  };
+  const auto yaml = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / "job" / "configs" / name) << text;
+  };
+  const std::string lf =
+      "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: sft\n"
+      "finetuning_type: lora\ncutoff_len: 4096\n";
+  yaml("lf.yaml", lf);
+  yaml("lf_packed.yaml", lf + "packing: true\n");
+  yaml("lf_pt.yaml", "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: pt\ncutoff_len: 4096\n");
+  yaml("lf_no_gc.yaml", lf + "disable_gradient_checkpointing: true\n");
+  const JobRequest plain = read("lf.sh", "llamafactory-cli train configs/lf.yaml\n");
+  EXPECT_EQ(plain.job.seq_len, 4096);
+  EXPECT_TRUE(plain.job.seq_len_is_cap);
+  EXPECT_EQ(plain.job.activation_checkpointing, Checkpointing::kFull);
+  EXPECT_FALSE(
+      read("lfp.sh", "llamafactory-cli train configs/lf_packed.yaml\n").job.seq_len_is_cap);
+  EXPECT_FALSE(read("lfpt.sh", "llamafactory-cli train configs/lf_pt.yaml\n").job.seq_len_is_cap);
+  EXPECT_EQ(read("lfng.sh", "llamafactory-cli train configs/lf_no_gc.yaml\n")
+                .job.activation_checkpointing,
+            Checkpointing::kNone);
+
+  const std::string trl =
+      "torchrun --nproc_per_node 2 trl/scripts/sft.py --model_name_or_path "
+      "meta-llama/Llama-3.1-8B --max_seq_length 2048";
+  EXPECT_TRUE(read("trl.sh", trl + "\n").job.seq_len_is_cap);
+  EXPECT_FALSE(read("trlp.sh", trl + " --packing\n").job.seq_len_is_cap);
+  EXPECT_FALSE(read("clm.sh",
+                    "torchrun --nproc_per_node 2 run_clm.py --model_name_or_path "
+                    "meta-llama/Llama-3.1-8B --block_size 2048\n")
+                   .job.seq_len_is_cap);
+
+  const std::string tune =
+      "tune run --nproc_per_node 2 lora_finetune_distributed --config "
+      "llama3_1/8B_lora tokenizer.max_seq_len=4096";
+  EXPECT_TRUE(read("tune.sh", tune + "\n").job.seq_len_is_cap);
+  EXPECT_FALSE(read("tunep.sh", tune + " dataset.packed=True\n").job.seq_len_is_cap);
+
+  yaml("lit.yaml",
+       "checkpoint_dir: checkpoints/meta-llama/Llama-2-7b-hf\ndevices: 2\n"
+       "train:\n  micro_batch_size: 1\n  max_seq_length: 2048\n");
+  const JobRequest lit = read("lit.sh", "litgpt finetune_lora --config configs/lit.yaml\n");
+  EXPECT_EQ(lit.job.activation_checkpointing, Checkpointing::kFull);
+  EXPECT_TRUE(lit.job.seq_len_is_cap);
+  const JobRequest pre = read("pre.sh", "litgpt pretrain --config configs/lit.yaml\n");
+  EXPECT_EQ(pre.job.activation_checkpointing, Checkpointing::kNone);
+  EXPECT_FALSE(pre.job.seq_len_is_cap);
+}
+
 TEST_F(ReadSubmissionTest, MissingScriptAndStdinAreErrors) {
   const std::vector<std::string> missing = {"nope.sh"};
   auto m = ReadSubmission(missing, dir_.string(), &table_);

@@ -72,6 +72,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["framework"] = ToString(job.framework);
   j["micro_batch"] = job.micro_batch;
   j["seq_len"] = job.seq_len;
+  if (job.seq_len_is_cap) j["seq_len_is_cap"] = true;  // a truncation limit (job.h)
   j["grad_accum"] = job.grad_accum;
   j["gpus"] = job.gpus;
   j["gpus_per_node"] = job.EffectiveGpusPerNode();

@@ -238,6 +238,26 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
   return !assumed->empty();
 }
 
+// The longest sequence below job.seq_len with which `job` fits (its estimate in `estimate`), or 0
+// when not even one token does. Memory grows with the sequence, so a bisection finds it.
+int64_t LongestFittingSeq(const internal::PolicyContext& ctx, const TrainingJob& job,
+                          JobEstimate* estimate) {
+  TrainingJob shorter = job;
+  JobEstimate e;
+  int64_t lo = 0, hi = job.seq_len - 1;  // lo fits (0: none found yet)
+  while (lo < hi) {
+    shorter.seq_len = lo + (hi - lo + 1) / 2;
+    if (ctx.prepared->EstimateMemory(shorter, *ctx.gpu, &e).ok() &&
+        e.memory.per_gpu_bytes <= ctx.usable_bytes) {
+      lo = shorter.seq_len;
+      *estimate = e;
+    } else {
+      hi = shorter.seq_len - 1;
+    }
+  }
+  return lo;
+}
+
 // Whether `job` fits under the most favourable reading of what the request could not read;
 // `estimate` gets that reading's memory estimate and `assumed` what was assumed. A Megatron job
 // whose parallel layout is unread (a Megatron-Bridge recipe's Python defaults, TP from an unknown
@@ -479,6 +499,22 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
                Gib(more_est.memory.per_gpu_bytes),
                ": accepted unchecked; put what the file sets in #FMTE lines "
                "(#FMTE sharding=zero3, ...) so that fmte can check the job"}));
+    } else if (int64_t longest = 0;
+               job.seq_len_is_cap && (longest = LongestFittingSeq(ctx, job, &more_est)) > 0) {
+      // The sequence length is a truncation limit: micro-batches are padded to their longest
+      // sample, so whether the job fits depends on the data; never rejected on it.
+      const FieldSource* seq = r.SourceOf("seq-len");
+      const std::string limit = std::to_string(job.seq_len);
+      d.reasons.push_back(
+          Cat({what, " needs ", Gib(need), " per GPU (", Gib(d.usable_bytes),
+               " usable) when a micro-batch reaches the ", limit, " tokens samples are cut to",
+               seq == nullptr ? std::string() : " (" + seq->origin + ")",
+               "; a micro-batch is padded to its longest sample, so it fits while that is at most ",
+               std::to_string(longest), " tokens (", Gib(more_est.memory.per_gpu_bytes),
+               "): accepted; lower the limit to ", std::to_string(longest),
+               " (or pack to that length) to be sure"}));
+      d.alternatives = internal::FindAlternatives(ctx, job);
+      AddFittingAlternatives("would fit at the full length: ", &d);
     } else if (assumed_gpus) {
       // The GPU count is a guess: never reject on it.
       d.reasons.push_back(Cat({what, " would need ", against,

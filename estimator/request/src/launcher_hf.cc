@@ -114,6 +114,34 @@ void ReadLoadDtype(const LaunchLine& l, bool deepspeed, Sink* sink) {
   sink->Set("precision", "pure-bf16", "--" + std::string(which));
 }
 
+// Whether the sequence length read is a truncation limit rather than every batch's length.
+// cutoff_len (LLaMA-Factory), max_seq_length / max_length (TRL, axolotl's sequence_len),
+// model_max_length and max_seq_len cut each sample, and the trainers' collators pad a micro-batch
+// to its longest sample (transformers DataCollatorForSeq2Seq, TRL's
+// DataCollatorForLanguageModeling, padding="longest"), so batches are at most that long. The length
+// is exact with packing (TRL/LLaMA-Factory packing, LLaMA-Factory neat_packing and its pre-training
+// stage "pt", which packs by default; axolotl sample_packing), when axolotl pads every batch to the
+// full length (pad_to_sequence_len), for run_clm.py's block_size and Megatron-style seq_length
+// (texts grouped into blocks), and for litgpt pretrain (its data modules cut the token stream into
+// blocks).
+void ReadSeqLenCap(const LaunchLine& l, Sink* sink) {
+  std::string_view which;
+  for (std::string_view name :
+       {"max_seq_length", "max_length", "cutoff_len", "model_max_length", "max_seq_len"})
+    if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved) which = name;
+  bool cap = !which.empty();
+  for (std::string_view name : {"block_size", "seq_length"})
+    if (sink->Find(l, name) != nullptr) cap = false;
+  for (std::string_view name :
+       {"packing", "neat_packing", "sample_packing", "pad_to_sequence_len", "padding_free"})
+    if (FlagTrue(sink->Find(l, name))) cap = false;
+  if (const Flag* stage = sink->Find(l, "stage"); stage != nullptr && Lower(stage->value) == "pt")
+    cap = false;
+  if (l.launcher == "litgpt" && !l.positionals.empty() && l.positionals.front() == "pretrain")
+    cap = false;
+  if (cap) sink->Set("seq-len-cap", "true", "--" + std::string(which));
+}
+
 }  // namespace
 
 void ReadHfFlags(const LaunchLine& l, Sink* sink) {
@@ -181,6 +209,14 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     }
     sink->SetFromFlag(m.key, f->value, m.flag);
   }
+  ReadSeqLenCap(l, sink);
+  // litgpt's finetune scripts wrap the model in FSDPStrategy(activation_checkpointing_policy=
+  // {Block}) when they run on more than one device (litgpt/finetune/lora.py, full.py, adapter.py);
+  // pretrain's strategy checkpoints nothing.
+  if (l.launcher == "litgpt" && !l.positionals.empty() &&
+      l.positionals.front().starts_with("finetune") && sink->Get("sharding") == "fsdp-full" &&
+      !sink->Has("activation-checkpointing"))
+    sink->Set("activation-checkpointing", "full", "litgpt finetune on several devices");
   if (const Flag* f = sink->Find(l, "max_steps");
       f != nullptr && !f->unresolved && f->value != "-1")
     sink->Set("steps", f->value, "--max_steps");

@@ -102,6 +102,9 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   }
   int64_t steps_per_epoch = 0;
   double epochs = 0;
+  // tokenizer.max_seq_len truncates each sample and torchtune's padded_collate_sft pads a batch to
+  // its longest sample: a limit, unless dataset.packed=True packs samples to exactly that length.
+  bool seq_cap = false, packed = false;
   for (; k < l.positionals.size(); ++k) {
     const std::string_view o = l.positionals[k];
     const size_t eq = o.find('=');
@@ -111,6 +114,8 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
     const std::string shown = "override " + Shown(key);
     for (const auto& m : kOverrideKeys)
       if (key == m[0]) sink->Set(m[1], value, shown);
+    if (key == "tokenizer.max_seq_len") seq_cap = true;
+    if (key == "dataset.packed") packed = Lower(value) == "true";
     if (key == "epochs") {
       auto e = ParseBoundedDouble(value, 1e-6, 1e6, shown);
       if (e.ok()) epochs = *e;
@@ -136,6 +141,7 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
       sink->Set("lora-targets", value, shown);
     }
   }
+  if (seq_cap && !packed) sink->Set("seq-len-cap", "true", "override tokenizer.max_seq_len");
   if (steps_per_epoch > 0)
     sink->Set(
         "steps",

@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 46> kKeys{{
+const std::array<KeySpec, 47> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -170,6 +170,9 @@ const std::array<KeySpec, 46> kKeys{{
      false,
      FMTE_SETTER(return SetEnum(v, s, &j->fp8, ParseFp8);)},
     {{"sp", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->sequence_parallel);)},
+    {{"seq-len-cap", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->seq_len_is_cap);)},
     {{"fp8-param-gather", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->fp8_params);)},

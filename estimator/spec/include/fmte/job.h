@@ -134,6 +134,12 @@ struct TrainingJob {
   // Batch and sequence, per GPU (per data-parallel rank).
   int64_t micro_batch = 1;
   int64_t seq_len = 2048;
+  // seq_len is a truncation limit, not the length of every batch: the trainer cuts samples to it
+  // and pads each micro-batch to its longest sample (LLaMA-Factory cutoff_len, TRL max_length,
+  // axolotl sequence_len, torchtune max_seq_len, without packing). Estimates take it (the peak of
+  // a micro-batch that reaches it); the policy does not reject on it, since the real length is
+  // the data's.
+  bool seq_len_is_cap = false;
   int64_t grad_accum = 1;
 
   // Layout. gpus = tp * cp * pp * dp. gpus_per_node <= 0 means min(gpus, 8).
