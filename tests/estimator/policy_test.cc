@@ -722,6 +722,29 @@ TEST(PolicyTest, ATruncationLimitIsNeverGroundsForRejection) {
   EXPECT_EQ(too_big.kind, DecisionKind::kReject) << too_big.user_message;
 }
 
+// A multimodal model's time also goes to encoding its images, which the data decides: fmte sets
+// no time limit on the language model's prediction alone (a limit that kills a job is the worst
+// outcome), where it sets one for a text model of the same job; a fit says the images'
+// activations are not counted.
+TEST(PolicyTest, NoTimeLimitIsSetOnAMultimodalModelsLanguageModelAlone) {
+  const auto decide = [](const std::string& model) {
+    return Decide(
+        Request("#FMTE model=" + model + " method=lora micro-batch=1 seq-len=2048 steps=1000\n",
+                "gres:gpu:a100:1"),
+        Conf(kBaseConf), ShippedEstimator());
+  };
+  const Decision text = decide("google/gemma-3-1b-it");  // Gemma3ForCausalLM: no vision tower
+  ASSERT_TRUE(text.estimate.has_time) << text.user_message;
+  EXPECT_EQ(text.kind, DecisionKind::kRewrite) << text.user_message;
+  EXPECT_GT(text.new_time_limit_min, 0);
+  const Decision vl = decide("google/gemma-3-4b-it");
+  ASSERT_TRUE(vl.estimate.has_time) << vl.user_message;
+  EXPECT_EQ(vl.kind, DecisionKind::kAccept) << vl.user_message;
+  EXPECT_EQ(vl.new_time_limit_min, 0);
+  EXPECT_NE(vl.user_message.find("depends on the data"), std::string::npos) << vl.user_message;
+  EXPECT_NE(vl.user_message.find("is multimodal"), std::string::npos) << vl.user_message;
+}
+
 TEST(PolicyTest, RecordOfADecision) {
   const JobRequest r = Request(kLora8b, "gres:gpu:a100:1");
   const Decision d = Decide(r, Conf(kBaseConf), ShippedEstimator());

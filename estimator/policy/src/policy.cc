@@ -130,12 +130,23 @@ void ApplyOperatorSet(const Catalogs& c, const PartitionConfig& p, const ModelAr
 }
 
 // Time limit rules; only with a time estimate (JobEstimate::has_time).
-void DecideTime(const JobRequest& r, const PartitionConfig& p, Decision* d) {
+void DecideTime(const JobRequest& r, const PartitionConfig& p, const ModelArch& arch, Decision* d) {
   d->time_limit_min = r.time_limit_min;
   if (!d->estimate.has_time || d->kind == DecisionKind::kReject) return;
   const double predicted_s = d->estimate.wall_time_s;
   const double bound_s =
       d->estimate.wall_time_bound_s > 0 ? d->estimate.wall_time_bound_s : predicted_s;
+  // A multimodal model's time also goes to its vision encoder, whose share is the data's (how
+  // many images, at what resolution): the prediction is the language model's, a lower bound, and
+  // no limit is set on it (a limit that kills the job is the worst outcome).
+  const bool images = arch.vision_params > 0 && d->job.framework != Framework::kLitgpt;
+  if (r.time_limit_min == 0 && images) {
+    d->reasons.push_back(
+        Cat({"no time limit given, and none set: the language model alone is predicted to take ",
+             FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))),
+             "; what encoding the images adds depends on the data"}));
+    return;
+  }
   if (r.time_limit_min == 0) {
     // The larger of the calibrated upper bound and prediction x DefaultTimeFactor.
     int64_t limit = static_cast<int64_t>(
@@ -558,7 +569,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   // A time limit from a guessed GPU count could kill the job: none is set or judged then.
   if (!assumed_gpus) {
     ApplyOperatorSet(estimator.catalogs(), p, **arch, &d);
-    DecideTime(r, p, &d);
+    DecideTime(r, p, **arch, &d);
   }
   if (fits_as_asked && !assumed_gpus) internal::AddRightSizingNotices(ctx, d.job, &d);
 
