@@ -319,6 +319,57 @@ TEST(ModelConfigTest, MultimodalConfigErrorsNameTheSubConfig) {
       << unknown.status().message();
 }
 
+// Llama-shaped families with their own biases, norms and MLPs, each from its published dimensions
+// (config.json values, as quoted in public files) against its published count (the safetensors
+// or model.parameters() count; find_string the number):
+//   Apertus-8B-Instruct-2509 "8,053,338,176" (model.parameters(); its safetensors also hold the
+//     xIELU beta/eps buffers: 8,053,338,240), Seed-OSS-36B "36,151,104,512" (index metadata),
+//   SmolLM3-3B "3,075,098,624", Ministral-8B-Instruct-2410 "8,019,808,256", GLM-4-9B-0414
+//   "9,400,279,040", aya-expanse-8b (cohere) "8028033024", stablelm-2-1_6b "1,644,515,328".
+TEST(ModelCountTest, LlamaVariantsMatchPublishedCounts) {
+  struct Row {
+    const char* config;
+    int64_t total;
+  } rows[] = {
+      {R"({"model_type": "apertus", "vocab_size": 131072, "hidden_size": 4096,
+           "intermediate_size": 21504, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "hidden_act": "xielu", "tie_word_embeddings": false})",
+       8053338176},
+      {R"({"model_type": "seed_oss", "vocab_size": 155136, "hidden_size": 5120,
+           "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 80,
+           "num_key_value_heads": 8, "head_dim": 128, "attention_bias": true,
+           "attention_out_bias": false, "mlp_bias": false, "tie_word_embeddings": false})",
+       36151104512},
+      {R"({"model_type": "smollm3", "vocab_size": 128256, "hidden_size": 2048,
+           "intermediate_size": 11008, "num_hidden_layers": 36, "num_attention_heads": 16,
+           "num_key_value_heads": 4})",
+       3075098624},
+      {R"({"model_type": "ministral", "vocab_size": 131072, "hidden_size": 4096,
+           "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "head_dim": 128, "tie_word_embeddings": false})",
+       8019808256},
+      {R"({"model_type": "glm4", "vocab_size": 151552, "hidden_size": 4096,
+           "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32,
+           "num_key_value_heads": 2, "head_dim": 128, "attention_bias": true,
+           "tie_word_embeddings": false})",
+       9400279040},
+      {R"({"model_type": "cohere", "vocab_size": 256000, "hidden_size": 4096,
+           "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 8, "use_qk_norm": false})",
+       8028033024},
+      {R"({"model_type": "stablelm", "vocab_size": 100352, "hidden_size": 2048,
+           "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 32,
+           "num_key_value_heads": 32, "use_qkv_bias": true, "use_parallel_residual": false,
+           "qk_layernorm": false, "tie_word_embeddings": false})",
+       1644515328},
+  };
+  for (const Row& row : rows) {
+    Result<ModelArch> a = ParseModelConfig(row.config, "x");
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ(a->Counts().total, row.total) << a->model_type;
+  }
+}
+
 // OLMo-2 and OLMo-3 7B have the same tensors: 32 layers, hidden 4096, MLP 11008, 32 heads,
 // vocabulary 100352, untied (a published table of OLMo-2 shapes, find_string
 // "allenai/OLMo-2-1124-7B` | `7df9a825"), and 7,298,617,344 parameters each (safetensors metadata;

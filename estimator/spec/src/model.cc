@@ -97,6 +97,16 @@ constexpr Family kFamilies[] = {
     {"phi3", model_internal::BuildPhi3},
     {"olmo2", model_internal::BuildOlmo2},
     {"olmo3", model_internal::BuildOlmo2},
+    {"smollm3", model_internal::BuildLlamaVariant},
+    {"ministral", model_internal::BuildLlamaVariant},
+    {"seed_oss", model_internal::BuildLlamaVariant},
+    {"hunyuan_v1_dense", model_internal::BuildLlamaVariant},
+    {"arcee", model_internal::BuildLlamaVariant},
+    {"apertus", model_internal::BuildLlamaVariant},
+    {"glm4", model_internal::BuildLlamaVariant},
+    {"cohere", model_internal::BuildLlamaVariant},
+    {"cohere2", model_internal::BuildLlamaVariant},
+    {"stablelm", model_internal::BuildLlamaVariant},
     {"mixtral", model_internal::BuildMoeLlamaLike},
     {"qwen2_moe", model_internal::BuildMoeLlamaLike},
     {"qwen3_moe", model_internal::BuildMoeLlamaLike},
@@ -144,6 +154,12 @@ int64_t SlidingWindowLayers(const nlohmann::json& j, const ModelArch& arch) {
   }
   if (arch.model_type == "gemma2") return (n + 1) / 2;  // layers 0, 2, 4, ...
   if (arch.model_type == "olmo3") return n - n / 4;     // Olmo3Config: all but every 4th layer
+  if (arch.model_type == "cohere2") {  // Cohere2Config: all but every sliding_window_pattern-th
+    int64_t pattern = 4;
+    if (const auto p = j.find("sliding_window_pattern"); p != j.end() && p->is_number_integer())
+      pattern = std::max<int64_t>(1, p->get<int64_t>());
+    return n - n / pattern;
+  }
   if (arch.model_type == "gemma3" || arch.model_type == "gemma3_text") {
     int64_t pattern = 6;  // Gemma3TextConfig's default
     if (const auto p = j.find("sliding_window_pattern"); p != j.end() && p->is_number_integer())

@@ -88,6 +88,14 @@ void SetUniformBlocks(ModelArch& arch, BlockSpec block);
 // Embedding V*h, final norm, and lm_head (V*h [+V bias] unless tied).
 void SetEmbeddingsAndHead(ModelArch& arch, NormKind final_norm, bool head_bias);
 
+struct CommonDims {
+  int64_t h, layers, heads, kv_heads, head_dim, vocab;
+};
+// Reads the attention/embedding dimensions every Llama-shaped config has (hidden_size,
+// num_hidden_layers, num_attention_heads, num_key_value_heads, head_dim, vocab_size) and fills
+// `arch` with them, RMSNorm, a gated MLP and the family's tie_word_embeddings default.
+CommonDims ReadCommon(ConfigReader& r, ModelArch& arch);
+
 // Family builders: read the keys the family needs from `r` and fill `arch` (which already holds
 // id, model_type and torch_dtype). Problems are recorded in `r`; the caller checks r.status().
 void BuildLlamaLike(ConfigReader& r,
@@ -95,6 +103,9 @@ void BuildLlamaLike(ConfigReader& r,
 void BuildMoeLlamaLike(ConfigReader& r, ModelArch& arch);  // mixtral qwen2_moe qwen3_moe
 void BuildPhi3(ConfigReader& r, ModelArch& arch);
 void BuildOlmo2(ConfigReader& r, ModelArch& arch);  // olmo2 olmo3
+// Llama-shaped families with their own biases, norms or MLP (model_families_variants.cc):
+// smollm3 ministral seed_oss hunyuan_v1_dense arcee apertus glm4 cohere cohere2 stablelm.
+void BuildLlamaVariant(ConfigReader& r, ModelArch& arch);
 void BuildGpt2(ConfigReader& r, ModelArch& arch);
 void BuildGptJ(ConfigReader& r, ModelArch& arch);
 void BuildGptNeoX(ConfigReader& r, ModelArch& arch);

@@ -21,14 +21,12 @@ namespace {
 
 // The config class defaults of tie_word_embeddings (transformers configuration_<family>.py).
 bool DefaultTie(const std::string& t) {
-  return t == "gemma" || t == "gemma2" || t == "gemma3_text";
+  return t == "gemma" || t == "gemma2" || t == "gemma3_text" || t == "smollm3" || t == "cohere" ||
+         t == "cohere2";
 }
 
-struct CommonDims {
-  int64_t h, layers, heads, kv_heads, head_dim, vocab;
-};
+}  // namespace
 
-// Reads the attention/embedding dimensions every Llama-shaped config has and fills `arch`.
 CommonDims ReadCommon(ConfigReader& r, ModelArch& arch) {
   CommonDims d{};
   d.h = r.Int({"hidden_size"});
@@ -62,6 +60,8 @@ CommonDims ReadCommon(ConfigReader& r, ModelArch& arch) {
   arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, DefaultTie(r.model_type()));
   return d;
 }
+
+namespace {
 
 // Attention plus norms of one Llama-shaped block (without its MLP).
 BlockSpec AttentionBlock(ConfigReader& r, const CommonDims& d) {
