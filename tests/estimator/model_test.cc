@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace fmte {
@@ -274,6 +275,27 @@ TEST(ModelCountTest, MultimodalVisionEncoderMatchesPublishedSplits) {
   const ModelArch* qwen = *Catalog().Find("Qwen/Qwen2.5-VL-3B-Instruct");
   EXPECT_EQ(qwen->Counts().vision, 668684288);
   EXPECT_EQ((*Catalog().Find("google/gemma-3-1b-it"))->Counts().vision, 0);
+}
+
+// Llama-3.2-11B-Vision: the language model is MllamaTextConfig's default (Llama-3.1-8B's shapes,
+// 40 layers of which 8 cross-attend to the image) and the encoder MllamaVisionConfig's at the 560
+// pixels the checkpoint uses; published count "10,670,220,835" (find_string: NVIDIA's model spec
+// and a table of "meta-llama/llama-3.2-11b-vision-instruct"). A cross-attention layer list that
+// names a layer the model does not have is an error naming the key.
+TEST(ModelCountTest, LlamaVisionMatchesThePublishedCount) {
+  Result<ModelArch> a = ParseModelConfig(
+      R"({"model_type": "mllama", "text_config": {"model_type": "mllama_text_model"},
+          "vision_config": {"model_type": "mllama_vision_model", "image_size": 560}})",
+      "x");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->Counts().total, 10670220835);
+  EXPECT_EQ(a->multimodal_type, "mllama");
+  EXPECT_EQ(std::count(a->block_kind_of_layer.begin(), a->block_kind_of_layer.end(), 1), 8);
+  auto bad = ParseModelConfig(
+      R"({"model_type": "mllama", "text_config": {"cross_attention_layers": [3, 40]}})", "x");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cross_attention_layers"), std::string::npos)
+      << bad.status().message();
 }
 
 // Gemma-3-4B's published text_config names neither its vocabulary, heads nor head size: they are

@@ -128,7 +128,7 @@ constexpr Family kFamilies[] = {
 std::string SupportedList() {
   std::string out;
   for (const Family& f : kFamilies) out += (out.empty() ? "" : ", ") + std::string(f.model_type);
-  return out + ", and the multimodal gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava";
+  return out + ", and the multimodal gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava, mllama";
 }
 
 std::string ArchitecturesOf(const nlohmann::json& j) {
@@ -257,6 +257,8 @@ Result<ModelArch> ParseMultimodal(const nlohmann::json& j, std::string id,
   Result<ModelArch> arch = ParseJson(text, std::move(id));
   if (!arch.ok()) return arch.status().WithContext("config" + seen + ": text_config");
   std::vector<std::string> problems;
+  if (model_type == "mllama")
+    model_internal::AddCrossAttentionLayers(text, &arch.value(), &problems);
   arch->vision_params = model_internal::VisionParams(top, j, *arch, &problems);
   if (Status st = top.status(); !st.ok()) return Status(st).WithContext("config" + seen);
   if (!problems.empty()) return Status::ParseError(problems.front()).WithContext("config" + seen);

@@ -117,7 +117,8 @@ void BuildDeepseek(ConfigReader& r,
                    ModelArch& arch);  // deepseek (deepseek-moe), deepseek_v2, deepseek_v3
 void BuildGptOss(ConfigReader& r, ModelArch& arch);
 
-// Multimodal configs (model_families_multimodal.cc): gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava.
+// Multimodal configs (model_families_multimodal.cc): gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava,
+// mllama.
 bool IsMultimodal(std::string_view model_type);
 // The language model's config of the multimodal config `j` (whose model_type `top` reads):
 // text_config with its class defaults filled in and its model_type set, or the top-level keys
@@ -127,6 +128,10 @@ nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j);
 // vision_config's missing or malformed keys are appended to `problems` as one message.
 int64_t VisionParams(ConfigReader& top, const nlohmann::json& j, const ModelArch& text,
                      std::vector<std::string>* problems);
+// Llama-3.2-Vision (mllama): the cross-attention layers of `text` (its text config) as a second
+// block kind of `arch`, and the 8 extra embedding rows; problems are appended.
+void AddCrossAttentionLayers(const nlohmann::json& text, ModelArch* arch,
+                             std::vector<std::string>* problems);
 
 }  // namespace fmte::model_internal
 

@@ -1,6 +1,7 @@
 // Multimodal models (an image encoder feeding a decoder-only language model): Gemma-3
 // (gemma3), Qwen2-VL (qwen2_vl), Qwen2.5-VL (qwen2_5_vl), Mistral-3 / Mistral-Small-3.1
-// (mistral3) and LLaVA (llava). The language model is read by its own family builder from
+// (mistral3), LLaVA (llava) and Llama-3.2-Vision (mllama: cross-attention layers in the language
+// model). The language model is read by its own family builder from
 // text_config (Qwen2-VL and Qwen2.5-VL before transformers 5 put its keys at the top level); the
 // vision encoder and the projector are counted from vision_config as ModelArch::vision_params.
 //
@@ -50,6 +51,7 @@ constexpr Multimodal kMultimodal[] = {
     {"qwen2_5_vl", "qwen2", "qwen2_5_vl"},
     {"mistral3", "mistral", "pixtral"},
     {"llava", "llama", "clip_vision_model"},
+    {"mllama", "mllama_text_model", "mllama_vision_model"},
 };
 
 const Multimodal* Find(std::string_view model_type) {
@@ -83,6 +85,13 @@ const nlohmann::json& Defaults(std::string_view type) {
     "qwen2_5_vl": {"depth": 32, "hidden_size": 3584, "intermediate_size": 3420,
       "num_heads": 16, "in_channels": 3, "patch_size": 14, "spatial_merge_size": 2,
       "temporal_patch_size": 2, "out_hidden_size": 3584},
+    "mllama_text_model": {"vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336,
+      "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38], "tie_word_embeddings": false},
+    "mllama_vision_model": {"hidden_size": 1280, "intermediate_size": 5120,
+      "num_hidden_layers": 32, "num_global_layers": 8, "num_channels": 3, "image_size": 448,
+      "patch_size": 14, "max_num_tiles": 4, "vision_output_dim": 7680,
+      "supported_aspect_ratios": [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]},
     "pixtral": {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
       "num_attention_heads": 16, "num_channels": 3, "image_size": 1024, "patch_size": 16}
   })");
@@ -165,7 +174,55 @@ int64_t PixtralParams(ConfigReader& v, ConfigReader& top, int64_t text_hidden, i
          Dense(h * features, text_hidden, bias) + Dense(text_hidden, text_hidden, bias);
 }
 
+// Llama-3.2-Vision's encoder (transformers modeling_mllama.py): patch Conv2d without bias, class
+// embedding, a gated position embedding (gate, per patch, and per aspect ratio x tile x patch),
+// gated pre- and post-tile embeddings (per aspect ratio x tile), LayerNorms before and after, the
+// local layers and the gated global layers (q/k/v/o without biases, fc1/fc2 and LayerNorms with
+// them; two gates each global layer), and multi_modal_projector Linear(vision_output_dim -> text
+// h).
+int64_t MllamaVisionParams(ConfigReader& v, const nlohmann::json& vision, int64_t text_hidden) {
+  const int64_t h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
+  const int64_t layers = v.Layers({"num_hidden_layers"}), global = v.Layers({"num_global_layers"});
+  const int64_t c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
+  const int64_t image = v.Int({"image_size"}), tiles = v.Int({"max_num_tiles"});
+  const int64_t out = v.Int({"vision_output_dim"});
+  const auto ratios = vision.find("supported_aspect_ratios");
+  const int64_t aspect_ids =
+      ratios != vision.end() && ratios->is_array() ? static_cast<int64_t>(ratios->size()) + 1 : 1;
+  const int64_t patches = (p > 0 ? (image / p) * (image / p) : 0) + 1;
+  const int64_t layer = 4 * h * h + Dense(h, f, true) + Dense(f, h, true) + LayerNorms(false, h, 2);
+  return c * p * p * h + h + (1 + patches * h + aspect_ids * tiles * patches * h) +
+         2 * (aspect_ids * tiles * h + 1) + LayerNorms(false, h, 2) + layers * layer +
+         global * (layer + 2) + Dense(out, text_hidden, true);
+}
+
 }  // namespace
+
+void AddCrossAttentionLayers(const nlohmann::json& text, ModelArch* arch,
+                             std::vector<std::string>* problems) {
+  // MllamaTextModel: embed_tokens has vocab_size + 8 rows; the layers named by
+  // cross_attention_layers attend to the image instead of the text, with the same q/k/v/o shapes,
+  // plus q_norm and k_norm (RMSNorm over head_dim) and two scalar gates.
+  arch->embedding_params += 8 * arch->hidden_size;
+  BlockSpec cross = arch->block_kinds.front();
+  cross.norm_params += 2 * arch->head_dim;
+  cross.num_norms += 2;
+  cross.other_params += 2;
+  arch->block_kinds.push_back(std::move(cross));
+  const auto layers = text.find("cross_attention_layers");
+  if (layers == text.end() || !layers->is_array()) {
+    problems->push_back("text_config: cross_attention_layers: expected a list of layer indices");
+    return;
+  }
+  for (const auto& l : *layers) {
+    if (!l.is_number_integer() || l.get<int64_t>() < 0 || l.get<int64_t>() >= arch->num_layers) {
+      problems->push_back("text_config: cross_attention_layers: expected layer indices below " +
+                          std::to_string(arch->num_layers) + ", got " + l.dump());
+      return;
+    }
+    arch->block_kind_of_layer[static_cast<size_t>(l.get<int64_t>())] = 1;
+  }
+}
 
 bool IsMultimodal(std::string_view model_type) { return Find(model_type) != nullptr; }
 
@@ -181,7 +238,9 @@ nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
     // decoder layers (q, k, v with biases).
     if (text_type == "qwen2_vl_text" || text_type == "qwen2_5_vl_text") text_type = "qwen2";
     text = WithDefaults(text_type, *t);
-    text["model_type"] = text_type;
+    // Llama-3.2-Vision's language model: Llama's self-attention layers, with cross-attention
+    // layers added after parsing (AddCrossAttentionLayers).
+    text["model_type"] = text_type == "mllama_text_model" ? "llama" : text_type;
     if (!text.contains("torch_dtype") && j.contains("torch_dtype"))
       text["torch_dtype"] = j["torch_dtype"];
   } else if (t != j.end() && !t->is_null()) {
@@ -192,7 +251,8 @@ nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
     text["model_type"] = mm->text_type;
   } else {
     text = WithDefaults(mm->text_type, nlohmann::json::object());  // the class's default model
-    text["model_type"] = mm->text_type;
+    text["model_type"] =
+        std::string_view(mm->text_type) == "mllama_text_model" ? "llama" : mm->text_type;
   }
   return text;
 }
@@ -227,6 +287,8 @@ int64_t VisionParams(ConfigReader& top, const nlohmann::json& j, const ModelArch
     }
   } else if (vision_type == "qwen2_vl" || vision_type == "qwen2_5_vl") {
     n = QwenVisionParams(v, vision_type == "qwen2_5_vl");
+  } else if (vision_type == "mllama_vision_model") {
+    n = MllamaVisionParams(v, merged, text.hidden_size);
   } else if (vision_type == "pixtral") {
     n = PixtralParams(v, top, text.hidden_size, FeatureLayers(j));
   } else {
