@@ -154,6 +154,13 @@ const PublishedCount kPublished[] = {
     {"Qwen/Qwen2.5-VL-3B-Instruct", 3754622976},
     {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", 24011361280},
     {"mistralai/Mistral-Small-3.2-24B-Instruct-2506", 24011361280},  // alias: same tensors
+    // Hub / safetensors counts: find_string "14,768,307,200", "4,022,468,096" (also quoted for
+    // Qwen3-4B-Instruct-2507 from the Hub API), "72,706,203,648", "1,543,714,304".
+    {"Qwen/Qwen3-14B", 14768307200},
+    {"Qwen/Qwen3-4B", 4022468096},
+    {"Qwen/Qwen3-4B-Instruct-2507", 4022468096},
+    {"Qwen/Qwen2.5-72B-Instruct", 72706203648},
+    {"Qwen/Qwen2.5-1.5B-Instruct", 1543714304},
 };
 // clang-format on
 
