@@ -161,6 +161,13 @@ const PublishedCount kPublished[] = {
     {"Qwen/Qwen3-4B-Instruct-2507", 4022468096},
     {"Qwen/Qwen2.5-72B-Instruct", 72706203648},
     {"Qwen/Qwen2.5-1.5B-Instruct", 1543714304},
+    // Safetensors metadata counts: find_string "12,247,782,400", "34,388,917,248".
+    {"mistralai/Mistral-Nemo-Instruct-2407", 12247782400},
+    {"01-ai/Yi-34B", 34388917248},
+    // Derived (no published exact figure found): per layer q,o 2*8192^2 + k,v 2*8192*1024 + MLP
+    //   3*8192*22016 + norms 2*8192 = 692,076,544; x 48 = 33,219,674,112; + embed and head
+    //   2*32000*8192 = 524,288,000 + norm 8,192 = 33,743,970,304.
+    {"codellama/CodeLlama-34b-Instruct-hf", 33743970304},
 };
 // clang-format on
 
