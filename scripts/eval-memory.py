@@ -157,6 +157,10 @@ def row_args(r):
     model = r["model_hf_id"]
     if model.startswith(("custom:", "unknown:")):
         return None, "custom model"
+    # A published model cut down for a benchmark (torchao's Llama-4 Scout runs: "num layers reduced
+    # 48 -> 2"): not the architecture the id names.
+    if re.search(r"layers reduced", r["notes"]):
+        return None, "custom model (layers reduced)"
     method = r["method"]
     if method not in ("full", "lora", "qlora"):
         return None, "method " + method

@@ -168,6 +168,10 @@ const PublishedCount kPublished[] = {
     //   3*8192*22016 + norms 2*8192 = 692,076,544; x 48 = 33,219,674,112; + embed and head
     //   2*32000*8192 = 524,288,000 + norm 8,192 = 33,743,970,304.
     {"codellama/CodeLlama-34b-Instruct-hf", 33743970304},
+    // The Hub's safetensors.parameters.BF16 of Llama-4-Scout-17B-16E-Instruct, quoted publicly
+    // (find_string "108,641,793,536"; one file splits it as text 107,769,861,120 + vision and
+    // projector 871,932,416, as fmte does).
+    {"meta-llama/Llama-4-Scout-17B-16E-Instruct", 108641793536},
 };
 // clang-format on
 
@@ -289,6 +293,25 @@ TEST(ModelCountTest, MultimodalVisionEncoderMatchesPublishedSplits) {
   const ModelArch* qwen = *Catalog().Find("Qwen/Qwen2.5-VL-3B-Instruct");
   EXPECT_EQ(qwen->Counts().vision, 668684288);
   EXPECT_EQ((*Catalog().Find("google/gemma-3-1b-it"))->Counts().vision, 0);
+}
+
+// Llama 4: Scout's split into language model and vision (see kPublished) and its active
+// parameters (one routed expert, the shared expert and everything else, the vision tower
+// included); Maverick is Scout with 128 experts on every other layer and dense layers between
+// (interleave_moe_layer_step 2, intermediate_size_mlp 16384): its checkpoint total
+// "401,583,781,376" (find_string) checks the dense-layer path.
+TEST(ModelCountTest, LlamaFourSplitsAndMaverick) {
+  const ModelArch* scout = *Catalog().Find("meta-llama/Llama-4-Scout-17B-16E-Instruct");
+  EXPECT_EQ(scout->Counts().vision, 871932416);
+  EXPECT_EQ(scout->Counts().total - scout->Counts().vision, 107769861120);
+  EXPECT_EQ(scout->Counts().active, 18044827136);
+  Result<ModelArch> maverick = ParseModelConfig(
+      R"({"model_type": "llama4", "text_config": {"model_type": "llama4_text",
+            "num_local_experts": 128, "interleave_moe_layer_step": 2},
+          "vision_config": {"hidden_size": 1408, "image_size": 336, "vision_output_dim": 4096}})",
+      "x");
+  ASSERT_TRUE(maverick.ok()) << maverick.status().ToString();
+  EXPECT_EQ(maverick->Counts().total, 401583781376);
 }
 
 // Llama-3.2-11B-Vision: the language model is MllamaTextConfig's default (Llama-3.1-8B's shapes,

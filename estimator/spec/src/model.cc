@@ -123,12 +123,13 @@ constexpr Family kFamilies[] = {
     {"deepseek_v2", model_internal::BuildDeepseek},
     {"deepseek_v3", model_internal::BuildDeepseek},
     {"gpt_oss", model_internal::BuildGptOss},
+    {"llama4_text", model_internal::BuildLlama4},
 };
 
 std::string SupportedList() {
   std::string out;
   for (const Family& f : kFamilies) out += (out.empty() ? "" : ", ") + std::string(f.model_type);
-  return out + ", and the multimodal gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava, mllama";
+  return out + ", and the multimodal gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava, mllama, llama4";
 }
 
 std::string ArchitecturesOf(const nlohmann::json& j) {

@@ -116,9 +116,10 @@ void BuildStarcoder2(ConfigReader& r, ModelArch& arch);
 void BuildDeepseek(ConfigReader& r,
                    ModelArch& arch);  // deepseek (deepseek-moe), deepseek_v2, deepseek_v3
 void BuildGptOss(ConfigReader& r, ModelArch& arch);
+void BuildLlama4(ConfigReader& r, ModelArch& arch);  // llama4_text
 
 // Multimodal configs (model_families_multimodal.cc): gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava,
-// mllama.
+// mllama, llama4.
 bool IsMultimodal(std::string_view model_type);
 // The language model's config of the multimodal config `j` (whose model_type `top` reads):
 // text_config with its class defaults filled in and its model_type set, or the top-level keys

@@ -1,6 +1,7 @@
 // Builders for DeepSeek (MoE, MLA) and gpt-oss. Shapes follow the published modeling code:
 // deepseek-ai's modeling_deepseek.py (DeepSeek-MoE, -V2, -V3 remote code) and transformers'
 // modeling_deepseek_v2/v3.py and modeling_gpt_oss.py.
+#include <algorithm>
 #include <string>
 
 #include "model_config.h"
@@ -158,6 +159,65 @@ void BuildGptOss(ConfigReader& r, ModelArch& arch) {
   b.experts_per_token = top_k;
   SetUniformBlocks(arch, std::move(b));
   SetEmbeddingsAndHead(arch, NormKind::kRms, false);
+}
+
+// Llama 4's language model (transformers modeling_llama4.py, Llama4TextConfig): MoE layers
+// (moe_layers, else every interleave_moe_layer_step-th) hold a router (no bias), the routed experts
+// as two stacked tensors gate_up_proj [E, h, 2f] and down_proj [E, f, h], and a shared expert of
+// width f; the other layers a dense gated MLP of intermediate_size_mlp; q/k/v/o biased by
+// attention_bias; the qk norm is a parameter-free L2 norm.
+void BuildLlama4(ConfigReader& r, ModelArch& arch) {
+  CommonDims d = ReadCommon(r, arch);
+  const int64_t experts = r.Int({"num_local_experts"});
+  const int64_t top_k = r.Int({"num_experts_per_tok"});
+  const int64_t f = r.Int({"intermediate_size"});
+  const int64_t step = r.IntOr({"interleave_moe_layer_step"}, 1);
+  std::vector<int64_t> moe_layers = r.IntList("moe_layers");
+  const bool bias = r.BoolOr({"attention_bias"}, false);
+  if (step <= 0) r.Fail("interleave_moe_layer_step: expected a positive integer");
+  if (top_k > experts) r.Fail("num_experts_per_tok is larger than the number of experts");
+  if (moe_layers.empty())
+    for (int64_t i = step - 1; step > 0 && i < d.layers; i += step) moe_layers.push_back(i);
+
+  BlockSpec moe;
+  AddAttention(moe, d.h, d.heads, d.kv_heads, d.head_dim, bias, bias);
+  AddNorms(moe, NormKind::kRms, d.h, 2);
+  moe.linears.push_back(Linear("router", LinearRole::kRouter, d.h, experts, false));
+  LinearShape gate_up =
+      Linear("gate_up_proj", LinearRole::kGateUp, d.h, 2 * f, false, experts, true);
+  gate_up.stacked = true;
+  LinearShape down = Linear("down_proj", LinearRole::kDown, f, d.h, false, experts, true);
+  down.stacked = true;
+  moe.linears.push_back(gate_up);
+  moe.linears.push_back(down);
+  AddGatedMlp(moe, d.h, f, false);  // shared_expert
+  moe.experts_per_token = top_k;
+
+  arch.num_experts = experts;
+  arch.experts_per_token = top_k;
+  arch.expert_intermediate_size = f;
+  arch.num_shared_experts = 1;
+  arch.intermediate_size = f;
+  arch.block_kinds.assign(1, std::move(moe));
+  arch.block_kind_of_layer.assign(static_cast<size_t>(std::max<int64_t>(d.layers, 0)), 1);
+  for (int64_t i : moe_layers) {
+    if (i >= d.layers) {
+      r.Fail("moe_layers: layer " + std::to_string(i) + " is beyond num_hidden_layers");
+      continue;
+    }
+    arch.block_kind_of_layer[static_cast<size_t>(i)] = 0;
+  }
+  if (std::find(arch.block_kind_of_layer.begin(), arch.block_kind_of_layer.end(), 1) !=
+      arch.block_kind_of_layer.end()) {
+    const int64_t dense_f = r.Int({"intermediate_size_mlp"});
+    BlockSpec dense;
+    AddAttention(dense, d.h, d.heads, d.kv_heads, d.head_dim, bias, bias);
+    AddNorms(dense, NormKind::kRms, d.h, 2);
+    AddGatedMlp(dense, d.h, dense_f, false);
+    arch.block_kinds.push_back(std::move(dense));
+    arch.intermediate_size = dense_f;
+  }
+  SetEmbeddingsAndHead(arch, NormKind::kRms, /*head_bias=*/false);
 }
 
 }  // namespace fmte::model_internal

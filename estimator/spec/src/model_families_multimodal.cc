@@ -1,9 +1,10 @@
 // Multimodal models (an image encoder feeding a decoder-only language model): Gemma-3
 // (gemma3), Qwen2-VL (qwen2_vl), Qwen2.5-VL (qwen2_5_vl), Mistral-3 / Mistral-Small-3.1
-// (mistral3), LLaVA (llava) and Llama-3.2-Vision (mllama: cross-attention layers in the language
-// model). The language model is read by its own family builder from
-// text_config (Qwen2-VL and Qwen2.5-VL before transformers 5 put its keys at the top level); the
-// vision encoder and the projector are counted from vision_config as ModelArch::vision_params.
+// (mistral3), LLaVA (llava), Llama-3.2-Vision (mllama: cross-attention layers in the language
+// model) and Llama 4 (llama4: a mixture-of-experts language model, model_families_moe.cc). The
+// language model is read by its own family builder from text_config (Qwen2-VL and Qwen2.5-VL before
+// transformers 5 put its keys at the top level); the vision encoder and the projector are counted
+// from vision_config as ModelArch::vision_params.
 //
 // Composite configs are saved with only the keys that differ from the sub-config classes'
 // defaults (transformers PretrainedConfig.to_diff_dict recurses into text_config and
@@ -52,6 +53,7 @@ constexpr Multimodal kMultimodal[] = {
     {"mistral3", "mistral", "pixtral"},
     {"llava", "llama", "clip_vision_model"},
     {"mllama", "mllama_text_model", "mllama_vision_model"},
+    {"llama4", "llama4_text", "llama4_vision_model"},
 };
 
 const Multimodal* Find(std::string_view model_type) {
@@ -92,6 +94,13 @@ const nlohmann::json& Defaults(std::string_view type) {
       "num_hidden_layers": 32, "num_global_layers": 8, "num_channels": 3, "image_size": 448,
       "patch_size": 14, "max_num_tiles": 4, "vision_output_dim": 7680,
       "supported_aspect_ratios": [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]]},
+    "llama4_text": {"vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192,
+      "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40,
+      "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 16,
+      "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "tie_word_embeddings": false},
+    "llama4_vision_model": {"hidden_size": 768, "intermediate_size": 5632,
+      "num_hidden_layers": 34, "num_channels": 3, "image_size": 448, "patch_size": 14,
+      "projector_input_dim": 4096, "projector_output_dim": 4096, "vision_output_dim": 7680},
     "pixtral": {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
       "num_attention_heads": 16, "num_channels": 3, "image_size": 1024, "patch_size": 16}
   })");
@@ -196,6 +205,25 @@ int64_t MllamaVisionParams(ConfigReader& v, const nlohmann::json& vision, int64_
          global * (layer + 2) + Dense(out, text_hidden, true);
 }
 
+// Llama 4's encoder (modeling_llama4.py): patches unfolded into Linear(C p^2 -> h) without bias,
+// class and position embeddings (one per patch plus the class token), LayerNorms before and
+// after, layers with biased q/k/v/o, fc1/fc2 and LayerNorms, the pixel-shuffle adapter's
+// fc1 (intermediate -> projector_input_dim) and fc2 (projector_output_dim^2) without biases, and
+// multi_modal_projector Linear(vision_output_dim -> text h) without bias.
+int64_t Llama4VisionParams(ConfigReader& v, int64_t text_hidden) {
+  const int64_t h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
+  const int64_t layers = v.Layers({"num_hidden_layers"});
+  const int64_t c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
+  const int64_t image = v.Int({"image_size"});
+  const int64_t in = v.Int({"projector_input_dim"}), out = v.Int({"projector_output_dim"});
+  const int64_t vision_out = v.Int({"vision_output_dim"});
+  const int64_t patches = (p > 0 ? (image / p) * (image / p) : 0) + 1;
+  const int64_t layer =
+      4 * Dense(h, h, true) + Dense(h, f, true) + Dense(f, h, true) + LayerNorms(false, h, 2);
+  return c * p * p * h + h + patches * h + LayerNorms(false, h, 2) + layers * layer + f * in +
+         out * out + vision_out * text_hidden;
+}
+
 }  // namespace
 
 void AddCrossAttentionLayers(const nlohmann::json& text, ModelArch* arch,
@@ -287,6 +315,8 @@ int64_t VisionParams(ConfigReader& top, const nlohmann::json& j, const ModelArch
     }
   } else if (vision_type == "qwen2_vl" || vision_type == "qwen2_5_vl") {
     n = QwenVisionParams(v, vision_type == "qwen2_5_vl");
+  } else if (vision_type == "llama4_vision_model") {
+    n = Llama4VisionParams(v, text.hidden_size);
   } else if (vision_type == "mllama_vision_model") {
     n = MllamaVisionParams(v, merged, text.hidden_size);
   } else if (vision_type == "pixtral") {
