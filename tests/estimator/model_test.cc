@@ -371,6 +371,13 @@ TEST(ModelConfigTest, MultimodalConfigErrorsNameTheSubConfig) {
       << bad_key.status().message();
   EXPECT_NE(bad_key.status().message().find("depth"), std::string::npos)
       << bad_key.status().message();
+  // Dimensions no real encoder has (each within the 2^31 a key may hold; their products would
+  // overflow 64 bits) are refused by name, with no undefined arithmetic on the way.
+  auto huge = parse(R"({"model_type": "gemma3", "vision_config": {"hidden_size": 2147483647,
+      "intermediate_size": 2147483647, "num_hidden_layers": 99999, "image_size": 2147483647,
+      "patch_size": 1}})");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("10^15"), std::string::npos) << huge.status().message();
   // An unknown encoder is refused, not guessed.
   auto unknown = parse(R"({"model_type": "llava", "vision_config": {"model_type": "mystery"}})");
   ASSERT_FALSE(unknown.ok());

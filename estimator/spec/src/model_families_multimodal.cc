@@ -32,6 +32,7 @@
 //     (RMSNorm over vision h), patch_merger.merging_layer Linear(h m^2 -> h) without bias,
 //     linear_1 (vision h x the feature layers read -> text h) and linear_2 (text h -> text h),
 //     biases per multimodal_projector_bias.
+#include <cmath>
 #include <string>
 
 #include "model_config.h"
@@ -116,23 +117,25 @@ nlohmann::json WithDefaults(std::string_view type, const nlohmann::json& given) 
   return out;
 }
 
-int64_t LayerNorms(bool rms, int64_t width, int64_t count) {
-  return count * NormParams(rms ? NormKind::kRms : NormKind::kLayer, width);
-}
+// Vision parameters are counted in long double: every key is at most 2^31 (ConfigReader), so a
+// product of several cannot overflow before VisionParams refuses a total beyond any real model.
+using Count = long double;
 
-int64_t Dense(int64_t in, int64_t out, bool bias) { return in * out + (bias ? out : 0); }
+Count LayerNorms(bool rms, Count width, Count count) { return count * (rms ? width : 2 * width); }
+
+Count Dense(Count in, Count out, bool bias) { return in * out + (bias ? out : 0); }
 
 // SigLIP's and CLIP's vision transformer: patch embedding, positions, layers, final norm.
-int64_t VitParams(ConfigReader& v, bool clip) {
-  const int64_t h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
-  const int64_t layers = v.Layers({"num_hidden_layers"});
-  const int64_t c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
-  const int64_t image = v.Int({"image_size"});
-  const int64_t patches = p > 0 ? (image / p) * (image / p) : 0;
-  int64_t n = c * p * p * h + (clip ? 0 : h);  // patch Conv2d (CLIP: bias=False)
-  n += (patches + (clip ? 1 : 0)) * h;         // position embedding (CLIP: + class token)
-  if (clip) n += h + 2 * h;                    // class_embedding, pre_layrnorm
-  const int64_t layer =
+Count VitParams(ConfigReader& v, bool clip) {
+  const Count h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
+  const Count layers = v.Layers({"num_hidden_layers"});
+  const Count c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
+  const Count image = v.Int({"image_size"});
+  const Count patches = p > 0 ? std::floor(image / p) * std::floor(image / p) : 0;
+  Count n = c * p * p * h + (clip ? 0 : h);  // patch Conv2d (CLIP: bias=False)
+  n += (patches + (clip ? 1 : 0)) * h;       // position embedding (CLIP: + class token)
+  if (clip) n += h + 2 * h;                  // class_embedding, pre_layrnorm
+  const Count layer =
       LayerNorms(false, h, 2) + 4 * Dense(h, h, true) + Dense(h, f, true) + Dense(f, h, true);
   n += layers * layer + LayerNorms(false, h, 1);  // post_layernorm
   // SigLIP's attention-pooling head, built unless vision_use_head is false (Gemma-3 sets it false):
@@ -143,41 +146,41 @@ int64_t VitParams(ConfigReader& v, bool clip) {
   return n;
 }
 
-int64_t QwenVisionParams(ConfigReader& v, bool qwen25) {
-  const int64_t w = v.Int({qwen25 ? "hidden_size" : "embed_dim"});
-  const int64_t depth = v.Layers({"depth"});
-  const int64_t c = v.Int({"in_channels", "in_chans"}), p = v.Int({"patch_size"});
-  const int64_t tp = v.Int({"temporal_patch_size"}), m = v.Int({"spatial_merge_size"});
-  int64_t n = c * tp * p * p * w;  // Conv3d, bias=False
-  int64_t block = LayerNorms(qwen25, w, 2) + Dense(w, 3 * w, true) + Dense(w, w, true);
+Count QwenVisionParams(ConfigReader& v, bool qwen25) {
+  const Count w = v.Int({qwen25 ? "hidden_size" : "embed_dim"});
+  const Count depth = v.Layers({"depth"});
+  const Count c = v.Int({"in_channels", "in_chans"}), p = v.Int({"patch_size"});
+  const Count tp = v.Int({"temporal_patch_size"}), m = v.Int({"spatial_merge_size"});
+  Count n = c * tp * p * p * w;  // Conv3d, bias=False
+  Count block = LayerNorms(qwen25, w, 2) + Dense(w, 3 * w, true) + Dense(w, w, true);
   if (qwen25) {
-    const int64_t f = v.Int({"intermediate_size"});
+    const Count f = v.Int({"intermediate_size"});
     block += 2 * Dense(w, f, true) + Dense(f, w, true);
   } else {
-    const int64_t f = w * v.Int({"mlp_ratio"});
+    const Count f = w * v.Int({"mlp_ratio"});
     block += Dense(w, f, true) + Dense(f, w, true);
   }
   n += depth * block;
   // The merger's output width: vision_config's out_hidden_size (Qwen2.5-VL) or hidden_size
   // (Qwen2-VL), the language model's hidden size in every published checkpoint.
-  const int64_t merged = w * m * m;
-  const int64_t out = v.Int({qwen25 ? "out_hidden_size" : "hidden_size"});
+  const Count merged = w * m * m;
+  const Count out = v.Int({qwen25 ? "out_hidden_size" : "hidden_size"});
   return n + LayerNorms(qwen25, w, 1) + Dense(merged, merged, true) + Dense(merged, out, true);
 }
 
 // How many vision layers the projector reads (vision_feature_layer: one index or a list).
-int64_t FeatureLayers(const nlohmann::json& j) {
+Count FeatureLayers(const nlohmann::json& j) {
   const auto f = j.find("vision_feature_layer");
-  return f != j.end() && f->is_array() && !f->empty() ? static_cast<int64_t>(f->size()) : 1;
+  return f != j.end() && f->is_array() && !f->empty() ? static_cast<Count>(f->size()) : 1;
 }
 
-int64_t PixtralParams(ConfigReader& v, ConfigReader& top, int64_t text_hidden, int64_t features) {
-  const int64_t h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
-  const int64_t layers = v.Layers({"num_hidden_layers"});
-  const int64_t c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
-  int64_t n = c * p * p * h + LayerNorms(true, h, 1);  // patch_conv (no bias), ln_pre
+Count PixtralParams(ConfigReader& v, ConfigReader& top, Count text_hidden, Count features) {
+  const Count h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
+  const Count layers = v.Layers({"num_hidden_layers"});
+  const Count c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
+  Count n = c * p * p * h + LayerNorms(true, h, 1);  // patch_conv (no bias), ln_pre
   n += layers * (LayerNorms(true, h, 2) + 4 * h * h + 3 * h * f);
-  const int64_t m = top.IntOr({"spatial_merge_size"}, 2);
+  const Count m = top.IntOr({"spatial_merge_size"}, 2);
   const bool bias = top.BoolOr({"multimodal_projector_bias"}, false);
   return n + LayerNorms(true, h, 1) + Dense(h * m * m, h, false) +
          Dense(h * features, text_hidden, bias) + Dense(text_hidden, text_hidden, bias);
@@ -189,17 +192,17 @@ int64_t PixtralParams(ConfigReader& v, ConfigReader& top, int64_t text_hidden, i
 // local layers and the gated global layers (q/k/v/o without biases, fc1/fc2 and LayerNorms with
 // them; two gates each global layer), and multi_modal_projector Linear(vision_output_dim -> text
 // h).
-int64_t MllamaVisionParams(ConfigReader& v, const nlohmann::json& vision, int64_t text_hidden) {
-  const int64_t h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
-  const int64_t layers = v.Layers({"num_hidden_layers"}), global = v.Layers({"num_global_layers"});
-  const int64_t c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
-  const int64_t image = v.Int({"image_size"}), tiles = v.Int({"max_num_tiles"});
-  const int64_t out = v.Int({"vision_output_dim"});
+Count MllamaVisionParams(ConfigReader& v, const nlohmann::json& vision, Count text_hidden) {
+  const Count h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
+  const Count layers = v.Layers({"num_hidden_layers"}), global = v.Layers({"num_global_layers"});
+  const Count c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
+  const Count image = v.Int({"image_size"}), tiles = v.Int({"max_num_tiles"});
+  const Count out = v.Int({"vision_output_dim"});
   const auto ratios = vision.find("supported_aspect_ratios");
-  const int64_t aspect_ids =
-      ratios != vision.end() && ratios->is_array() ? static_cast<int64_t>(ratios->size()) + 1 : 1;
-  const int64_t patches = (p > 0 ? (image / p) * (image / p) : 0) + 1;
-  const int64_t layer = 4 * h * h + Dense(h, f, true) + Dense(f, h, true) + LayerNorms(false, h, 2);
+  const Count aspect_ids =
+      ratios != vision.end() && ratios->is_array() ? static_cast<Count>(ratios->size()) + 1 : 1;
+  const Count patches = (p > 0 ? std::floor(image / p) * std::floor(image / p) : 0) + 1;
+  const Count layer = 4 * h * h + Dense(h, f, true) + Dense(f, h, true) + LayerNorms(false, h, 2);
   return c * p * p * h + h + (1 + patches * h + aspect_ids * tiles * patches * h) +
          2 * (aspect_ids * tiles * h + 1) + LayerNorms(false, h, 2) + layers * layer +
          global * (layer + 2) + Dense(out, text_hidden, true);
@@ -210,15 +213,15 @@ int64_t MllamaVisionParams(ConfigReader& v, const nlohmann::json& vision, int64_
 // after, layers with biased q/k/v/o, fc1/fc2 and LayerNorms, the pixel-shuffle adapter's
 // fc1 (intermediate -> projector_input_dim) and fc2 (projector_output_dim^2) without biases, and
 // multi_modal_projector Linear(vision_output_dim -> text h) without bias.
-int64_t Llama4VisionParams(ConfigReader& v, int64_t text_hidden) {
-  const int64_t h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
-  const int64_t layers = v.Layers({"num_hidden_layers"});
-  const int64_t c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
-  const int64_t image = v.Int({"image_size"});
-  const int64_t in = v.Int({"projector_input_dim"}), out = v.Int({"projector_output_dim"});
-  const int64_t vision_out = v.Int({"vision_output_dim"});
-  const int64_t patches = (p > 0 ? (image / p) * (image / p) : 0) + 1;
-  const int64_t layer =
+Count Llama4VisionParams(ConfigReader& v, Count text_hidden) {
+  const Count h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
+  const Count layers = v.Layers({"num_hidden_layers"});
+  const Count c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
+  const Count image = v.Int({"image_size"});
+  const Count in = v.Int({"projector_input_dim"}), out = v.Int({"projector_output_dim"});
+  const Count vision_out = v.Int({"vision_output_dim"});
+  const Count patches = (p > 0 ? std::floor(image / p) * std::floor(image / p) : 0) + 1;
+  const Count layer =
       4 * Dense(h, h, true) + Dense(h, f, true) + Dense(f, h, true) + LayerNorms(false, h, 2);
   return c * p * p * h + h + patches * h + LayerNorms(false, h, 2) + layers * layer + f * in +
          out * out + vision_out * text_hidden;
@@ -299,11 +302,11 @@ int64_t VisionParams(ConfigReader& top, const nlohmann::json& j, const ModelArch
                                                                      : std::string(mm->vision_type);
   const nlohmann::json merged = WithDefaults(vision_type, given);
   ConfigReader v(merged, top.model_type() + " vision_config");
-  int64_t n = 0;
+  Count n = 0;
   if (vision_type == "siglip_vision_model" || vision_type == "clip_vision_model") {
     const bool clip = vision_type == "clip_vision_model";
     n = VitParams(v, clip);
-    const int64_t vh = v.Int({"hidden_size"});
+    const Count vh = v.Int({"hidden_size"});
     if (top.model_type() == "gemma3") {
       n += vh * text.hidden_size + vh;  // mm_input_projection_weight, mm_soft_emb_norm
     } else if (top.model_type() == "llava") {
@@ -324,8 +327,12 @@ int64_t VisionParams(ConfigReader& top, const nlohmann::json& j, const ModelArch
   } else {
     v.Fail("vision_config model_type '" + vision_type + "' is not known");
   }
-  if (Status st = v.status(); !st.ok()) problems->push_back(st.message());
-  return n;
+  if (n > 1e15L) v.Fail("describes more than 10^15 parameters: not a real model");
+  if (Status st = v.status(); !st.ok()) {
+    problems->push_back(st.message());
+    return 0;
+  }
+  return static_cast<int64_t>(n);
 }
 
 }  // namespace fmte::model_internal
