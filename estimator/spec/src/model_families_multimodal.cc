@@ -57,6 +57,16 @@ constexpr Multimodal kMultimodal[] = {
     {"llama4", "llama4_text", "llama4_vision_model"},
 };
 
+// The family builder that reads a language model of `text_type`: transformers 5 names Qwen2-VL's
+// qwen2_vl_text / qwen2_5_vl_text (Qwen2's decoder layers, q, k, v with biases); Llama-3.2-Vision's
+// mllama_text_model is Llama's self-attention layers, with its cross-attention layers added after
+// parsing (AddCrossAttentionLayers).
+std::string LanguageFamily(std::string_view text_type) {
+  if (text_type == "qwen2_vl_text" || text_type == "qwen2_5_vl_text") return "qwen2";
+  if (text_type == "mllama_text_model") return "llama";
+  return std::string(text_type);
+}
+
 const Multimodal* Find(std::string_view model_type) {
   for (const Multimodal& m : kMultimodal)
     if (model_type == m.model_type) return &m;
@@ -263,15 +273,11 @@ nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
   nlohmann::json text;
   if (t != j.end() && t->is_object()) {
     const auto type = t->find("model_type");
-    std::string text_type = type != t->end() && type->is_string() ? type->get<std::string>()
-                                                                  : std::string(mm->text_type);
-    // transformers 5 names Qwen2-VL's language model qwen2_vl_text / qwen2_5_vl_text: Qwen2's
-    // decoder layers (q, k, v with biases).
-    if (text_type == "qwen2_vl_text" || text_type == "qwen2_5_vl_text") text_type = "qwen2";
+    const std::string text_type = type != t->end() && type->is_string()
+                                      ? type->get<std::string>()
+                                      : std::string(mm->text_type);
     text = WithDefaults(text_type, *t);
-    // Llama-3.2-Vision's language model: Llama's self-attention layers, with cross-attention
-    // layers added after parsing (AddCrossAttentionLayers).
-    text["model_type"] = text_type == "mllama_text_model" ? "llama" : text_type;
+    text["model_type"] = LanguageFamily(text_type);
     if (!text.contains("torch_dtype") && j.contains("torch_dtype"))
       text["torch_dtype"] = j["torch_dtype"];
   } else if (t != j.end() && !t->is_null()) {
@@ -279,11 +285,10 @@ nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
   } else if (top.model_type() == "qwen2_vl" || top.model_type() == "qwen2_5_vl") {
     text = j;  // the language model's keys at the top level
     text.erase("vision_config");
-    text["model_type"] = mm->text_type;
+    text["model_type"] = LanguageFamily(mm->text_type);
   } else {
     text = WithDefaults(mm->text_type, nlohmann::json::object());  // the class's default model
-    text["model_type"] =
-        std::string_view(mm->text_type) == "mllama_text_model" ? "llama" : mm->text_type;
+    text["model_type"] = LanguageFamily(mm->text_type);
   }
   return text;
 }
