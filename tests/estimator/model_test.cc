@@ -172,6 +172,10 @@ const PublishedCount kPublished[] = {
     // (find_string "108,641,793,536"; one file splits it as text 107,769,861,120 + vision and
     // projector 871,932,416, as fmte does).
     {"meta-llama/Llama-4-Scout-17B-16E-Instruct", 108641793536},
+    // Safetensors metadata counts: find_string "8,537,680,896"; "2,614,341,888" (a table of
+    // google/gemma-2-2b, also quoted for gemma-2-2b-it).
+    {"google/gemma-7b", 8537680896},
+    {"google/gemma-2-2b", 2614341888},
 };
 // clang-format on
 
