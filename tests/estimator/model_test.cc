@@ -352,6 +352,7 @@ TEST(ModelConfigTest, SparseMultimodalConfigTakesTheClassDefaults) {
   EXPECT_TRUE(a->tie_word_embeddings);
   EXPECT_EQ(a->sliding_window, 1024);
   EXPECT_EQ(a->sliding_window_layers, 34 - 34 / 6);
+  EXPECT_EQ(a->torch_dtype, "bfloat16");  // the top level's: text_config names none
 }
 
 TEST(ModelConfigTest, MultimodalConfigErrorsNameTheSubConfig) {

@@ -48,10 +48,9 @@ int RunModels(const std::vector<std::string>& args) {
       models.back()["multimodal_type"] = a.multimodal_type;
       models.back()["vision_params"] = c.vision;
     }
-    mt.AddRow({a.id,
-               a.multimodal_type.empty() ? a.model_type : a.multimodal_type + ": " + a.model_type,
-               tools::FormatCount(static_cast<double>(c.total)), std::to_string(a.num_layers),
-               std::to_string(a.hidden_size), std::to_string(a.vocab_size)});
+    mt.AddRow({a.id, tools::ModelTypeText(a), tools::FormatCount(static_cast<double>(c.total)),
+               std::to_string(a.num_layers), std::to_string(a.hidden_size),
+               std::to_string(a.vocab_size)});
   }
   nlohmann::json gpus = nlohmann::json::array();
   tools::TextTable gt("lrrrl");

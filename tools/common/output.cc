@@ -44,6 +44,11 @@ std::string FormatCount(double n) {
   return buf;
 }
 
+std::string ModelTypeText(const ModelArch& model) {
+  return model.multimodal_type.empty() ? model.model_type
+                                       : model.multimodal_type + ": " + model.model_type;
+}
+
 void TextTable::Print(std::ostream& os) const {
   std::vector<size_t> width;
   for (const auto& row : rows_)
@@ -186,11 +191,9 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
                    const GpuSpec& gpu, const JobEstimate& estimate) {
   const MemoryEstimate& m = estimate.memory;
   TextTable head;
-  const std::string type = model.multimodal_type.empty()
-                               ? model.model_type
-                               : model.multimodal_type + ": " + model.model_type;
-  head.AddRow({"model", model.id + " (" + type + ", " + std::to_string(model.num_layers) +
-                            " layers, hidden " + std::to_string(model.hidden_size) + ")"});
+  head.AddRow({"model", model.id + " (" + ModelTypeText(model) + ", " +
+                            std::to_string(model.num_layers) + " layers, hidden " +
+                            std::to_string(model.hidden_size) + ")"});
   std::string params = FormatCount(static_cast<double>(m.params.total)) + " total, " +
                        FormatCount(static_cast<double>(m.trainable_params)) + " trainable";
   if (m.params.vision > 0)

@@ -25,6 +25,8 @@ std::string FormatGiB(int64_t bytes);
 std::string FormatBytes(int64_t bytes);
 // Parameter or token counts: "6.74 B", "124.44 M", "12.50 K", "999".
 std::string FormatCount(double n);
+// The model type as shown: "gemma3_text", or "gemma3: gemma3_text" for a multimodal model.
+std::string ModelTypeText(const ModelArch& model);
 
 // Columns separated by two spaces; `align` gives each column's alignment ('l' or 'r'; columns
 // beyond it are left-aligned).

@@ -256,10 +256,7 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
   }
   // A multimodal model's vision encoder and projector run before the first block, on the first
   // stage, replicated under tensor parallelism (their linears are small; counted as one tensor).
-  // litgpt builds the language model alone (its GPT has no vision tower; convert_hf_checkpoint
-  // keeps the language model's weights).
-  const double vision =
-      first && j.framework != Framework::kLitgpt ? static_cast<double>(m.vision_params) : 0;
+  const double vision = first && LoadsVisionTower(m, j) ? static_cast<double>(m.vision_params) : 0;
   s.root = emb + head + fnorm + vision;
   s.head = head;
   s.total += s.root;

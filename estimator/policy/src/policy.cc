@@ -139,8 +139,7 @@ void DecideTime(const JobRequest& r, const PartitionConfig& p, const ModelArch& 
   // A multimodal model's time also goes to its vision encoder, whose share is the data's (how
   // many images, at what resolution): the prediction is the language model's, a lower bound, and
   // no limit is set on it (a limit that kills the job is the worst outcome).
-  const bool images = arch.vision_params > 0 && d->job.framework != Framework::kLitgpt;
-  if (r.time_limit_min == 0 && images) {
+  if (r.time_limit_min == 0 && LoadsVisionTower(arch, d->job)) {
     d->reasons.push_back(
         Cat({"no time limit given, and none set: the language model alone is predicted to take ",
              FormatSlurmTime(static_cast<int64_t>(std::ceil(predicted_s / 60))),
@@ -462,7 +461,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     d.reasons.push_back(Cat({what, " fits: predicted ", against}));
     // A multimodal model's images add vision-encoder activations that depend on the data (how
     // many images, at what resolution): a fit is said without them, a misfit holds with them.
-    if ((*arch)->vision_params > 0 && job.framework != Framework::kLitgpt)
+    if (LoadsVisionTower(**arch, job))
       d.reasons.push_back(Cat({"note: ", job.model, " is multimodal (", (*arch)->multimodal_type,
                                "): its vision encoder's weights are counted, the activations of "
                                "the images it encodes are not"}));

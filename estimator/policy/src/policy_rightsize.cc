@@ -148,8 +148,7 @@ void AddRightSizingNotices(const PolicyContext& ctx, const TrainingJob& job, Dec
   FewerGpus(ctx, job, *d, &notes);
   SmallerGpu(ctx, job, &notes);
   // A multimodal model's prediction leaves out its images' encoding (DecideTime): no time notice.
-  if (ctx.model->vision_params == 0 || job.framework == Framework::kLitgpt)
-    LongLimit(*ctx.request, *d, &notes);
+  if (!LoadsVisionTower(*ctx.model, job)) LongLimit(*ctx.request, *d, &notes);
   for (std::string& n : notes) d->reasons.push_back(std::move(n));
 }
 

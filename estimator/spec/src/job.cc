@@ -333,6 +333,10 @@ Attention AttentionUsed(const ModelArch& model, const TrainingJob& job) {
   return job.attention;
 }
 
+bool LoadsVisionTower(const ModelArch& model, const TrainingJob& job) {
+  return model.vision_params > 0 && job.framework != Framework::kLitgpt;
+}
+
 bool HfMasksAttention(const ModelArch& model, const TrainingJob& job, double context) {
   return AttentionUsed(model, job) == Attention::kFused && job.framework == Framework::kHf &&
          model.sliding_window > 0 && context >= static_cast<double>(model.sliding_window);

@@ -153,20 +153,17 @@ int64_t SlidingWindowLayers(const nlohmann::json& j, const ModelArch& arch) {
       sliding += v.is_string() && v.get<std::string>() == "sliding_attention";
     return std::min(sliding, n);
   }
+  // All but every sliding_window_pattern-th layer (`pattern` when the config does not say).
+  const auto all_but_every = [&](int64_t pattern) {
+    if (const auto p = j.find("sliding_window_pattern"); p != j.end() && p->is_number_integer())
+      pattern = std::max<int64_t>(1, p->get<int64_t>());
+    return n - n / pattern;
+  };
   if (arch.model_type == "gemma2") return (n + 1) / 2;  // layers 0, 2, 4, ...
   if (arch.model_type == "olmo3") return n - n / 4;     // Olmo3Config: all but every 4th layer
-  if (arch.model_type == "cohere2") {  // Cohere2Config: all but every sliding_window_pattern-th
-    int64_t pattern = 4;
-    if (const auto p = j.find("sliding_window_pattern"); p != j.end() && p->is_number_integer())
-      pattern = std::max<int64_t>(1, p->get<int64_t>());
-    return n - n / pattern;
-  }
-  if (arch.model_type == "gemma3" || arch.model_type == "gemma3_text") {
-    int64_t pattern = 6;  // Gemma3TextConfig's default
-    if (const auto p = j.find("sliding_window_pattern"); p != j.end() && p->is_number_integer())
-      pattern = std::max<int64_t>(1, p->get<int64_t>());
-    return n - n / pattern;
-  }
+  if (arch.model_type == "cohere2") return all_but_every(4);  // Cohere2Config's default
+  if (arch.model_type == "gemma3" || arch.model_type == "gemma3_text")
+    return all_but_every(6);  // Gemma3TextConfig's default
   return n;
 }
 

@@ -278,8 +278,6 @@ nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
                                       : std::string(mm->text_type);
     text = WithDefaults(text_type, *t);
     text["model_type"] = LanguageFamily(text_type);
-    if (!text.contains("torch_dtype") && j.contains("torch_dtype"))
-      text["torch_dtype"] = j["torch_dtype"];
   } else if (t != j.end() && !t->is_null()) {
     top.Fail("text_config: expected an object");
   } else if (top.model_type() == "qwen2_vl" || top.model_type() == "qwen2_5_vl") {

@@ -79,8 +79,7 @@ void BuildLlamaVariant(ConfigReader& r, ModelArch& arch) {
     AddGatedMlp(b, d.h, f, mlp_bias);
   }
   SetUniformBlocks(arch, std::move(b));
-  SetEmbeddingsAndHead(arch, arch.norm, /*head_bias=*/false);
-  if (t == "cohere" || t == "cohere2") arch.final_norm_params = d.h;  // weight-only final norm
+  SetEmbeddingsAndHead(arch, arch.norm, /*head_bias=*/false);  // cohere's: weight only (kRms)
 }
 
 }  // namespace fmte::model_internal

@@ -273,6 +273,10 @@ struct ModelArch;
 // config.json pins transformers to it (ModelArch::config_eager_attention, the HF framework), else
 // fused. Every mechanism that depends on the kernel asks this.
 Attention AttentionUsed(const ModelArch& model, const TrainingJob& job);
+// Whether the job loads the model's vision encoder (ModelArch::vision_params): a multimodal model
+// under any framework but litgpt, which builds the language model alone. Its weights are then on
+// the first stage, and its images add activations and time that depend on the data.
+bool LoadsVisionTower(const ModelArch& model, const TrainingJob& job);
 // Whether transformers hands SDPA an explicit mask in the layers with a sliding window
 // (ModelArch::sliding_window_layers): the HF framework, fused attention and a context that reaches
 // the window. The flash kernel is then ruled out: the memory-efficient kernel computes every score
