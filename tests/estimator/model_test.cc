@@ -439,6 +439,20 @@ TEST(ModelCountTest, LlamaVariantsMatchPublishedCounts) {
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     EXPECT_EQ(a->Counts().total, row.total) << a->model_type;
   }
+  // Cohere's use_qk_norm (Command-R+): q_norm = CohereLayerNorm((num_heads, head_dim)) and k_norm =
+  // CohereLayerNorm((num_key_value_heads, head_dim)), weights only (transformers
+  // modeling_cohere.py), so a layer gains (heads + kv_heads) x head_dim parameters; no published
+  // count was found, so this is the derivation: Command-R+'s 64 layers x (96 + 8) x 128.
+  const auto cohere = [](bool qk_norm) {
+    return ParseModelConfig(std::string(R"({"model_type": "cohere", "vocab_size": 256000,
+        "hidden_size": 12288, "intermediate_size": 33792, "num_hidden_layers": 64,
+        "num_attention_heads": 96, "num_key_value_heads": 8, "use_qk_norm": )") +
+                                (qk_norm ? "true}" : "false}"),
+                            "x");
+  };
+  Result<ModelArch> with = cohere(true), without = cohere(false);
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_EQ(with->Counts().total - without->Counts().total, int64_t{64} * (96 + 8) * 128);
 }
 
 // OLMo-2 and OLMo-3 7B have the same tensors: 32 layers, hidden 4096, MLP 11008, 32 heads,

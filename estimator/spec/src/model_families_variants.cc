@@ -49,7 +49,12 @@ void BuildLlamaVariant(ConfigReader& r, ModelArch& arch) {
   AddAttention(b, d.h, d.heads, d.kv_heads, d.head_dim, qkv_bias, o_bias);
   if (t == "cohere" || t == "cohere2") {
     AddNorms(b, NormKind::kRms, d.h, 1);  // CohereLayerNorm: weight only
-    if (t == "cohere" && r.BoolOr({"use_qk_norm"}, false)) AddNorms(b, NormKind::kRms, q + kv, 2);
+    if (t == "cohere" && r.BoolOr({"use_qk_norm"}, false)) {
+      // q_norm = CohereLayerNorm((heads, head_dim)), k_norm = CohereLayerNorm((kv_heads,
+      // head_dim)): one weight per head and channel, q + kv elements in all.
+      b.norm_params += q + kv;
+      b.num_norms += 2;
+    }
     arch.parallel_attn_mlp = true;
   } else if (t == "stablelm") {
     arch.norm = NormKind::kLayer;
