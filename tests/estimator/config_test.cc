@@ -138,8 +138,6 @@ TEST(ConfigTest, WarnSignalAsSbatchSignal) {
   }
 }
 
-}  // namespace
-
 // OperatorSet= names a regressor set per partition (or for all of them); none clears it.
 TEST(ConfigTest, OperatorSetPerPartition) {
   auto c = ParseConfig(
@@ -155,4 +153,5 @@ TEST(ConfigTest, OperatorSetPerPartition) {
   EXPECT_EQ(c->partitions[2].operator_set, "");
 }
 
+}  // namespace
 }  // namespace fmte

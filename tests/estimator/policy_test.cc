@@ -39,6 +39,16 @@ JobRequest Request(const std::string& script, const std::string& tres_per_node, 
   return ParseJobRequest(script, {}, f);
 }
 
+// `job` estimated again on `gpu` with the shipped estimator: the tests check the policy's figures
+// and verdicts against it.
+Result<JobEstimate> Reestimate(const TrainingJob& job, const std::string& gpu) {
+  auto arch = ShippedEstimator().catalogs().models.Find(job.model);
+  if (!arch.ok()) return arch.status();
+  auto spec = ShippedEstimator().catalogs().gpus.Find(gpu);
+  if (!spec.ok()) return spec.status();
+  return ShippedEstimator().Estimate(**arch, job, **spec);
+}
+
 const char kLora8b[] =
     "#FMTE model=meta-llama/Llama-3.1-8B method=lora micro-batch=1 seq-len=2048 "
     "activation-checkpointing=full\n";
@@ -82,13 +92,10 @@ TEST(PolicyTest, TheMicroBatchOfferedIsTheLargestThatFits) {
   ASSERT_TRUE(mb->fits) << d.user_message;
   EXPECT_GT(mb->job.micro_batch, 1) << mb->change;
   EXPECT_EQ(mb->job.micro_batch * mb->job.grad_accum, 16);
-  auto arch = ShippedEstimator().catalogs().models.Find(mb->job.model);
-  auto gpu = ShippedEstimator().catalogs().gpus.Find(mb->gpu);
-  ASSERT_TRUE(arch.ok() && gpu.ok());
   TrainingJob twice = mb->job;
   twice.micro_batch *= 2;
   twice.grad_accum /= 2;
-  auto e = ShippedEstimator().Estimate(**arch, twice, **gpu);
+  auto e = Reestimate(twice, mb->gpu);
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_GT(e->memory.per_gpu_bytes, mb->usable_bytes);
 }
@@ -139,12 +146,7 @@ TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
   for (const Alternative& a : d.alternatives) {
     SCOPED_TRACE(a.change);
     EXPECT_NE(d.user_message.find(a.change), std::string::npos);  // each is explained
-    auto gpu = ShippedEstimator().catalogs().gpus.Find(a.gpu);
-    ASSERT_TRUE(gpu.ok());
-    auto arch = ShippedEstimator().catalogs().models.Find(a.job.model);
-    ASSERT_TRUE(arch.ok());
-    auto e = ShippedEstimator().Estimate(
-        **arch, a.job, **gpu);  // the estimator confirms the number and the verdict
+    auto e = Reestimate(a.job, a.gpu);  // the estimator confirms the number and the verdict
     ASSERT_TRUE(e.ok()) << e.status().message();
     EXPECT_EQ(e->memory.per_gpu_bytes, a.per_gpu_bytes);
     EXPECT_EQ(a.fits, e->memory.per_gpu_bytes <= a.usable_bytes);
@@ -213,10 +215,8 @@ TEST(PolicyTest, ShardedJobGetsMoreGpusWhenAllowed) {
   smaller.gpus = d.new_gpus - 8;
   smaller.gpus_per_node = 8;
   if (smaller.gpus > 8) {
-    auto arch = ShippedEstimator().catalogs().models.Find(smaller.model);
-    auto gpu = ShippedEstimator().catalogs().gpus.Find("A100-SXM4-80GB");
-    auto e = ShippedEstimator().Estimate(**arch, smaller, **gpu);
-    ASSERT_TRUE(e.ok());
+    auto e = Reestimate(smaller, "A100-SXM4-80GB");
+    ASSERT_TRUE(e.ok()) << e.status().message();
     EXPECT_GT(e->memory.per_gpu_bytes, d.usable_bytes);
   }
   // tres_per_job requests are rewritten in place.
@@ -702,16 +702,13 @@ TEST(PolicyTest, ATruncationLimitIsNeverGroundsForRejection) {
   const int64_t longest = std::stoll(d.user_message.substr(at + 8));
   ASSERT_GT(longest, 0);
   ASSERT_LT(longest, 32768);
-  auto arch = ShippedEstimator().catalogs().models.Find(d.job.model);
-  auto gpu = ShippedEstimator().catalogs().gpus.Find(d.gpu);
-  ASSERT_TRUE(arch.ok() && gpu.ok());
   TrainingJob job = d.job;
   job.seq_len = longest;
-  auto fits = ShippedEstimator().Estimate(**arch, job, **gpu);
+  auto fits = Reestimate(job, d.gpu);
   ASSERT_TRUE(fits.ok()) << fits.status().message();
   EXPECT_LE(fits->memory.per_gpu_bytes, d.usable_bytes);
   job.seq_len = longest + 1;
-  auto over = ShippedEstimator().Estimate(**arch, job, **gpu);
+  auto over = Reestimate(job, d.gpu);
   ASSERT_TRUE(over.ok()) << over.status().message();
   EXPECT_GT(over->memory.per_gpu_bytes, d.usable_bytes);
 
