@@ -236,6 +236,13 @@ TEST_F(ReadSubmissionTest, TruncationLimitsAndTheTrainersOwnCheckpointing) {
   EXPECT_EQ(read("lfng.sh", "llamafactory-cli train configs/lf_no_gc.yaml\n")
                 .job.activation_checkpointing,
             Checkpointing::kNone);
+  // LLaMA-Factory takes OmegaConf dotlist overrides after its YAML (llamafactory/hparams/parser.py
+  // read_args: OmegaConf.from_cli), undotted keys included: they win over the file.
+  const JobRequest overridden = read("lfo.sh",
+                                     "llamafactory-cli train configs/lf.yaml cutoff_len=2048 "
+                                     "disable_gradient_checkpointing=true\n");
+  EXPECT_EQ(overridden.job.seq_len, 2048);
+  EXPECT_EQ(overridden.job.activation_checkpointing, Checkpointing::kNone);
 
   const std::string trl =
       "torchrun --nproc_per_node 2 trl/scripts/sft.py --model_name_or_path "

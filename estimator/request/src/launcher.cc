@@ -148,6 +148,15 @@ bool IsDirectoryFlag(const LauncherTable& table, std::string_view name) {
   return false;
 }
 
+// Whether the launcher-table rule of `program` takes undotted `key=value` overrides (dotlist).
+bool TakesDotlist(const LauncherTable* table, std::string_view program) {
+  if (table == nullptr) return false;
+  for (const LauncherRule& r : table->launchers)
+    if (r.dotlist && std::find(r.programs.begin(), r.programs.end(), program) != r.programs.end())
+      return true;
+  return false;
+}
+
 // Splits the words after the launcher. Returns false when the command is no launch.
 bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
   size_t i = 0;
@@ -177,6 +186,7 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
   for (size_t k = i; k < n; ++k) text_bytes += c.words[k].text.size() + 1;
   l->text_.reserve(text_bytes);
   l->flags.reserve(n - i);
+  const bool dotlist = TakesDotlist(table, l->program);
   for (; i < n; ++i) {
     const std::string_view w = c.words[i].text;
     if (w.size() > 2 && w[0] == '-' && w[1] == '-') {
@@ -229,13 +239,14 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
       if (!unknown) l->positionals.push_back(w);
       // A Hydra override of a dotted key (HALOs' ++model.name_or_path=ID, verl's
       // actor_rollout_ref.model.path=ID) is also a flag of that name; "+" adds a key, "++" adds
-      // or overrides it, "~" deletes it. Undotted ones (model=llama) pick config groups: not flags.
+      // or overrides it, "~" deletes it. Undotted ones (model=llama) pick config groups: not flags,
+      // except for a launcher whose overrides are an OmegaConf dotlist (LauncherRule::dotlist).
       const size_t eq = w.find('=');
       size_t start = 0;
       while (start < w.size() && w[start] == '+') ++start;
       const std::string_view key =
           eq == std::string_view::npos ? std::string_view() : w.substr(start, eq - start);
-      if (!key.empty() && key.find('.') != std::string_view::npos && w[0] != '~' &&
+      if (!key.empty() && (key.find('.') != std::string_view::npos || dotlist) && w[0] != '~' &&
           (std::isalpha(static_cast<unsigned char>(key[0])) || key[0] == '_') &&
           key.find_first_of(" /\\\"'$") == std::string_view::npos) {
         Flag f;

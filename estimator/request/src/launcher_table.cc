@@ -216,6 +216,9 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
     Result<bool> trains_llms = BoolAt(e, "trains_llms", origin, at);
     if (!trains_llms.ok()) return trains_llms.status();
     r.trains_llms = *trains_llms;
+    Result<bool> dotlist = BoolAt(e, "dotlist", origin, at);
+    if (!dotlist.ok()) return dotlist.status();
+    r.dotlist = *dotlist;
     if (e.contains("other_subcommands")) {
       auto other = Strings(e["other_subcommands"], origin, at + ".other_subcommands");
       if (!other.ok()) return other.status();

@@ -79,6 +79,10 @@ struct LauncherRule {
   // Its subcommands that do not train (`llamafactory-cli chat`, `litgpt serve`): a launch whose
   // first positional is one of them is not taken for training by trains_llms.
   std::vector<std::string> other_subcommands;
+  // Its `key=value` words are overrides of the config's keys, undotted ones too (OmegaConf's
+  // dotlist: `llamafactory-cli train cfg.yaml cutoff_len=2048`). Elsewhere only dotted ones are
+  // (Hydra's undotted `model=llama` picks a config group, not a key).
+  bool dotlist = false;
 };
 
 struct LauncherTable {
