@@ -62,6 +62,14 @@ else:
 def norm(s):
     return re.sub(r"[^a-z0-9.]+", "-", s.lower()).strip("-")
 
+# Architectures the index names without their dimensions, and the dimensions their published
+# config.json files give (num layers, hidden size): openai-community/gpt2 (n_layer 12, n_embd 768;
+# also etc/models/openai-community/gpt2), distilbert/distilgpt2 (n_layer 6, n_embd 768),
+# allenai/OLMo-7B (n_layers 32, d_model 4096), bigcode/starcoder and starcoderplus (n_layer 40,
+# n_embd 6144).
+KNOWN_DIMENSIONS = [(r"\bdistilgpt-?2\b", 6, 768), (r"\bgpt-2 small\b", 12, 768),
+                    (r"\bolmo-7b\b", 32, 4096), (r"\bstarcoder(plus)?\b", 40, 6144)]
+
 def model_matches(found, truth):
     """The found model names what the index names: its last path part (an HF id's name, a
     local directory's name) appears in the index text, or the index's first HF id ends with it."""
@@ -71,8 +79,13 @@ def model_matches(found, truth):
     # "<launcher>-<style>-<L>l-<H>h"): the index names its layers (blocks) and hidden size (d_model).
     m = re.fullmatch(r"[\w.-]+-(?:llama|gpt)-(\d+)l-(\d+)h", found)
     if m:
-        return (re.search(rf"\b{m.group(1)} (layers|blocks)", truth) is not None and
-                re.search(rf"(hidden|d_model) {m.group(2)}\b", truth) is not None)
+        if (re.search(rf"\b{m.group(1)} (layers|blocks)", truth) is not None and
+                re.search(rf"(hidden|d_model) {m.group(2)}\b", truth) is not None):
+            return True
+        for pattern, layers, hidden in KNOWN_DIMENSIONS:
+            if re.search(pattern, truth.lower()):
+                return (int(m.group(1)), int(m.group(2))) == (layers, hidden)
+        return False
     name = norm(found.rstrip("/").split("/")[-1])
     # "-hf" names the Hugging Face-format copy of the same weights (meta-llama/Llama-2-7b-hf).
     if name.endswith("-hf") and name[:-3] in norm(truth):
