@@ -123,6 +123,57 @@ TEST_F(ScriptFilesTest, LitgptYamlIsLitgpt) {
   EXPECT_DOUBLE_EQ(r.job.lora_dropout, 0.05);
 }
 
+// litgpt pretrain --config: a model given by its litgpt.Config fields (model_config) instead of a
+// name. With TinyLlama-1.1B's fields (litgpt/config.py "tiny-llama-1.1b": LLaMAMLP, 22 layers, 4
+// query groups, 5632, vocabulary 32000) the count is the published 1,100,048,384 (TinyLlama's
+// model card and safetensors); with Pythia-160m's (litgpt's defaults GptNeoxMLP, rotary 0.25,
+// parallel residual; padded vocabulary 50304) the published 162,322,944 (Pythia paper / Hub).
+TEST_F(ScriptFilesTest, LitgptModelConfigDescribesTheModel) {
+  Write("cfg/tiny.yaml",
+        "model_name:\nmodel_config:\n  name: my-1b\n  block_size: 2048\n  vocab_size: 32000\n"
+        "  padding_multiple: 64\n  n_layer: 22\n  n_head: 32\n  n_embd: 2048\n"
+        "  rotary_percentage: 1.0\n  parallel_residual: false\n  bias: false\n"
+        "  norm_class_name: RMSNorm\n  mlp_class_name: LLaMAMLP\n  intermediate_size: 5632\n"
+        "  n_query_groups: 4\ntrain:\n  micro_batch_size: 8\n  max_seq_length: 2048\n"
+        "devices: auto\n");
+  const JobRequest r = Read("#!/bin/bash\nsrun litgpt pretrain --config cfg/tiny.yaml\n");
+  ASSERT_TRUE(r.is_llm_job);
+  EXPECT_EQ(r.job.framework, Framework::kLitgpt);
+  EXPECT_EQ(r.job.model, "litgpt-llama-22l-2048h");
+  EXPECT_EQ(OriginOf(r, "model"), "cfg/tiny.yaml: model_config.n_embd");
+  auto tiny = ParseModelConfig(r.arch_json, r.job.model);
+  ASSERT_TRUE(tiny.ok()) << tiny.status().message() << "\n" << r.arch_json;
+  EXPECT_EQ(tiny->Counts().total, 1100048384);
+
+  Write("cfg/pythia.yaml",
+        "model_config:\n  n_layer: 12\n  n_head: 12\n  n_embd: 768\n  vocab_size: 50254\n"
+        "  padded_vocab_size: 50304\n  block_size: 2048\n");
+  const JobRequest p = Read("#!/bin/bash\nlitgpt pretrain --config cfg/pythia.yaml\n");
+  EXPECT_EQ(p.job.model, "litgpt-gpt-12l-768h");
+  auto pythia = ParseModelConfig(p.arch_json, p.job.model);
+  ASSERT_TRUE(pythia.ok()) << pythia.status().message() << "\n" << p.arch_json;
+  EXPECT_EQ(pythia->Counts().total, 162322944);
+
+  // A mixture of experts cannot be built from these fields: the model stays unread, with a
+  // warning naming the key, never counted as a dense model.
+  Write("cfg/moe.yaml",
+        "model_config:\n  n_layer: 32\n  n_head: 32\n  n_embd: 4096\n"
+        "  mlp_class_name: LLaMAMoE\n  n_expert: 8\n");
+  const JobRequest moe = Read("#!/bin/bash\nlitgpt pretrain --config cfg/moe.yaml\n");
+  EXPECT_TRUE(moe.job.model.empty()) << moe.job.model;
+  EXPECT_TRUE(moe.arch_json.empty());
+  bool warned = false;
+  for (const std::string& w : moe.warnings)
+    warned = warned || w.find("model_config.mlp_class_name") != std::string::npos;
+  EXPECT_TRUE(warned);
+  // A named model wins: the fields describe nothing then.
+  Write("cfg/named.yaml",
+        "model_name: pythia-160m\nmodel_config:\n  n_layer: 2\n  n_head: 2\n  n_embd: 64\n");
+  const JobRequest named = Read("#!/bin/bash\nlitgpt pretrain --config cfg/named.yaml\n");
+  EXPECT_TRUE(named.arch_json.empty());
+  EXPECT_EQ(named.job.model, "pythia-160m");
+}
+
 TEST_F(ScriptFilesTest, FlagsOnTheLineWinOverTheFile) {
   Write("cfg/fsdp.yaml",
         "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: SHARD_GRAD_OP\n"

@@ -176,13 +176,15 @@ struct AdHocArch {
   int64_t hidden = 0, layers = 0, heads = 0, kv_heads = 0, ffn = 0, vocab = 0, positions = 0;
   bool gated = false;  // SwiGLU + RMSNorm + rotary: a llama config; else GPT-2's shape (LayerNorm,
                        // GeLU MLP, learned absolute positions, biases)
+  bool neox = false;   // not gated, rotary positions and a parallel residual (a gpt_neox config:
+                       // litgpt's GptNeoxMLP default)
   bool tied = true;
   // config.json text for ParseModelConfig; `name` gets "<prefix>-<llama|gpt>-<L>l-<H>h".
   std::string Json(std::string_view prefix, std::string* name) const;
 };
 
 // An ad-hoc architecture described by a config file's keys (launcher-table rules whose key is
-// "arch.<field>": arch.style llama|gpt2, arch.hidden, arch.layers, arch.heads, arch.kv-heads,
+// "arch.<field>": arch.style llama|gpt2|neox, arch.hidden, arch.layers, arch.heads, arch.kv-heads,
 // arch.ffn, arch.ffn-proj, arch.ffn-ratio, arch.vocab, arch.positions, arch.tied): when `f` names
 // no model, they become its `arch_json` and a model "<launcher>-<llama|gpt>-<L>l-<H>h". The arch.*
 // values are removed from `f` either way.

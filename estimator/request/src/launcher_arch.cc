@@ -52,6 +52,21 @@ std::string AdHocArch::Json(std::string_view prefix, std::string* name) const {
           std::to_string(hidden) + "h";
   if (gated)
     return LlamaConfigJson(hidden, layers, heads, kv, width, vocab_size, max_positions, tied);
+  // transformers' GPTNeoXConfig keys (litgpt's defaults: rotary_percentage 0.25, parallel
+  // residual, biases); no key-value groups in that family, so the heads are the query heads.
+  if (neox)
+    return JsonObject({{"model_type", "\"gpt_neox\""},
+                       {"architectures", "[\"GPTNeoXForCausalLM\"]"},
+                       {"hidden_size", JsonInt(hidden)},
+                       {"num_hidden_layers", JsonInt(layers)},
+                       {"num_attention_heads", JsonInt(heads)},
+                       {"intermediate_size", JsonInt(width)},
+                       {"vocab_size", JsonInt(vocab_size)},
+                       {"max_position_embeddings", JsonInt(max_positions)},
+                       {"rotary_pct", "0.25"},
+                       {"use_parallel_residual", "true"},
+                       {"tie_word_embeddings", tied ? "true" : "false"},
+                       {"torch_dtype", "\"bfloat16\""}});
   return JsonObject({{"model_type", "\"gpt2\""},
                      {"architectures", "[\"GPT2LMHeadModel\"]"},
                      {"n_embd", JsonInt(hidden)},
@@ -93,7 +108,17 @@ void ArchFromKeys(std::string_view launcher, LauncherFindings* f) {
   std::string json, name, origin;
   if (!has_model && a.hidden > 0 && a.layers > 0 && a.heads > 0) {
     const auto style = arch.find("style");
-    a.gated = style == arch.end() || Lower(style->second->value) != "gpt2";
+    const std::string shape = style == arch.end() ? "llama" : Lower(style->second->value);
+    a.gated = shape == "llama";
+    a.neox = shape == "neox";
+    if (!a.gated && !a.neox && shape != "gpt2") {
+      // A shape fmte cannot build from dimensions (litgpt's LLaMAMoE): the model stays unread
+      // rather than counted as a dense one.
+      f->warnings.push_back(style->second->origin + ": a " + Shown(style->second->value) +
+                            " model cannot be built from its dimensions; its size is not known");
+      std::erase_if(f->values, [](const Assignment& v) { return v.key.starts_with("arch."); });
+      return;
+    }
     a.kv_heads = integer("kv-heads");
     // The MLP width: given, or the input projection's (both halves of a gated MLP: OLMo's
     // mlp_hidden_size), or a ratio of the hidden size; else AdHocArch's default.
