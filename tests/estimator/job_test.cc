@@ -26,6 +26,17 @@ TEST(JobNames, RoundTripEverySharding) {
   }
 }
 
+// "fsdp" (FSDP's default sharding_strategy FULL_SHARD) and "fsdp2" (fully_shard, which always
+// shards parameters, gradients and optimizer state) name full sharding.
+TEST(JobNames, FsdpAndFsdp2AreFullSharding) {
+  for (const char* name : {"fsdp", "fsdp2"}) {
+    auto s = ParseSharding(name);
+    ASSERT_TRUE(s.ok()) << name;
+    EXPECT_EQ(*s, Sharding::kFsdpFull) << name;
+  }
+  EXPECT_FALSE(ParseSharding("FSDP").ok());
+}
+
 TEST(JobNames, UnknownNameNamesFieldAndChoices) {
   auto m = ParseMethod("loRA", "--method");
   ASSERT_FALSE(m.ok());

@@ -121,6 +121,8 @@ Result<Optimizer> ParseOptimizer(std::string_view s, std::string_view f) {
   return ParseName(kOptimizerNames, s, f);
 }
 Result<Sharding> ParseSharding(std::string_view s, std::string_view f) {
+  // What people call full sharding: "fsdp" (FSDP's default FULL_SHARD), "fsdp2" (fully_shard).
+  if (s == "fsdp" || s == "fsdp2") return Sharding::kFsdpFull;
   return ParseName(kShardingNames, s, f);
 }
 Result<Checkpointing> ParseCheckpointing(std::string_view s, std::string_view f) {
