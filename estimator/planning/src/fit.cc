@@ -225,7 +225,9 @@ Result<FitAnswer> SolveFit(const ModelArch& model, const GpuSpec& gpu, const Fit
       std::sort(a.models.begin(), a.models.end(), [](const FitPoint& x, const FitPoint& y) {
         if (x.fits != y.fits) return x.fits;
         if (x.fits) return x.params != y.params ? x.params > y.params : x.job.model < y.job.model;
-        return x.per_gpu_bytes < y.per_gpu_bytes;
+        // Equal sizes (a base and its instruct copy) in name order, whatever the catalog's order.
+        return x.per_gpu_bytes != y.per_gpu_bytes ? x.per_gpu_bytes < y.per_gpu_bytes
+                                                  : x.job.model < y.job.model;
       });
       break;
     }
