@@ -188,6 +188,19 @@ def row_args(r):
             args += ["--" + k, r[k]]
     if re.fullmatch(r"\d+", r["etp"]) and r["ep"] != "1":
         args += ["--etp", r["etp"]]
+    elif r["ep"] != "1":
+        # The source does not name the experts' tensor-parallel size. Megatron's default (etp =
+        # tp) lays ep over the data-parallel ranks; where ep does not divide them, the run that ran
+        # had a smaller one: the largest etp dividing tp for which etp x ep divides the
+        # tp x cp x dp ranks of a stage (Megatron-Core parallel_state's expert decomposition;
+        # Megatron-Bridge's MoE recipes set expert_tensor_parallel_size 1).
+        tp, pp, cp, ep = (int(r[k]) if re.fullmatch(r"\d+", r[k]) else 1
+                          for k in ("tp", "pp", "cp", "ep"))
+        stage = int(r["gpus"]) // pp
+        if (stage // tp) % ep != 0:
+            etp = max(e for e in range(1, tp + 1) if tp % e == 0 and stage % (e * ep) == 0
+                      or e == 1)
+            args += ["--etp", str(etp)]
     if re.fullmatch(r"\d+", r["gpus_per_node"]):
         args += ["--gpus-per-node", r["gpus_per_node"]]
     if re.fullmatch(r"\d+", r["grad_accum"]):

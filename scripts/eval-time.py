@@ -21,7 +21,7 @@ on 384 A100; a model given by its dimensions becomes a config.json in a temporar
 are skipped).
 
 --calibrate prints, per group of jobs (GPU generation x framework family: Megatron or the PyTorch
-frameworks), the split-conformal 95% quantile of measured / predicted step time that the time limit's bound uses
+frameworks, x mixture of experts or dense), the split-conformal 95% quantile of measured / predicted step time that the time limit's bound uses
 (estimator/time/src/walltime.cc MeasuredTimeFactor), and checks it leaving out one source at a time:
 the group's factor from the other sources (a group they lack: the widest of their groups), times
 the margin for a new source where fewer than two of them saw the group (time_groups.cc
@@ -85,7 +85,8 @@ def calibrate(results, q=0.95):
     for x in results:
         x["final_ratio"] = 1 / (1 + x["err"])
         x["ratio"] = x["final_ratio"] * x["measured_factor"]
-        x["group"] = generation(x["gpu"]) + "/" + family(x["framework"])
+        x["group"] = (generation(x["gpu"]) + "/" + family(x["framework"]) +
+                      ("/moe" if x["moe"] else ""))
     groups = collections.defaultdict(list)
     for x in results:
         groups[x["group"]].append(x)
@@ -96,7 +97,8 @@ def calibrate(results, q=0.95):
         factors[g] = quantile(rs, q)
         print("%-26s %5d  %7d  %6.3f  %6.3f  %6.3f" % (
             g, len(xs), len({x["source"] for x in xs}), statistics.median(rs), factors[g], max(rs)))
-    print("widest: %.2f" % max(factors.values()))
+    print("widest: %.2f dense, %.2f with the mixtures of experts" % (
+        max(f for g, f in factors.items() if not g.endswith("/moe")), max(factors.values())))
     print()
     print("a group's median enters the prediction where two sources agree: each source's median")
     print("against the other sources' median of the group (sources with at least 3 runs)")
@@ -132,14 +134,17 @@ def calibrate(results, q=0.95):
             rest_groups[x["group"]].append(x["ratio"])
             rest_sources[x["group"]].add(x["source"])
         rest_f = {g: quantile(v, q) for g, v in rest_groups.items()}
-        widest = max(rest_f.values()) if rest_f else 1.0
+        # An unseen group takes the widest of its kind (time_groups.cc kWidest, kWidestMoe): a
+        # dense one the dense groups', a mixture of experts every group's.
+        widest_dense = max([1.0] + [f for g, f in rest_f.items() if not g.endswith("/moe")])
+        widest_all = max([1.0] + list(rest_f.values()))
         rest_margin = max([1.0] + [m for m, _, _ in new_source_margins(rest, q)])
         mine = collections.defaultdict(list)
         for x in results:
             if x["source"] == s:
                 mine[x["group"]].append(x["ratio"])
         for g, rs in sorted(mine.items()):
-            f = rest_f.get(g, widest)
+            f = rest_f.get(g, widest_all if g.endswith("/moe") else widest_dense)
             if len(rest_sources.get(g, ())) < 2:
                 f *= rest_margin
             n = sum(1 for r in rs if r <= f)
@@ -279,7 +284,12 @@ def main():
         if p.returncode != 0:
             skipped["fmte: " + (p.stderr.strip().splitlines() or ["?"])[0][:60]] += 1
             return None
-        return json.loads(p.stdout)["time"]
+        d = json.loads(p.stdout)
+        t = d["time"]
+        # A mixture of experts (parameters used per token fewer than the model's) is a group of
+        # its own: its runs' error is not the dense models' (time_groups.cc).
+        t["moe"] = d["params"]["active"] < d["params"]["total"]
+        return t
 
     def add(t, meas, kind, source, framework, gpu, section, per_micro_batch=False):
         """Records fmte's `time` against a measured step time (kind "step"; `per_micro_batch`: the
@@ -297,7 +307,7 @@ def main():
         results.append({"bound_factor": (t["wall_time_bound_s"] - fixed) / varying,
                         "measured_factor": t.get("measured_factor", 1.0), "source": source,
                         "framework": framework, "gpu": gpu, "err": err, "section": section,
-                        "measured": meas, "kind": kind, "mfu": t.get("mfu")})
+                        "measured": meas, "kind": kind, "mfu": t.get("mfu"), "moe": t["moe"]})
 
     for path in tables:
         for r in csv.DictReader(open(path, encoding="utf-8")):

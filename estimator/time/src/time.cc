@@ -382,6 +382,7 @@ Status EstimateStepTimeInto(const ModelArch& model, const TrainingJob& job, cons
   FMTE_RETURN_IF_ERROR(StepTimeAnalyticInto(model, job, gpu, cluster, eff, estimate));
   TimeEstimate& est = *estimate;  // corrected in place
   est.gpu = gpu.name;
+  est.moe = model.num_experts > 0;
   if (!exact) est.efficiency_source = eff.gpu + " constants (no entry for " + gpu.name + ")";
   if (const StepTimeCorrection* c = time_model.correction(); c != nullptr) {
     const double clamp = time_model.correction_clamp();
@@ -395,7 +396,7 @@ Status EstimateStepTimeInto(const ModelArch& model, const TrainingJob& job, cons
   }
   // What the measured runs of the job's group say the model misses (time_groups.cc).
   const double r = time_model.measured_groups()
-                       ? time_groups::MeasuredGroupOf(gpu.name, job.framework).residual
+                       ? time_groups::MeasuredGroupOf(gpu.name, job.framework, est.moe).residual
                        : 1.0;
   if (r != 1) {
     est.measured_factor = r;

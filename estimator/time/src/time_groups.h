@@ -1,4 +1,5 @@
-// Groups of jobs (GPU generation x Megatron or the PyTorch frameworks) and what measured step times
+// Groups of jobs (GPU generation x Megatron or the PyTorch frameworks x dense or mixture of
+// experts) and what measured step times
 // of each say about the time model (scripts/eval-time.py --calibrate).
 #ifndef FMTE_TIME_GROUPS_H_
 #define FMTE_TIME_GROUPS_H_
@@ -23,13 +24,15 @@ struct MeasuredGroup {
 // "hopper", "blackwell", "cdna3" or "other" (eval-time.py generation()).
 std::string_view Generation(std::string_view gpu);
 
-// The group of a GPU (catalog name or alias) and framework.
-const MeasuredGroup& MeasuredGroupOf(std::string_view gpu, Framework framework);
+// The group of a GPU (catalog name or alias), framework, and model kind: `moe` for a mixture of
+// experts, whose measured runs are a group of their own (its routing, dispatch and small expert
+// products are not the dense models' error).
+const MeasuredGroup& MeasuredGroupOf(std::string_view gpu, Framework framework, bool moe = false);
 
 // What a user is told of the group whose measured error bounds the job's time ("hopper/megatron:
 // 17 runs from 2 sources, measured/predicted median 1.07, 95% 1.33"; a one-source group says its
 // 95% factor is widened for a new source; a job outside the groups says it takes the widest).
-std::string DescribeGroup(std::string_view gpu, Framework framework);
+std::string DescribeGroup(std::string_view gpu, Framework framework, bool moe = false);
 
 }  // namespace fmte::time_groups
 

@@ -43,8 +43,8 @@ double CheckpointBytes(const TrainingJob& job, int64_t total_params, int64_t tra
 
 }  // namespace
 
-double MeasuredTimeFactor(std::string_view gpu, Framework framework, double quantile) {
-  const time_groups::MeasuredGroup& g = time_groups::MeasuredGroupOf(gpu, framework);
+double MeasuredTimeFactor(std::string_view gpu, Framework framework, double quantile, bool moe) {
+  const time_groups::MeasuredGroup& g = time_groups::MeasuredGroupOf(gpu, framework, moe);
   // The median at the 50% setting and below, the 95% quantile at 95% and above, linear between.
   const double w = std::clamp((quantile - 0.5) / 0.45, 0.0, 1.0);
   return g.median + w * (g.q95 - g.median);
@@ -108,10 +108,10 @@ Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
   // already (TimeEstimate::measured_factor).
   const std::string_view gpu =
       step.gpu.empty() ? std::string_view(job.gpu) : std::string_view(step.gpu);
-  w.upper_factor =
-      std::max(time_model.UpperFactor(options.quantile),
-               MeasuredTimeFactor(gpu, job.framework, options.quantile) / step.measured_factor);
-  w.error_group = time_groups::DescribeGroup(gpu, job.framework);
+  w.upper_factor = std::max(
+      time_model.UpperFactor(options.quantile),
+      MeasuredTimeFactor(gpu, job.framework, options.quantile, step.moe) / step.measured_factor);
+  w.error_group = time_groups::DescribeGroup(gpu, job.framework, step.moe);
   w.time_limit_s = w.startup_s + w.load_s + (w.train_s + w.eval_s) * w.upper_factor +
                    w.checkpoint_s + options.limit_margin_s;
   return Status::Ok();

@@ -167,8 +167,8 @@ struct TimeEstimate {
   double analytic_step_time_s = 0;  // before the learned correction
   double correction_factor = 1;     // step_time_s / analytic_step_time_s
   double correction_weight = 1;     // CorrectionWeight of this job (0: outside the measured range)
-  // Measured / predicted of the job's group (GPU generation x framework family) where two sources
-  // agree on it (time_groups.cc), in step_time_s; 1 elsewhere.
+  // Measured / predicted of the job's group (GPU generation x framework family x dense or mixture
+  // of experts) where two sources agree on it (time_groups.cc), in step_time_s; 1 elsewhere.
   double measured_factor = 1;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;                   // model FLOPs / (step time x GPUs x dense peak)
@@ -184,6 +184,7 @@ struct TimeEstimate {
   std::vector<float> features;    // StepTimeFeatures, for the correction and for retraining
   std::string efficiency_source;  // which learned entry was used
   std::string gpu;                // the GPU's catalog name
+  bool moe = false;  // a mixture of experts: its measured group bounds the time (time_groups.cc)
 };
 
 // Names of the correction's features, in order (the manifest lists them).

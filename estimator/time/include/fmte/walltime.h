@@ -71,11 +71,13 @@ struct DatasetTokens {
 Result<int64_t> StepsOfJob(const TrainingJob& job, int64_t global_batch);
 
 // Measured / predicted step time at `quantile` for the group of jobs a GPU (catalog name or alias)
-// and framework fall in (GPU generation x Megatron or the PyTorch frameworks), from runs the time
+// and framework fall in (GPU generation x Megatron or the PyTorch frameworks; `moe`: the mixtures
+// of experts' own groups), from runs the time
 // model was not fitted on (time_groups.cc; scripts/eval-time.py --calibrate), against the model
 // without the group's residual; a group without runs takes the widest. The time limit's factor is
 // the larger of TimeModel::UpperFactor and this over TimeEstimate::measured_factor.
-double MeasuredTimeFactor(std::string_view gpu, Framework framework, double quantile);
+double MeasuredTimeFactor(std::string_view gpu, Framework framework, double quantile,
+                          bool moe = false);
 
 // The parameters a wall time reads (checkpoint size, optimizer traffic): the model's total and
 // those the job trains. The time component does not count parameters: the memory estimate does
