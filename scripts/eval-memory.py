@@ -277,6 +277,9 @@ def row_args(r):
         args += ["--grad-reduce-in-bf16"]
         if fp8 not in ("no", "none"):
             args += ["--fp8-param-gather"]
+    if r["framework"] == "megatron" and re.search(r"precision-aware optimizer with bf16 moments",
+                                                  r["notes"]):
+        args += ["--optimizer-states-bf16"]  # the source names Megatron's bf16 exp_avg(_sq)
     if re.search(r"\battention eager\b", r["notes"]):
         args += ["--attention", "eager"]
     impl = optimizer_impl(r)

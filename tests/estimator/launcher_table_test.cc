@@ -344,6 +344,15 @@ TEST_F(ScriptFilesTest, MegatronBridgeRecipeNamesTheModel) {
   EXPECT_EQ(block.job.activation_checkpointing, Checkpointing::kFull);
   EXPECT_EQ(block.job.recompute_method, RecomputeMethod::kBlock);
   EXPECT_EQ(block.job.recompute_num_layers, 4);
+  // The precision-aware optimizer's moment dtypes (OptimizerConfig exp_avg_dtype and
+  // exp_avg_sq_dtype, which Bridge's MoE recipes set to torch.bfloat16).
+  const JobRequest moments = Read(launch +
+                                  "moonlight_16b_pretrain_config "
+                                  "optimizer.exp_avg_dtype=torch.bfloat16 "
+                                  "optimizer.exp_avg_sq_dtype=torch.bfloat16\n");
+  EXPECT_EQ(moments.job.model, "moonshotai/Moonlight-16B-A3B");
+  EXPECT_TRUE(moments.job.optimizer_states_bf16);
+  EXPECT_FALSE(peft.job.optimizer_states_bf16);
   const JobRequest sft = Read(launch + "gpt_oss_20b_sft_config\n");
   EXPECT_EQ(sft.job.model, "openai/gpt-oss-20b");
   EXPECT_EQ(sft.job.method, Method::kFull);

@@ -306,7 +306,25 @@ TEST(MemoryStatesTest, MegatronPrecisionOptionsAndTheFirstStep) {
   const MemoryEstimate zero = estimate(ds);
   EXPECT_EQ(PhaseAllocated(zero, "forward-backward"),
             PhaseAllocated(zero, "first-forward-backward"));
-  // Both are Megatron options; FP8 weights need FP8 linears.
+  // --optimizer-states-bf16 (the precision-aware optimizer's bf16 exp_avg and exp_avg_sq): 2
+  // bytes less per moment and parameter, sharded over the 8 data-parallel ranks.
+  TrainingJob o = j;
+  o.optimizer_states_bf16 = true;
+  EXPECT_NEAR(
+      PhaseAllocated(plain, "optimizer-step") - PhaseAllocated(estimate(o), "optimizer-step"),
+      2 * 2 * P / 8, 1e3);
+  // Megatron's gradients live in one main_grad buffer allocated when the model is wrapped
+  // (param_and_grad_buffer.py), not as backward produces them: one micro-batch per step peaks as
+  // high as two.
+  TrainingJob one = j, two = j;
+  one.grad_accum = 1;
+  two.grad_accum = 2;
+  EXPECT_EQ(PhaseAllocated(estimate(one), "forward-backward"),
+            PhaseAllocated(estimate(two), "forward-backward"));
+  // All are Megatron options; FP8 weights need FP8 linears.
+  TrainingJob ds_states = ds;
+  ds_states.optimizer_states_bf16 = true;
+  EXPECT_FALSE(ValidateJob(ds_states).ok());
   ds.grad_reduce_bf16 = true;
   EXPECT_FALSE(ValidateJob(ds).ok());
   f.fp8 = Fp8::kNone;

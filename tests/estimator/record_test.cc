@@ -48,6 +48,7 @@ AccountingRecord Sample() {
   j.fp8 = Fp8::kTensorwise;
   j.fp8_params = true;
   j.grad_reduce_bf16 = true;
+  j.optimizer_states_bf16 = true;
   j.micro_batch = 2;
   j.seq_len = 8192;
   j.grad_accum = 4;
@@ -100,6 +101,7 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.fp8, a.fp8);
   EXPECT_EQ(b.fp8_params, a.fp8_params);
   EXPECT_EQ(b.grad_reduce_bf16, a.grad_reduce_bf16);
+  EXPECT_EQ(b.optimizer_states_bf16, a.optimizer_states_bf16);
   EXPECT_EQ(b.sequence_parallel, a.sequence_parallel);
   EXPECT_EQ(b.micro_batch, a.micro_batch);
   EXPECT_EQ(b.seq_len, a.seq_len);

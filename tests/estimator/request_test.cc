@@ -413,6 +413,12 @@ TEST(RequestTest, Fp8FromMegatronFlagsAndFmteLines) {
   EXPECT_TRUE(opts.job.grad_reduce_bf16);
   EXPECT_FALSE(Parse(line + "\n").job.fp8_params);
   EXPECT_TRUE(Parse("#FMTE grad-reduce-in-bf16=true\n").job.grad_reduce_bf16);
+  // The precision-aware optimizer's moments: both in bf16, or the states are taken as fp32.
+  const std::string aware = line + " --use-precision-aware-optimizer --exp-avg-dtype bf16";
+  EXPECT_TRUE(Parse(aware + " --exp-avg-sq-dtype bf16\n").job.optimizer_states_bf16);
+  EXPECT_FALSE(Parse(aware + " --exp-avg-sq-dtype fp32\n").job.optimizer_states_bf16);
+  EXPECT_FALSE(Parse(aware + "\n").job.optimizer_states_bf16);
+  EXPECT_TRUE(Parse("#FMTE optimizer-states-bf16=true\n").job.optimizer_states_bf16);
 }
 
 TEST(RequestTest, GpuTresForms) {

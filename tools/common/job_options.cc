@@ -206,6 +206,8 @@ void AddJobOptions(po::options_description* desc) {
       "Megatron: FP8 primary weights of the layers' linears (with --fp8)")(
       "grad-reduce-in-bf16", po::bool_switch(),
       "Megatron: gradients accumulated and reduced in bf16, not fp32 main grads")(
+      "optimizer-states-bf16", po::bool_switch(),
+      "Megatron: Adam's moments in bf16 (precision-aware optimizer)")(
       "virtual-tokens", str(d.virtual_tokens), "prompt/prefix tuning virtual tokens")(
       "framework", name(ToString(d.framework)),
       ("framework running the job: " + AcceptedNames(d.framework)).c_str())(
@@ -292,6 +294,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.sequence_parallel = FlagSet(vm, "sp");
   job.fp8_params = FlagSet(vm, "fp8-param-gather");
   job.grad_reduce_bf16 = FlagSet(vm, "grad-reduce-in-bf16");
+  job.optimizer_states_bf16 = FlagSet(vm, "optimizer-states-bf16");
   job.sync_each_batch = FlagSet(vm, "sync-each-batch");
   job.fsdp_frozen_grads = FlagSet(vm, "fsdp-frozen-grads");
   job.double_quant = FlagSet(vm, "double-quant");

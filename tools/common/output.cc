@@ -95,6 +95,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["fp8"] = ToString(job.fp8);
   j["fp8_param_gather"] = job.fp8_params;
   j["grad_reduce_in_bf16"] = job.grad_reduce_bf16;
+  j["optimizer_states_bf16"] = job.optimizer_states_bf16;
   j["sync_each_batch"] = job.sync_each_batch;
   j["fsdp_frozen_grads"] = job.fsdp_frozen_grads;
   j["dp"] = job.DataParallel();
@@ -238,6 +239,7 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   if (job.fp8 != Fp8::kNone) savers += ", fp8 " + std::string(ToString(job.fp8));
   if (job.fp8_params) savers += ", fp8 weights";
   if (job.grad_reduce_bf16) savers += ", bf16 gradients";
+  if (job.optimizer_states_bf16) savers += ", bf16 optimizer states";
   if (job.activation_offload) savers += ", activation offload";
   if (job.optimizer_in_backward) savers += ", optimizer in backward";
   head.AddRow({"memory savers", savers});

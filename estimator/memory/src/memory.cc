@@ -56,8 +56,13 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
 
   const double base = ms.weights + ms.quant_consts + ms.optimizer + buf.persistent;
   // Accumulated gradients exist during later forwards (gradient accumulation, pipelining).
+  // Megatron's DDP keeps every gradient in one contiguous main_grad buffer allocated when the
+  // model is wrapped and only zeroed between steps (megatron/core/distributed/
+  // param_and_grad_buffer.py: grad_data = torch.zeros(numel, dtype=grad_dtype) in the buffer's
+  // constructor; DistributedDataParallel.zero_grad_buffer), so its gradients are always there.
   const bool grads_live =
-      (lay.micro_batches > 1 || lay.p > 1) && !j.optimizer_in_backward && !j.offload_optimizer;
+      (lay.micro_batches > 1 || lay.p > 1 || j.framework == Framework::kMegatron) &&
+      !j.optimizer_in_backward && !j.offload_optimizer;
   const double turn_grads = grads_live ? ms.accum_grads : ms.first_grads;
 
   StagePeak best;

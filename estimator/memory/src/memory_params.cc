@@ -59,6 +59,9 @@ Dtypes ChooseDtypes(const TrainingJob& j) {
         // grad_reduce_in_fp32 else param.dtype; FP8 parameters report bf16).
         d.grad = p == Precision::kMixedBf16 && !j.grad_reduce_bf16 ? 4 : 2;
         if (p == Precision::kMixedFp16) d.master = 8;  // fp32 main param + fp32 main grad
+        // The precision-aware optimizer's bf16 moments (megatron/core/optimizer/
+        // optimizer_config.py exp_avg_dtype / exp_avg_sq_dtype, TE FusedAdam).
+        if (j.optimizer_states_bf16) d.state = 2;
       } else {
         d.grad = 2;
       }

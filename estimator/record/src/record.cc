@@ -177,6 +177,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.fp8 != Fp8::kNone) put("fp8", ToString(j.fp8));
   if (j.fp8_params) put("fp8p", "1");
   if (j.grad_reduce_bf16) put("gr16", "1");
+  if (j.optimizer_states_bf16) put("os16", "1");
   if (j.sync_each_batch) put("seb", "1");
   if (j.fsdp_frozen_grads) put("ffg", "1");
   put("fw", ToString(j.framework));
@@ -321,6 +322,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       j.fp8_params = v == "1";
     else if (key == "gr16")
       j.grad_reduce_bf16 = v == "1";
+    else if (key == "os16")
+      j.optimizer_states_bf16 = v == "1";
     else if (key == "seb")
       j.sync_each_batch = v == "1";
     else if (key == "ffg")

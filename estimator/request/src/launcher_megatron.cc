@@ -127,6 +127,14 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
     sink->Set("fp8-param-gather", "true", "--fp8-param-gather");
   if (FlagTrue(sink->Find(l, "grad_reduce_in_bf16")))
     sink->Set("grad-reduce-in-bf16", "true", "--grad-reduce-in-bf16");
+  // The precision-aware optimizer's moment dtypes (Megatron asserts it is on for any but fp32).
+  const auto is_bf16 = [&](const char* name) {
+    const Flag* f = sink->Find(l, name);
+    return f != nullptr && !f->unresolved &&
+           (Lower(f->value) == "bf16" || Lower(f->value) == "bfloat16");
+  };
+  if (is_bf16("exp_avg_dtype") && is_bf16("exp_avg_sq_dtype"))
+    sink->Set("optimizer-states-bf16", "true", "--exp-avg-dtype");
   if (const Flag* g = sink->Find(l, "recompute_granularity"); g != nullptr && !g->unresolved) {
     const std::string v = Lower(g->value);
     if (v == "full" || v == "selective")

@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 47> kKeys{{
+const std::array<KeySpec, 48> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -185,6 +185,9 @@ const std::array<KeySpec, 47> kKeys{{
     {{"grad-reduce-in-bf16", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->grad_reduce_bf16);)},
+    {{"optimizer-states-bf16", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->optimizer_states_bf16);)},
     {{"offload-optimizer", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->offload_optimizer);)},

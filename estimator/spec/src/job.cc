@@ -305,6 +305,11 @@ Status ValidateJob(const TrainingJob& job) {
   if (job.fp8_params && job.fp8 == Fp8::kNone)
     return Status::InvalidArgument(
         "--fp8-param-gather: FP8 primary weights need FP8 linears (--fp8 tensorwise|delayed|...)");
+  if (job.optimizer_states_bf16 &&
+      (job.framework != Framework::kMegatron || job.optimizer != Optimizer::kAdamW))
+    return Status::InvalidArgument(
+        "--optimizer-states-bf16: Megatron's precision-aware optimizer keeps Adam's moments in "
+        "bf16 (--framework megatron --optimizer adamw)");
   if ((job.fp8_params || job.grad_reduce_bf16) && job.framework != Framework::kMegatron)
     return Status::InvalidArgument(
         std::string(job.fp8_params ? "--fp8-param-gather" : "--grad-reduce-in-bf16") +

@@ -176,6 +176,11 @@ struct TrainingJob {
   // mixed_precision.fp8_param_gather).
   bool grad_reduce_bf16 = false;
   bool fp8_params = false;
+  // Megatron's precision-aware optimizer with Adam's moments in bf16 (--use-precision-aware-
+  // optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16; Bridge optimizer.exp_avg_dtype and
+  // exp_avg_sq_dtype torch.bfloat16, set by its MoE recipes): 2 bytes per moment, the fp32 main
+  // params kept.
+  bool optimizer_states_bf16 = false;
 
   // Memory savers.
   Checkpointing activation_checkpointing = Checkpointing::kNone;
