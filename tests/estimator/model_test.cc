@@ -152,6 +152,11 @@ const PublishedCount kPublished[] = {
     {"google/gemma-3-1b-it", 999885952},
     {"Qwen/Qwen2.5-VL-7B-Instruct", 8292166656},
     {"Qwen/Qwen2.5-VL-3B-Instruct", 3754622976},
+    // Qwen2-VL: the Hub's safetensors BF16 parameter_count as listed by floschne/gimmick
+    // (src/gimmick/models/__init__.py @ 81c06a5e, HfApi().get_safetensors_metadata); the 2B's
+    // also as Qwen2-VL-2B's model.safetensors.index.json total_size 4,417,971,200 bytes / 2.
+    {"Qwen/Qwen2-VL-7B-Instruct", 8291375616},
+    {"Qwen/Qwen2-VL-2B-Instruct", 2208985600},
     {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", 24011361280},
     {"mistralai/Mistral-Small-3.2-24B-Instruct-2506", 24011361280},  // alias: same tensors
     // Hub / safetensors counts: find_string "14,768,307,200", "4,022,468,096" (also quoted for
