@@ -157,6 +157,8 @@ const PublishedCount kPublished[] = {
     // also as Qwen2-VL-2B's model.safetensors.index.json total_size 4,417,971,200 bytes / 2.
     {"Qwen/Qwen2-VL-7B-Instruct", 8291375616},
     {"Qwen/Qwen2-VL-2B-Instruct", 2208985600},
+    // InternVL2.5-78B (internvl_chat: InternViT-6B + Qwen2.5-72B): the same list's 78,408,318,336.
+    {"OpenGVLab/InternVL2_5-78B", 78408318336},
     {"mistralai/Mistral-Small-3.1-24B-Instruct-2503", 24011361280},
     {"mistralai/Mistral-Small-3.2-24B-Instruct-2506", 24011361280},  // alias: same tensors
     // Hub / safetensors counts: find_string "14,768,307,200", "4,022,468,096" (also quoted for
@@ -388,6 +390,29 @@ TEST(ModelConfigTest, MultimodalConfigErrorsNameTheSubConfig) {
       "patch_size": 1}})");
   ASSERT_FALSE(huge.ok());
   EXPECT_NE(huge.status().message().find("10^15"), std::string::npos) << huge.status().message();
+  // InternVL: its language model is llm_config (an InternLM2 one is read as Llama only without
+  // its optional biases), and a downsample_ratio the pixel shuffle cannot do is refused by name.
+  const std::string internvl =
+      R"({"model_type": "internvl_chat", "vision_config": {"model_type": "intern_vit_6b",
+          "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
+          "num_attention_heads": 16, "image_size": 448, "norm_type": "layer_norm",
+          "qkv_bias": true, "qk_normalization": false}, )";
+  const std::string internlm2 =
+      R"("llm_config": {"model_type": "internlm2", "hidden_size": 4096, "num_hidden_layers": 32,
+          "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+          "vocab_size": 92553, "tie_word_embeddings": false)";
+  auto chat = parse(internvl + internlm2 + "}}");
+  ASSERT_TRUE(chat.ok()) << chat.status().ToString();
+  EXPECT_EQ(chat->multimodal_type, "internvl_chat");
+  EXPECT_EQ(chat->num_layers, 32);
+  auto biased = parse(internvl + internlm2 + R"(, "bias": true}})");
+  ASSERT_FALSE(biased.ok());
+  EXPECT_NE(biased.status().message().find("llm_config"), std::string::npos)
+      << biased.status().message();
+  auto ratio = parse(internvl + internlm2 + R"(}, "downsample_ratio": 0})");
+  ASSERT_FALSE(ratio.ok());
+  EXPECT_NE(ratio.status().message().find("downsample_ratio"), std::string::npos)
+      << ratio.status().message();
   // An unknown encoder is refused, not guessed.
   auto unknown = parse(R"({"model_type": "llava", "vision_config": {"model_type": "mystery"}})");
   ASSERT_FALSE(unknown.ok());

@@ -32,6 +32,15 @@
 //     (RMSNorm over vision h), patch_merger.merging_layer Linear(h m^2 -> h) without bias,
 //     linear_1 (vision h x the feature layers read -> text h) and linear_2 (text h -> text h),
 //     biases per multimodal_projector_bias.
+//   intern_vit_6b (InternVL's internvl_chat, remote code modeling_intern_vit.py and
+//     modeling_internvl_chat.py; InternViT-300M and -6B both report this type): class embedding,
+//     patch Conv2d with bias, position embedding per patch plus the class token; per layer
+//     norm1/norm2 (RMSNorm or LayerNorm per norm_type), fused qkv (bias per qkv_bias), proj with
+//     bias, q_norm/k_norm RMSNorms over the width when qk_normalization, layer scales ls1/ls2, and
+//     fc1/fc2 with biases; no final norm. Projector mlp1: LayerNorm over the pixel-shuffled width
+//     (vision h / downsample_ratio^2), Linear(that -> text h) and Linear(text h -> text h), biased.
+//     The language model is llm_config (Qwen2, Llama or InternLM2, whose layers and names are
+//     Llama's: fused wqkv, wo, w1/w2/w3, RMSNorms, no biases in every published checkpoint).
 #include <cmath>
 #include <string>
 
@@ -55,6 +64,7 @@ constexpr Multimodal kMultimodal[] = {
     {"llava", "llama", "clip_vision_model"},
     {"mllama", "mllama_text_model", "mllama_vision_model"},
     {"llama4", "llama4_text", "llama4_vision_model"},
+    {"internvl_chat", "qwen2", "intern_vit_6b"},
 };
 
 // The family builder that reads a language model of `text_type`: transformers 5 names Qwen2-VL's
@@ -63,7 +73,7 @@ constexpr Multimodal kMultimodal[] = {
 // parsing (AddCrossAttentionLayers).
 std::string LanguageFamily(std::string_view text_type) {
   if (text_type == "qwen2_vl_text" || text_type == "qwen2_5_vl_text") return "qwen2";
-  if (text_type == "mllama_text_model") return "llama";
+  if (text_type == "mllama_text_model" || text_type == "internlm2") return "llama";
   return std::string(text_type);
 }
 
@@ -112,6 +122,9 @@ const nlohmann::json& Defaults(std::string_view type) {
     "llama4_vision_model": {"hidden_size": 768, "intermediate_size": 5632,
       "num_hidden_layers": 34, "num_channels": 3, "image_size": 448, "patch_size": 14,
       "projector_input_dim": 4096, "projector_output_dim": 4096, "vision_output_dim": 7680},
+    "intern_vit_6b": {"hidden_size": 3200, "intermediate_size": 12800,
+      "num_hidden_layers": 48, "num_attention_heads": 25, "num_channels": 3, "image_size": 224,
+      "patch_size": 14, "qkv_bias": false, "qk_normalization": true, "norm_type": "rms_norm"},
     "pixtral": {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 24,
       "num_attention_heads": 16, "num_channels": 3, "image_size": 1024, "patch_size": 16}
   })");
@@ -237,6 +250,30 @@ Count Llama4VisionParams(ConfigReader& v, Count text_hidden) {
          out * out + vision_out * text_hidden;
 }
 
+Count InternVitParams(ConfigReader& v, ConfigReader& top, Count text_hidden) {
+  const Count h = v.Int({"hidden_size"}), f = v.Int({"intermediate_size"});
+  const Count layers = v.Layers({"num_hidden_layers"});
+  const Count c = v.Int({"num_channels"}), p = v.Int({"patch_size"});
+  const Count image = v.Int({"image_size"});
+  const Count patches = p > 0 ? std::floor(image / p) * std::floor(image / p) : 0;
+  const bool rms = v.StringOr({"norm_type"}, "rms_norm") == "rms_norm";
+  const bool qk_norm = v.BoolOr({"qk_normalization"}, true);
+  Count n = h + (c * p * p * h + h) + (patches + 1) * h;  // class, patch Conv2d, positions
+  const Count layer = LayerNorms(rms, h, 2) + Dense(h, 3 * h, v.BoolOr({"qkv_bias"}, false)) +
+                      Dense(h, h, true) + (qk_norm ? 2 * h : 0) + 2 * h + Dense(h, f, true) +
+                      Dense(f, h, true);
+  n += layers * layer;
+  // mlp1 over the pixel-shuffled features: 1 / downsample_ratio^2 patches merged into one.
+  const double ratio = top.DoubleOr({"downsample_ratio"}, 0.5);
+  if (!(ratio > 0 && ratio <= 1)) {
+    top.Fail("downsample_ratio: expected a number in (0, 1], got " + std::to_string(ratio));
+    return 0;
+  }
+  const Count merged = std::round(h / (static_cast<Count>(ratio) * ratio));
+  return n + LayerNorms(false, merged, 1) + Dense(merged, text_hidden, true) +
+         Dense(text_hidden, text_hidden, true);
+}
+
 }  // namespace
 
 void AddCrossAttentionLayers(const nlohmann::json& text, ModelArch* arch,
@@ -269,7 +306,9 @@ bool IsMultimodal(std::string_view model_type) { return Find(model_type) != null
 
 nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
   const Multimodal* mm = Find(top.model_type());
-  const auto t = j.find("text_config");
+  // InternVL's remote-code config names its language model llm_config.
+  const char* key = top.model_type() == "internvl_chat" ? "llm_config" : "text_config";
+  const auto t = j.find(key);
   nlohmann::json text;
   if (t != j.end() && t->is_object()) {
     const auto type = t->find("model_type");
@@ -278,8 +317,13 @@ nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
                                       : std::string(mm->text_type);
     text = WithDefaults(text_type, *t);
     text["model_type"] = LanguageFamily(text_type);
+    // InternLM2 read as Llama: only without its optional biases on wqkv and wo.
+    const auto bias = text.find("bias");
+    if (text_type == "internlm2" && bias != text.end() &&
+        (!bias->is_boolean() || bias->get<bool>()))
+      top.Fail(std::string(key) + ": an InternLM2 model with bias: true is not known");
   } else if (t != j.end() && !t->is_null()) {
-    top.Fail("text_config: expected an object");
+    top.Fail(std::string(key) + ": expected an object");
   } else if (top.model_type() == "qwen2_vl" || top.model_type() == "qwen2_5_vl") {
     text = j;  // the language model's keys at the top level
     text.erase("vision_config");
@@ -325,6 +369,8 @@ int64_t VisionParams(ConfigReader& top, const nlohmann::json& j, const ModelArch
     n = Llama4VisionParams(v, text.hidden_size);
   } else if (vision_type == "mllama_vision_model") {
     n = MllamaVisionParams(v, merged, text.hidden_size);
+  } else if (vision_type == "intern_vit_6b") {
+    n = InternVitParams(v, top, text.hidden_size);
   } else if (vision_type == "pixtral") {
     n = PixtralParams(v, top, text.hidden_size, FeatureLayers(j));
   } else {
