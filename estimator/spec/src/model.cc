@@ -107,6 +107,7 @@ constexpr Family kFamilies[] = {
     {"cohere", model_internal::BuildLlamaVariant},
     {"cohere2", model_internal::BuildLlamaVariant},
     {"stablelm", model_internal::BuildLlamaVariant},
+    {"internlm2", model_internal::BuildLlamaVariant},
     {"mixtral", model_internal::BuildMoeLlamaLike},
     {"qwen2_moe", model_internal::BuildMoeLlamaLike},
     {"qwen3_moe", model_internal::BuildMoeLlamaLike},

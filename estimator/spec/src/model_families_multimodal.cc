@@ -39,8 +39,7 @@
 //     bias, q_norm/k_norm RMSNorms over the width when qk_normalization, layer scales ls1/ls2, and
 //     fc1/fc2 with biases; no final norm. Projector mlp1: LayerNorm over the pixel-shuffled width
 //     (vision h / downsample_ratio^2), Linear(that -> text h) and Linear(text h -> text h), biased.
-//     The language model is llm_config (Qwen2, Llama or InternLM2, whose layers and names are
-//     Llama's: fused wqkv, wo, w1/w2/w3, RMSNorms, no biases in every published checkpoint).
+//     The language model is llm_config (Qwen2, Llama or InternLM2).
 #include <cmath>
 #include <string>
 
@@ -73,7 +72,7 @@ constexpr Multimodal kMultimodal[] = {
 // parsing (AddCrossAttentionLayers).
 std::string LanguageFamily(std::string_view text_type) {
   if (text_type == "qwen2_vl_text" || text_type == "qwen2_5_vl_text") return "qwen2";
-  if (text_type == "mllama_text_model" || text_type == "internlm2") return "llama";
+  if (text_type == "mllama_text_model") return "llama";
   return std::string(text_type);
 }
 
@@ -317,11 +316,6 @@ nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
                                       : std::string(mm->text_type);
     text = WithDefaults(text_type, *t);
     text["model_type"] = LanguageFamily(text_type);
-    // InternLM2 read as Llama: only without its optional biases on wqkv and wo.
-    const auto bias = text.find("bias");
-    if (text_type == "internlm2" && bias != text.end() &&
-        (!bias->is_boolean() || bias->get<bool>()))
-      top.Fail(std::string(key) + ": an InternLM2 model with bias: true is not known");
   } else if (t != j.end() && !t->is_null()) {
     top.Fail(std::string(key) + ": expected an object");
   } else if (top.model_type() == "qwen2_vl" || top.model_type() == "qwen2_5_vl") {

@@ -18,6 +18,11 @@
 //   stablelm: LayerNorms with biases (input_layernorm, and post_attention_layernorm unless
 //     use_parallel_residual); q, k, v biased by use_qkv_bias, o_proj never; qk_layernorm adds one
 //     bias-free LayerNorm over head_dim per head for q and k; gated MLP without biases.
+//   internlm2 (remote code modeling_internlm2.py): attention.wqkv fused (q + 2 kv) and
+//   attention.wo,
+//     both biased by `bias` (InternLM2Config's default true; every published checkpoint false);
+//     feed_forward.w1 (gate), w3 (up), w2 (down) without biases; attention_norm and ffn_norm
+//     RMSNorms; tok_embeddings and an untied output head.
 #include <string>
 
 #include "model_config.h"
@@ -46,6 +51,18 @@ void BuildLlamaVariant(ConfigReader& r, ModelArch& arch) {
   }
 
   BlockSpec b;
+  if (t == "internlm2") {
+    const bool bias = r.BoolOr({"bias"}, true);
+    b.linears.push_back(Linear("wqkv", LinearRole::kQkv, d.h, q + 2 * kv, bias));
+    b.linears.push_back(Linear("wo", LinearRole::kO, q, d.h, bias));
+    b.linears.push_back(Linear("w1", LinearRole::kGate, d.h, f, false));
+    b.linears.push_back(Linear("w3", LinearRole::kUp, d.h, f, false));
+    b.linears.push_back(Linear("w2", LinearRole::kDown, f, d.h, false));
+    AddNorms(b, NormKind::kRms, d.h, 2);
+    SetUniformBlocks(arch, std::move(b));
+    SetEmbeddingsAndHead(arch, NormKind::kRms, /*head_bias=*/false);
+    return;
+  }
   AddAttention(b, d.h, d.heads, d.kv_heads, d.head_dim, qkv_bias, o_bias);
   if (t == "cohere" || t == "cohere2") {
     AddNorms(b, NormKind::kRms, d.h, 1);  // CohereLayerNorm: weight only
