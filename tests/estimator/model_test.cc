@@ -416,6 +416,13 @@ TEST(ModelConfigTest, MultimodalConfigErrorsNameTheSubConfig) {
   ASSERT_FALSE(ratio.ok());
   EXPECT_NE(ratio.status().message().find("downsample_ratio"), std::string::npos)
       << ratio.status().message();
+  // An unknown model_type is refused with the types fmte reads, the multimodal ones included
+  // (each parsed above or in the catalog).
+  auto refused = parse(R"({"model_type": "mystery"})");
+  ASSERT_FALSE(refused.ok());
+  for (const char* type : {"gemma3", "qwen2_vl", "mistral3", "llava", "mllama", "internvl_chat"})
+    EXPECT_NE(refused.status().message().find(type), std::string::npos)
+        << type << ": " << refused.status().message();
   // An unknown encoder is refused, not guessed.
   auto unknown = parse(R"({"model_type": "llava", "vision_config": {"model_type": "mystery"}})");
   ASSERT_FALSE(unknown.ok());

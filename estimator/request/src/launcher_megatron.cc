@@ -131,7 +131,7 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
   const auto is_bf16 = [&](const char* name) {
     const Flag* f = sink->Find(l, name);
     return f != nullptr && !f->unresolved &&
-           (Lower(f->value) == "bf16" || Lower(f->value) == "bfloat16");
+           (EqualsIgnoreCase(f->value, "bf16") || EqualsIgnoreCase(f->value, "bfloat16"));
   };
   if (is_bf16("exp_avg_dtype") && is_bf16("exp_avg_sq_dtype"))
     sink->Set("optimizer-states-bf16", "true", "--exp-avg-dtype");

@@ -130,7 +130,7 @@ constexpr Family kFamilies[] = {
 std::string SupportedList() {
   std::string out;
   for (const Family& f : kFamilies) out += (out.empty() ? "" : ", ") + std::string(f.model_type);
-  return out + ", and the multimodal gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava, mllama, llama4";
+  return out + ", and the multimodal " + model_internal::MultimodalTypes();
 }
 
 std::string ArchitecturesOf(const nlohmann::json& j) {

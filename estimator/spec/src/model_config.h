@@ -104,7 +104,7 @@ void BuildMoeLlamaLike(ConfigReader& r, ModelArch& arch);  // mixtral qwen2_moe 
 void BuildPhi3(ConfigReader& r, ModelArch& arch);
 void BuildOlmo2(ConfigReader& r, ModelArch& arch);  // olmo2 olmo3
 // Llama-shaped families with their own biases, norms or MLP (model_families_variants.cc):
-// smollm3 ministral seed_oss hunyuan_v1_dense arcee apertus glm4 cohere cohere2 stablelm.
+// smollm3 ministral seed_oss hunyuan_v1_dense arcee apertus glm4 cohere cohere2 stablelm internlm2.
 void BuildLlamaVariant(ConfigReader& r, ModelArch& arch);
 void BuildGpt2(ConfigReader& r, ModelArch& arch);
 void BuildGptJ(ConfigReader& r, ModelArch& arch);
@@ -119,11 +119,13 @@ void BuildGptOss(ConfigReader& r, ModelArch& arch);
 void BuildLlama4(ConfigReader& r, ModelArch& arch);  // llama4_text
 
 // Multimodal configs (model_families_multimodal.cc): gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava,
-// mllama, llama4.
+// mllama, llama4, internvl_chat.
 bool IsMultimodal(std::string_view model_type);
+// Their model_types, comma-separated (for error messages).
+std::string MultimodalTypes();
 // The language model's config of the multimodal config `j` (whose model_type `top` reads):
-// text_config with its class defaults filled in and its model_type set, or the top-level keys
-// (Qwen2-VL, Qwen2.5-VL). Problems are recorded in `top`.
+// text_config (InternVL: llm_config) with its class defaults filled in and its model_type set, or
+// the top-level keys (Qwen2-VL, Qwen2.5-VL). Problems are recorded in `top`.
 nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j);
 // The vision encoder's and projector's parameters of `j`, whose language model is `text`; the
 // vision_config's missing or malformed keys are appended to `problems` as one message.

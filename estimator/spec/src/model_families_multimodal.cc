@@ -303,6 +303,13 @@ void AddCrossAttentionLayers(const nlohmann::json& text, ModelArch* arch,
 
 bool IsMultimodal(std::string_view model_type) { return Find(model_type) != nullptr; }
 
+std::string MultimodalTypes() {
+  std::string out;
+  for (const Multimodal& m : kMultimodal)
+    out += (out.empty() ? "" : ", ") + std::string(m.model_type);
+  return out;
+}
+
 nlohmann::json TextConfigOf(ConfigReader& top, const nlohmann::json& j) {
   const Multimodal* mm = Find(top.model_type());
   // InternVL's remote-code config names its language model llm_config.

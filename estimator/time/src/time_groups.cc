@@ -72,10 +72,18 @@ constexpr Row kRows[] = {
     {"hopper", true, OneSource(2.120, 2.247, 1.0), 6, 1, true},   // Megatron-Bridge
     {"hopper", false, OneSource(2.833, 3.733, 1.0), 2, 1, true},  // HF Trainer
 };
-// GPUs and framework families without runs: the widest group's factors, widened by the margin;
-// for a mixture of experts the widest of every group (its own are the widest).
-constexpr MeasuredGroup kWidest = OneSource(2.889, 3.353, 1.0);
-constexpr MeasuredGroup kWidestMoe = OneSource(2.833, 3.733, 1.0);
+// GPUs and framework families without runs: the widest group's factors (its largest 95% factor,
+// a one-source group's already widened by the margin) with no residual; the dense groups' for a
+// dense model, every group's for a mixture of experts.
+constexpr MeasuredGroup Widest(bool moe) {
+  MeasuredGroup widest;
+  for (const Row& r : kRows)
+    if ((moe || !r.moe) && r.group.q95 > widest.q95) widest = r.group;
+  widest.residual = 1;
+  return widest;
+}
+constexpr MeasuredGroup kWidest = Widest(false);
+constexpr MeasuredGroup kWidestMoe = Widest(true);
 
 }  // namespace
 

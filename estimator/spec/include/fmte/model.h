@@ -131,7 +131,8 @@ struct ModelArch {
   int64_t final_norm_params = 0;
   int64_t lm_head_params = 0;  // 0 when tied; includes its bias if any
 
-  // A multimodal model (Gemma-3, Qwen2-VL, Qwen2.5-VL, Mistral-3, LLaVA): the config's own
+  // A multimodal model (Gemma-3, Qwen2-VL, Qwen2.5-VL, Mistral-3, LLaVA, Llama-3.2-Vision, Llama 4,
+  // InternVL): the config's own
   // model_type ("gemma3") while model_type above is its language model's ("gemma3_text"), and the
   // parameters of its vision encoder and the projector into the language model. They live with the
   // embeddings (first pipeline stage), are trained in full fine-tuning and frozen under adapters;
