@@ -370,6 +370,39 @@ TEST(MemoryStatesTest, FsdpNoSyncAccumulatesUnshardedGradients) {
               (2 - 2.0 / 8) * 46702792704.0, 1e6);
 }
 
+TEST(MemoryStatesTest, HfFsdpHoldsTheRootUnitsGradientUntilTheEndOfBackward) {
+  // The HF Trainer's FSDP (accelerate, transformer-layer auto-wrap) leaves embeddings, final norm
+  // and head in the root unit: its unsharded gradient appears at the head's backward and is
+  // reduce-scattered after the embeddings' gradient, at the end of backward. A loop that wraps
+  // the head apart (torchtitan's fully_shard([norm, output])) releases it after the head.
+  // Llama-2-7B's root: 2 x 32,000 x 4,096 (untied embedding and head) + 4,096 (final norm).
+  const ModelArch m = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.precision = Precision::kPureBf16;
+  j.sharding = Sharding::kFsdpFull;
+  j.gpus = 8;
+  j.gpus_per_node = 8;
+  j.seq_len = 2048;
+  j.activation_checkpointing = Checkpointing::kFull;
+  auto phase = [&](Framework fw, Method method) {
+    j.framework = fw;
+    j.method = method;
+    if (method == Method::kLora) {
+      j.lora_r = 16;
+      j.lora_targets = {"q", "v"};
+    }
+    Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? PhaseAllocated(*e, "end-of-backward") : 0;
+  };
+  const double root = 2 * 32000.0 * 4096 + 4096;
+  EXPECT_NEAR(static_cast<double>(phase(Framework::kHf, Method::kFull) -
+                                  phase(Framework::kFsdp, Method::kFull)),
+              2 * root, 1e3);
+  // A frozen root (LoRA) has no gradient to hold.
+  EXPECT_EQ(phase(Framework::kHf, Method::kLora), phase(Framework::kFsdp, Method::kLora));
+}
+
 TEST(MemoryStatesTest, FrozenWeightsInsideFsdpUnitsGetGradients) {
   // litgpt's resource tables (tutorials/resource-tables.md at 26857050, "Finetuning with LoRA on
   // Multiple GPUs"; litgpt 8641822, A100-SXM4-40GB, torch 2.1, --precision bf16-true): LoRA

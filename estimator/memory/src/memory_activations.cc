@@ -445,7 +445,10 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
   // Full recompute: one layer's activations (one group's, for groups of layers) are rebuilt
   // while its backward runs (op-level SAC rebuilds what it did not save of that layer: at most
   // the whole layer).
-  if ((full_ckpt && recomputed > 0) || op_sac) saved += (full_ckpt ? group : 1) * widest_layer;
+  if ((full_ckpt && recomputed > 0) || op_sac) {
+    out.rebuilt = (full_ckpt ? group : 1) * widest_layer;
+    saved += out.rebuilt;
+  }
   if (stage == lay.p - 1) {
     // Final norm and the LM head input (when the head trains), one micro-batch in flight.
     const double s =

@@ -81,6 +81,9 @@ struct StageParams {
 struct StageActivations {
   double gpu = 0;
   double cpu = 0;
+  // Of `gpu`: the layer (or group of layers) that recomputation rebuilds while its backward runs.
+  // It exists only once backward has reached the layers, after the loss backward.
+  double rebuilt = 0;
 };
 
 // EstimateMemory (fmte/memory.h) of a prepared model, written into `out`. Every field is written
