@@ -466,6 +466,41 @@ TEST(StepTime, DataParallelAllReduceIsHierarchicalAcrossNodes) {
   EXPECT_NEAR(est->dp_comm_s, expected, 1e-12);
 }
 
+TEST(StepTime, ExpertGradientsReduceOverTheExpertDataParallelGroup) {
+  // dp 16 over 2 nodes of 8 with ep 8: a rank holds 1 of each layer's 8 routed experts, and the
+  // ranks holding the same expert (Megatron's expert-data-parallel group, t x dp / (etp x ep) = 2
+  // ranks, 8 apart) are one per node: each GPU carries its experts' whole gradient over its 1/8
+  // share of the node's network, 2(N-1)/N of it. The dense weights reduce over all 16 ranks as in
+  // DataParallelAllReduceIsHierarchicalAcrossNodes.
+  const int64_t h = 1024;
+  ModelArch m = Gpt(h, 4, 16, 1024);
+  BlockSpec& b = m.block_kinds[0];
+  b.linears = {{"qkv", LinearRole::kQkv, h, 3 * h, false, 1, false},
+               {"o", LinearRole::kO, h, h, false, 1, false},
+               {"router", LinearRole::kRouter, h, 8, false, 1, false},
+               {"up", LinearRole::kUp, h, 4 * h, false, 8, true},
+               {"down", LinearRole::kDown, 4 * h, h, false, 8, true}};
+  b.experts_per_token = 2;
+  m.num_experts = 8;
+  m.experts_per_token = 2;
+  m.expert_intermediate_size = 4 * h;
+  TrainingJob j = Job(16, 1, 1, 1, 16, 512);
+  j.gpus_per_node = 8;
+  j.ep = 8;
+  ClusterSpec c = DefaultCluster(testing::A100Sxm80());
+  c.intra_node_gbps = 300;
+  c.inter_node_gbps = 800;  // Gb/s per node
+  auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), c, Ideal());
+  ASSERT_TRUE(est.ok()) << est.status().ToString();
+  const double dense = 4.0 * (4 * h * h + 8 * h) + 1024.0 * h;  // attention, router, embedding
+  const double experts = 4.0 * 2 * 4 * h * h;                   // one of 8 per layer on a rank
+  const double gd = dense * 2, ge = experts * 2;                // 16-bit gradients
+  const double net = 800e9 / 8 / 8;                             // bytes/s per GPU
+  const double expected =
+      2.0 * 7 / 8 * gd / 300e9 + 2.0 * 1 / 2 * (gd / 8) / net + 2.0 * 1 / 2 * ge / net;
+  EXPECT_NEAR(est->dp_comm_s, expected, 1e-12);
+}
+
 TEST(StepTime, PipelineBubbleIsPMinusOneOverM) {
   // 1F1B: (m + p - 1) slots of the slowest stage; bubble / useful = (p-1)/m, interleaving: /v.
   const ModelArch m = Gpt(1024, 8, 16, 64);

@@ -218,12 +218,11 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
       st.bwd_comm_s += p2p;
     }
 
-    // Data-parallel gradient reduction / sharded state collectives, per step.
-    const double grad_bytes = w.grad_elems / ft * time_parts::GradBytes(job.precision);
-    const double weight_bytes = w.weight_elems / ft * time_parts::ComputeWeightBytes(job.precision);
-    const int64_t dp_per_node = std::clamp<int64_t>(n_int / std::min<int64_t>(t, n_int), 1, dc);
-    double dp_s = 0;
-    if (dc > 1) {
+    // Data-parallel gradient reduction / sharded state collectives, per step, over `ranks` replicas
+    // of `grad_bytes` and `weight_bytes`, `per_node` of them on one node.
+    const auto dp_seconds = [&](double grad_bytes, double weight_bytes, int64_t ranks,
+                                int64_t per_node) {
+      if (ranks <= 1) return 0.0;
       const bool overlaps =
           job.framework != Framework::kMegatron && job.framework != Framework::kDeepspeed;
       const double window = overlaps ? st.bwd_s : 0;  // buckets reduce during the last backward
@@ -235,35 +234,63 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
           // gradients, every micro-batch (about 3x the weight bytes, docs/formulas.md §5),
           // prefetched under compute; the first unit cannot hide.
           const bool hybrid = job.sharding == Sharding::kFsdpHybrid;
-          const int64_t shard_ranks = hybrid ? std::min<int64_t>(dc, dp_per_node) : dc;
+          const int64_t shard_ranks = hybrid ? std::min<int64_t>(ranks, per_node) : ranks;
           const double mb =
-              2 * time_parts::AllGatherSeconds(weight_bytes, shard_ranks, dp_per_node, links, eff) +
-              time_parts::AllGatherSeconds(grad_bytes, shard_ranks, dp_per_node, links, eff);
+              2 * time_parts::AllGatherSeconds(weight_bytes, shard_ranks, per_node, links, eff) +
+              time_parts::AllGatherSeconds(grad_bytes, shard_ranks, per_node, links, eff);
           const double hide = st.fwd_s + st.bwd_s;
-          dp_s = static_cast<double>(m) *
-                 (std::max(0.0, mb - hide) + mb / std::max(1.0, static_cast<double>(layers)));
-          if (hybrid && dc > shard_ranks)  // replicas across nodes all-reduce the gradient shards
-            dp_s += time_parts::AllReduceSeconds(grad_bytes / static_cast<double>(shard_ranks),
-                                                 dc / shard_ranks, 1, links, eff);
-          break;
+          double out = static_cast<double>(m) *
+                       (std::max(0.0, mb - hide) + mb / std::max(1.0, static_cast<double>(layers)));
+          if (hybrid && ranks > shard_ranks)  // replicas across nodes all-reduce the shards
+            out += time_parts::AllReduceSeconds(grad_bytes / static_cast<double>(shard_ranks),
+                                                ranks / shard_ranks, 1, links, eff);
+          return out;
         }
         case Sharding::kZero1:
         case Sharding::kZero2:
         case Sharding::kFsdpGradOp:
           // Reduce-scatter gradients + all-gather updated weights: an all-reduce's volume.
-          dp_s =
-              std::max(0.0, time_parts::AllGatherSeconds(grad_bytes, dc, dp_per_node, links, eff) -
-                                window) +
-              time_parts::AllGatherSeconds(weight_bytes, dc, dp_per_node, links, eff);
-          break;
+          return std::max(0.0,
+                          time_parts::AllGatherSeconds(grad_bytes, ranks, per_node, links, eff) -
+                              window) +
+                 time_parts::AllGatherSeconds(weight_bytes, ranks, per_node, links, eff);
         default:
-          dp_s = std::max(
-              time_parts::AllReduceSeconds(grad_bytes, dc, dp_per_node, links, eff) - window, 0.0);
+          return std::max(
+              time_parts::AllReduceSeconds(grad_bytes, ranks, per_node, links, eff) - window, 0.0);
       }
+    };
+    const int64_t dp_per_node = std::clamp<int64_t>(n_int / std::min<int64_t>(t, n_int), 1, dc);
+    const double gb = time_parts::GradBytes(job.precision);
+    const double wb = time_parts::ComputeWeightBytes(job.precision);
+    // Expert parallelism: a rank holds 1/ep of the routed experts, each split over etp ranks;
+    // their gradients reduce over the expert-data-parallel group, t x dc / (etp x ep) ranks
+    // etp x ep apart (Megatron's expert parallel groups: consecutive ranks, EP inside the node
+    // first). The dense weights reduce over the data-parallel group as without EP.
+    const bool ep_split = job.ep > 1 && w.expert_elems > 0;
+    const double e_split = ep_split ? static_cast<double>(job.ExpertTensorParallel() * job.ep) : ft;
+    const int64_t edp =
+        ep_split ? std::max<int64_t>(1, t * dc / static_cast<int64_t>(e_split)) : dc;
+    const int64_t edp_per_node =
+        ep_split ? std::clamp<int64_t>(
+                       n_int / std::min<int64_t>(static_cast<int64_t>(e_split), n_int), 1, edp)
+                 : dp_per_node;
+    const double dense_weights = (w.weight_elems - w.expert_elems) / ft;
+    const double expert_weights = w.expert_elems / e_split;
+    const double weight_bytes = (dense_weights + expert_weights) * wb;
+    double dp_s = 0;
+    if (ep_split) {
+      dp_s = dp_seconds((w.grad_elems - w.expert_grad_elems) / ft * gb, dense_weights * wb, dc,
+                        dp_per_node) +
+             dp_seconds(w.expert_grad_elems / e_split * gb, expert_weights * wb, edp, edp_per_node);
+    } else {
+      dp_s = dp_seconds(w.grad_elems / ft * gb, weight_bytes, dc, dp_per_node);
     }
     // Optimizer step: elementwise, memory-bound over this GPU's share of the trainable parameters.
+    const bool shards = ShardsOptimizer(job.sharding);
+    const double expert_trainable = std::min(w.expert_grad_elems, w.trainable_elems);
     const double opt_params =
-        w.trainable_elems / ft / (ShardsOptimizer(job.sharding) ? static_cast<double>(dc) : 1.0);
+        (w.trainable_elems - expert_trainable) / ft / (shards ? static_cast<double>(dc) : 1.0) +
+        expert_trainable / e_split / (shards ? static_cast<double>(edp) : 1.0);
     // Outside Megatron (whose vTrain-fitted constants hold its step) the trainers clip gradients by
     // their global norm by default (HF Trainer max_grad_norm 1.0, torchtitan max_norm 1.0, litgpt
     // and DeepSpeed as configured): a read of every gradient for the norm and a read + write to

@@ -65,6 +65,7 @@ struct LayerWork {
   double fwd_weighted = 0, bwd_weighted = 0, recompute_weighted = 0;
   double model_flops = 0;
   double weight_elems = 0;
+  double expert_elems = 0;  // of weight_elems: the routed experts' weights (split by EP)
   // Eager kernels (EagerKernels): the bytes the layer saves for backward per micro-batch on this
   // GPU without checkpointing that its kernels write (the memory model's
   // LayerWrittenActivationBytes), the measure of its memory-bound traffic. 0 otherwise.
@@ -129,6 +130,9 @@ struct StageWork {
   // Parameters whose gradients are reduced: trainable_elems, plus the frozen weights of the
   // layers when their FSDP units give them gradients (TrainingJob::GradientsCoverFrozenWeights).
   double grad_elems = 0;
+  // Of weight_elems and grad_elems: the routed experts', which expert parallelism splits over ep
+  // ranks and whose gradients reduce over the expert-data-parallel group.
+  double expert_elems = 0, expert_grad_elems = 0;
   double layer_passes = 0;  // layers x passes (fwd 1, bwd 2, recompute 1)
   // The share of the layers whose forward full checkpointing reruns (TrainingJob::
   // RecomputedLayers / layers; 0 without full checkpointing).

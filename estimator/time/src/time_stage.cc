@@ -56,6 +56,8 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
   const double model_fwd = f.linear + f.adapter + f.attention_full;
   lw.model_flops = model_fwd + (f.linear + f.adapter + 2 * f.attention_full) + wgrad;
   lw.weight_elems = f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
+  for (const LinearShape& lin : block.linears)
+    if (lin.expert) lw.expert_elems += static_cast<double>(lin.Params());
   if (EagerKernels(job)) {
     TrainingJob uncheckpointed = job;
     uncheckpointed.activation_checkpointing = Checkpointing::kNone;
@@ -107,6 +109,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   // Each layer's work is added in layer order, so the sums are those of adding every layer's own.
   double fwd_flops = 0, bwd_flops = 0, fwd_weighted = 0, bwd_weighted = 0;
   double recompute_flops = 0, recompute_weighted = 0, model_flops = 0, weight_elems = 0;
+  double expert_elems = 0;
   double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0, saved_bytes = 0;
   const double passes = 3.0 + share;
   // Megatron TP: 2 all-reduces in the forward, 2 in the backward (Shoeybi et al. 2019), and 2
@@ -124,6 +127,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     }
     model_flops += lw.model_flops;
     weight_elems += lw.weight_elems;
+    expert_elems += lw.expert_elems;
     saved_bytes += lw.saved_bytes;
     if (lora_method) {
       for (const double adapter : lw.lora_adapters) trainable_elems += adapter;
@@ -141,6 +145,8 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   w.recompute_weighted = recompute_weighted;
   w.model_flops = model_flops;
   w.weight_elems = weight_elems;
+  w.expert_elems = expert_elems;
+  w.expert_grad_elems = full_method || job.GradientsCoverFrozenWeights() ? expert_elems : 0;
   w.trainable_elems = trainable_elems;
   w.layer_passes = layer_passes;
   w.recomputed_share = share;
