@@ -326,6 +326,12 @@ def main():
             if args is None:
                 skipped[why] += 1
                 continue
+            if (r["gpus"].isdigit() and r["gpus_per_node"].isdigit()
+                    and int(r["gpus"]) > int(r["gpus_per_node"]) and not r.get("network")):
+                # Across nodes the step waits on a network these tables do not name; fmte's
+                # default (200 Gb/s per node) is a guess for an unknown site, not the source's.
+                skipped["multi-node, network not stated"] += 1
+                continue
             t = estimate(args)
             if t is not None:
                 add(t, meas, kind, r["source_repo"], r["framework"],
