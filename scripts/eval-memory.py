@@ -343,9 +343,16 @@ def bridge_perf_recipe(r):
 
 
 def row_metric(r):
-    if bridge_perf_recipe(r) and r["metric"] == "unknown":
+    # Megatron's report_memory after the first iteration (unnamed statistic), or a peak the source
+    # says it took after iteration 1.
+    if bridge_perf_recipe(r) and (r["metric"] == "unknown" or "after iteration 1" in r["notes"]):
         return "first-iteration max_memory_allocated"
     return r["metric"]
+
+
+def oom_later(r):
+    """A run measured in its first iteration that ran out of memory in a later one."""
+    return "OOM after iteration" in r["section"]
 
 
 def measured_bytes(r):
@@ -386,7 +393,7 @@ def summarise(rows, key):
             "worst_under": min(errs) if errs else None,
             "worst_over": max(errs) if errs else None,
             "ran_said_not_fit": sum(1 for x in xs if x.get("false_reject")),
-            "ran_rejected": sum(1 for x in xs if "err" in x
+            "ran_rejected": sum(1 for x in xs if "err" in x and not x["oom_later"]
                                 and x["low"] > USABLE * x["capacity"]),
             "oom_rows": sum(1 for x in xs if x.get("oom")),
             "oom_said_fit": sum(1 for x in xs if x.get("oom") and x.get("fits")),
@@ -416,8 +423,8 @@ def calibrate(results):
             "above_high": sum(1 for x in mine
                               if x["meas"] > hi * x["pred"]),
             "below_low": sum(1 for x in mine if x["meas"] < lo * x["pred"]),
-            "ran_low_end_not_fit": sum(1 for x in mine
-                                       if lo * x["pred_alloc"] > USABLE * x["capacity"]),
+            "ran_low_end_not_fit": sum(1 for x in mine if not x["oom_later"]
+                                       and lo * x["pred_alloc"] > USABLE * x["capacity"]),
         })
     ratios = [x["meas"] / x["pred"] for x in ran]
     out["high"], out["low"] = max(ratios), min(ratios)
@@ -494,7 +501,9 @@ def main():
         else:
             x["meas"] = meas
             x["err"] = x["pred"] / meas - 1
-            x["false_reject"] = not x["fits"]
+            # A run that ran out of memory later is rightly said not to fit.
+            x["oom_later"] = oom_later(r)
+            x["false_reject"] = not x["fits"] and not x["oom_later"]
 
     by_source = summarise(results, lambda x: x["source"])
     by_fw = summarise(results, lambda x: x["framework"])

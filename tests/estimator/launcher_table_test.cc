@@ -358,9 +358,13 @@ TEST_F(ScriptFilesTest, MegatronBridgeRecipeNamesTheModel) {
   EXPECT_EQ(sft.job.method, Method::kFull);
   // A recipe the table does not know names no model: no estimate on a guess, but still LLM
   // training (run_recipe.py trains LLMs), its model unread.
-  const JobRequest unknown = Read(launch + "nemotron_3_nano_pretrain_config\n");
+  const JobRequest unknown = Read(launch + "nemotron_3_super_pretrain_config\n");
   EXPECT_TRUE(unknown.is_llm_job);
   EXPECT_TRUE(unknown.job.model.empty());
+  // Nemotron 3 Nano's recipes (examples/models/nemotron/nemotron_3/nano/slurm_pretrain.sh:
+  // MODEL_NAME=nemotron_3_nano, --recipe ${MODEL_NAME}_pretrain_config).
+  EXPECT_EQ(Read(launch + "nemotron_3_nano_pretrain_config\n").job.model,
+            "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
 }
 
 // A script written to be submitted from its own folder (OpenRLHF's examples/scripts:

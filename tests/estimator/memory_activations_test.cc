@@ -420,6 +420,44 @@ TEST(MemoryActivationsTest, HfPeakPartsMatchH100Snapshot) {
   EXPECT_GE(activation_rows, 5);
 }
 
+// Nemotron 3 Nano (nemotron_h, pattern MEMEM*E...): each layer is one mixer behind one RMSNorm.
+// Per token under Megatron (bf16, full fine-tuning, no recompute, tp 1), h = 2688:
+// - Mamba-2 (layer 0): the norm's input 2h and its output (in_proj's input) 2h; the fused
+//   mamba_split_conv1d_scan_combined saves zxbcdt, 2 x (2 x 4096 + 2 x 8 x 128 + 64) = 2 x 10,304,
+//   its pre-norm output 2 x 4096 and an fp32 rstd per group 4 x 8; out_proj saves its input
+//   2 x 4096. No attention core.
+// - MoE (layer 1): 2h + 2h as above; the tokens copied to their 6 experts 6 x 2h; fp32 router
+//   probabilities 4 x 128; relu2's input and down_proj's input for 6 x 1856 routed + 3712 shared
+//   channels, 2 x 2 x 14,848. No attention core.
+// - Attention (layer 5): 2h + 2h; TE's flash attention keeps q 2 x 4096, k and v 2 x 2 x 256 (2 KV
+//   heads, native GQA), its output 2 x 4096 and the log-sum-exp 4 x 32 heads.
+TEST(MemoryActivationsTest, NemotronHLayersSaveTheirOwnMixer) {
+  Result<ModelCatalog> catalog =
+      ModelCatalog::LoadDir(std::string(FMTE_SOURCE_DIR) + "/etc/models");
+  ASSERT_TRUE(catalog.ok());
+  Result<const ModelArch*> m = catalog->Find("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+  ASSERT_TRUE(m.ok());
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kMegatron;
+  j.precision = Precision::kMixedBf16;
+  j.seq_len = 8192;
+  ASSERT_TRUE(ValidateJob(j).ok());
+  const double h = 2688, tokens = 8192;
+  const struct {
+    int64_t layer;
+    double per_token;
+  } rows[] = {
+      {0, 4 * h + 2 * 10304 + 2 * 4096 + 4 * 8 + 2 * 4096},
+      {1, 4 * h + 6 * 2 * h + 4 * 128 + 2 * 2 * 14848.0},
+      {5, 4 * h + 2 * 4096 + 2 * 2 * 256 + 2 * 4096 + 4 * 32},
+  };
+  for (const auto& r : rows) {
+    EXPECT_NEAR(static_cast<double>(LayerActivationBytes(**m, j, r.layer)), tokens * r.per_token,
+                1e-9 * tokens * r.per_token)
+        << "layer " << r.layer;
+  }
+}
+
 // Gemma-2-27B's published config.json pins "_attn_implementation": "eager", and transformers
 // honours it: this project's HF Trainer runs of it recorded eager attention without asking for any
 // (tests/data/memory-measured/measured-h100-hf.jsonl, cases 43 and 90; Gemma-2-9B, whose config

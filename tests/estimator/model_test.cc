@@ -183,6 +183,10 @@ const PublishedCount kPublished[] = {
     // google/gemma-2-2b, also quoted for gemma-2-2b-it).
     {"google/gemma-7b", 8537680896},
     {"google/gemma-2-2b", 2614341888},
+    // Nemotron 3 Nano (nemotron_h: 23 Mamba-2, 23 MoE, 6 attention layers): llama.cpp's n_params of
+    // its GGUF conversions, quoted in several public files (find_string "31577940288"); a public
+    // Hub analysis gives 31,577,937,344 without the 23 x 128 router correction-bias buffers.
+    {"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 31577940288},
 };
 // clang-format on
 

@@ -74,8 +74,10 @@ int InputGroup(LinearRole r) {
     case LinearRole::kK:
     case LinearRole::kV:
     case LinearRole::kQkv:
+    case LinearRole::kSsmIn:
       return 0;
     case LinearRole::kO:
+    case LinearRole::kSsmOut:
       return 1;
     case LinearRole::kDown:
       return 3;
@@ -155,7 +157,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
         if (++mm % 2 == 0) continue;
         // A row-parallel output (wo, w2) is the full hidden state (sequence region); the others
         // are split by tensor parallelism.
-        const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
+        const bool row_parallel = RowParallel(l.role);
         (row_parallel ? sv.seq : sv.tp) += ab * static_cast<double>(l.out_features);
       }
     }
@@ -217,7 +219,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
       const double copies = l.expert ? std::min(k_active, static_cast<double>(l.copies))
                                      : static_cast<double>(l.copies);
       const double in = static_cast<double>(l.in_features);
-      const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
+      const bool row_parallel = RowParallel(l.role);
       if (litgpt && grp == 0) {
         const QkvParts p = LitgptQkvAdapted(targets, l, q_dim, kv_dim);
         litgpt_qkv_out += p.out * static_cast<double>(l.copies);
@@ -277,6 +279,24 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
     sv.seq += 4 * experts_total;  // fp32 router logits/probabilities
   }
 
+  const bool ssm = block.ssm.heads > 0;
+  if (ssm) {
+    // Mamba-2's fused mamba_split_conv1d_scan_combined (mamba_ssm/ops/triton/ssd_combined.py,
+    // called by Megatron's MambaMixer and by transformers' cuda_kernels_forward) saves the in_proj
+    // output zxbcdt and the scan's output before the gated norm (with an fp32 rstd per group) and
+    // recomputes the conv, the scan and the norm in backward. Megatron's out_proj is a linear of
+    // its own, which saves its input; transformers passes out_proj's weight into the kernel, which
+    // recomputes that input too.
+    const BlockSpec::Ssm& mx = block.ssm;
+    const double inner = static_cast<double>(mx.Inner());
+    const double proj =
+        2 * inner + 2 * static_cast<double>(mx.groups * mx.state) + static_cast<double>(mx.heads);
+    sv.tp += ab * (proj + inner) + 4 * static_cast<double>(mx.groups);
+    if ((group_saved[1] || group_adapted[1]) && fw == Framework::kMegatron)
+      sv.tp += (group_saved[1] ? lb : ab) * inner;
+  }
+  const bool attends = block.HasAttention();
+
   // Attention core.
   // litgpt computes Gemma-2's capped scores itself (scaled_dot_product_attention: "with
   // softcapping we cannot use SDPA"): q @ k.mT, tanh(x / cap) * cap, the mask, softmax in fp32 and
@@ -295,9 +315,12 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
       std::any_of(block.linears.begin(), block.linears.end(),
                   [](const LinearShape& l) { return l.role == LinearRole::kQkv; });
   const bool v_keeps_qkv =
-      g == a && (litgpt || (HfLike(fw) && fused_qkv && m.position_embedding_params == 0));
+      attends && g == a &&
+      (litgpt || (HfLike(fw) && fused_qkv && m.position_embedding_params == 0));
   const double v_saved = v_keeps_qkv ? q_dim + 2 * kv_dim : q_dim;
-  if (eager) {
+  if (!attends) {
+    // A Mamba, MLP or MoE layer of a hybrid model: no attention core.
+  } else if (eager) {
     // Q and K for Q K^T, V for the product with the probabilities; HF repeat_kv and Megatron's
     // unfused path expand K/V to all heads before the matmuls.
     sv.tp += ab * (q_dim + q_dim) + ab * v_saved * (s_kv / s);
@@ -330,7 +353,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   }
   // Output projection input: a contiguous copy of the attention output in HF/torchtune and in
   // Megatron's unfused path; Megatron's fused path hands its saved output to linear_proj.
-  if (group_saved[1] || group_adapted[1]) {
+  if ((group_saved[1] || group_adapted[1]) && !ssm) {
     if (eager || fw != Framework::kMegatron || selective)
       sv.tp += (group_saved[1] ? lb : ab) * q_dim;
   }

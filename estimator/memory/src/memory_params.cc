@@ -183,7 +183,7 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
       double split = l.expert ? et : t;
       if ((l.role == LinearRole::kK || l.role == LinearRole::kV) && kv_heads > 0)
         split = std::min(t, kv_heads);
-      const bool row_parallel = l.role == LinearRole::kO || l.role == LinearRole::kDown;
+      const bool row_parallel = RowParallel(l.role);
       const double bias = l.has_bias ? static_cast<double>(l.copies * l.out_features) : 0;
       // Expert parallelism: this rank holds copies / e of the routed experts, each split by the
       // expert tensor parallel size (Megatron's default: tp).

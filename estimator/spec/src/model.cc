@@ -20,6 +20,15 @@ int64_t BlockSpec::Params() const {
   return n;
 }
 
+bool BlockSpec::HasAttention() const {
+  for (const LinearShape& l : linears) {
+    if (l.role == LinearRole::kQ || l.role == LinearRole::kK || l.role == LinearRole::kV ||
+        l.role == LinearRole::kQkv)
+      return true;
+  }
+  return false;
+}
+
 int64_t BlockSpec::ActiveParams() const {
   int64_t n = norm_params + other_params;
   for (const LinearShape& l : linears) {
@@ -124,6 +133,7 @@ constexpr Family kFamilies[] = {
     {"deepseek_v2", model_internal::BuildDeepseek},
     {"deepseek_v3", model_internal::BuildDeepseek},
     {"gpt_oss", model_internal::BuildGptOss},
+    {"nemotron_h", model_internal::BuildNemotronH},
     {"llama4_text", model_internal::BuildLlama4},
 };
 

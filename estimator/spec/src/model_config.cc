@@ -145,6 +145,27 @@ std::vector<int64_t> ConfigReader::IntList(std::string_view key) {
   return out;
 }
 
+std::vector<std::string> ConfigReader::StringList(std::string_view key) {
+  std::vector<std::string> out;
+  const nlohmann::json* v = Find({key}, nullptr);
+  if (v == nullptr) return out;
+  bool ok = v->is_array();
+  if (ok) {
+    for (const auto& e : *v) {
+      if (!e.is_string()) {
+        ok = false;
+        break;
+      }
+      out.push_back(e.get<std::string>());
+    }
+  }
+  if (!ok) {
+    bad_.push_back(std::string(key) + ": expected a list of strings, got " + v->dump());
+    out.clear();
+  }
+  return out;
+}
+
 Status ConfigReader::status() const {
   if (missing_.empty() && bad_.empty()) return Status::Ok();
   std::string msg = "config with model_type '" + model_type_ + "'";

@@ -35,6 +35,8 @@ class ConfigReader {
   std::string StringOr(Keys keys, std::string fallback);
   // A list of non-negative integers (absent or null: empty).
   std::vector<int64_t> IntList(std::string_view key);
+  // A list of strings (absent or null: empty).
+  std::vector<std::string> StringList(std::string_view key);
 
   // Records a problem the family found itself (e.g. "hidden_size must be divisible by heads").
   void Fail(std::string problem) { bad_.push_back(std::move(problem)); }
@@ -116,7 +118,8 @@ void BuildStarcoder2(ConfigReader& r, ModelArch& arch);
 void BuildDeepseek(ConfigReader& r,
                    ModelArch& arch);  // deepseek (deepseek-moe), deepseek_v2, deepseek_v3
 void BuildGptOss(ConfigReader& r, ModelArch& arch);
-void BuildLlama4(ConfigReader& r, ModelArch& arch);  // llama4_text
+void BuildLlama4(ConfigReader& r, ModelArch& arch);     // llama4_text
+void BuildNemotronH(ConfigReader& r, ModelArch& arch);  // nemotron_h (Mamba-2 hybrid, MoE)
 
 // Multimodal configs (model_families_multimodal.cc): gemma3, qwen2_vl, qwen2_5_vl, mistral3, llava,
 // mllama, llama4, internvl_chat.

@@ -1,6 +1,7 @@
-// Builders for DeepSeek (MoE, MLA) and gpt-oss. Shapes follow the published modeling code:
-// deepseek-ai's modeling_deepseek.py (DeepSeek-MoE, -V2, -V3 remote code) and transformers'
-// modeling_deepseek_v2/v3.py and modeling_gpt_oss.py.
+// Builders for DeepSeek (MoE, MLA), gpt-oss, Llama 4 and Nemotron-H. Shapes follow the published
+// modeling code: deepseek-ai's modeling_deepseek.py (DeepSeek-MoE, -V2, -V3 remote code) and
+// transformers' modeling_deepseek_v2/v3.py, modeling_gpt_oss.py, modeling_llama4.py and
+// modeling_nemotron_h.py.
 #include <algorithm>
 #include <string>
 
@@ -218,6 +219,143 @@ void BuildLlama4(ConfigReader& r, ModelArch& arch) {
     arch.intermediate_size = dense_f;
   }
   SetEmbeddingsAndHead(arch, NormKind::kRms, /*head_bias=*/false);
+}
+
+// Nemotron-H (transformers modeling_nemotron_h.py: NVIDIA Nemotron-H, Nemotron 3): every layer is
+// one mixer behind one RMSNorm, its kind read from hybrid_override_pattern ("M" Mamba-2, "*"
+// attention, "-" MLP, "E" MoE; one character per layer) or layers_block_type ("mamba",
+// "attention", "mlp", "moe"). Mamba-2 (NemotronHMamba2Mixer): d_inner = mamba_num_heads x
+// mamba_head_dim; in_proj h -> 2 d_inner + 2 n_groups ssm_state_size + heads (bias use_bias);
+// conv1d depthwise over conv_dim = d_inner + 2 n_groups ssm_state_size channels, conv_kernel taps
+// (bias use_conv_bias); dt_bias, A_log and D per head; a gated RMSNorm over d_inner; out_proj
+// d_inner -> h (bias use_bias). Attention: q/k/v/o (bias attention_bias), head_dim or h / heads.
+// MLP: up_proj/down_proj of intermediate_size with relu2 (bias mlp_bias), no gate. MoE
+// (NemotronHMoE): the router's weight (E x h) and its e_score_correction_bias (E, a buffer the
+// checkpoint holds), routed experts up/down of moe_intermediate_size, a shared expert up/down of
+// moe_shared_expert_intermediate_size. Final norm_f, untied lm_head by default.
+void BuildNemotronH(ConfigReader& r, ModelArch& arch) {
+  const int64_t h = r.Int({"hidden_size"});
+  const int64_t layers = r.Layers({"num_hidden_layers"});
+  const int64_t vocab = r.Int({"vocab_size"});
+  std::string pattern = r.StringOr({"hybrid_override_pattern"}, "");
+  if (pattern.empty() && r.Has({"layers_block_type"})) {
+    // The list form: one name per layer.
+    const std::string names[] = {"mamba", "attention", "mlp", "moe"};
+    const char codes[] = {'M', '*', '-', 'E'};
+    for (const std::string& name : r.StringList("layers_block_type")) {
+      char code = 0;
+      for (size_t i = 0; i < 4; ++i)
+        if (name == names[i]) code = codes[i];
+      if (code == 0) {
+        r.Fail("layers_block_type: unknown layer type '" + name +
+               "' (expected mamba, attention, mlp or moe)");
+        break;
+      }
+      pattern += code;
+    }
+  }
+  if (pattern.empty()) {
+    r.Fail("hybrid_override_pattern or layers_block_type: expected the kind of every layer");
+  } else if (layers > 0 && static_cast<int64_t>(pattern.size()) != layers) {
+    r.Fail("hybrid_override_pattern: " + std::to_string(pattern.size()) +
+           " layer kinds for num_hidden_layers " + std::to_string(layers));
+  }
+  const auto uses = [&](char c) { return pattern.find(c) != std::string::npos; };
+  for (char c : pattern) {
+    if (c != 'M' && c != '*' && c != '-' && c != 'E') {
+      r.Fail(std::string("hybrid_override_pattern: unknown layer kind '") + c +
+             "' (expected M, *, - or E)");
+      break;
+    }
+  }
+
+  arch.hidden_size = h;
+  arch.num_layers = layers;
+  arch.vocab_size = vocab;
+  arch.max_position_embeddings = r.IntOr({"max_position_embeddings"}, 0);
+  arch.norm = NormKind::kRms;
+  arch.gated_mlp = false;  // relu2 MLPs and experts: up, activation, down
+  arch.tie_word_embeddings = r.BoolOr({"tie_word_embeddings"}, false);
+
+  // Block kinds in the order their layer kind first appears.
+  std::string kinds;
+  const auto kind_of = [&](char c) {
+    const size_t at = kinds.find(c);
+    if (at != std::string::npos) return static_cast<int>(at);
+    kinds += c;
+    return static_cast<int>(kinds.size() - 1);
+  };
+  if (uses('*')) {
+    const int64_t heads = r.Int({"num_attention_heads"});
+    const int64_t kv_heads = r.IntOr({"num_key_value_heads"}, heads);
+    const int64_t hd = r.Has({"head_dim"}) ? r.Int({"head_dim"}) : (heads > 0 ? h / heads : 0);
+    if (kv_heads > 0 && heads % kv_heads != 0)
+      r.Fail("num_attention_heads is not a multiple of num_key_value_heads");
+    arch.num_heads = heads;
+    arch.num_kv_heads = kv_heads;
+    arch.head_dim = hd;
+  }
+  for (char c : pattern) {
+    if (kind_of(c) < static_cast<int>(arch.block_kinds.size())) continue;
+    BlockSpec b;
+    AddNorms(b, NormKind::kRms, h, 1);
+    if (c == 'M') {
+      BlockSpec::Ssm& m = b.ssm;
+      m.heads = r.Int({"mamba_num_heads"});
+      m.head_dim = r.Int({"mamba_head_dim"});
+      m.state = r.Int({"ssm_state_size"});
+      m.groups = r.Int({"n_groups"});
+      m.conv_kernel = r.Int({"conv_kernel"});
+      m.chunk = r.IntOr({"chunk_size"}, 128);
+      const bool bias = r.BoolOr({"use_bias"}, false);
+      const int64_t inner = m.Inner(), conv_dim = inner + 2 * m.groups * m.state;
+      b.linears.push_back(
+          Linear("in_proj", LinearRole::kSsmIn, h, inner + conv_dim + m.heads, bias));
+      b.linears.push_back(Linear("out_proj", LinearRole::kSsmOut, inner, h, bias));
+      b.other_params += conv_dim * m.conv_kernel +
+                        (r.BoolOr({"use_conv_bias"}, true) ? conv_dim : 0) + 3 * m.heads;
+      b.norm_params += inner;  // the gated RMSNorm (its input is saved by the fused scan)
+    } else if (c == '*') {
+      const bool bias = r.BoolOr({"attention_bias"}, false);
+      AddAttention(b, h, arch.num_heads, arch.num_kv_heads, arch.head_dim, bias, bias);
+    } else if (c == '-') {
+      const int64_t f = r.Int({"intermediate_size"});
+      const bool bias = r.BoolOr({"mlp_bias"}, false);
+      b.linears.push_back(Linear("up_proj", LinearRole::kUp, h, f, bias));
+      b.linears.push_back(Linear("down_proj", LinearRole::kDown, f, h, bias));
+      arch.intermediate_size = f;
+    } else {
+      const int64_t experts = r.Int({"n_routed_experts"});
+      const int64_t top_k = r.Int({"num_experts_per_tok"});
+      const int64_t f = r.Int({"moe_intermediate_size"});
+      const int64_t shared = r.IntOr({"n_shared_experts"}, 1);
+      const int64_t shared_f = shared > 0 ? r.Int({"moe_shared_expert_intermediate_size"}) : 0;
+      const bool bias = r.BoolOr({"mlp_bias"}, false);
+      if (top_k > experts) r.Fail("num_experts_per_tok is larger than n_routed_experts");
+      b.linears.push_back(Linear("gate", LinearRole::kRouter, h, experts, false));
+      b.other_params += experts;  // e_score_correction_bias
+      b.linears.push_back(Linear("up_proj", LinearRole::kUp, h, f, bias, experts, true));
+      b.linears.push_back(Linear("down_proj", LinearRole::kDown, f, h, bias, experts, true));
+      if (shared > 0) {
+        b.linears.push_back(Linear("up_proj", LinearRole::kUp, h, shared_f * shared, bias));
+        b.linears.push_back(Linear("down_proj", LinearRole::kDown, shared_f * shared, h, bias));
+      }
+      b.experts_per_token = top_k;
+      arch.num_experts = experts;
+      arch.experts_per_token = top_k;
+      arch.expert_intermediate_size = f;
+      arch.num_shared_experts = shared;
+      if (arch.intermediate_size == 0) arch.intermediate_size = f;
+    }
+    arch.block_kinds.push_back(std::move(b));
+  }
+  arch.block_kind_of_layer.clear();
+  for (char c : pattern) arch.block_kind_of_layer.push_back(kind_of(c));
+  if (static_cast<int64_t>(arch.block_kind_of_layer.size()) != layers) {
+    arch.block_kinds.clear();
+    arch.block_kind_of_layer.clear();
+  }
+  SetEmbeddingsAndHead(arch, NormKind::kRms, false);
 }
 
 }  // namespace fmte::model_internal

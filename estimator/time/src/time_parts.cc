@@ -10,15 +10,10 @@ namespace fmte::time_parts {
 GemmShape LinearGemmShape(const LinearShape& l, int64_t tp, double tokens) {
   GemmShape s{tokens, static_cast<double>(l.in_features), static_cast<double>(l.out_features)};
   const double t = static_cast<double>(std::max<int64_t>(tp, 1));
-  switch (l.role) {
-    case LinearRole::kO:
-    case LinearRole::kDown:
-      s.k /= t;
-      break;  // row-parallel
-    case LinearRole::kRouter:
-      break;  // replicated
-    default:
-      s.n /= t;  // column-parallel
+  if (RowParallel(l.role)) {
+    s.k /= t;
+  } else if (l.role != LinearRole::kRouter) {  // the router is replicated
+    s.n /= t;
   }
   return s;
 }
@@ -80,6 +75,20 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
           BwdWeighted(eff, a_flops, a_shape) + BwdWeighted(eff, b_flops, b_shape);
     }
   }
+  if (block.ssm.heads > 0) {
+    // Mamba-2's scan (state-space duality, mamba_chunk_scan_combined) in chunks of Q tokens, per
+    // token: within its chunk the causal C.B scores (Q/2 x groups x state) and their product with
+    // x (Q/2 x d_inner), across chunks the chunk state and its readout (2 x d_inner x state); 2
+    // FLOPs per multiply-add. Run by the scan's own kernels: counted like attention, at the GEMM
+    // rate.
+    const BlockSpec::Ssm& m = block.ssm;
+    const double q = static_cast<double>(m.chunk > 0 ? m.chunk : 128);
+    const double inner = static_cast<double>(m.Inner()), state = static_cast<double>(m.state);
+    f.attention_full =
+        2.0 * (q / 2 * (static_cast<double>(m.groups) * state + inner) + 2 * inner * state);
+    f.attention_executed = f.attention_weighted = f.attention_full;
+  }
+  if (!block.HasAttention()) return f;
   // Attention scores: QK^T and (softmax)V, each 2 x ctx x head_dim multiply-adds per head per token
   // (docs/formulas.md §5: 12*L*s*h per token for fwd+bwd = 3 x 4*s*h).
   const double head_dim = model.head_dim > 0

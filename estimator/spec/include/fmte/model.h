@@ -34,8 +34,17 @@ enum class LinearRole {
   kGateUp,
   kDown,    // MLP (kUp is also a plain MLP's first linear, kDown its second)
   kRouter,  // MoE router (gate)
+  kSsmIn,   // a Mamba-2 mixer's input projection (in_proj: z, x, B, C, dt), column-parallel
+  kSsmOut,  // a Mamba-2 mixer's output projection (out_proj), row-parallel
   kOther,   // anything else (MLA low-rank projections, ...)
 };
+
+// Tensor parallelism splits a row-parallel linear's input dimension (Megatron RowParallelLinear:
+// the attention and SSM output projections, the MLP's down projection); the others split their
+// output (column-parallel), except the replicated MoE router.
+constexpr bool RowParallel(LinearRole r) {
+  return r == LinearRole::kO || r == LinearRole::kDown || r == LinearRole::kSsmOut;
+}
 
 // One weight matrix of a block (torch.nn.Linear or equivalent).
 struct LinearShape {
@@ -63,6 +72,17 @@ struct BlockSpec {
   int64_t num_norms = 0;          // how many norm modules (each saves its fp32 input for backward)
   int64_t other_params = 0;       // parameters not in linears (attention sinks, ...)
   int64_t experts_per_token = 0;  // 0 for dense blocks
+  // A Mamba-2 mixer in place of attention (Nemotron-H's "M" layers): `heads` x `head_dim` inner
+  // channels, B and C of `groups` x `state`, a causal conv1d of `conv_kernel` taps, the scan in
+  // chunks of `chunk` tokens. Its in_proj and out_proj are in `linears`, conv1d, dt_bias, A_log
+  // and D in other_params, its gated RMSNorm in norm_params. heads == 0: no mixer.
+  struct Ssm {
+    int64_t heads = 0, head_dim = 0, state = 0, groups = 0, conv_kernel = 0, chunk = 0;
+    int64_t Inner() const { return heads * head_dim; }
+  } ssm;
+  // Whether the block attends (has q, k, v or fused qkv projections): Nemotron-H's Mamba and MoE
+  // layers do not.
+  bool HasAttention() const;
   int64_t Params() const;
   int64_t ActiveParams() const;  // per token: routed experts count experts_per_token times
 };
