@@ -261,6 +261,9 @@ def row_args(r):
                  "--recompute-num-layers", every]
     elif ac == "selective":
         args += ["--activation-checkpointing", "selective"]
+        mods = recompute_modules(r)
+        if mods:
+            args += ["--recompute-modules", ",".join(mods)]
     elif ac not in ("no", "none"):
         return None, "checkpointing " + r["activation_checkpointing"]
     if fp8 not in ("no", "none"):
@@ -348,6 +351,20 @@ def row_metric(r):
     if bridge_perf_recipe(r) and (r["metric"] == "unknown" or "after iteration 1" in r["notes"]):
         return "first-iteration max_memory_allocated"
     return r["metric"]
+
+
+RECOMPUTE_MODULES = ("core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe",
+                     "shared_experts")
+
+
+def recompute_modules(r):
+    """Megatron's selective recompute modules a Megatron-Bridge row names in its section
+    ("recompute_modules moe, layernorm", "recompute mlp + core_attn"), else []."""
+    m = (re.search(r"recompute_modules ([a-z_, ]+)", r["section"])
+         or re.search(r"recompute ([a-z_]+(?: \+ [a-z_]+)*)", r["section"]))
+    if not m:
+        return []
+    return [w for w in re.split(r"[ ,+]+", m.group(1)) if w in RECOMPUTE_MODULES]
 
 
 def oom_later(r):

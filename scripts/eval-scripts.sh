@@ -70,6 +70,10 @@ def norm(s):
 KNOWN_DIMENSIONS = [(r"\bdistilgpt-?2\b", 6, 768), (r"\bgpt-2 small\b", 12, 768),
                     (r"\bolmo-7b\b", 32, 4096), (r"\bstarcoder(plus)?\b", 40, 6144)]
 
+# Models the index names without their size where the family publishes one architecture: Nemotron 3
+# Nano is NVIDIA-Nemotron-3-Nano-30B-A3B (its BF16, FP8 and Base checkpoints share the config).
+KNOWN_NAMES = [(r"\bnemotron-3 nano\b", "nvidia-nemotron-3-nano-30b-a3b")]
+
 def model_matches(found, truth):
     """The found model names what the index names: its last path part (an HF id's name, a
     local directory's name) appears in the index text, or the index's first HF id ends with it."""
@@ -93,6 +97,9 @@ def model_matches(found, truth):
     if name in ("config.json", "") and "/" in found:
         name = norm(found.rstrip("/").split("/")[-2])
     t = norm(truth)
+    for pattern, model in KNOWN_NAMES:
+        if re.search(pattern, truth.lower()) and name.startswith(model):
+            return True
     return bool(name) and (name in t or t.startswith(name))
 
 def invocation_args(row, script_rel):

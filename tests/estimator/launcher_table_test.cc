@@ -351,6 +351,13 @@ TEST_F(ScriptFilesTest, MegatronBridgeRecipeNamesTheModel) {
                                   "optimizer.exp_avg_dtype=torch.bfloat16 "
                                   "optimizer.exp_avg_sq_dtype=torch.bfloat16\n");
   EXPECT_EQ(moments.job.model, "moonshotai/Moonlight-16B-A3B");
+  // Selective recompute's modules as a Hydra list (model.recompute_modules).
+  const JobRequest modules = Read(launch +
+                                  "nemotron_3_nano_pretrain_config "
+                                  "model.recompute_granularity=selective "
+                                  "model.recompute_modules=[moe,layernorm]\n");
+  EXPECT_TRUE(modules.job.Recomputes(RecomputeModule::kMoe));
+  EXPECT_TRUE(modules.job.Recomputes(RecomputeModule::kLayernorm));
   EXPECT_TRUE(moments.job.optimizer_states_bf16);
   EXPECT_FALSE(peft.job.optimizer_states_bf16);
   const JobRequest sft = Read(launch + "gpt_oss_20b_sft_config\n");

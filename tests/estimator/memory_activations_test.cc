@@ -357,7 +357,7 @@ TEST(MemoryActivationsTest, LitgptSavedBytesPerLayer) {
     j.micro_batch = 1;
     j.activation_checkpointing = Checkpointing::kNone;
     ASSERT_TRUE(ValidateJob(j).ok()) << line;
-    const double per_token_h = static_cast<double>(LayerActivationBytes(**m, j, 1)) /
+    const double per_token_h = static_cast<double>(LayerActivationBytes(*m, j, 1)) /
                                (static_cast<double>(j.seq_len) * (*m)->hidden_size);
     // Within 2%: what fmte leaves out is the per-token norm statistics and the r-wide products.
     EXPECT_NEAR(per_token_h, std::stod(f[5]), 0.02 * std::stod(f[5])) << line;
@@ -431,16 +431,27 @@ TEST(MemoryActivationsTest, HfPeakPartsMatchH100Snapshot) {
 //   channels, 2 x 2 x 14,848. No attention core.
 // - Attention (layer 5): 2h + 2h; TE's flash attention keeps q 2 x 4096, k and v 2 x 2 x 256 (2 KV
 //   heads, native GQA), its output 2 x 4096 and the log-sum-exp 4 x 32 heads.
-TEST(MemoryActivationsTest, NemotronHLayersSaveTheirOwnMixer) {
-  Result<ModelCatalog> catalog =
+// Nemotron 3 Nano from the catalog, and its Megatron job (bf16, full fine-tuning, tp 1, 8192
+// tokens).
+const ModelArch* NemotronNano() {
+  static const Result<ModelCatalog> catalog =
       ModelCatalog::LoadDir(std::string(FMTE_SOURCE_DIR) + "/etc/models");
-  ASSERT_TRUE(catalog.ok());
+  if (!catalog.ok()) return nullptr;
   Result<const ModelArch*> m = catalog->Find("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
-  ASSERT_TRUE(m.ok());
+  return m.ok() ? *m : nullptr;
+}
+TrainingJob NemotronJob() {
   TrainingJob j = BaseJob();
   j.framework = Framework::kMegatron;
   j.precision = Precision::kMixedBf16;
   j.seq_len = 8192;
+  return j;
+}
+
+TEST(MemoryActivationsTest, NemotronHLayersSaveTheirOwnMixer) {
+  const ModelArch* m = NemotronNano();
+  ASSERT_NE(m, nullptr);
+  TrainingJob j = NemotronJob();
   ASSERT_TRUE(ValidateJob(j).ok());
   const double h = 2688, tokens = 8192;
   const struct {
@@ -452,10 +463,61 @@ TEST(MemoryActivationsTest, NemotronHLayersSaveTheirOwnMixer) {
       {5, 4 * h + 2 * 4096 + 2 * 2 * 256 + 2 * 4096 + 4 * 32},
   };
   for (const auto& r : rows) {
-    EXPECT_NEAR(static_cast<double>(LayerActivationBytes(**m, j, r.layer)), tokens * r.per_token,
+    EXPECT_NEAR(static_cast<double>(LayerActivationBytes(*m, j, r.layer)), tokens * r.per_token,
                 1e-9 * tokens * r.per_token)
         << "layer " << r.layer;
   }
+}
+
+// Megatron's selective recompute modules (transformer_layer.py, moe/experts.py,
+// --recompute-modules) on Nemotron 3 Nano's MoE layer 1 (as in NemotronHLayersSaveTheirOwnMixer:
+// per token the norm's input 2h, the MLP input 2h, the 6 routed copies 6 x 2h, the router's fp32
+// probabilities 4 x 128, and relu2's input and down_proj's input over 6 x 1856 routed + 3712 shared
+// channels):
+// - moe: the layer is checkpointed on its input: the norm's input and the MLP input stay;
+// - moe_act: the routed experts' activation output (down_proj's input, 2 x 6 x 1856) is rebuilt;
+// - shared_experts: the shared expert's two intermediates (2 x 2 x 3712) go;
+// - layernorm: the separate pre_mlp_layernorm's output (the MLP input, 2h) is recomputed;
+// - core_attn alone: nothing here (the layer has no attention).
+// On Llama-2-7B's dense layers, mlp drops SwiGLU's saved input 2 x 2 x 11008 and down_proj's input
+// 2 x 11008 (Megatron's fused bias_swiglu).
+TEST(MemoryActivationsTest, MegatronRecomputeModulesDropWhatTheyRerun) {
+  const ModelArch* m = NemotronNano();
+  ASSERT_NE(m, nullptr);
+  TrainingJob j = NemotronJob();
+  const double h = 2688, tokens = 8192;
+  const double all = 4 * h + 6 * 2 * h + 4 * 128 + 2 * 2 * 14848.0;
+  const struct {
+    const char* modules;
+    double per_token;
+  } rows[] = {
+      {"core_attn", all},
+      {"moe", 4 * h},
+      {"moe_act", all - 2 * 6 * 1856},
+      {"shared_experts", all - 2 * 2 * 3712},
+      {"layernorm", all - 2 * h},
+      {"moe,layernorm", 2 * h},
+  };
+  for (const auto& r : rows) {
+    j.activation_checkpointing = Checkpointing::kSelective;
+    Result<uint32_t> mods = ParseRecomputeModules(r.modules);
+    ASSERT_TRUE(mods.ok());
+    j.recompute_modules = *mods;
+    ASSERT_TRUE(ValidateJob(j).ok());
+    EXPECT_NEAR(static_cast<double>(LayerActivationBytes(*m, j, 1)), tokens * r.per_token,
+                1e-9 * tokens * r.per_token)
+        << r.modules;
+  }
+  const ModelArch llama = Llama2_7b();
+  TrainingJob dense = BaseJob();
+  dense.framework = Framework::kMegatron;
+  dense.precision = Precision::kMixedBf16;
+  dense.seq_len = 4096;
+  dense.activation_checkpointing = Checkpointing::kSelective;
+  const double core = static_cast<double>(LayerActivationBytes(llama, dense, 0));
+  dense.recompute_modules = *ParseRecomputeModules("core_attn,mlp");
+  EXPECT_NEAR(core - static_cast<double>(LayerActivationBytes(llama, dense, 0)),
+              4096.0 * (2 * 2 * 11008 + 2 * 11008), 1e-3);
 }
 
 // Gemma-2-27B's published config.json pins "_attn_implementation": "eager", and transformers

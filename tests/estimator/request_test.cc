@@ -376,6 +376,38 @@ TEST(RequestTest, RecomputeMethodFromMegatronFlagsAndFmteLines) {
   EXPECT_EQ(none.job.recompute_method, RecomputeMethod::kUniform);
 }
 
+// Megatron's --recompute-modules (nargs '*', megatron/training/arguments.py) with selective
+// granularity, the same list on an #FMTE line in Python's list syntax, and a name Megatron does
+// not have, refused with the field and the accepted names.
+TEST(RequestTest, RecomputeModulesFromMegatronFlagsAndFmteLines) {
+  const JobRequest m = Parse(
+      "torchrun pretrain_gpt.py --num-layers 32 --hidden-size 64 --num-attention-heads 4 "
+      "--recompute-granularity selective --recompute-modules moe layernorm --bf16\n");
+  EXPECT_EQ(m.job.activation_checkpointing, Checkpointing::kSelective);
+  EXPECT_TRUE(m.job.Recomputes(RecomputeModule::kMoe));
+  EXPECT_TRUE(m.job.Recomputes(RecomputeModule::kLayernorm));
+  EXPECT_FALSE(m.job.Recomputes(RecomputeModule::kCoreAttn));  // the list replaces the default
+  EXPECT_EQ(RecomputeModulesText(m.job.recompute_modules), "layernorm,moe");
+  const JobRequest plain = Parse(
+      "torchrun pretrain_gpt.py --num-layers 32 --hidden-size 64 --num-attention-heads 4 "
+      "--recompute-granularity selective --bf16\n");
+  EXPECT_TRUE(plain.job.Recomputes(RecomputeModule::kCoreAttn));
+  EXPECT_FALSE(plain.job.Recomputes(RecomputeModule::kMoe));
+  const JobRequest line = Parse(
+      "#FMTE activation-checkpointing=selective\n#FMTE "
+      "recompute-modules=['moe_act','core_attn']\n");
+  EXPECT_TRUE(line.job.Recomputes(RecomputeModule::kMoeAct));
+  EXPECT_TRUE(line.job.Recomputes(RecomputeModule::kCoreAttn));
+  // Without selective granularity Megatron recomputes no module.
+  const JobRequest full =
+      Parse("#FMTE activation-checkpointing=full\n#FMTE recompute-modules=moe\n");
+  EXPECT_FALSE(full.job.Recomputes(RecomputeModule::kMoe));
+  Result<uint32_t> bad = ParseRecomputeModules("moe,attention");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("recompute-modules"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("shared_experts"), std::string::npos);
+}
+
 TEST(RequestTest, ContextParallelismFromMegatronFlagsAndFmteLines) {
   const JobRequest m = Parse(
       "#SBATCH --gres=gpu:8\n"

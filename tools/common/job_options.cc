@@ -187,11 +187,15 @@ void AddJobOptions(po::options_description* desc) {
        "stage, Megatron's; interval: every Nth layer, torchtitan's selective_ac_option N)")
           .c_str())("recompute-num-layers", str(d.recompute_num_layers),
                     "the N of --recompute-method")(
-      "optimizer-impl", name(ToString(d.optimizer_impl)),
-      ("AdamW/SGD step of torch.optim: " + AcceptedNames(d.optimizer_impl) +
-       " (auto: the framework's default)")
-          .c_str())("attention", name(ToString(d.attention)),
-                    ("attention kernel: " + AcceptedNames(d.attention)).c_str())(
+      "recompute-modules", po::value<std::string>(),
+      ("with --activation-checkpointing selective, what it reruns (Megatron --recompute-modules; "
+       "default core_attn): a comma-separated list of " +
+       AcceptedNames(RecomputeModule{}))
+          .c_str())("optimizer-impl", name(ToString(d.optimizer_impl)),
+                    ("AdamW/SGD step of torch.optim: " + AcceptedNames(d.optimizer_impl) +
+                     " (auto: the framework's default)")
+                        .c_str())("attention", name(ToString(d.attention)),
+                                  ("attention kernel: " + AcceptedNames(d.attention)).c_str())(
       "lora-r", str(d.lora_r), "LoRA rank")(
       "lora-dropout", po::value<std::string>()->value_name("P"),
       "PEFT lora_dropout (default 0, PEFT's: no dropout mask saved)")(
@@ -255,6 +259,8 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
                                      &job.activation_checkpointing));
   FMTE_RETURN_IF_ERROR(
       ParseEnumFlag(vm, "recompute-method", &ParseRecomputeMethod, &job.recompute_method));
+  FMTE_RETURN_IF_ERROR(
+      ParseEnumFlag(vm, "recompute-modules", &ParseRecomputeModules, &job.recompute_modules));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "attention", &ParseAttention, &job.attention));
   job.attention_given = vm.count("attention") != 0 && !vm["attention"].defaulted();
   FMTE_RETURN_IF_ERROR(

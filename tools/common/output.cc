@@ -103,6 +103,8 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);
   j["recompute_method"] = ToString(job.recompute_method);
   j["recompute_num_layers"] = job.recompute_num_layers;
+  j["recompute_modules"] =
+      job.recompute_modules != 0 ? RecomputeModulesText(job.recompute_modules) : "core_attn";
   j["attention"] = ToString(job.attention);
   j["optimizer_impl"] = ToString(job.optimizer_impl);
   j["chunked_loss"] = job.chunked_loss;
@@ -233,6 +235,8 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
       (job.recompute_method != RecomputeMethod::kUniform || job.recompute_num_layers != 1))
     savers += " (" + std::string(ToString(job.recompute_method)) + " " +
               std::to_string(job.recompute_num_layers) + ")";
+  if (job.activation_checkpointing == Checkpointing::kSelective && job.recompute_modules != 0)
+    savers += " (" + RecomputeModulesText(job.recompute_modules) + ")";
   savers += ", attention " + std::string(ToString(AttentionUsed(model, job)));
   if (job.chunked_loss) savers += ", chunked loss";
   if (job.compile) savers += ", compile";

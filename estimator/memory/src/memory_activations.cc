@@ -175,7 +175,8 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   const double hd = m.head_dim > 0 ? static_cast<double>(m.head_dim) : (a > 0 ? h / a : 0);
   const double q_dim = a * hd, kv_dim = g * hd;
   const bool dropout = HasDropout(m, j);
-  const bool selective = j.activation_checkpointing == Checkpointing::kSelective;
+  // Selective recompute of the attention core (Megatron's core_attn, its default module).
+  const bool selective = j.Recomputes(RecomputeModule::kCoreAttn);
   const double k_active =
       block.experts_per_token > 0 ? static_cast<double>(block.experts_per_token) : 1;
 
@@ -203,15 +204,18 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   // Linear inputs, one per input group (q/k/v share the attention input, gate/up the MLP input).
   bool group_saved[4] = {false, false, false, false};
   bool group_adapted[4] = {false, false, false, false};
-  double mlp_width = 0;  // intermediate activations per token (routed experts: k of them run)
+  double mlp_width = 0;     // intermediate activations per token (routed experts: k of them run)
+  double routed_width = 0;  // of mlp_width: the routed experts'
   double experts_total = 0;
   for (const LinearShape& l : block.linears) {
     const int grp = InputGroup(l.role);
     if (base_saves) group_saved[grp] = true;
     if (l.role == LinearRole::kDown) {
-      mlp_width += static_cast<double>(l.in_features) *
-                   (l.expert ? std::min(k_active, static_cast<double>(l.copies))
-                             : static_cast<double>(l.copies));
+      const double width = static_cast<double>(l.in_features) *
+                           (l.expert ? std::min(k_active, static_cast<double>(l.copies))
+                                     : static_cast<double>(l.copies));
+      mlp_width += width;
+      if (l.expert) routed_width += width;
     }
     if (l.expert) experts_total = std::max(experts_total, static_cast<double>(l.copies));
     if (litgpt && grp == 0) litgpt_qkv_total += static_cast<double>(l.out_features * l.copies);
@@ -261,7 +265,6 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
     sv.seq += xb * static_cast<double>(j.lora_r) * litgpt_qkv_parts;
     if (litgpt_qkv_out < litgpt_qkv_total) sv.tp += ab * litgpt_qkv_out;
   }
-  const bool moe = block.experts_per_token > 0;
   // Bytes per element of a linear input saved for the weight gradient. Transformer Engine's FP8
   // linears (Megatron --fp8-format) save the input already cast to FP8 (te/pytorch/module/
   // linear.py, layernorm_linear.py: the quantized input is what backward's wgrad GEMM reads);
@@ -270,11 +273,19 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   const double lb = fw == Framework::kMegatron && j.fp8 != Fp8::kNone ? 1 : ab;
   // Attention input (QKV linear input) and MLP input (sequence region), saved once per group.
   if (group_saved[0] || group_adapted[0]) sv.seq += (group_saved[0] ? lb : ab) * h;
+  const bool moe = block.experts_per_token > 0;
+  // Megatron's selective recompute modules (transformer_layer.py, moe/experts.py): "moe"
+  // checkpoints the whole MoE layer on its input; "layernorm" discards the output of a norm that
+  // is a module of its own (a MoE layer's pre_mlp_layernorm; elsewhere Transformer Engine fuses
+  // the norm into the next linear) and recomputes it in backward.
+  const bool moe_recomputed = moe && j.Recomputes(RecomputeModule::kMoe);
+  const bool mlp_norm_recomputed =
+      moe && fw == Framework::kMegatron && j.Recomputes(RecomputeModule::kLayernorm);
   if ((group_saved[2] || group_adapted[2]) &&
-      !(m.parallel_attn_mlp && (group_saved[0] || group_adapted[0]))) {
+      !(m.parallel_attn_mlp && (group_saved[0] || group_adapted[0])) && !mlp_norm_recomputed) {
     sv.seq += (group_saved[2] ? lb : ab) * h;
   }
-  if (moe) {
+  if (moe && !moe_recomputed) {
     sv.tp += lb * h * k_active;   // tokens permuted/copied to their k experts
     sv.seq += 4 * experts_total;  // fp32 router logits/probabilities
   }
@@ -359,8 +370,20 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   }
   if (dropout) sv.seq += 2 * h;  // 1-byte masks after attention and after the MLP
 
-  // MLP intermediate tensors (tensor-parallel region).
-  const double f = mlp_width;
+  // MLP intermediate tensors (tensor-parallel region): `f` channels keep the activation's input,
+  // `f_down` the down projection's input. Recompute modules drop them: "moe" all of a MoE layer's,
+  // "shared_experts" the shared experts', "moe_act" the routed experts' activation output (the
+  // down projection's input, rebuilt from the kept activation input), "mlp" a dense MLP's.
+  double f = mlp_width, f_down = mlp_width;
+  if (moe_recomputed || (!moe && j.Recomputes(RecomputeModule::kMlp))) {
+    f = f_down = 0;
+  } else if (moe) {
+    if (j.Recomputes(RecomputeModule::kSharedExperts)) {
+      f -= mlp_width - routed_width;
+      f_down -= mlp_width - routed_width;
+    }
+    if (j.Recomputes(RecomputeModule::kMoeAct)) f_down -= routed_width;
+  }
   const bool down_saves = group_saved[3] || group_adapted[3];
   const double down_b = group_saved[3] ? lb : ab;  // the down projection's input
   if (!m.gated_mlp) {
@@ -376,18 +399,18 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
     } else {
       sv.tp += ab * f;  // GeLU input
     }
-    if (down_saves) sv.tp += down_b * f;  // fc2 input (GeLU output)
+    if (down_saves) sv.tp += down_b * f_down;  // fc2 input (GeLU output)
   } else if (fw == Framework::kMegatron) {
     sv.tp += 2 * ab * f;  // fused bias_swiglu saves its 2f-wide input
-    if (down_saves) sv.tp += down_b * f;
+    if (down_saves) sv.tp += down_b * f_down;
   } else if (j.compile) {
     sv.tp += 2 * ab * f;  // inductor keeps gate and up, recomputes silu*up
-    if (down_saves) sv.tp += down_b * f;
+    if (down_saves) sv.tp += down_b * f_down;
   } else {
     // act_fn(gate_proj(x)) * up_proj(x): silu saves its input, mul saves both operands
     // (modeling_llama.py LlamaMLP, torchtune FeedForward).
     sv.tp += 3 * ab * f;
-    if (down_saves) sv.tp += down_b * f;
+    if (down_saves) sv.tp += down_b * f_down;
   }
 
   if (kept != nullptr) {
@@ -423,6 +446,17 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
   bool op_sac = false;
   double saved = 0, widest_layer = 0;
   TrainingJob plain;  // the job without checkpointing, for an op-level SAC layer's recompute
+  // Megatron's selective recompute of modules beyond the attention core (recompute_modules): the
+  // job with the attention core's alone, to size what a module rebuilds.
+  const bool module_recompute =
+      j.activation_checkpointing == Checkpointing::kSelective &&
+      (j.recompute_modules & ~(1u << static_cast<uint32_t>(RecomputeModule::kCoreAttn))) != 0;
+  TrainingJob core_attn_only;
+  if (module_recompute) {
+    core_attn_only = j;
+    core_attn_only.recompute_modules = 1u << static_cast<uint32_t>(RecomputeModule::kCoreAttn);
+  }
+  double widest_module = 0;
   // Full checkpointing of some layers only (TrainingJob::recompute_method): the recomputed share
   // keeps one input per group of RecomputeGroup() layers, the rest all their activations.
   double stage_layers = 0;
@@ -447,6 +481,11 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
     } else {
       saved += uses[k] * per;
     }
+    if (module_recompute) {
+      // What a recompute module dropped from the layer comes back while its backward runs.
+      widest_module = std::max(
+          widest_module, LayerActivations(m, core_attn_only, lay, dt, targets, block, false) - per);
+    }
     if (!full_ckpt && OpLevelSac(j, block)) {
       if (!op_sac) {
         plain = j;
@@ -470,6 +509,9 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
   // the whole layer).
   if ((full_ckpt && recomputed > 0) || op_sac) {
     out.rebuilt = (full_ckpt ? group : 1) * widest_layer;
+    saved += out.rebuilt;
+  } else if (widest_module > 0) {
+    out.rebuilt = widest_module;
     saved += out.rebuilt;
   }
   if (stage == lay.p - 1) {

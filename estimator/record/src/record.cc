@@ -165,6 +165,8 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.offload_params) put("off_par", "1");
   put("ac", ToString(j.activation_checkpointing));
   if (j.recompute_method != d.recompute_method) put("rcm", ToString(j.recompute_method));
+  if (j.recompute_modules != d.recompute_modules)
+    put("rcmods", RecomputeModulesText(j.recompute_modules));
   if (j.recompute_num_layers != d.recompute_num_layers) put_int("rcn", j.recompute_num_layers);
   // Given or not the default: what the job asked for (a model's config may pin another default).
   if (j.attention != d.attention || j.attention_given) put("attn", ToString(j.attention));
@@ -303,6 +305,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = enum_field(&j.recompute_method, ParseRecomputeMethod);
     else if (key == "rcn")
       s = int_field(&j.recompute_num_layers, 1, 1 << 16);
+    else if (key == "rcmods")
+      s = enum_field(&j.recompute_modules, ParseRecomputeModules);
     else if (key == "attn") {
       s = enum_field(&j.attention, ParseAttention);
       j.attention_given = true;

@@ -156,6 +156,9 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
   }
   if (const Flag* n = sink->Find(l, "recompute_num_layers"); n != nullptr && !n->unresolved)
     sink->Set("recompute-num-layers", n->value, "--recompute-num-layers");
+  // What selective recompute reruns (nargs='*': the words after the flag).
+  if (const Flag* m = sink->Find(l, "recompute_modules"); m != nullptr && !m->unresolved)
+    sink->Set("recompute-modules", m->value, "--recompute-modules");
   // The distributed optimizer shards optimizer state (and fp32 main params) over data-parallel
   // ranks like ZeRO-1 (Megatron docs, "Distributed Optimizer").
   if (FlagTrue(sink->Find(l, "use_distributed_optimizer")))

@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 48> kKeys{{
+const std::array<KeySpec, 49> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -243,6 +243,11 @@ const std::array<KeySpec, 48> kKeys{{
     {{"recompute-num-layers", "N", "the N of --recompute-method"},
      false,
      FMTE_SETTER(return SetInt(v, s, &j->recompute_num_layers, 1, 1 << 16);)},
+    {{"recompute-modules", "LIST",
+      "what selective checkpointing reruns (Megatron --recompute-modules: core_attn, moe_act, "
+      "layernorm, mla_up_proj, mlp, moe, shared_experts; default core_attn)"},
+     false,
+     FMTE_SETTER(return SetEnum(v, s, &j->recompute_modules, ParseRecomputeModules);)},
     // torchtitan's activation_checkpoint.selective_ac_option N: under mode "selective", every Nth
     // block is checkpointed whole and the others not at all (torchtitan/distributed/
     // activation_checkpoint.py _apply_ac_to_transformer_block); other modes ignore it.

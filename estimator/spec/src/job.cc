@@ -41,6 +41,14 @@ constexpr NameTable<Sharding, 9> kShardingNames{{{Sharding::kNone, "none"},
 constexpr NameTable<Checkpointing, 3> kCheckpointingNames{{{Checkpointing::kNone, "none"},
                                                            {Checkpointing::kSelective, "selective"},
                                                            {Checkpointing::kFull, "full"}}};
+constexpr NameTable<RecomputeModule, 7> kRecomputeModuleNames{
+    {{RecomputeModule::kCoreAttn, "core_attn"},
+     {RecomputeModule::kMoeAct, "moe_act"},
+     {RecomputeModule::kLayernorm, "layernorm"},
+     {RecomputeModule::kMlaUpProj, "mla_up_proj"},
+     {RecomputeModule::kMlp, "mlp"},
+     {RecomputeModule::kMoe, "moe"},
+     {RecomputeModule::kSharedExperts, "shared_experts"}}};
 constexpr NameTable<RecomputeMethod, 3> kRecomputeMethodNames{
     {{RecomputeMethod::kUniform, "uniform"},
      {RecomputeMethod::kBlock, "block"},
@@ -105,6 +113,7 @@ std::string_view ToString(Optimizer v) { return NameOf(kOptimizerNames, v); }
 std::string_view ToString(Sharding v) { return NameOf(kShardingNames, v); }
 std::string_view ToString(Checkpointing v) { return NameOf(kCheckpointingNames, v); }
 std::string_view ToString(RecomputeMethod v) { return NameOf(kRecomputeMethodNames, v); }
+std::string_view ToString(RecomputeModule v) { return NameOf(kRecomputeModuleNames, v); }
 std::string_view ToString(Attention v) { return NameOf(kAttentionNames, v); }
 std::string_view ToString(OptimizerImpl v) { return NameOf(kOptimizerImplNames, v); }
 std::string_view ToString(Quant v) { return NameOf(kQuantNames, v); }
@@ -151,6 +160,37 @@ std::string AcceptedNames(Optimizer) { return Joined(kOptimizerNames); }
 std::string AcceptedNames(Sharding) { return Joined(kShardingNames); }
 std::string AcceptedNames(Checkpointing) { return Joined(kCheckpointingNames); }
 std::string AcceptedNames(RecomputeMethod) { return Joined(kRecomputeMethodNames); }
+std::string AcceptedNames(RecomputeModule) { return Joined(kRecomputeModuleNames); }
+
+Result<uint32_t> ParseRecomputeModules(std::string_view s, std::string_view field) {
+  uint32_t out = 0;
+  size_t i = 0;
+  const auto separator = [](char c) {
+    return c == ',' || c == ' ' || c == '\t' || c == '[' || c == ']' || c == '\'' || c == '"';
+  };
+  while (i < s.size()) {
+    while (i < s.size() && separator(s[i])) ++i;
+    size_t end = i;
+    while (end < s.size() && !separator(s[end])) ++end;
+    if (end > i) {
+      Result<RecomputeModule> m = ParseName(kRecomputeModuleNames, s.substr(i, end - i), field);
+      if (!m.ok()) return m.status();
+      out |= 1u << static_cast<uint32_t>(*m);
+    }
+    i = end;
+  }
+  return out;
+}
+
+std::string RecomputeModulesText(uint32_t modules) {
+  std::string out;
+  for (uint32_t b = 0; b < kRecomputeModuleNames.size(); ++b) {
+    if ((modules >> b & 1u) == 0) continue;
+    if (!out.empty()) out += ',';
+    out += ToString(static_cast<RecomputeModule>(b));
+  }
+  return out;
+}
 std::string AcceptedNames(Attention) { return Joined(kAttentionNames); }
 std::string AcceptedNames(OptimizerImpl) { return Joined(kOptimizerImplNames); }
 std::string AcceptedNames(Quant) { return Joined(kQuantNames); }
@@ -180,6 +220,12 @@ int64_t TrainingJob::RecomputedLayers(int64_t layers, int64_t chunks) const {
       break;
   }
   return layers;
+}
+
+bool TrainingJob::Recomputes(RecomputeModule m) const {
+  if (activation_checkpointing != Checkpointing::kSelective) return false;
+  if (recompute_modules == 0) return m == RecomputeModule::kCoreAttn;
+  return (recompute_modules >> static_cast<uint32_t>(m) & 1u) != 0;
 }
 
 int64_t TrainingJob::RecomputeGroup() const {

@@ -54,7 +54,19 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
     f.weight_elements += elems * static_cast<double>(l.copies);
     const GemmShape shape = LinearGemmShape(
         l, job.tp, tokens_mb * active_copies / static_cast<double>(std::max<int64_t>(l.copies, 1)));
-    f.linear_fwd_weighted += FwdWeighted(eff, flops, shape) / fp8_speed;
+    const double fwd_weighted = FwdWeighted(eff, flops, shape) / fp8_speed;
+    f.linear_fwd_weighted += fwd_weighted;
+    const bool mlp_part = l.role == LinearRole::kGate || l.role == LinearRole::kUp ||
+                          l.role == LinearRole::kGateUp || l.role == LinearRole::kDown ||
+                          l.role == LinearRole::kRouter;
+    if (mlp_part) {
+      f.mlp_fwd += flops;
+      f.mlp_fwd_weighted += fwd_weighted;
+      if (block.experts_per_token > 0 && !l.expert && l.role != LinearRole::kRouter) {
+        f.shared_fwd += flops;
+        f.shared_fwd_weighted += fwd_weighted;
+      }
+    }
     const double bwd = BwdWeighted(eff, flops, shape) / fp8_speed;
     f.linear_bwd_weighted += bwd;
     if (frozen_base) {

@@ -36,6 +36,10 @@ struct BlockFlops {
   double linear_fwd_weighted = 0;  // forward
   double linear_bwd_weighted = 0;  // one backward product (input or weight gradient) per linear
   double frozen_bwd_weighted = 0;  // the frozen linears' part of linear_bwd_weighted
+  // The forward of what Megatron's recompute modules rerun (TrainingJob::recompute_modules): the
+  // MLP's linears with the router (a dense MLP, or a MoE layer's experts and shared experts), and
+  // of those the shared experts'; FLOPs and weighted like linear_fwd_weighted.
+  double mlp_fwd = 0, mlp_fwd_weighted = 0, shared_fwd = 0, shared_fwd_weighted = 0;
 };
 
 // Per-GPU GEMM shape of one linear under Megatron tensor parallelism (Shoeybi et al. 2019):

@@ -50,8 +50,21 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
     lw.recompute_weighted = fwd_weighted;
   }
   if (job.activation_checkpointing == Checkpointing::kSelective) {
-    lw.recompute_flops = f.attention_executed;
-    lw.recompute_weighted = f.attention_weighted;
+    // What selective recompute reruns: the attention core (core_attn), a MoE layer (moe) or its
+    // shared experts (shared_experts), a dense MLP (mlp); moe_act and layernorm rerun elementwise
+    // kernels only.
+    const bool moe = block.experts_per_token > 0;
+    if (job.Recomputes(RecomputeModule::kCoreAttn)) {
+      lw.recompute_flops += f.attention_executed;
+      lw.recompute_weighted += f.attention_weighted;
+    }
+    if (moe ? job.Recomputes(RecomputeModule::kMoe) : job.Recomputes(RecomputeModule::kMlp)) {
+      lw.recompute_flops += f.mlp_fwd;
+      lw.recompute_weighted += f.mlp_fwd_weighted;
+    } else if (moe && job.Recomputes(RecomputeModule::kSharedExperts)) {
+      lw.recompute_flops += f.shared_fwd;
+      lw.recompute_weighted += f.shared_fwd_weighted;
+    }
   }
   const double model_fwd = f.linear + f.adapter + f.attention_full;
   lw.model_flops = model_fwd + (f.linear + f.adapter + 2 * f.attention_full) + wgrad;

@@ -48,7 +48,19 @@ enum class Sharding {
 enum class Checkpointing { kNone, kSelective, kFull };  // none | selective | full
 // Which layers full checkpointing recomputes (TrainingJob::recompute_method).
 enum class RecomputeMethod { kUniform, kBlock, kInterval };  // uniform | block | interval
-enum class Attention { kFused, kEager };                     // fused | eager
+// What Megatron's selective recompute reruns (--recompute-modules, transformer_config.py
+// recompute_modules; the default is core_attn alone): core_attn | moe_act | layernorm |
+// mla_up_proj | mlp | moe | shared_experts.
+enum class RecomputeModule {
+  kCoreAttn,
+  kMoeAct,
+  kLayernorm,
+  kMlaUpProj,
+  kMlp,
+  kMoe,
+  kSharedExperts
+};
+enum class Attention { kFused, kEager };  // fused | eager
 // How torch.optim's AdamW/SGD steps: auto (the framework's default: HF Trainer's
 // adamw_torch_fused with torch >= 2.8 since transformers PR #37358 (July 2025), torchtitan's
 // "fused"; torch.optim itself foreach) | foreach (one state-sized temporary list) | fused (in
@@ -70,6 +82,7 @@ std::string_view ToString(Optimizer v);
 std::string_view ToString(Sharding v);
 std::string_view ToString(Checkpointing v);
 std::string_view ToString(RecomputeMethod v);
+std::string_view ToString(RecomputeModule v);
 std::string_view ToString(Attention v);
 std::string_view ToString(OptimizerImpl v);
 std::string_view ToString(Quant v);
@@ -84,6 +97,12 @@ Result<Checkpointing> ParseCheckpointing(std::string_view s,
                                          std::string_view field = "activation-checkpointing");
 Result<RecomputeMethod> ParseRecomputeMethod(std::string_view s,
                                              std::string_view field = "recompute-method");
+// A list of RecomputeModule names separated by commas or blanks, in Python's list syntax too
+// ("[moe, layernorm]", "['moe']"), as a bit set (1 << module); an empty list is 0.
+Result<uint32_t> ParseRecomputeModules(std::string_view s,
+                                       std::string_view field = "recompute-modules");
+// The names of a bit set, comma-separated in enum order ("" for 0).
+std::string RecomputeModulesText(uint32_t modules);
 Result<Attention> ParseAttention(std::string_view s, std::string_view field = "attention");
 Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s,
                                          std::string_view field = "optimizer-impl");
@@ -98,6 +117,7 @@ std::string AcceptedNames(Optimizer);
 std::string AcceptedNames(Sharding);
 std::string AcceptedNames(Checkpointing);
 std::string AcceptedNames(RecomputeMethod);
+std::string AcceptedNames(RecomputeModule);
 std::string AcceptedNames(Attention);
 std::string AcceptedNames(OptimizerImpl);
 std::string AcceptedNames(Quant);
@@ -194,6 +214,10 @@ struct TrainingJob {
   // keep all their activations.
   RecomputeMethod recompute_method = RecomputeMethod::kUniform;
   int64_t recompute_num_layers = 1;
+  // What selective checkpointing reruns: a bit set of RecomputeModule (Megatron
+  // --recompute-modules, Megatron-Bridge model.recompute_modules); 0 = Megatron's default,
+  // core_attn. Read only with activation_checkpointing kSelective (Recomputes).
+  uint32_t recompute_modules = 0;
   Attention attention = Attention::kFused;
   // Whether the job names its attention (--attention, #FMTE attention=); when it does not, a model
   // whose config.json pins transformers to eager attention runs eager under HF (AttentionUsed).
@@ -263,6 +287,8 @@ struct TrainingJob {
   int64_t RecomputedLayers(int64_t layers, int64_t chunks) const;
   // How many layers share one kept input: recompute_num_layers for kUniform, else 1.
   int64_t RecomputeGroup() const;
+  // Whether selective checkpointing reruns `m` (recompute_modules, or core_attn by default).
+  bool Recomputes(RecomputeModule m) const;
   // Ranks that hold the same routed experts and shard their states (Megatron's expert data
   // parallel): tp * cp * dp / (etp * ep).
   int64_t ExpertDataParallel() const;
