@@ -357,7 +357,7 @@ TEST(MemoryActivationsTest, LitgptSavedBytesPerLayer) {
     j.micro_batch = 1;
     j.activation_checkpointing = Checkpointing::kNone;
     ASSERT_TRUE(ValidateJob(j).ok()) << line;
-    const double per_token_h = static_cast<double>(LayerActivationBytes(*m, j, 1)) /
+    const double per_token_h = static_cast<double>(LayerActivationBytes(**m, j, 1)) /
                                (static_cast<double>(j.seq_len) * (*m)->hidden_size);
     // Within 2%: what fmte leaves out is the per-token norm statistics and the r-wide products.
     EXPECT_NEAR(per_token_h, std::stod(f[5]), 0.02 * std::stod(f[5])) << line;
