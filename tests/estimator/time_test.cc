@@ -449,6 +449,26 @@ TEST(StepTime, TensorParallelAllReducesFollowTheRingFormula) {
   EXPECT_NEAR(rc->breakdown.communication_s, m_batches * L * 6 * per_ar, 1e-12);
 }
 
+TEST(StepTime, AOneMixerLayerAllReducesOncePerPass) {
+  // A hybrid model whose layers hold one mixer each (Nemotron-H: attention, MLP or Mamba alone)
+  // ends each layer with one row-parallel output: 1 all-reduce forward and 1 backward per layer,
+  // half a transformer block's (TensorParallelAllReducesFollowTheRingFormula).
+  const int64_t h = 4096, L = 8, s = 2048, b = 2, B = 8;
+  ModelArch m = Gpt(h, L, 32, 1024);
+  BlockSpec attention, mlp;
+  attention.linears = {m.block_kinds[0].linears[0], m.block_kinds[0].linears[1]};  // qkv, o
+  mlp.linears = {m.block_kinds[0].linears[2], m.block_kinds[0].linears[3]};        // up, down
+  m.block_kinds = {attention, mlp};
+  for (int64_t l = 0; l < L; ++l) m.block_kind_of_layer[static_cast<size_t>(l)] = l % 2;
+  TrainingJob j = Job(8, 8, 1, b, B, s);
+  ClusterSpec c = DefaultCluster(testing::A100Sxm80());
+  c.intra_node_gbps = 200;
+  auto est = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(), c, Ideal());
+  ASSERT_TRUE(est.ok()) << est.status().ToString();
+  const double per_ar = 2.0 * 7 / 8 * (double(b) * s * h * 2) / 200e9;
+  EXPECT_NEAR(est->breakdown.communication_s, double(B) / b * L * 2 * per_ar, 1e-12);
+}
+
 TEST(StepTime, DataParallelAllReduceIsHierarchicalAcrossNodes) {
   // dp=16 over 2 nodes of 8, Megatron (not overlapped): inside a node 2(r-1)/r of G over NVLink;
   // between nodes each GPU carries G/r over its 1/8 share of the node's network, 2(N-1)/N of it.

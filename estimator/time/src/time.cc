@@ -195,15 +195,15 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     if (eff.layer_fwd_s > 0) st.fwd_s = static_cast<double>(layers) * eff.layer_fwd_s;
     if (eff.layer_bwd_s > 0) st.bwd_s = static_cast<double>(layers) * eff.layer_bwd_s;
     const double ar = time_parts::AllReduceSeconds(tp_bytes, t, tp_per_node, links, eff);
-    const double fwd_ar = 2.0 * static_cast<double>(layers) * ar;
+    const double fwd_ar = w.tp_fwd_allreduces * ar;
     st.fwd_comm_s = fwd_ar;
     st.bwd_comm_s = std::max(0.0, w.tp_allreduces * ar - fwd_ar);
     if (cp > 1) {
       // Context-parallel ranks follow the tensor-parallel ones (Megatron order tp-cp-ep-dp-pp).
       const time_parts::RingSeconds ring = time_parts::RingAttentionSeconds(
           model, job, tokens_mb, context, gemm, t * cp > n_int, links, eff);
-      st.fwd_comm_s += static_cast<double>(layers) * ring.fwd;
-      st.bwd_comm_s += static_cast<double>(layers) * ring.bwd;
+      st.fwd_comm_s += w.attention_layers * ring.fwd;
+      st.bwd_comm_s += w.attention_layers * ring.bwd;
     }
     if (p > 1) {
       // 1F1B sends the activation forward and its gradient back once per micro-batch per

@@ -70,6 +70,10 @@ struct LayerWork {
   double model_flops = 0;
   double weight_elems = 0;
   double expert_elems = 0;  // of weight_elems: the routed experts' weights (split by EP)
+  // Row-parallel outputs whose tensor-parallel all-reduce the layer ends with: attention or SSM
+  // output, MLP down (2 in a transformer block; 1 in a hybrid model's one-mixer layer).
+  double tp_sublayers = 0;
+  bool attends = false;  // the layer has an attention core (context parallelism's ring)
   // Eager kernels (EagerKernels): the bytes the layer saves for backward per micro-batch on this
   // GPU without checkpointing that its kernels write (the memory model's
   // LayerWrittenActivationBytes), the measure of its memory-bound traffic. 0 otherwise.
@@ -141,7 +145,9 @@ struct StageWork {
   // The share of the layers whose forward full checkpointing reruns (TrainingJob::
   // RecomputedLayers / layers; 0 without full checkpointing).
   double recomputed_share = 0;
-  double tp_allreduces = 0;  // per micro-batch
+  double tp_allreduces = 0;      // per micro-batch
+  double tp_fwd_allreduces = 0;  // of tp_allreduces: the forward's
+  double attention_layers = 0;   // layers with an attention core
 };
 
 // One stage's work: layers [first_layer, first_layer + layers), with the embedding on the first

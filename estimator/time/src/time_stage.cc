@@ -69,8 +69,14 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
   const double model_fwd = f.linear + f.adapter + f.attention_full;
   lw.model_flops = model_fwd + (f.linear + f.adapter + 2 * f.attention_full) + wgrad;
   lw.weight_elems = f.weight_elements + static_cast<double>(block.norm_params + block.other_params);
-  for (const LinearShape& lin : block.linears)
+  bool mixer_out = false, mlp_out = false;
+  for (const LinearShape& lin : block.linears) {
     if (lin.expert) lw.expert_elems += static_cast<double>(lin.Params());
+    mixer_out = mixer_out || lin.role == LinearRole::kO || lin.role == LinearRole::kSsmOut;
+    mlp_out = mlp_out || lin.role == LinearRole::kDown;
+  }
+  lw.tp_sublayers = (mixer_out ? 1.0 : 0.0) + (mlp_out ? 1.0 : 0.0);
+  lw.attends = block.HasAttention();
   if (EagerKernels(job)) {
     TrainingJob uncheckpointed = job;
     uncheckpointed.activation_checkpointing = Checkpointing::kNone;
@@ -125,9 +131,11 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   double expert_elems = 0;
   double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0, saved_bytes = 0;
   const double passes = 3.0 + share;
-  // Megatron TP: 2 all-reduces in the forward, 2 in the backward (Shoeybi et al. 2019), and 2
-  // more when the full recomputation reruns the forward.
-  const double allreduces = 4.0 + 2.0 * share;
+  // Megatron TP: an all-reduce after each row-parallel sublayer in the forward and one in the
+  // backward (Shoeybi et al. 2019: 2 and 2 per transformer block), and the forward's again when
+  // the full recomputation reruns it.
+  const double allreduces_per_sublayer = 2.0 + share;
+  double tp_fwd_allreduces = 0, attention_layers = 0;
   for (int64_t l = first_layer; l < first_layer + layers; ++l) {
     const LayerWork& lw = *kind_work[static_cast<size_t>(model.block_kind_of_layer[l])];
     fwd_flops += lw.fwd_flops;
@@ -148,7 +156,9 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
       trainable_elems += lw.trainable_elems;
     }
     layer_passes += passes;
-    tp_allreduces += allreduces;
+    tp_allreduces += allreduces_per_sublayer * lw.tp_sublayers;
+    tp_fwd_allreduces += lw.tp_sublayers;
+    attention_layers += lw.attends ? 1 : 0;
   }
   w.fwd_flops = fwd_flops;
   w.bwd_flops = bwd_flops;
@@ -164,6 +174,8 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   w.layer_passes = layer_passes;
   w.recomputed_share = share;
   w.tp_allreduces = tp_allreduces;
+  w.tp_fwd_allreduces = tp_fwd_allreduces;
+  w.attention_layers = attention_layers;
   w.eager_saved_bytes = saved_bytes;
   w.act_bytes_per_token =
       static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
