@@ -73,4 +73,46 @@ void BM_EstimateMemoryLlama70bMegatronPp4(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateMemoryLlama70bMegatronPp4);
 
+// The features of issues 13 and 14 together: Nemotron 3 Nano (52 Mamba-2 / MoE / attention
+// layers) under Megatron on 64 GPUs with expert parallelism 8, context parallelism 2, FP8 linears
+// and selective recompute of the MoE layers.
+void BM_EstimateMemoryNemotronEpCpFp8(benchmark::State& state) {
+  fmte::Result<fmte::ModelCatalog> catalog =
+      fmte::ModelCatalog::LoadDir(std::string(FMTE_SOURCE_DIR) + "/etc/models");
+  if (!catalog.ok()) {
+    state.SkipWithError(catalog.status().ToString().c_str());
+    return;
+  }
+  fmte::Result<const fmte::ModelArch*> model =
+      catalog->Find("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+  if (!model.ok()) {
+    state.SkipWithError(model.status().ToString().c_str());
+    return;
+  }
+  fmte::TrainingJob job;
+  job.model = (*model)->id;
+  job.gpus = 64;
+  job.ep = 8;
+  job.cp = 2;
+  job.fp8 = fmte::Fp8::kTensorwise;
+  job.sharding = fmte::Sharding::kZero1;
+  job.precision = fmte::Precision::kMixedBf16;
+  job.framework = fmte::Framework::kMegatron;
+  job.seq_len = 16384;
+  job.activation_checkpointing = fmte::Checkpointing::kSelective;
+  job.recompute_modules = 1u << static_cast<uint32_t>(fmte::RecomputeModule::kMoe);
+  fmte::GpuSpec gpu;
+  gpu.name = "H100-SXM";
+  gpu.memory_bytes = int64_t{85520809984};
+  if (!fmte::EstimateMemory(**model, job, gpu).ok()) {
+    state.SkipWithError("the job does not estimate");
+    return;
+  }
+  for (auto _ : state) {
+    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(**model, job, gpu);
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_EstimateMemoryNemotronEpCpFp8);
+
 }  // namespace
