@@ -187,6 +187,11 @@ const PublishedCount kPublished[] = {
     // its GGUF conversions, quoted in several public files (find_string "31577940288"); a public
     // Hub analysis gives 31,577,937,344 without the 23 x 128 router correction-bias buffers.
     {"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 31577940288},
+    // Mistral Small 3 (2501): its model.safetensors.index.json total_size 47,144,806,400 bytes in
+    // BF16 (a copy in OpenMOSE/RWKV-LM-RLHF) / 2; a Devstral-Small-2507 mirror's total_parameters
+    // (find_string "23572403200") gives the same for the same text tensors.
+    {"mistralai/Mistral-Small-24B-Instruct-2501", 23572403200},
+    {"mistralai/Devstral-Small-2505", 23572403200},  // alias: the same tensors
 };
 // clang-format on
 
