@@ -192,6 +192,9 @@ const PublishedCount kPublished[] = {
     // (find_string "23572403200") gives the same for the same text tensors.
     {"mistralai/Mistral-Small-24B-Instruct-2501", 23572403200},
     {"mistralai/Devstral-Small-2505", 23572403200},  // alias: the same tensors
+    // The model card's "Parameters 8,019,808,256" (also a Hub API safetensors total quoted in a
+    // public compliance table).
+    {"mistralai/Ministral-8B-Instruct-2410", 8019808256},
 };
 // clang-format on
 
