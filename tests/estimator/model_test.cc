@@ -195,6 +195,10 @@ const PublishedCount kPublished[] = {
     // The model card's "Parameters 8,019,808,256" (also a Hub API safetensors total quoted in a
     // public compliance table).
     {"mistralai/Ministral-8B-Instruct-2410", 8019808256},
+    // The safetensors index's total_parameters of Olmo-3 7B, quoted for its base, SFT, DPO,
+    // Instruct and Think checkpoints (find_string "7,298,011,136").
+    {"allenai/Olmo-3-7B-Instruct", 7298011136},
+    {"allenai/Olmo-3-7B-Instruct-SFT", 7298011136},  // alias
 };
 // clang-format on
 
