@@ -58,6 +58,7 @@ AccountingRecord Sample() {
   j.sharding = Sharding::kZero1;
   j.offload_optimizer = true;
   j.activation_checkpointing = Checkpointing::kSelective;
+  j.recompute_modules = *ParseRecomputeModules("moe,layernorm");
   j.attention = Attention::kEager;
   j.optimizer_impl = OptimizerImpl::kForeach;
   j.framework = Framework::kMegatron;
@@ -102,6 +103,7 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.fp8_params, a.fp8_params);
   EXPECT_EQ(b.grad_reduce_bf16, a.grad_reduce_bf16);
   EXPECT_EQ(b.optimizer_states_bf16, a.optimizer_states_bf16);
+  EXPECT_EQ(b.recompute_modules, a.recompute_modules);
   EXPECT_EQ(b.sequence_parallel, a.sequence_parallel);
   EXPECT_EQ(b.micro_batch, a.micro_batch);
   EXPECT_EQ(b.seq_len, a.seq_len);
