@@ -199,6 +199,9 @@ const PublishedCount kPublished[] = {
     // Instruct and Think checkpoints (find_string "7,298,011,136").
     {"allenai/Olmo-3-7B-Instruct", 7298011136},
     {"allenai/Olmo-3-7B-Instruct-SFT", 7298011136},  // alias
+    // A public analysis report of the loaded model: "Parameters: 8,053,338,176" (with the two
+    // xIELU scalars alpha_p and alpha_n of each layer's MLP).
+    {"swiss-ai/Apertus-8B-Instruct-2509", 8053338176},
 };
 // clang-format on
 
