@@ -10,18 +10,26 @@
 
 namespace {
 
-void BM_EstimateMemoryLlama70bZero3(benchmark::State& state) {
-  fmte::Result<fmte::ModelCatalog> catalog =
+// The catalog model `id` (the catalog loaded once, outside every timed loop), or nullptr with the
+// benchmark skipped and the reason given.
+const fmte::ModelArch* CatalogModel(benchmark::State& state, const char* id) {
+  static const fmte::Result<fmte::ModelCatalog> catalog =
       fmte::ModelCatalog::LoadDir(std::string(FMTE_SOURCE_DIR) + "/etc/models");
   if (!catalog.ok()) {
     state.SkipWithError(catalog.status().ToString().c_str());
-    return;
+    return nullptr;
   }
-  fmte::Result<const fmte::ModelArch*> model = catalog->Find("meta-llama/Llama-3.1-70B");
+  fmte::Result<const fmte::ModelArch*> model = catalog->Find(id);
   if (!model.ok()) {
     state.SkipWithError(model.status().ToString().c_str());
-    return;
+    return nullptr;
   }
+  return *model;
+}
+
+void BM_EstimateMemoryLlama70bZero3(benchmark::State& state) {
+  const fmte::ModelArch* model = CatalogModel(state, "meta-llama/Llama-3.1-70B");
+  if (model == nullptr) return;
   fmte::TrainingJob job;
   job.model = "meta-llama/Llama-3.1-70B";
   job.gpus = 64;
@@ -34,7 +42,7 @@ void BM_EstimateMemoryLlama70bZero3(benchmark::State& state) {
   gpu.name = "H100-SXM";
   gpu.memory_bytes = int64_t{85520809984};
   for (auto _ : state) {
-    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(**model, job, gpu);
+    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(*model, job, gpu);
     benchmark::DoNotOptimize(e);
   }
 }
@@ -42,17 +50,8 @@ BENCHMARK(BM_EstimateMemoryLlama70bZero3);
 
 // Megatron with 4 pipeline stages: every stage is estimated to find the heaviest.
 void BM_EstimateMemoryLlama70bMegatronPp4(benchmark::State& state) {
-  fmte::Result<fmte::ModelCatalog> catalog =
-      fmte::ModelCatalog::LoadDir(std::string(FMTE_SOURCE_DIR) + "/etc/models");
-  if (!catalog.ok()) {
-    state.SkipWithError(catalog.status().ToString().c_str());
-    return;
-  }
-  fmte::Result<const fmte::ModelArch*> model = catalog->Find("meta-llama/Llama-3.1-70B");
-  if (!model.ok()) {
-    state.SkipWithError(model.status().ToString().c_str());
-    return;
-  }
+  const fmte::ModelArch* model = CatalogModel(state, "meta-llama/Llama-3.1-70B");
+  if (model == nullptr) return;
   fmte::TrainingJob job;
   job.model = "meta-llama/Llama-3.1-70B";
   job.gpus = 64;
@@ -67,7 +66,7 @@ void BM_EstimateMemoryLlama70bMegatronPp4(benchmark::State& state) {
   fmte::GpuSpec gpu;
   gpu.memory_bytes = int64_t{85520809984};
   for (auto _ : state) {
-    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(**model, job, gpu);
+    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(*model, job, gpu);
     benchmark::DoNotOptimize(e);
   }
 }
@@ -77,20 +76,10 @@ BENCHMARK(BM_EstimateMemoryLlama70bMegatronPp4);
 // layers) under Megatron on 64 GPUs with expert parallelism 8, context parallelism 2, FP8 linears
 // and selective recompute of the MoE layers.
 void BM_EstimateMemoryNemotronEpCpFp8(benchmark::State& state) {
-  fmte::Result<fmte::ModelCatalog> catalog =
-      fmte::ModelCatalog::LoadDir(std::string(FMTE_SOURCE_DIR) + "/etc/models");
-  if (!catalog.ok()) {
-    state.SkipWithError(catalog.status().ToString().c_str());
-    return;
-  }
-  fmte::Result<const fmte::ModelArch*> model =
-      catalog->Find("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
-  if (!model.ok()) {
-    state.SkipWithError(model.status().ToString().c_str());
-    return;
-  }
+  const fmte::ModelArch* model = CatalogModel(state, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+  if (model == nullptr) return;
   fmte::TrainingJob job;
-  job.model = (*model)->id;
+  job.model = model->id;
   job.gpus = 64;
   job.ep = 8;
   job.cp = 2;
@@ -100,16 +89,16 @@ void BM_EstimateMemoryNemotronEpCpFp8(benchmark::State& state) {
   job.framework = fmte::Framework::kMegatron;
   job.seq_len = 16384;
   job.activation_checkpointing = fmte::Checkpointing::kSelective;
-  job.recompute_modules = 1u << static_cast<uint32_t>(fmte::RecomputeModule::kMoe);
+  job.recompute_modules = fmte::RecomputeModuleBit(fmte::RecomputeModule::kMoe);
   fmte::GpuSpec gpu;
   gpu.name = "H100-SXM";
   gpu.memory_bytes = int64_t{85520809984};
-  if (!fmte::EstimateMemory(**model, job, gpu).ok()) {
+  if (!fmte::EstimateMemory(*model, job, gpu).ok()) {
     state.SkipWithError("the job does not estimate");
     return;
   }
   for (auto _ : state) {
-    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(**model, job, gpu);
+    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(*model, job, gpu);
     benchmark::DoNotOptimize(e);
   }
 }

@@ -364,13 +364,14 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
                                        heaviest.optimizer_step, heaviest.first_turn};
   const char* const phase_names[kPhases] = {"forward-backward", "end-of-backward", "optimizer-step",
                                             "first-forward-backward"};
+  // The blocks the allocator keeps beyond what a phase allocates (the forward-backward turns').
+  const double phase_cached[kPhases] = {heaviest.turn_cached, 0, 0, heaviest.turn_cached};
   for (size_t i = 0; i < kPhases; ++i) {
     est.phases[i].name = phase_names[i];
     est.phases[i].allocated_bytes = Saturate(phase_bytes[i]);
-    const double cached = i == 0 || i == 3 ? heaviest.turn_cached : 0;
-    est.phases[i].per_gpu_bytes =
-        PlusContext(Saturate(phase_bytes[i] + cached + memory::FragmentationBytes(phase_bytes[i])),
-                    est.cuda_context_bytes);
+    est.phases[i].per_gpu_bytes = PlusContext(
+        Saturate(phase_bytes[i] + phase_cached[i] + memory::FragmentationBytes(phase_bytes[i])),
+        est.cuda_context_bytes);
   }
   return Status::Ok();
 }

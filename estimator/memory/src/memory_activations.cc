@@ -450,11 +450,11 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
   // job with the attention core's alone, to size what a module rebuilds.
   const bool module_recompute =
       j.activation_checkpointing == Checkpointing::kSelective &&
-      (j.recompute_modules & ~(1u << static_cast<uint32_t>(RecomputeModule::kCoreAttn))) != 0;
+      (j.recompute_modules & ~RecomputeModuleBit(RecomputeModule::kCoreAttn)) != 0;
   TrainingJob core_attn_only;
   if (module_recompute) {
     core_attn_only = j;
-    core_attn_only.recompute_modules = 1u << static_cast<uint32_t>(RecomputeModule::kCoreAttn);
+    core_attn_only.recompute_modules = RecomputeModuleBit(RecomputeModule::kCoreAttn);
   }
   double widest_module = 0;
   // Full checkpointing of some layers only (TrainingJob::recompute_method): the recomputed share

@@ -175,7 +175,7 @@ Result<uint32_t> ParseRecomputeModules(std::string_view s, std::string_view fiel
     if (end > i) {
       Result<RecomputeModule> m = ParseName(kRecomputeModuleNames, s.substr(i, end - i), field);
       if (!m.ok()) return m.status();
-      out |= 1u << static_cast<uint32_t>(*m);
+      out |= RecomputeModuleBit(*m);
     }
     i = end;
   }
@@ -184,10 +184,10 @@ Result<uint32_t> ParseRecomputeModules(std::string_view s, std::string_view fiel
 
 std::string RecomputeModulesText(uint32_t modules) {
   std::string out;
-  for (uint32_t b = 0; b < kRecomputeModuleNames.size(); ++b) {
-    if ((modules >> b & 1u) == 0) continue;
+  for (const auto& [module, name] : kRecomputeModuleNames) {
+    if ((modules & RecomputeModuleBit(module)) == 0) continue;
     if (!out.empty()) out += ',';
-    out += ToString(static_cast<RecomputeModule>(b));
+    out += name;
   }
   return out;
 }
@@ -225,7 +225,7 @@ int64_t TrainingJob::RecomputedLayers(int64_t layers, int64_t chunks) const {
 bool TrainingJob::Recomputes(RecomputeModule m) const {
   if (activation_checkpointing != Checkpointing::kSelective) return false;
   if (recompute_modules == 0) return m == RecomputeModule::kCoreAttn;
-  return (recompute_modules >> static_cast<uint32_t>(m) & 1u) != 0;
+  return (recompute_modules & RecomputeModuleBit(m)) != 0;
 }
 
 int64_t TrainingJob::RecomputeGroup() const {

@@ -97,6 +97,8 @@ Result<Checkpointing> ParseCheckpointing(std::string_view s,
                                          std::string_view field = "activation-checkpointing");
 Result<RecomputeMethod> ParseRecomputeMethod(std::string_view s,
                                              std::string_view field = "recompute-method");
+// A RecomputeModule's bit in TrainingJob::recompute_modules.
+constexpr uint32_t RecomputeModuleBit(RecomputeModule m) { return 1u << static_cast<uint32_t>(m); }
 // A list of RecomputeModule names separated by commas or blanks, in Python's list syntax too
 // ("[moe, layernorm]", "['moe']"), as a bit set (1 << module); an empty list is 0.
 Result<uint32_t> ParseRecomputeModules(std::string_view s,
