@@ -5,6 +5,7 @@
 // Factory YAML naming a DeepSpeed JSON, accelerate FSDP YAML, torchtitan TOML).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -392,6 +393,38 @@ TEST_F(ScriptFilesTest, SourcedFileBesideTheScript) {
   EXPECT_TRUE(Read(script).job.model.empty());  // no script folder known: not guessed
   Write("env.sh", "MODEL=Qwen/Qwen3-8B\n");
   EXPECT_EQ(Read(script, {}, {}, "examples/scripts").job.model, "Qwen/Qwen3-8B");
+}
+
+// A script written to run from a folder above its own (InternVL's
+// internvl_chat/shell/internvl2.5/.../x.sh runs from internvl_chat/, where its --deepspeed file
+// lies): a config file not in the submission directory is looked for in the script's folder and
+// the folders above it, nearest first, and the note says where it was read. InternVL's
+// --grad_checkpoint is the HF --gradient_checkpointing.
+TEST_F(ScriptFilesTest, ConfigFileInAFolderAboveTheScript) {
+  std::filesystem::create_directories(dir_ / "chat/shell/v2/finetune");
+  Write("chat/ds.json", R"({"zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}})");
+  const std::string script =
+      "srun -p P --gres=gpu:8 --nodes=1 --ntasks=8 --ntasks-per-node=8 python -u "
+      "chat/train/finetune.py --model_name_or_path meta-llama/Llama-3.1-8B --deepspeed ds.json "
+      "--grad_checkpoint True --bf16 True\n";
+  const JobRequest above = Read(script, {}, {}, "chat/shell/v2/finetune");
+  EXPECT_EQ(ValueOf(above, "sharding"), "zero3");
+  EXPECT_EQ(ValueOf(above, "activation-checkpointing"), "full");
+  EXPECT_EQ(OriginOf(above, "activation-checkpointing"), "line 1: --grad_checkpoint");
+  bool noted = false;
+  for (const std::string& w : above.warnings)
+    noted = noted || w.find("ds.json is not in the submission directory; read chat/ds.json") !=
+                         std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_NE(std::find(above.files_read.begin(), above.files_read.end(), "chat/ds.json"),
+            above.files_read.end());
+  // No script folder known, or the file nowhere above it: not read (the --deepspeed flag alone
+  // says ZeRO, its stage is unread).
+  EXPECT_NE(ValueOf(Read(script), "sharding"), "zero3");
+  EXPECT_NE(ValueOf(Read(script, {}, {}, "other/folder"), "sharding"), "zero3");
+  // The submission directory's own file wins over one above the script.
+  Write("ds.json", R"({"zero_optimization": {"stage": 2}})");
+  EXPECT_EQ(ValueOf(Read(script, {}, {}, "chat/shell/v2/finetune"), "sharding"), "zero2");
 }
 
 // Trainers whose config file gives the decoder by its dimensions, each checked against a

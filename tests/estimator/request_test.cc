@@ -503,3 +503,54 @@ TEST(RequestTest, SlurmGpuFields) {
 
 }  // namespace
 }  // namespace fmte
+
+namespace fmte {
+namespace {
+
+// A bash script (not an sbatch one) that makes its own allocation on the launch line, as
+// InternVL's finetune scripts do: `srun -p P --gres=gpu:8 --nodes=N --ntasks=... python train.py`
+// with one rank per task. srun's task counts are the launch's processes; its other options,
+// values in separate words and boolean ones, are skipped without taking the launcher for a value.
+TEST(RequestTest, SrunPrefixTasksAreTheLaunchsProcesses) {
+  const JobRequest joined = Parse(
+      "GPUS=${GPUS:-32}\nGPUS_PER_NODE=8\nNODES=$((GPUS / GPUS_PER_NODE))\n"
+      "srun -p VC5 --gres=gpu:${GPUS_PER_NODE} --nodes=${NODES} --ntasks=${GPUS} \\\n"
+      "  --ntasks-per-node=${GPUS_PER_NODE} --cpus-per-task=10 --kill-on-bad-exit=1 \\\n"
+      "  python -u train.py --model_name_or_path meta-llama/Llama-3.1-8B --bf16 True\n");
+  EXPECT_EQ(joined.job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(joined.launcher_procs_per_node, 8);
+  EXPECT_EQ(joined.launcher_nodes, 4);
+  EXPECT_EQ(joined.job.gpus, 32);
+  EXPECT_EQ(joined.job.gpus_per_node, 8);
+
+  // Separate values, a total task count only, and boolean options fmte does not list.
+  const JobRequest separate = Parse(
+      "srun -N 2 --ntasks 16 --exclusive --no-container-mount-home python train.py "
+      "--model_name_or_path meta-llama/Llama-3.1-8B\n");
+  EXPECT_EQ(separate.job.model, "meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(separate.launcher_procs_per_node, 8);
+  EXPECT_EQ(separate.launcher_nodes, 2);
+
+  // A launcher that starts its own processes says how many; srun's one task per node does not.
+  const JobRequest torchrun = Parse(
+      "srun --nodes=2 --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 4 train.py "
+      "--model_name_or_path meta-llama/Llama-3.1-8B\n");
+  EXPECT_EQ(torchrun.launcher_procs_per_node, 4);
+  EXPECT_EQ(torchrun.job.gpus, 8);
+
+  // Slurm's own GPU request wins over the tasks (and a different count is warned about).
+  SlurmFacts facts;
+  facts.tres_per_node = "gres:gpu:4";
+  facts.min_nodes = 1;
+  const JobRequest slurm = Parse(
+      "srun --ntasks-per-node=8 python train.py --model_name_or_path meta-llama/Llama-3.1-8B\n",
+      facts);
+  EXPECT_EQ(slurm.job.gpus, 4);
+  bool warned = false;
+  for (const std::string& w : slurm.warnings)
+    warned = warned || w.find("the launcher starts 8 processes") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+}  // namespace
+}  // namespace fmte

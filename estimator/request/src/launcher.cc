@@ -158,12 +158,66 @@ bool TakesDotlist(const LauncherTable* table, std::string_view program) {
   return false;
 }
 
+// One option of an srun prefix (`--ntasks-per-node=8`, `-N 4`, `--nodes 4`; `joined`: the value is
+// in `w` itself, else `value` is the next word, empty when unknown): the node and task counts it
+// sets go to `l` (`unknown`: the value comes from an unknown variable). Returns whether `w` is an
+// option that takes a value (whether or not fmte keeps it).
+bool SrunOption(std::string_view w, std::string_view value, bool joined, bool unknown,
+                LaunchLine* l) {
+  std::string_view opt = w;
+  if (joined) {
+    const size_t eq = w.find('=');
+    opt = eq == std::string_view::npos ? w.substr(0, 2) : w.substr(0, eq);
+    value = eq == std::string_view::npos ? w.substr(2) : w.substr(eq + 1);
+  }
+  if (unknown) value = {};
+  int64_t* slot = nullptr;
+  if (opt == "--ntasks-per-node")
+    slot = &l->srun_tasks_per_node;
+  else if (opt == "-N" || opt == "--nodes")
+    slot = &l->srun_nodes;
+  else if (opt == "-n" || opt == "--ntasks")
+    slot = &l->srun_tasks;
+  if (slot != nullptr) {
+    // "4-8" node ranges keep their minimum, as Slurm's min_nodes does.
+    auto v = ParseBoundedInt(value.substr(0, value.find('-')), 1, 1 << 16, "");
+    *slot = v.ok() ? *v : 0;
+    return true;
+  }
+  // Boolean srun options (--exclusive, --kill-on-bad-exit without a value, -l, -u, ...) take no
+  // word after them; every other short option and `--long` option without '=' does.
+  static constexpr std::string_view kNoValue[] = {"--exclusive",
+                                                  "--kill-on-bad-exit",
+                                                  "--overlap",
+                                                  "--unbuffered",
+                                                  "--label",
+                                                  "--verbose",
+                                                  "--quiet",
+                                                  "--pty",
+                                                  "--no-kill",
+                                                  "--wait-all-nodes",
+                                                  "--overcommit",
+                                                  "-l",
+                                                  "-u",
+                                                  "-v",
+                                                  "-Q",
+                                                  "-K",
+                                                  "-k",
+                                                  "-O",
+                                                  "-X"};
+  for (std::string_view nv : kNoValue)
+    if (opt == nv) return false;
+  return !joined;
+}
+
 // Splits the words after the launcher. Returns false when the command is no launch.
 bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
   size_t i = 0;
   const size_t n = c.words.size();
   std::string_view name;
-  // Skip prefixes and VAR=value words; stop at the first launcher word.
+  // Skip prefixes and VAR=value words; stop at the first launcher word. The options of an srun
+  // prefix are kept (SrunOption): the tasks it starts.
+  bool after_srun = false;
   for (; i < n; ++i) {
     const std::string_view w = c.words[i].text;
     name = LauncherName(w);
@@ -172,6 +226,23 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
     if (!name.empty()) break;
     const std::string_view b = Basename(w);
     if (i == 0 && !IsPrefix(b) && w.find('=') == std::string::npos) return false;
+    if (b == "srun") {
+      after_srun = true;
+    } else if (after_srun && w.starts_with("-")) {
+      const bool joined =
+          w.starts_with("--") ? w.find('=') != std::string_view::npos : w.size() > 2;
+      // The next word is the option's value unless it is the launcher or another prefix (a
+      // boolean option fmte does not list: --no-container-mount-home python ...).
+      const Word* next = i + 1 < n ? &c.words[i + 1] : nullptr;
+      const bool next_is_word = next != nullptr && LauncherName(next->text).empty() &&
+                                !IsPrefix(Basename(next->text)) &&
+                                !(!next->unresolved && IsTableProgram(table, Basename(next->text)));
+      const Word* value = joined ? &c.words[i] : (next_is_word ? next : nullptr);
+      if (value != nullptr && SrunOption(w, value->text, joined, value->unresolved, l) && !joined)
+        ++i;
+    } else if (IsPrefix(b)) {
+      after_srun = false;  // srun ... apptainer exec ...: the options after are not srun's
+    }
   }
   if (name.empty()) return false;
   l->line = c.line;
@@ -490,6 +561,13 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
       f.nodes = ProcCount(sink.Find(l, "num_machines"));
       const int64_t total = ProcCount(sink.Find(l, "num_processes"));
       f.procs_per_node = total > 0 ? total / std::max<int64_t>(1, f.nodes) : 0;
+    } else if (l.srun_tasks_per_node > 0 || l.srun_tasks > 0) {
+      // `srun --nodes=4 --ntasks-per-node=8 python train.py`: one rank per task (a launcher that
+      // starts its own processes says how many above).
+      f.nodes = l.srun_nodes;
+      f.procs_per_node = l.srun_tasks_per_node > 0
+                             ? l.srun_tasks_per_node
+                             : l.srun_tasks / std::max<int64_t>(1, l.srun_nodes);
     }
     // The line that says the most; on a tie, one that says how many processes it starts (a
     // script with a local and a Slurm launch of the same trainer).

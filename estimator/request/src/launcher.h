@@ -53,6 +53,8 @@ struct LaunchLine {
   std::vector<std::string_view>
       positionals;          // non-flag words after the launcher (script, overrides)
   std::string_view module;  // python -m <module>
+  // An srun prefix's own counts (0: not given or unknown): --ntasks-per-node, --nodes, --ntasks.
+  int64_t srun_tasks_per_node = 0, srun_nodes = 0, srun_tasks = 0;
   // Normalised flag names and joined list values; reserved once by Split so the views stay valid.
   std::string text_;
   // `flags` grouped by name length, each group in command order (built by Split for Find).

@@ -317,8 +317,11 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     else if (v == "no")
       sink->Set("precision", "fp32", "--mixed_precision");
   }
+  // InternVL's finetune scripts spell it --grad_checkpoint (their ModelArguments).
   if (FlagTrue(sink->Find(l, "gradient_checkpointing")))
     sink->Set("activation-checkpointing", "full", "--gradient_checkpointing");
+  else if (FlagTrue(sink->Find(l, "grad_checkpoint")))
+    sink->Set("activation-checkpointing", "full", "--grad_checkpoint");
   if (FlagTrue(sink->Find(l, "torch_compile"))) sink->Set("compile", "true", "--torch_compile");
   if (FlagTrue(sink->Find(l, "sync_each_batch")))
     sink->Set("sync-each-batch", "true", "gradient_accumulation_kwargs.sync_each_batch");

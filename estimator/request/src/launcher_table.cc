@@ -367,7 +367,9 @@ std::string JoinedPaths(const ConfigKeyRule& r) {
 }
 
 // The tree of the config file `path`: a file the script wrote itself, else the file on disk.
-Result<json> LoadConfig(const FileContext& files, std::string_view path, std::string_view syntax) {
+// `found_at` gets the path it was read from when that is not `path` itself.
+Result<json> LoadConfig(const FileContext& files, std::string_view path, std::string_view syntax,
+                        std::string* found_at) {
   const FileSource* source = files.ctx->files;
   if (source == nullptr) return Status::Unsupported("no files are read here");
   auto same = [](std::string_view a, std::string_view b) {
@@ -379,6 +381,25 @@ Result<json> LoadConfig(const FileContext& files, std::string_view path, std::st
     for (auto it = files.written->rbegin(); it != files.written->rend(); ++it)
       if (same(it->first, path)) return source->ParseConfig(path, it->second, syntax);
   Result<std::string> text = source->ReadText(path);
+  // Not in the submission directory: a script written to be run from a folder of its own repository
+  // (InternVL's shell/.../x.sh runs from internvl_chat/, where its --deepspeed file lies) names it
+  // relative to that folder: the script's folder and the folders above it, nearest first.
+  const std::string& dir = files.ctx->script_dir;
+  if (!text.ok() && !path.starts_with('/') && !path.starts_with("../") && !dir.empty() &&
+      dir != "." && !dir.starts_with('/') && !dir.starts_with("../")) {
+    std::string_view name = path;
+    while (name.starts_with("./")) name.remove_prefix(2);
+    for (std::string_view d = dir; !d.empty();) {
+      std::string candidate = std::string(d) + "/" + std::string(name);
+      if (Result<std::string> t = source->ReadText(candidate); t.ok()) {
+        if (found_at != nullptr) *found_at = std::move(candidate);
+        text = std::move(t);
+        break;
+      }
+      const size_t slash = d.rfind('/');
+      d = slash == std::string_view::npos ? std::string_view() : d.substr(0, slash);
+    }
+  }
   if (!text.ok()) return text.status();
   return source->ParseConfig(path, *text, syntax);
 }
@@ -535,7 +556,8 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
                                    " config files for one launch; not read");
           continue;
         }
-        Result<json> tree = LoadConfig(files, paths[k], fmt->syntax);
+        std::string found_at;
+        Result<json> tree = LoadConfig(files, paths[k], fmt->syntax, &found_at);
         if (!tree.ok()) {
           if (files.ctx->files != nullptr)
             sink->Warn(via[k].empty() ? paths[k] : "--" + via[k], tree.status().message());
@@ -544,7 +566,11 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
         }
         for (Flag& f : l->flags)  // the flag naming it: the framework reader must not guess
           if (!via[k].empty() && f.name == via[k] && f.value == paths[k]) f.file_read = true;
-        sink->out()->files_read.push_back(paths[k]);
+        if (!found_at.empty())
+          sink->Warn(via[k].empty() ? paths[k] : "--" + via[k],
+                     paths[k] + " is not in the submission directory; read " + found_at +
+                         " (the script runs from a folder above its own)");
+        sink->out()->files_read.push_back(found_at.empty() ? paths[k] : found_at);
         ApplyFormat(*fmt, *tree, paths[k], l, sink);
         read_any = true;
         if (program_rule && own == nullptr) own = &r;
