@@ -60,7 +60,31 @@ else:
                              "invocation": ""})
 
 def norm(s):
-    return re.sub(r"[^a-z0-9.]+", "-", s.lower()).strip("-")
+    # '.', '_' and '-' alike: "Qwen2.5" is written qwen2_5 in folder names.
+    return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")
+
+# Index rows whose model no reader of the job's files can know: it is chosen in Python code (a
+# trainer's default, a template rendered by a tool), in a file the user supplies or another script
+# passes, or by an environment variable set at submission (INDEX.csv's own words, matched here).
+# They stay in every count; the "model in the files" line leaves them out.
+MODEL_NOT_IN_FILES = [r"^unknown \((jinja|not passed|train\.yaml supplied|set inside)",
+                      r"\benv(ironment)? var|\bBASE_CKPT env", r"\(trlx default",
+                      r"pruned to .* target"]
+
+# The catalog's aliases (etc/models/aliases.tsv: ids with the same tensors as a catalog model): a
+# job naming Meta-Llama-3-8B is estimated as meta-llama/Llama-3.1-8B, the right model.
+ALIASES = {}
+with open(os.path.join(os.environ.get("FMTE_ETC_DIR", "etc"), "models", "aliases.tsv")) as f:
+    for line in f:
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) >= 2 and not line.startswith("#"):
+            ALIASES[parts[0].lower()] = parts[1].lower()
+
+def llm(row):
+    return "not an LLM" not in row.get("method", "") and not row.get("model", "").startswith("bert-")
+
+def model_in_files(row):
+    return not any(re.search(p, row.get("model", ""), re.I) for p in MODEL_NOT_IN_FILES)
 
 # Architectures the index names without their dimensions, and the dimensions their published
 # config.json files give (num layers, hidden size): openai-community/gpt2 (n_layer 12, n_embd 768;
@@ -138,8 +162,17 @@ for row in rows:
     for s in req.get("sources", []):
         if s.get("key") == "model":
             model = s.get("value", "")
+    est_model = j.get("estimate", {}).get("model", {}).get("id", "")
     r = {
         "path": row["path"], "kind": row["launcher_kind"], "training": row["is_training"] == "yes",
+        "llm_training": row["is_training"] == "yes" and llm(row),
+        "model_in_files": model_in_files(row), "estimated_model": est_model,
+        # Estimated with the model the index names: the estimate's own model (a catalog id, an
+        # ad-hoc architecture's dimensions, a path's copy) is checked, not only what was read.
+        "est_right": "estimate" in j and (
+            model_matches(est_model, row.get("model", "")) or
+            (model_matches(model, row.get("model", "")) and
+             ALIASES.get(model.lower()) == est_model.lower())),
         "ran_ok": row.get("ran_ok", ""), "exit": rc, "llm": bool(req.get("is_llm_job")),
         "estimated": "estimate" in j, "model": model, "truth_model": row.get("model", ""),
         "model_ok": model_matches(model, row.get("model", "")),
@@ -160,18 +193,28 @@ def pct(a, b):
     return f"{100.0 * a / b:.0f}%" if b else "-"
 
 print(f"fmte-advise check over {dir_}: {len(results)} scripts, {len(train)} training, {len(other)} not")
-print(f"{'launcher kind':16} {'scripts':>7} {'read':>5} {'estimated':>9} {'right model':>11} {'rejected':>8}")
+print(f"{'launcher kind':16} {'scripts':>7} {'read':>5} {'estimated':>9} {'right model':>11}"
+      f" {'est+right':>9} {'rejected':>8}")
 tot = defaultdict(int)
 for kind in sorted(by_kind, key=lambda k: (-len(by_kind[k]), k)):
     rs = by_kind[kind]
     c = {"n": len(rs), "llm": sum(r["llm"] for r in rs), "est": sum(r["estimated"] for r in rs),
-         "ok": sum(r["model_ok"] for r in rs), "rej": sum(r["decision"] == "reject" for r in rs)}
+         "ok": sum(r["model_ok"] for r in rs), "er": sum(r["est_right"] for r in rs),
+         "rej": sum(r["decision"] == "reject" for r in rs)}
     for k, v in c.items():
         tot[k] += v
-    print(f"{kind:16} {c['n']:7} {c['llm']:5} {c['est']:9} {c['ok']:11} {c['rej']:8}")
-print(f"{'all training':16} {tot['n']:7} {tot['llm']:5} {tot['est']:9} {tot['ok']:11} {tot['rej']:8}"
-      f"   (read {pct(tot['llm'], tot['n'])}, estimated {pct(tot['est'], tot['n'])},"
-      f" right model {pct(tot['ok'], tot['n'])})")
+    print(f"{kind:16} {c['n']:7} {c['llm']:5} {c['est']:9} {c['ok']:11} {c['er']:9} {c['rej']:8}")
+print(f"{'all training':16} {tot['n']:7} {tot['llm']:5} {tot['est']:9} {tot['ok']:11} {tot['er']:9}"
+      f" {tot['rej']:8}   (read {pct(tot['llm'], tot['n'])}, estimated {pct(tot['est'], tot['n'])},"
+      f" right model {pct(tot['ok'], tot['n'])}, estimated with it {pct(tot['er'], tot['n'])})")
+llm_train = [r for r in train if r["llm_training"]]
+named = [r for r in llm_train if r["model_in_files"]]
+print(f"LLM training (not the index's non-LLM models): {len(llm_train)}; read"
+      f" {sum(r['llm'] for r in llm_train)}, estimated with the right model"
+      f" {sum(r['est_right'] for r in llm_train)} ({pct(sum(r['est_right'] for r in llm_train), len(llm_train))})")
+print(f"  whose model is in the files the job names (not in Python defaults, user files or the"
+      f" environment at submission): {len(named)}; estimated with the right model"
+      f" {sum(r['est_right'] for r in named)} ({pct(sum(r['est_right'] for r in named), len(named))})")
 false_pos = [r for r in other if r["llm"]]
 print(f"not training taken for LLM training: {len(false_pos)} of {len(other)}")
 crashes = [r for r in results if r["exit"] not in (0, 3)]
@@ -183,9 +226,11 @@ if verbose or crashes or false_pos:
     for r in results:
         if verbose or r in crashes or r in false_pos:
             flag = "est" if r["estimated"] else ("llm" if r["llm"] else "---")
-            ok = "ok" if r["model_ok"] else "  "
+            ok = "OK" if r["est_right"] else "ok" if r["model_ok"] else "  "
             print(f"{flag} {ok} {r['decision'] or '-':8} gpus={r['gpus'] or '-':>4}/{r['truth_gpus'][:6]:6}"
-                  f" {r['path']}\n      model: {r['model'] or '-'}  |  index: {r['truth_model'][:70]}")
+                  f" {r['path']}\n      model: {r['model'] or '-'}"
+                  f"{'  (estimated as ' + r['estimated_model'] + ')' if r['estimated_model'] else ''}"
+                  f"  |  index: {r['truth_model'][:70]}")
             if r["exit"] not in (0, 3):
                 print(f"      exit {r['exit']}: {r['stderr']}")
 if json_out:

@@ -39,6 +39,48 @@ TEST(ModelCatalogTest, FindIsCaseInsensitive) {
   EXPECT_EQ((*a)->id, "meta-llama/Llama-3.1-8B");
 }
 
+// A bare name (litgpt's model_name, a hub id without its organisation) is the one catalog model of
+// that name; a name two organisations share is not guessed.
+TEST(ModelCatalogTest, BareNameOfOneModel) {
+  ModelCatalog catalog = *ModelCatalog::LoadDir(CatalogDir());
+  Result<const ModelArch*> a = catalog.Find("pragna-1b");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)->id, "soketlabs/pragna-1b");
+  EXPECT_EQ((*catalog.Find("Qwen3-8B"))->id, "Qwen/Qwen3-8B");
+  ModelCatalog two;
+  for (const char* id : {"a/tiny", "b/tiny"}) {
+    ModelArch m = **catalog.Find("Qwen/Qwen3-0.6B");
+    m.id = id;
+    two.Add(std::move(m));
+  }
+  EXPECT_FALSE(two.Find("tiny").ok());
+  EXPECT_TRUE(two.Find("a/tiny").ok());
+}
+
+// A checkpoint folder named after its base model (what fine-tuning scripts write: output_dir
+// "<base>_<task>-<method>") is that model: separators '-', '_' and '.' alike, the longest catalog
+// name wins, and a remainder that starts with a size is another model of the family.
+TEST(ModelCatalogTest, NamedAfterACatalogModel) {
+  ModelCatalog catalog = *ModelCatalog::LoadDir(CatalogDir());
+  auto named = [&](std::string_view path) {
+    Result<const ModelArch*> a = catalog.NamedAfter(path);
+    return a.ok() ? (*a)->id : std::string();
+  };
+  EXPECT_EQ(named("../../data/jc/Qwen2-VL-2B-Instruct_EVQA-RAG5_LoRA-SFT"),
+            "Qwen/Qwen2-VL-2B-Instruct");
+  EXPECT_EQ(named("./work_dirs/v2_5/internvl2_5_8b_internlm2_5_7b_dynamic_res_stage1/"),
+            "OpenGVLab/InternVL2_5-8B");
+  EXPECT_EQ(named("/ckpt/gemma-2b-it-sft"), "google/gemma-2b-it");  // not gemma-2b: longest name
+  EXPECT_EQ(named("/ckpt/Qwen2.5-7B-Instruct.dpo"), "Qwen/Qwen2.5-7B-Instruct");
+  EXPECT_EQ(named("./out/Meta-Llama-3-8B-Instruct-kto"), "meta-llama/Llama-3.1-8B");  // an alias
+  EXPECT_EQ(named("/ckpt/gpt2-xl-finetuned"), "");    // GPT-2 XL is not GPT-2
+  EXPECT_EQ(named("/ckpt/pythia-160m-1b-data"), "");  // a size right after the name
+  EXPECT_EQ(named("/ckpt/pragna-1b"), "");            // the name alone: Find's, not a copy
+  EXPECT_EQ(named("/ckpt/pragna-1bx"), "");           // no separator after the name
+  EXPECT_EQ(named("/ckpt/my-model-v2"), "");
+  EXPECT_EQ(named("acme/Llama-3.1-70B-v2"), "");  // a hub id: its own config is read, not guessed
+}
+
 TEST(ModelCatalogTest, AliasesResolveToTheSameTensors) {
   ModelCatalog catalog = *ModelCatalog::LoadDir(CatalogDir());
   EXPECT_GE(catalog.alias_count(), 15u);

@@ -304,6 +304,19 @@ TEST(ModelCountTest, ActiveParametersOfMoe) {
   }
 }
 
+// Models published only with rounded totals. soketlabs/pragna-1b: "1.25 billion parameters" (Soket
+// AI's blog, soket.ai/blogs/pragna_1b) and one bf16 model.safetensors of "2.51 GB" (the Hub's file
+// listing), which a vocabulary of 67,991 (a derivative's config) would not reach.
+// OpenGVLab/InternVL2_5-8B: InternViT-300M + InternLM2.5-7B, "8.1B" on the InternVL2-8B card
+// (same parts) and "8.08B params" on the Hub's widget of same-architecture internvl_chat 8B repos.
+TEST(ModelCountTest, RoundedPublishedTotals) {
+  const ModelArch* pragna = *Catalog().Find("soketlabs/pragna-1b");
+  EXPECT_NEAR(pragna->Counts().total / 1e9, 1.25, 0.005);
+  EXPECT_NEAR(2.0 * pragna->Counts().total / 1e9, 2.51, 0.005);
+  const ModelArch* internvl = *Catalog().Find("OpenGVLab/InternVL2_5-8B");
+  EXPECT_NEAR(internvl->Counts().total / 1e9, 8.08, 0.005);
+}
+
 }  // namespace
 }  // namespace fmte
 

@@ -161,6 +161,32 @@ TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {
   EXPECT_TRUE(suggested) << d2.user_message;
 }
 
+// The same job as TooBigIsRejected..., but its model a checkpoint folder nobody here can read,
+// named after Llama-3.1-70B: estimated as that model (the same figure), never rejected, raised or
+// given a time limit on a guess; the message says which model was assumed.
+TEST(PolicyTest, AModelTakenFromItsFolderNameIsNeverActedOn) {
+  const Config conf = Conf(std::string(kBaseConf) + "RaiseGpus=yes\n");
+  std::string script = kFull70bDdp;
+  script.replace(script.find("meta-llama/Llama-3.1-70B"), 24, "/scratch/u/Llama-3.1-70B_sft-v2");
+  const Decision by_id = Decide(Request(kFull70bDdp, "gres:gpu:a100:4"), conf, ShippedEstimator());
+  ASSERT_EQ(by_id.kind, DecisionKind::kReject) << by_id.user_message;
+  const Decision d = Decide(Request(script, "gres:gpu:a100:4", 0, 600), conf, ShippedEstimator());
+  EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
+  ASSERT_TRUE(d.estimated) << d.user_message;
+  EXPECT_EQ(d.named_after, "meta-llama/Llama-3.1-70B");
+  EXPECT_EQ(d.estimate.memory.per_gpu_bytes, by_id.estimate.memory.per_gpu_bytes);
+  EXPECT_EQ(d.new_gpus, 0);
+  EXPECT_EQ(d.new_time_limit_min, 0);
+  EXPECT_NE(d.user_message.find("copy of meta-llama/Llama-3.1-70B"), std::string::npos)
+      << d.user_message;
+  EXPECT_NE(d.user_message.find("accepted unchecked"), std::string::npos) << d.user_message;
+  // A name after no catalog model stays unknown.
+  script.replace(script.find("/scratch/u/Llama-3.1-70B_sft-v2"), 31, "/scratch/u/my-model");
+  const Decision unknown = Decide(Request(script, "gres:gpu:a100:4"), conf, ShippedEstimator());
+  EXPECT_FALSE(unknown.estimated);
+  EXPECT_TRUE(unknown.named_after.empty());
+}
+
 TEST(PolicyTest, RejectsOnlyWhenEvenTheLowEndDoesNotFit) {
   // The policy rejects on memory.low_bytes, the prediction times the lowest measured / predicted of
   // published runs (tests/data/memory-measured, memory_measured_eval), never on the prediction

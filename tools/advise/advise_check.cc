@@ -84,7 +84,9 @@ nlohmann::json DecisionJson(const JobRequest& r, const Decision& d, const std::s
     Result<ModelArch> arch = Status::NotFound(d.job.model);
     if (!r.arch_json.empty()) {
       arch = ParseModelConfig(r.arch_json, d.job.model);
-    } else if (auto found = est.catalogs().models.Find(d.job.model); found.ok()) {
+    } else if (auto found =
+                   est.catalogs().models.Find(d.named_after.empty() ? d.job.model : d.named_after);
+               found.ok()) {
       arch = **found;
     }
     auto gpu = est.catalogs().gpus.Find(d.gpu);

@@ -73,7 +73,8 @@ void Fail(const JobRequest& r, const Config& config, const PartitionConfig& p,
 // The architecture: forwarded/derived JSON (parsed once per distinct text, kept alive by `owned`)
 // or the catalog's (no copy).
 Result<const ModelArch*> ResolveArch(const JobRequest& r, const Catalogs& c,
-                                     std::shared_ptr<const ModelArch>* owned) {
+                                     std::shared_ptr<const ModelArch>* owned,
+                                     std::string* named_after) {
   if (!r.arch_json.empty()) {
     auto parsed = internal::CachedModelConfig(r.arch_json, r.job.model);
     if (!parsed.ok()) return parsed.status();
@@ -82,6 +83,12 @@ Result<const ModelArch*> ResolveArch(const JobRequest& r, const Catalogs& c,
   }
   auto found = c.models.Find(r.job.model);
   if (found.ok()) return *found;
+  // A checkpoint nobody here can read, named after its base model (a fine-tuned copy has its
+  // base's architecture): estimated as that model, never acted on (Decide).
+  if (auto base = c.models.NamedAfter(r.job.model); base.ok()) {
+    *named_after = (*base)->id;
+    return *base;
+  }
   if (r.job.model.find('/') == 0 || r.job.model.ends_with(".json"))
     return Status::NotFound(
         "model '" + r.job.model +
@@ -404,10 +411,20 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     }
   }
   std::shared_ptr<const ModelArch> owned_arch;
-  auto arch = ResolveArch(r, estimator.catalogs(), &owned_arch);
+  auto arch = ResolveArch(r, estimator.catalogs(), &owned_arch, &d.named_after);
   if (!arch.ok()) {
     Fail(r, config, p, arch.status().message(), &d);
     return d;
+  }
+  // A model taken from its name is a guess, like a GPU count fmte assumed: estimated and shown,
+  // never rejected, raised or given a time limit on.
+  const bool assumed_model = !d.named_after.empty();
+  if (assumed_model) {
+    d.reasons.push_back(Cat({"model: '", r.job.model,
+                             "' is neither readable here nor in the catalog; its name says it is a "
+                             "copy of ",
+                             d.named_after, ", whose architecture is assumed (#FMTE model=",
+                             d.named_after, " says so, a readable config.json checks it)"}));
   }
   std::string gpu_name = config.GpuNameFor(d.partition, r.gres_gpu_type);
   if (gpu_name.empty()) gpu_name = r.job.gpu;
@@ -474,7 +491,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     JobEstimate more_est;
     std::string assumed;  // the favourable reading of what fmte could not read
     const bool can_raise =
-        p.raise_gpus && ShardsOptimizer(job.sharding) &&
+        p.raise_gpus && !assumed_model && ShardsOptimizer(job.sharding) &&
         (r.gpu_field == GpuTresField::kPerNode || r.gpu_field == GpuTresField::kPerJob);
     if (can_raise && internal::FindMoreGpus(ctx, job, &more, &more_est)) {
       // The search judges by memory only; the chosen layout gets the full estimate (time included),
@@ -525,12 +542,14 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
                " (or pack to that length) to be sure"}));
       d.alternatives = internal::FindAlternatives(ctx, job);
       AddFittingAlternatives("would fit at the full length: ", &d);
-    } else if (assumed_gpus) {
-      // The GPU count is a guess: never reject on it.
-      d.reasons.push_back(Cat({what, " would need ", against,
-                               " on the GPUs assumed: accepted "
-                               "unchecked; ask for the GPUs (--gres=gpu:N) so that fmte can "
-                               "check the job"}));
+    } else if (assumed_gpus || assumed_model) {
+      // The GPU count or the model is a guess: never reject on it.
+      d.reasons.push_back(
+          Cat({what, " would need ", against,
+               assumed_gpus ? " on the GPUs assumed: accepted unchecked; ask for the GPUs "
+                              "(--gres=gpu:N) so that fmte can check the job"
+                            : " as the model assumed: accepted unchecked; name the model "
+                              "(#FMTE model=ID) so that fmte can check the job"}));
     } else if (d.estimate.memory.low_bytes <= d.usable_bytes) {
       // Predicted not to fit, but published runs have peaked at as little as the low end of
       // fmte's prediction (memory.low_bytes, docs/memory.md "The bound"): a rejection must rest
@@ -565,12 +584,13 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
             "no single change found that fits; combine them or use a smaller model");
     }
   }
-  // A time limit from a guessed GPU count could kill the job: none is set or judged then.
-  if (!assumed_gpus) {
+  // A time limit from a guessed GPU count or model could kill the job: none is set or judged then.
+  if (!assumed_gpus && !assumed_model) {
     ApplyOperatorSet(estimator.catalogs(), p, **arch, &d);
     DecideTime(r, p, **arch, &d);
   }
-  if (fits_as_asked && !assumed_gpus) internal::AddRightSizingNotices(ctx, d.job, &d);
+  if (fits_as_asked && !assumed_gpus && !assumed_model)
+    internal::AddRightSizingNotices(ctx, d.job, &d);
 
   if (p.mode == Mode::kAdvise && d.kind != DecisionKind::kAccept) {
     d.advise_only = true;

@@ -108,6 +108,15 @@ Result<const ModelArch*> ModelCatalog::Find(std::string_view id) const {
         it = models_.find(alias->second);
     if (it != models_.end()) return &it->second;
   }
+  // A bare name (litgpt's model_name "pragna-1b", a hub id written without its organisation) that
+  // names exactly one catalog model.
+  if (key.find('/') == std::string::npos && !key.empty()) {
+    const ModelArch* only = nullptr;
+    int matches = 0;
+    for (const auto& [k, arch] : models_)
+      if (NamePart(k) == key && ++matches == 1) only = &arch;
+    if (matches == 1) return only;
+  }
   std::string msg = "unknown model '" + std::string(id) + "'";
   std::vector<std::string> closest = Closest(id);
   if (!closest.empty()) {
@@ -115,6 +124,63 @@ Result<const ModelArch*> ModelCatalog::Find(std::string_view id) const {
     for (size_t i = 0; i < closest.size(); ++i) msg += (i ? ", " : "") + closest[i];
   }
   return Status::NotFound(msg);
+}
+
+namespace {
+
+// A name with '-', '_' and '.' as one separator, lower case ("InternVL2_5-8B" -> "internvl2-5-8b").
+std::string SeparatorsAlike(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (char c : name) out += (c == '_' || c == '.') ? '-' : LowerAscii(c);
+  return out;
+}
+
+// Whether a remainder's first word names another size of the same family: "xl", "560m", "7b",
+// "large" (gpt2-xl is not gpt2).
+bool StartsWithSize(std::string_view rest) {
+  const std::string_view word = rest.substr(0, rest.find('-'));
+  static constexpr std::string_view kSizes[] = {"small", "medium", "large", "xl",
+                                                "xxl",   "mini",   "tiny",  "huge"};
+  for (std::string_view s : kSizes)
+    if (word == s) return true;
+  size_t digits = 0;
+  while (digits < word.size() && (std::isdigit(static_cast<unsigned char>(word[digits])) ||
+                                  (digits > 0 && word[digits] == 'x')))
+    ++digits;
+  return digits > 0 && digits + 1 == word.size() &&
+         (word.back() == 'b' || word.back() == 'm' || word.back() == 'k' || word.back() == 't');
+}
+
+}  // namespace
+
+Result<const ModelArch*> ModelCatalog::NamedAfter(std::string_view path) const {
+  // Local paths only: a Hugging Face id ("org/name") names a model whose own config the client
+  // reads from the cache or the hub.
+  const bool local = path.starts_with('/') || path.starts_with('.') || path.starts_with('~') ||
+                     std::count(path.begin(), path.end(), '/') >= 2;
+  if (!local) return Status::NotFound("'" + std::string(path.substr(0, 512)) + "' is no path");
+  std::string_view tail = path.substr(0, 512);
+  while (!tail.empty() && tail.back() == '/') tail.remove_suffix(1);
+  if (const size_t slash = tail.rfind('/'); slash != std::string_view::npos)
+    tail.remove_prefix(slash + 1);
+  const std::string name = SeparatorsAlike(tail);
+  const std::string* best = nullptr;
+  size_t best_len = 0;
+  auto consider = [&](const std::string& id, const std::string& target) {
+    const std::string known = SeparatorsAlike(NamePart(id));
+    if (known.size() <= best_len || known.size() + 1 >= name.size() || !name.starts_with(known) ||
+        name[known.size()] != '-' ||
+        StartsWithSize(std::string_view(name).substr(known.size() + 1)))
+      return;
+    best = &target;
+    best_len = known.size();
+  };
+  for (const auto& [id, arch] : models_) consider(id, id);
+  for (const auto& [alias, id] : aliases_) consider(alias, id);
+  if (best != nullptr)
+    if (auto it = models_.find(*best); it != models_.end()) return &it->second;
+  return Status::NotFound("'" + std::string(tail) + "' is named after no catalog model");
 }
 
 std::vector<std::string> ModelCatalog::Closest(std::string_view id, size_t n) const {

@@ -75,6 +75,9 @@ struct Decision {
   TrainingJob job;        // the job as estimated (after a GPU rewrite: the new layout)
   std::string partition;  // resolved partition name
   std::string gpu;        // GPU catalog name used
+  // The catalog model whose architecture was assumed for a model named after it (a checkpoint
+  // folder nobody here can read, ModelCatalog::NamedAfter); empty when the model was read.
+  std::string named_after;
   JobEstimate estimate;
   int64_t capacity_bytes = 0;  // device memory of that GPU
   int64_t usable_bytes = 0;    // capacity x UsableMemoryFraction

@@ -194,9 +194,17 @@ class ModelCatalog {
   // The directory compiled in (FMTE_ETC_DIR/models), or $FMTE_ETC_DIR/models when set.
   static std::string DefaultDir();
 
-  // Exact id or alias (case-insensitive); an alias gives its catalog model. NotFound names the
+  // Exact id or alias (case-insensitive); an alias gives its catalog model; a path ending in a
+  // catalog id its copy; a bare name the one catalog model of that name. NotFound names the
   // closest ids.
   Result<const ModelArch*> Find(std::string_view id) const;
+  // A catalog model that a local path (starting with '/', '.' or '~', or of three or more
+  // components) not in the catalog is named after: its last component starts
+  // with the model's name (or an alias's), '-', '_' and '.' alike, followed by a separator and more
+  // (a fine-tuned copy's folder: "../ckpt/Qwen2-VL-2B-Instruct_EVQA-LoRA-SFT",
+  // "work_dirs/internvl2_5_8b_stage1"). The longest such name wins; a remainder that starts with a
+  // size ("gpt2-xl", "bloom-560m") names another model and gives none. NotFound when none is.
+  Result<const ModelArch*> NamedAfter(std::string_view path) const;
   // The `n` ids closest to `id` (edit distance on the name), best first.
   std::vector<std::string> Closest(std::string_view id, size_t n = 3) const;
   std::vector<std::string> Ids() const;
