@@ -228,6 +228,10 @@ def row_args(r):
         # reading of such a script (launcher_hf.cc ReadLoadDtype) is amp-bf16.
         prec = "amp-bf16"
     args += ["--precision", prec]
+    if r["framework"] == "axolotl":
+        # axolotl converts the weights PEFT's prepare_model_for_kbit_training cast to fp32 back
+        # to the model's dtype (etc/launchers.json: its launcher sets kbit-upcast=false).
+        args += ["--no-kbit-upcast"]
     opt = r["optimizer"].lower()
     if "muon" in opt:
         return None, "optimizer muon"

@@ -90,6 +90,24 @@ TEST_F(ScriptFilesTest, WeightsLoadedInBf16TrainAsPureBf16) {
         "micro_batch_size: 2\nbf16: auto\n");
   JobRequest r = Read("#!/bin/bash\naxolotl train cfg/axo.yaml\n");
   EXPECT_EQ(r.job.precision, Precision::kPureBf16) << ValueOf(r, "precision");
+  // LLaMA-Factory freezes a multimodal model's vision tower unless freeze_vision_tower: false;
+  // InternVL's --freeze_backbone says so on the line.
+  Write("cfg/lf_vl.yaml",
+        "model_name_or_path: Qwen/Qwen2-VL-7B-Instruct\nfinetuning_type: full\nbf16: true\n");
+  EXPECT_TRUE(Read("llamafactory-cli train cfg/lf_vl.yaml\n").job.freeze_vision);
+  EXPECT_FALSE(
+      Read("llamafactory-cli train cfg/lf_vl.yaml freeze_vision_tower=false\n").job.freeze_vision);
+  const std::string internvl =
+      "torchrun --nproc_per_node 8 internvl/train/internvl_chat_finetune.py --model_name_or_path "
+      "OpenGVLab/InternVL2_5-8B --freeze_llm False --freeze_backbone ";
+  EXPECT_TRUE(Read(internvl + "True\n").job.freeze_vision);
+  EXPECT_FALSE(Read(internvl + "False\n").job.freeze_vision);
+  // axolotl converts what PEFT's prepare_model_for_kbit_training cast to fp32 back (kbit-upcast);
+  // a TRL script does not.
+  EXPECT_FALSE(r.job.kbit_upcast);
+  EXPECT_TRUE(Read("accelerate launch trl/scripts/sft.py --model_name_or_path "
+                   "meta-llama/Llama-3.1-8B --load_in_4bit\n")
+                  .job.kbit_upcast);
 
   Write("cfg/lf_full.yaml",
         "model_name_or_path: meta-llama/Llama-3.1-8B\nfinetuning_type: full\nbf16: true\n");

@@ -114,6 +114,33 @@ TEST(MemoryCatalogTest, PromptAndPrefixTuningCounts) {
   EXPECT_EQ(TrainableParams(**m, j), 5242880);
 }
 
+// A multimodal model's vision encoder and projector frozen in full fine-tuning (LLaMA-Factory's
+// default): its 675,759,104 parameters (Qwen2-VL-7B-Instruct: 8,291,375,616 published, language
+// model 7,615,616,512) lose their gradients and AdamW states, and keep their weights; a text model
+// is unchanged.
+TEST(MemoryCatalogTest, FrozenVisionTowerTrainsOnlyTheLanguageModel) {
+  Result<const ModelArch*> m = Catalog().Find("Qwen/Qwen2-VL-7B-Instruct");
+  ASSERT_TRUE(m.ok());
+  TrainingJob j = BaseJob();
+  j.method = Method::kFull;
+  j.precision = Precision::kPureBf16;
+  j.seq_len = 512;  // short: the peak is at the end of backward, where all gradients are held
+  const int64_t vision = (*m)->Counts().vision;
+  EXPECT_EQ(vision, 675759104);
+  EXPECT_EQ(TrainableParams(**m, j), (*m)->Counts().total);
+  Result<MemoryEstimate> trained = EstimateMemory(**m, j, Gpu80());
+  j.freeze_vision = true;
+  EXPECT_EQ(TrainableParams(**m, j), (*m)->Counts().total - vision);
+  Result<MemoryEstimate> frozen = EstimateMemory(**m, j, Gpu80());
+  ASSERT_TRUE(trained.ok() && frozen.ok());
+  EXPECT_EQ(frozen->breakdown.weights, trained->breakdown.weights);
+  // pure bf16 AdamW: a 2-byte gradient and two 2-byte moments per trainable parameter.
+  EXPECT_EQ(trained->breakdown.gradients - frozen->breakdown.gradients, 2 * vision);
+  EXPECT_EQ(trained->breakdown.optimizer - frozen->breakdown.optimizer, 4 * vision);
+  Result<const ModelArch*> text = Catalog().Find("meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(TrainableParams(**text, j), (*text)->Counts().total);
+}
+
 TrainingJob Job(Method method, Sharding sharding, int64_t gpus) {
   TrainingJob j = BaseJob();
   j.method = method;

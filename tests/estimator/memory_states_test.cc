@@ -137,6 +137,13 @@ TEST(MemoryStatesTest, QloraWeightBytes) {
   Result<MemoryEstimate> int8 = EstimateMemory(m, j, Gpu80());
   ASSERT_TRUE(int8.ok());
   EXPECT_EQ(int8->breakdown.weights, 7542423552LL);
+  // axolotl leaves the 262,410,240 unquantised weights in the model's bf16 (kbit_upcast false):
+  // 2 bytes each instead of 4.
+  j.quant = Quant::kNf4;
+  j.kbit_upcast = false;
+  Result<MemoryEstimate> axolotl = EstimateMemory(m, j, Gpu80());
+  ASSERT_TRUE(axolotl.ok());
+  EXPECT_EQ(axolotl->breakdown.weights, 4304420864LL - 2 * 262410240LL);
 }
 
 TEST(MemoryStatesTest, LoraFrozenBaseCarriesNoGradients) {

@@ -49,6 +49,7 @@ AccountingRecord Sample() {
   j.fp8_params = true;
   j.grad_reduce_bf16 = true;
   j.optimizer_states_bf16 = true;
+  j.kbit_upcast = false;
   j.micro_batch = 2;
   j.seq_len = 8192;
   j.grad_accum = 4;
@@ -103,6 +104,7 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.fp8_params, a.fp8_params);
   EXPECT_EQ(b.grad_reduce_bf16, a.grad_reduce_bf16);
   EXPECT_EQ(b.optimizer_states_bf16, a.optimizer_states_bf16);
+  EXPECT_EQ(b.kbit_upcast, a.kbit_upcast);
   EXPECT_EQ(b.recompute_modules, a.recompute_modules);
   EXPECT_EQ(b.sequence_parallel, a.sequence_parallel);
   EXPECT_EQ(b.micro_batch, a.micro_batch);

@@ -204,6 +204,12 @@ void AddJobOptions(po::options_description* desc) {
       "quant", po::value<std::string>()->value_name("nf4|fp4|int8"),
       "QLoRA base weight quantisation (default with --method qlora: nf4)")(
       "double-quant", po::bool_switch(), "QLoRA double quantisation of the constants")(
+      "freeze-vision", po::bool_switch(),
+      "full fine-tuning of a multimodal model with its vision encoder and projector frozen "
+      "(LLaMA-Factory's default, InternVL's --freeze_backbone)")(
+      "no-kbit-upcast", po::bool_switch(),
+      "QLoRA/8-bit: the weights left unquantised stay in the model's dtype (axolotl), not fp32 "
+      "(PEFT's prepare_model_for_kbit_training)")(
       "fp8", po::value<std::string>()->value_name(AcceptedNames(Fp8::kNone)),
       "FP8 linears (torchao recipes; Transformer Engine under --framework megatron)")(
       "fp8-param-gather", po::bool_switch(),
@@ -304,6 +310,8 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.sync_each_batch = FlagSet(vm, "sync-each-batch");
   job.fsdp_frozen_grads = FlagSet(vm, "fsdp-frozen-grads");
   job.double_quant = FlagSet(vm, "double-quant");
+  job.kbit_upcast = !FlagSet(vm, "no-kbit-upcast");
+  job.freeze_vision = FlagSet(vm, "freeze-vision");
   job.chunked_loss = FlagSet(vm, "chunked-loss");
   job.compile = FlagSet(vm, "compile");
   job.activation_offload = FlagSet(vm, "activation-offload");

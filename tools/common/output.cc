@@ -97,6 +97,8 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["grad_reduce_in_bf16"] = job.grad_reduce_bf16;
   j["optimizer_states_bf16"] = job.optimizer_states_bf16;
   j["sync_each_batch"] = job.sync_each_batch;
+  j["kbit_upcast"] = job.kbit_upcast;
+  j["freeze_vision"] = job.freeze_vision;
   j["fsdp_frozen_grads"] = job.fsdp_frozen_grads;
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;

@@ -181,6 +181,8 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.grad_reduce_bf16) put("gr16", "1");
   if (j.optimizer_states_bf16) put("os16", "1");
   if (j.sync_each_batch) put("seb", "1");
+  if (!j.kbit_upcast) put("kup", "0");
+  if (j.freeze_vision) put("fv", "1");
   if (j.fsdp_frozen_grads) put("ffg", "1");
   put("fw", ToString(j.framework));
   if (j.tokens > 0) put_int("tokens", j.tokens);
@@ -330,6 +332,10 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       j.optimizer_states_bf16 = v == "1";
     else if (key == "seb")
       j.sync_each_batch = v == "1";
+    else if (key == "kup")
+      j.kbit_upcast = v != "0";
+    else if (key == "fv")
+      j.freeze_vision = v == "1";
     else if (key == "ffg")
       j.fsdp_frozen_grads = v == "1";
     else if (key == "fw")

@@ -323,6 +323,11 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   else if (FlagTrue(sink->Find(l, "grad_checkpoint")))
     sink->Set("activation-checkpointing", "full", "--grad_checkpoint");
   if (FlagTrue(sink->Find(l, "torch_compile"))) sink->Set("compile", "true", "--torch_compile");
+  // A multimodal model's vision encoder frozen: LLaMA-Factory's freeze_vision_tower (its YAML
+  // keys are flags here), InternVL's --freeze_backbone.
+  for (std::string_view name : {"freeze_vision_tower", "freeze_backbone"})
+    if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved)
+      sink->SetFromFlag("freeze-vision", FlagTrue(f) ? "true" : "false", name);
   if (FlagTrue(sink->Find(l, "sync_each_batch")))
     sink->Set("sync-each-batch", "true", "gradient_accumulation_kwargs.sync_each_batch");
   if (FlagTrue(sink->Find(l, "use_liger_kernel")) || FlagTrue(sink->Find(l, "use_liger")))

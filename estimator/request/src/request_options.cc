@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 49> kKeys{{
+const std::array<KeySpec, 51> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -179,6 +179,10 @@ const std::array<KeySpec, 49> kKeys{{
     {{"sync-each-batch", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->sync_each_batch);)},
+    {{"freeze-vision", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->freeze_vision);)},
+    {{"kbit-upcast", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->kbit_upcast);)},
     {{"fsdp-frozen-grads", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->fsdp_frozen_grads);)},

@@ -232,6 +232,16 @@ struct TrainingJob {
   // GradientAccumulationPlugin sync_each_batch) instead of accumulated unsharded under no_sync
   // (docs/memory.md "Gradient accumulation under FSDP").
   bool sync_each_batch = false;
+  // QLoRA / 8-bit under PEFT: prepare_model_for_kbit_training (peft/utils/other.py) casts the
+  // weights it does not quantise (embeddings, norms, head) to fp32 (true, the HF default). false:
+  // they stay in the model's dtype, as axolotl leaves them for adapters (its model loader converts
+  // norms and embedding modules back to cfg.torch_dtype after the cast, or skips the cast under
+  // FSDP and ZeRO-3).
+  bool kbit_upcast = true;
+  // Full fine-tuning of a multimodal model with its vision encoder and projector frozen (no
+  // gradients or optimizer states for them): LLaMA-Factory's default (freeze_vision_tower and
+  // freeze_multi_modal_projector true), InternVL's --freeze_backbone. No effect on text models.
+  bool freeze_vision = false;
   // FSDP1 units that hold frozen weights beside trainable ones (use_orig_params=True with a wrap
   // policy by whole blocks: litgpt up to v0.5.8, FSDPStrategy(auto_wrap_policy={Block})): the
   // unit's flat parameter requires grad as a whole, so every weight in it gets a gradient that is
