@@ -293,6 +293,11 @@ TEST(MemoryStatesTest, MegatronPrecisionOptionsAndTheFirstStep) {
   EXPECT_NEAR(
       PhaseAllocated(plain, "end-of-backward") - PhaseAllocated(estimate(g), "end-of-backward"),
       2 * P, 1e3);
+  // At the optimizer step the fp32 master shard's gradient is `main_grad.float()`: the same tensor
+  // for fp32 main grads, a new fp32 copy of this rank's shard (4 bytes x P / 8) for bf16 ones.
+  EXPECT_NEAR(
+      PhaseAllocated(estimate(g), "optimizer-step") - PhaseAllocated(plain, "optimizer-step"),
+      -2 * P + 4 * P / 8, 1e3);
   // --fp8-param-gather: the layers' linear weights in 1 byte instead of 2, and TE caches only
   // their transpose (1 byte instead of the cast and its transpose, 2): 2 bytes per linear
   // parameter less in every phase; the embedding and output layer are unchanged.

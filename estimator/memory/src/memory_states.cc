@@ -152,6 +152,14 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
                        (j.framework == Framework::kFsdp || j.framework == Framework::kLitgpt)));
   if (foreach)
     s.step_temp = sharded(sp.trainable * dt.state, sp.expert_trainable * dt.state, shard_o);
+  if (j.framework == Framework::kMegatron && dt.master > 0 && dt.grad < 4) {
+    // Megatron's optimizer hands its fp32 master shard a gradient with
+    // `shard_main_param.grad = shard_model_grad.float()` (core/optimizer/distrib_optimizer.py
+    // _copy_model_grads_to_main_grads; optimizer.py the same without the distributed optimizer):
+    // free for fp32 main grads, an fp32 copy of the shard when they are 16-bit
+    // (--grad-reduce-in-bf16). It lives from the step until the next iteration's zero_grad.
+    s.step_temp += sharded(sp.trainable * 4, sp.expert_trainable * 4, shard_o);
+  }
 
   if (j.optimizer_in_backward) {
     // Each parameter is stepped and its gradient freed as soon as it is ready
