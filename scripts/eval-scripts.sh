@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Measures how well fmte reads real batch scripts: runs `fmte-advise check --json` over a folder of
 # scripts and reports, per launcher kind, how many LLM training scripts were recognised and
-# estimated, whether the model found is the one a careful reader finds, the decisions, and any
-# script that is not training but was taken for one.
+# estimated, whether the model found is the one a careful reader finds, whether the estimate used
+# it (est+right, also as a share of the LLM training scripts and of those whose model the job's
+# files name), the decisions, and any script that is not training but was taken for one.
 #
 #   scripts/eval-scripts.sh DIR [--advise PATH] [--config FILE] [--gpu NAME] [--json OUT] [--verbose]
 #
