@@ -522,6 +522,14 @@ TEST(RequestTest, SrunPrefixTasksAreTheLaunchsProcesses) {
   EXPECT_EQ(joined.launcher_nodes, 4);
   EXPECT_EQ(joined.job.gpus, 32);
   EXPECT_EQ(joined.job.gpus_per_node, 8);
+  ASSERT_NE(joined.SourceOf("gpus"), nullptr);
+  EXPECT_EQ(joined.SourceOf("gpus")->origin, "line 4: srun --ntasks-per-node and --nodes");
+  // The client's reading forwards that origin (FMTE_READ "porigin"); the controller names it too.
+  const JobRequest ctld =
+      ParseJobRequest("", {{std::string(kReadKey), EncodeClientReading(joined)}}, SlurmFacts{});
+  ASSERT_NE(ctld.SourceOf("gpus"), nullptr);
+  EXPECT_EQ(ctld.SourceOf("gpus")->origin, "line 4: srun --ntasks-per-node and --nodes");
+  EXPECT_EQ(ctld.job.gpus, 32);
 
   // Separate values, a total task count only, and boolean options fmte does not list.
   const JobRequest separate = Parse(

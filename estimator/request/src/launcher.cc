@@ -568,6 +568,9 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
       f.procs_per_node = l.srun_tasks_per_node > 0
                              ? l.srun_tasks_per_node
                              : l.srun_tasks / std::max<int64_t>(1, l.srun_nodes);
+      f.procs_origin = "line " + std::to_string(l.line) + ": srun " +
+                       (l.srun_tasks_per_node > 0 ? "--ntasks-per-node" : "--ntasks") +
+                       (l.srun_nodes > 0 ? " and --nodes" : "");
     }
     // The line that says the most; on a tie, one that says how many processes it starts (a
     // script with a local and a Slurm launch of the same trainer).

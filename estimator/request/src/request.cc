@@ -194,6 +194,7 @@ JobRequest ParseJobRequest(std::string_view script,
   r.launcher = launch.launcher;
   r.launcher_procs_per_node = launch.procs_per_node;
   r.launcher_nodes = launch.nodes;
+  r.launcher_procs_origin = launch.procs_origin;
 
   std::vector<Assignment> fmte_values;
   for (const auto& [line, text] : scan.fmte_lines) {
@@ -273,7 +274,8 @@ JobRequest ParseJobRequest(std::string_view script,
     r.job.gpus = launcher_gpus;
     if (r.job.gpus_per_node == 0) r.job.gpus_per_node = launch.procs_per_node;
     r.sources.push_back(
-        FieldSource{"gpus", Source::kLauncher, std::to_string(launcher_gpus), r.launcher});
+        FieldSource{"gpus", Source::kLauncher, std::to_string(launcher_gpus),
+                    r.launcher_procs_origin.empty() ? r.launcher : r.launcher_procs_origin});
     if (r.is_llm_job)
       AddWarning(&r, "gpus: no GPUs requested from Slurm (--gres=gpu:N or --gpus=N)");
   } else if (facts.ntasks_per_node > 1 && r.is_llm_job) {

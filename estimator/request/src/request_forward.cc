@@ -79,6 +79,7 @@ std::string EncodeClientReading(const JobRequest& r, std::string_view arch_json)
             {"unread", std::move(unread)},
             {"files", std::move(files)}};
   if (!arch_json.empty() && arch_json.size() <= kMaxArchJsonBytes) j["arch"] = arch_json;
+  if (!r.launcher_procs_origin.empty()) j["porigin"] = Shown(r.launcher_procs_origin, 96);
   const bool scan = AddScan(r, &j);
   if (!scan && values.empty() && r.unread.empty() && r.launcher.empty() && arch_json.empty())
     return {};
@@ -106,7 +107,8 @@ namespace {
 // 38 us of thread CPU for the DOM). The grammar is EncodeClientReading's: an object of
 // "v" (version), "launcher", "procs", "nodes", "arch", "values" (rows of 3 strings), "unread"
 // (rows of 2), "files" (strings), "fmte" (rows of 2: line number, text; its presence says the
-// client scanned the script) and "notes" (strings); other keys are skipped. The first error stops
+// client scanned the script), "notes" (strings) and "porigin" (where "procs" comes from, when not
+// the launcher's flag); other keys are skipped. The first error stops
 // the parse.
 class ReadingParser {
  public:
@@ -148,7 +150,8 @@ class ReadingParser {
     kUnread,
     kFiles,
     kFmte,
-    kNotes
+    kNotes,
+    kProcsOrigin
   };
   bool Rows() const { return key_ == Key::kValues || key_ == Key::kUnread || key_ == Key::kFmte; }
   bool Strings() const { return key_ == Key::kFiles || key_ == Key::kNotes; }
@@ -181,10 +184,10 @@ bool ReadingParser::start_object(std::size_t) {
 bool ReadingParser::key(json::string_t& k) {
   if (depth_ != 1) return true;  // a key of a skipped object
   static constexpr std::pair<std::string_view, Key> kKeys[] = {
-      {"v", Key::kVersion},     {"launcher", Key::kLauncher}, {"procs", Key::kProcs},
-      {"nodes", Key::kNodes},   {"arch", Key::kArch},         {"values", Key::kValues},
-      {"unread", Key::kUnread}, {"files", Key::kFiles},       {"fmte", Key::kFmte},
-      {"notes", Key::kNotes}};
+      {"v", Key::kVersion},     {"launcher", Key::kLauncher},  {"procs", Key::kProcs},
+      {"nodes", Key::kNodes},   {"arch", Key::kArch},          {"values", Key::kValues},
+      {"unread", Key::kUnread}, {"files", Key::kFiles},        {"fmte", Key::kFmte},
+      {"notes", Key::kNotes},   {"porigin", Key::kProcsOrigin}};
   key_ = Key::kNone;
   for (const auto& [name, key] : kKeys)
     if (k == name) key_ = key;
@@ -207,6 +210,8 @@ bool ReadingParser::Scalar() {
                   std::to_string(kMaxArchJsonBytes) + " bytes");
     case Key::kLauncher:
       return Fail("launcher: expected a name");
+    case Key::kProcsOrigin:
+      return Fail("porigin: expected a text");
     case Key::kValues:
     case Key::kUnread:
     case Key::kFmte:
@@ -252,6 +257,10 @@ bool ReadingParser::string(json::string_t& v) {
     case Key::kLauncher:
       if (depth_ != 1) return Scalar();
       out_->launcher = Shown(v, 32);
+      return true;
+    case Key::kProcsOrigin:
+      if (depth_ != 1) return Scalar();
+      out_->procs_origin = Shown(v, 96);
       return true;
     case Key::kArch:
       if (depth_ != 1 || v.size() > kMaxArchJsonBytes) return Scalar();

@@ -135,6 +135,7 @@ struct LauncherFindings {
   std::vector<Assignment> values;
   int64_t procs_per_node = 0;
   int64_t nodes = 0;
+  std::string procs_origin;           // JobRequest::launcher_procs_origin
   std::string arch_json;              // Megatron ad-hoc architecture
   std::vector<UnreadSetting> unread;  // settings in files the launch line names (not read)
   std::vector<std::string> warnings;

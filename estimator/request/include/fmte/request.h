@@ -170,6 +170,9 @@ struct JobRequest {
   // What the launcher told (0: not seen): GPUs it starts per node and nodes.
   int64_t launcher_procs_per_node = 0;
   int64_t launcher_nodes = 0;
+  // Where that count comes from when it is not the launcher's own flag ("line 30: srun
+  // --ntasks-per-node x --nodes"); empty: the launcher.
+  std::string launcher_procs_origin;
   std::string launcher;  // "torchrun", "accelerate", "deepspeed", "python", "tune", "megatron"
 
   // Architecture forwarded by the SPANK plugin (compact config.json JSON; empty: none), or derived
