@@ -269,8 +269,10 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
     if (emb > 0) AddTrainable(s, emb, emb / std::max(h, 1.0), h);
     if (head > 0) AddTrainable(s, head, head / std::max(h, 1.0), h);
     if (fnorm > 0) AddTrainable(s, fnorm, 1, 0);
-    if (vision > 0 && !j.freeze_vision) AddTrainable(s, vision, 1, 0);
-    if (vision > 0 && j.freeze_vision) s.frozen += vision;  // TrainingJob::freeze_vision
+    if (vision > 0 && j.freeze_vision)
+      s.frozen += vision;  // TrainingJob::freeze_vision
+    else if (vision > 0)
+      AddTrainable(s, vision, 1, 0);
     s.trainable_linear += head;
     // The loss backward produces the head (tied: embedding) and final-norm gradients first,
     // then one block's.

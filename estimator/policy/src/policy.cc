@@ -419,6 +419,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   // A model taken from its name is a guess, like a GPU count fmte assumed: estimated and shown,
   // never rejected, raised or given a time limit on.
   const bool assumed_model = !d.named_after.empty();
+  const bool guessed = assumed_gpus || assumed_model;  // estimated, never acted on
   if (assumed_model) {
     d.reasons.push_back(Cat({"model: '", r.job.model,
                              "' is neither readable here nor in the catalog; its name says it is a "
@@ -542,7 +543,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
                " (or pack to that length) to be sure"}));
       d.alternatives = internal::FindAlternatives(ctx, job);
       AddFittingAlternatives("would fit at the full length: ", &d);
-    } else if (assumed_gpus || assumed_model) {
+    } else if (guessed) {
       // The GPU count or the model is a guess: never reject on it.
       d.reasons.push_back(
           Cat({what, " would need ", against,
@@ -585,12 +586,11 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     }
   }
   // A time limit from a guessed GPU count or model could kill the job: none is set or judged then.
-  if (!assumed_gpus && !assumed_model) {
+  if (!guessed) {
     ApplyOperatorSet(estimator.catalogs(), p, **arch, &d);
     DecideTime(r, p, **arch, &d);
   }
-  if (fits_as_asked && !assumed_gpus && !assumed_model)
-    internal::AddRightSizingNotices(ctx, d.job, &d);
+  if (fits_as_asked && !guessed) internal::AddRightSizingNotices(ctx, d.job, &d);
 
   if (p.mode == Mode::kAdvise && d.kind != DecisionKind::kAccept) {
     d.advise_only = true;

@@ -210,6 +210,15 @@ bool SrunOption(std::string_view w, std::string_view value, bool joined, bool un
   return !joined;
 }
 
+// The launcher a word of a command names: LauncherName's, or a launcher-table program (only of a
+// known word); empty when it is none.
+std::string_view LauncherOf(const Word& w, const LauncherTable* table) {
+  const std::string_view name = LauncherName(w.text);
+  if (name.empty() && !w.unresolved && IsTableProgram(table, Basename(w.text)))
+    return Basename(w.text);
+  return name;
+}
+
 // Splits the words after the launcher. Returns false when the command is no launch.
 bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
   size_t i = 0;
@@ -220,9 +229,7 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
   bool after_srun = false;
   for (; i < n; ++i) {
     const std::string_view w = c.words[i].text;
-    name = LauncherName(w);
-    if (name.empty() && !c.words[i].unresolved && IsTableProgram(table, Basename(w)))
-      name = Basename(w);
+    name = LauncherOf(c.words[i], table);
     if (!name.empty()) break;
     const std::string_view b = Basename(w);
     if (i == 0 && !IsPrefix(b) && w.find('=') == std::string::npos) return false;
@@ -234,9 +241,8 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
       // The next word is the option's value unless it is the launcher or another prefix (a
       // boolean option fmte does not list: --no-container-mount-home python ...).
       const Word* next = i + 1 < n ? &c.words[i + 1] : nullptr;
-      const bool next_is_word = next != nullptr && LauncherName(next->text).empty() &&
-                                !IsPrefix(Basename(next->text)) &&
-                                !(!next->unresolved && IsTableProgram(table, Basename(next->text)));
+      const bool next_is_word =
+          next != nullptr && LauncherOf(*next, table).empty() && !IsPrefix(Basename(next->text));
       const Word* value = joined ? &c.words[i] : (next_is_word ? next : nullptr);
       if (value != nullptr && SrunOption(w, value->text, joined, value->unresolved, l) && !joined)
         ++i;

@@ -258,13 +258,9 @@ void Scanner::Follow(size_t first, int depth, int line) {
       ++sourced_;
       std::string path(words[1].text);
       Result<std::string> text = ctx_->files->ReadText(path);
-      if (!text.ok() && !path.starts_with('/') && !ctx_->script_dir.empty() &&
-          ctx_->script_dir != ".") {
-        // Written to be submitted from its own folder (`source ./env.sh` beside it).
-        std::string_view name = path;
-        while (name.starts_with("./")) name.remove_prefix(2);
-        std::string beside = ctx_->script_dir + "/" + std::string(name);
-        if (Result<std::string> t = ctx_->files->ReadText(beside); t.ok()) {
+      // Written to be submitted from its own folder (`source ./env.sh` beside it).
+      if (std::string beside; !text.ok()) {
+        if (Result<std::string> t = ReadNearScript(*ctx_, path, false, &beside); t.ok()) {
           out_->warnings.push_back("line " + std::to_string(line) + ": source: " + path +
                                    " is not in the submission directory; read " + beside +
                                    " beside the script (submit from its folder)");

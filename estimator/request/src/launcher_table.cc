@@ -383,23 +383,10 @@ Result<json> LoadConfig(const FileContext& files, std::string_view path, std::st
   Result<std::string> text = source->ReadText(path);
   // Not in the submission directory: a script written to be run from a folder of its own repository
   // (InternVL's shell/.../x.sh runs from internvl_chat/, where its --deepspeed file lies) names it
-  // relative to that folder: the script's folder and the folders above it, nearest first.
-  const std::string& dir = files.ctx->script_dir;
-  if (!text.ok() && !path.starts_with('/') && !path.starts_with("../") && !dir.empty() &&
-      dir != "." && !dir.starts_with('/') && !dir.starts_with("../")) {
-    std::string_view name = path;
-    while (name.starts_with("./")) name.remove_prefix(2);
-    for (std::string_view d = dir; !d.empty();) {
-      std::string candidate = std::string(d) + "/" + std::string(name);
-      if (Result<std::string> t = source->ReadText(candidate); t.ok()) {
-        if (found_at != nullptr) *found_at = std::move(candidate);
-        text = std::move(t);
-        break;
-      }
-      const size_t slash = d.rfind('/');
-      d = slash == std::string_view::npos ? std::string_view() : d.substr(0, slash);
-    }
-  }
+  // relative to that folder: the script's folder or one above it.
+  if (!text.ok())
+    if (Result<std::string> t = ReadNearScript(*files.ctx, path, true, found_at); t.ok())
+      text = std::move(t);
   if (!text.ok()) return text.status();
   return source->ParseConfig(path, *text, syntax);
 }
@@ -504,6 +491,27 @@ void ApplyFormat(const ConfigFormat& fmt, const json& file_tree, std::string_vie
 }
 
 }  // namespace
+
+Result<std::string> ReadNearScript(const ScriptContext& ctx, std::string_view path,
+                                   bool folders_above, std::string* found_at) {
+  const std::string& dir = ctx.script_dir;
+  if (path.starts_with('/') || dir.empty() || dir == "." ||
+      (folders_above &&
+       (path.starts_with("../") || dir.starts_with('/') || dir.starts_with("../"))))
+    return Status::NotFound(std::string(path));
+  std::string_view name = path;
+  while (name.starts_with("./")) name.remove_prefix(2);
+  for (std::string_view d = dir; !d.empty();) {
+    std::string candidate = std::string(d) + "/" + std::string(name);
+    if (Result<std::string> t = ctx.files->ReadText(candidate); t.ok()) {
+      *found_at = std::move(candidate);
+      return t;
+    }
+    const size_t slash = folders_above ? d.rfind('/') : std::string_view::npos;
+    d = slash == std::string_view::npos ? std::string_view() : d.substr(0, slash);
+  }
+  return Status::NotFound(std::string(path));
+}
 
 bool IsTableProgram(const LauncherTable* table, std::string_view program) {
   if (table == nullptr || program.empty()) return false;

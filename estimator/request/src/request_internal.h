@@ -127,6 +127,14 @@ struct ScanOutput {
 // strings run with `bash -c` are read as scripts. Never fails; oddities become warnings.
 ScanOutput ScanScript(std::string_view script, const ScriptContext* ctx = nullptr);
 
+// A file the script names by a relative `path` that is not in the submission directory, read
+// where a script written to run from its own folder finds it (ctx.script_dir, REQUIRES: ctx.files):
+// beside the script, and with `folders_above` (a relative path not starting with "../", a script
+// below the submission directory) in each folder above it up to that directory, nearest first.
+// `found_at` gets the path read. NotFound when it is in none of them or `path` is absolute.
+Result<std::string> ReadNearScript(const ScriptContext& ctx, std::string_view path,
+                                   bool folders_above, std::string* found_at);
+
 // ---- Launch lines (launcher.cc) ---------------------------------------------------------------
 
 struct LauncherFindings {
