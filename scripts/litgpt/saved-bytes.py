@@ -2,14 +2,18 @@
 """Count the bytes litgpt's own model saves for backward per transformer layer, on CPU.
 
 usage: scripts/litgpt/saved-bytes.py LITGPT_CHECKOUT MODEL[,MODEL...] [--tokens T] [--dropout P ...]
+                                     [--targets q,k,v,o,mlp,head] [--quantized] [--header]
 
-LITGPT_CHECKOUT is a work tree of Lightning-AI/litgpt at a commit whose package is `lit_gpt`
-(2023; e.g. 8641822, the commit of its resource tables). Its model and LoRA code run unchanged with
-random bf16 weights, LoRA (r 8, alpha 16) on query and value as its finetune/lora.py sets them.
+LITGPT_CHECKOUT is a work tree of Lightning-AI/litgpt: a commit whose package is `lit_gpt` (2023;
+e.g. 8641822, the commit of its resource tables) or `litgpt` (2024-; e.g. 00af8b0, the last change
+of config_hub/finetune/README.md's table). Its model and LoRA code run unchanged with random bf16
+weights, LoRA r 8, alpha 16 on the modules --targets names (default query and value, as lit_gpt's
+finetune/lora.py sets them; the config hub's YAMLs set all of them, head included).
 Two CUDA kernels that have no CPU counterpart in the PyTorch this runs on are replaced by functions
 that save what the CUDA kernels save: SDPA's flash kernel (query, key, value, output, fp32
 log-sum-exp: aten _scaled_dot_product_flash_attention's derivative) and native_dropout (a bool
-mask). Every tensor autograd saves is seen through torch.autograd.graph.saved_tensors_hooks; its
+mask); torch.mean over a dimension keeps only the input's shape, as in PyTorch 2 (1.13 keeps the
+input); with --quantized every linear keeps its input as bitsandbytes' MatMul4Bit does. Every tensor autograd saves is seen through torch.autograd.graph.saved_tensors_hooks; its
 storage is counted once, parameters and buffers not at all. A layer's share is the difference
 between the model with 2 layers and with 1 (the first layer saves less: its input, the frozen
 embedding's output, needs no gradient). Prints CSV: model, commit, torch, tokens, dropout,
@@ -26,16 +30,23 @@ import types
 import torch
 
 
-def stub_lightning():
+class Stub(types.ModuleType):
+    """A module whose every attribute is a placeholder class: only imported, never used here."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return type(name, (), {})
+
+
+def stub_imports():
+    """Lightning, packaging and the like: the model code only imports them."""
     for name in ["lightning", "lightning.fabric", "lightning.fabric.strategies",
                  "lightning.fabric.utilities", "lightning.fabric.utilities.load",
-                 "lightning_utilities", "lightning_utilities.core",
-                 "lightning_utilities.core.imports", "torch.utils._device"]:
-        sys.modules.setdefault(name, types.ModuleType(name))
-    sys.modules["lightning"].Fabric = object
-    sys.modules["lightning"].fabric = sys.modules["lightning.fabric"]
-    sys.modules["lightning.fabric.strategies"].FSDPStrategy = object
-    sys.modules["lightning.fabric.utilities.load"]._lazy_load = None
+                 "lightning.fabric.loggers", "lightning.pytorch", "lightning.pytorch.loggers",
+                 "lightning.pytorch.cli", "lightning_utilities", "lightning_utilities.core",
+                 "lightning_utilities.core.imports", "packaging", "torch.utils._device"]:
+        sys.modules.setdefault(name, Stub(name))
 
     class RequirementCache:  # the version checks pass; flash-attn is not installed
         def __init__(self, requirement, *a, **k):
@@ -80,6 +91,34 @@ class NativeDropout(torch.autograd.Function):
         return grad * mask.to(grad.dtype) * ctx.scale, None
 
 
+class MeanDim(torch.autograd.Function):
+    """torch.mean over dimensions as PyTorch 2 differentiates it (derivatives.yaml mean.dim:
+    mean_backward(grad, self.sym_sizes(), ...)): only the input's shape is kept. PyTorch 1.13,
+    which Debian ships, keeps the input itself, which a litgpt RMSNorm's x * x is."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
+        return MEAN(x, dim=dim, keepdim=keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = grad if ctx.keepdim else grad.unsqueeze(ctx.dim)
+        n = 1
+        for d in ([ctx.dim] if isinstance(ctx.dim, int) else ctx.dim):
+            n *= ctx.shape[d]
+        return g.expand(ctx.shape) / n, None, None
+
+
+MEAN = torch.mean
+
+
+def mean(x, dim=None, keepdim=False, **kw):
+    if dim is None or kw or not x.requires_grad:
+        return MEAN(x, **kw) if dim is None else MEAN(x, dim=dim, keepdim=keepdim, **kw)
+    return MeanDim.apply(x, dim, keepdim)
+
+
 def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, scale=None, is_causal=False):
     return Flash.apply(q, k, v)
 
@@ -88,15 +127,50 @@ def dropout(x, p=0.5, training=True, inplace=False):
     return NativeDropout.apply(x, p) if training and p > 0 else x
 
 
-def saved_bytes(lit, name, layers, tokens, p):
+class MatMul4Bit(torch.autograd.Function):
+    """bitsandbytes' MatMul4Bit (0.41-0.44, autograd/_functions.py): the frozen 4-bit weight's
+    product, which keeps its input A for backward whenever A needs a gradient (ctx.tensors =
+    (A, B)). Kept here with save_for_backward so that the hook sees it."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(x)
+        return torch.nn.functional.linear(x, weight, bias)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return torch.zeros_like(ctx.saved_tensors[0]), None, None
+
+
+def quantize(model):
+    """Every nn.Linear as Fabric's BitsandbytesPrecision makes it (bnb Linear4bit)."""
+    for mod in model.modules():
+        if type(mod) is torch.nn.Linear:
+            mod.forward = (lambda m: lambda x: MatMul4Bit.apply(x, m.weight, m.bias))(mod)
+
+
+def lora_config(lit, name, layers, p, targets):
+    if lit.package == "lit_gpt":  # 2023: r/alpha/dropout/to_* fields
+        assert targets == "q,v", "lit_gpt's resource tables train LoRA on query and value"
+        return lit.Config.from_name(name, n_layer=layers, r=8, alpha=16, dropout=p,
+                                    to_query=True, to_value=True)
+    parts = set(targets.split(","))
+    return lit.Config.from_name(
+        name, n_layer=layers, lora_r=8, lora_alpha=16, lora_dropout=p,
+        lora_query="q" in parts, lora_key="k" in parts, lora_value="v" in parts,
+        lora_projection="o" in parts, lora_mlp="mlp" in parts, lora_head="head" in parts)
+
+
+def saved_bytes(lit, name, layers, tokens, p, targets, quantized):
     torch.manual_seed(0)
-    cfg = lit.Config.from_name(name, n_layer=layers, r=8, alpha=16, dropout=p, to_query=True,
-                               to_value=True)
+    cfg = lora_config(lit, name, layers, p, targets)
     torch.set_default_dtype(torch.bfloat16)
     model = lit.GPT(cfg)
     torch.set_default_dtype(torch.float32)
     model.max_seq_length = tokens
     lit.mark_only_lora_as_trainable(model)
+    if quantized:
+        quantize(model)
     model.train()
     own = {t.storage().data_ptr() for t in list(model.parameters()) + list(model.buffers())}
     seen, keep = {}, []
@@ -116,33 +190,54 @@ def saved_bytes(lit, name, layers, tokens, p):
     return cfg, sum(seen.values())
 
 
+def load(checkout):
+    """lit_gpt (2023) or litgpt (2024-): the package's LoRA model and chunked loss."""
+    sys.path.insert(0, checkout)
+    import importlib
+    import os
+    package = "lit_gpt" if os.path.isdir(os.path.join(checkout, "lit_gpt")) else "litgpt"
+    if package == "litgpt":  # skip litgpt/__init__.py, which imports the whole API
+        stub = types.ModuleType("litgpt")
+        stub.__path__ = [os.path.join(checkout, "litgpt")]
+        sys.modules["litgpt"] = stub
+    lora = importlib.import_module(package + ".lora")
+    utils = importlib.import_module(package + ".utils")
+    return types.SimpleNamespace(package=package, GPT=lora.GPT, Config=lora.Config,
+                                 chunked_cross_entropy=utils.chunked_cross_entropy,
+                                 mark_only_lora_as_trainable=lora.mark_only_lora_as_trainable)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("checkout")
     ap.add_argument("models")
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--dropout", type=float, nargs="+", default=[0.05, 0.0])
+    ap.add_argument("--targets", default="q,v",
+                    help="q,v or any of q,k,v,o,mlp,head (litgpt's lora_query ... lora_head)")
+    ap.add_argument("--quantized", action="store_true",
+                    help="every linear as bitsandbytes' 4-bit one (quantize: bnb.nf4)")
+    ap.add_argument("--header", action="store_true")
     a = ap.parse_args()
-    stub_lightning()
+    stub_imports()
     torch.nn.functional.scaled_dot_product_attention = sdpa
     torch.nn.functional.dropout = dropout
-    sys.path.insert(0, a.checkout)
-    from lit_gpt.lora import GPT, Config, mark_only_lora_as_trainable
-    from lit_gpt.utils import chunked_cross_entropy
-    lit = types.SimpleNamespace(GPT=GPT, Config=Config, chunked_cross_entropy=chunked_cross_entropy,
-                                mark_only_lora_as_trainable=mark_only_lora_as_trainable)
+    torch.mean = mean
+    lit = load(a.checkout)
     commit = subprocess.run(["git", "-C", a.checkout, "rev-parse", "--short=7", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
-    print("model,litgpt_commit,torch,tokens,lora_dropout,layer_bytes_per_token_h,"
-          "outside_bytes_per_token_v")
+    if a.header:
+        print("model,litgpt_commit,torch,tokens,lora_dropout,layer_bytes_per_token_h,"
+              "outside_bytes_per_token_v,lora_targets,quantized")
     for name in a.models.split(","):
         for p in a.dropout:
-            cfg, one = saved_bytes(lit, name, 1, a.tokens, p)
-            _, two = saved_bytes(lit, name, 2, a.tokens, p)
+            cfg, one = saved_bytes(lit, name, 1, a.tokens, p, a.targets, a.quantized)
+            _, two = saved_bytes(lit, name, 2, a.tokens, p, a.targets, a.quantized)
             layer = two - one
             print(f"{name},{commit},{torch.__version__},{a.tokens},{p},"
                   f"{layer / (a.tokens * cfg.n_embd):.3f},"
-                  f"{(one - layer) / (a.tokens * cfg.padded_vocab_size):.3f}")
+                  f"{(one - layer) / (a.tokens * cfg.padded_vocab_size):.3f},"
+                  f"{a.targets.replace(',', ' ')},{'nf4' if a.quantized else 'no'}")
             sys.stdout.flush()
 
 

@@ -220,8 +220,11 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
     if (l.expert) experts_total = std::max(experts_total, static_cast<double>(l.copies));
     if (litgpt && grp == 0) litgpt_qkv_total += static_cast<double>(l.out_features * l.copies);
     if (lora && targets.Matches(l)) {
-      const double copies = l.expert ? std::min(k_active, static_cast<double>(l.copies))
-                                     : static_cast<double>(l.copies);
+      // litgpt builds a checkpoint's fused gate_up_proj (Phi-3) as its LLaMAMLP's fc_1 and fc_2,
+      // two LoRALinear modules, each with its own lora_dropout of the shared input.
+      const double modules = litgpt && l.role == LinearRole::kGateUp ? 2 : 1;
+      const double copies = modules * (l.expert ? std::min(k_active, static_cast<double>(l.copies))
+                                                : static_cast<double>(l.copies));
       const double in = static_cast<double>(l.in_features);
       const bool row_parallel = RowParallel(l.role);
       if (litgpt && grp == 0) {
