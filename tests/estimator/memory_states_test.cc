@@ -383,8 +383,9 @@ TEST(MemoryStatesTest, FsdpNoSyncAccumulatesUnshardedGradients) {
 }
 
 TEST(MemoryStatesTest, HfFsdpHoldsTheRootUnitsGradientUntilTheEndOfBackward) {
-  // The HF Trainer's FSDP (accelerate, transformer-layer auto-wrap) leaves embeddings, final norm
-  // and head in the root unit: its unsharded gradient appears at the head's backward and is
+  // The HF Trainer's FSDP (accelerate, transformer-layer auto-wrap) and litgpt's
+  // (FSDPStrategy(auto_wrap_policy={Block}), finetune/full.py) leave embeddings, final norm and
+  // head in the root unit: its unsharded gradient appears at the head's backward and is
   // reduce-scattered after the embeddings' gradient, at the end of backward. A loop that wraps
   // the head apart (torchtitan's fully_shard([norm, output])) releases it after the head.
   // Llama-2-7B's root: 2 x 32,000 x 4,096 (untied embedding and head) + 4,096 (final norm).
@@ -408,11 +409,14 @@ TEST(MemoryStatesTest, HfFsdpHoldsTheRootUnitsGradientUntilTheEndOfBackward) {
     return e.ok() ? PhaseAllocated(*e, "end-of-backward") : 0;
   };
   const double root = 2 * 32000.0 * 4096 + 4096;
-  EXPECT_NEAR(static_cast<double>(phase(Framework::kHf, Method::kFull) -
-                                  phase(Framework::kFsdp, Method::kFull)),
-              2 * root, 1e3);
-  // A frozen root (LoRA) has no gradient to hold.
-  EXPECT_EQ(phase(Framework::kHf, Method::kLora), phase(Framework::kFsdp, Method::kLora));
+  for (Framework fw : {Framework::kHf, Framework::kLitgpt}) {
+    EXPECT_NEAR(
+        static_cast<double>(phase(fw, Method::kFull) - phase(Framework::kFsdp, Method::kFull)),
+        2 * root, 1e3)
+        << ToString(fw);
+    // A frozen root (LoRA) has no gradient to hold.
+    EXPECT_EQ(phase(fw, Method::kLora), phase(Framework::kFsdp, Method::kLora)) << ToString(fw);
+  }
 }
 
 TEST(MemoryStatesTest, FrozenWeightsInsideFsdpUnitsGetGradients) {

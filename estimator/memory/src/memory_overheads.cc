@@ -55,12 +55,14 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
     const double unit = j.GradientsCoverFrozenWeights() ? sp.largest_block
                                                         : std::min(sp.largest_block, sp.trainable);
     b.backward += unit * dt.gather;
-    if (fw == Framework::kHf && j.method == Method::kFull && sh != Sharding::kFsdpNoShard) {
-      // The HF Trainer (accelerate) wraps each decoder layer; embeddings, final norm and head
-      // stay in the root unit, whose unsharded gradient appears at the head's backward and is
-      // reduce-scattered only once the embeddings' gradient arrives, at the end of backward
-      // (FSDP1 post-backward hook on the root's flat parameter; FSDP2's root group in its final
-      // callback).
+    if ((fw == Framework::kHf || fw == Framework::kLitgpt) && j.method == Method::kFull &&
+        sh != Sharding::kFsdpNoShard) {
+      // The HF Trainer (accelerate) wraps each decoder layer, litgpt each Block
+      // (FSDPStrategy(auto_wrap_policy={Block}) in finetune/full.py and pretrain.py); embeddings,
+      // final norm and head stay in the root unit, whose unsharded gradient appears at the head's
+      // backward and is reduce-scattered only once the embeddings' gradient arrives, at the end of
+      // backward (FSDP1 post-backward hook on the root's flat parameter; FSDP2's root group in its
+      // final callback).
       b.backward += sp.root * dt.gather;
     }
   }
