@@ -141,8 +141,10 @@ def optimizer_impl(r):
 
 
 # LoRA dropout of training scripts that rows cite as their code but whose notes do not restate it:
-# lit-gpt finetune/lora.py at 8641822 (Oct 2023) sets lora_dropout = 0.05 (line 48).
-CODE_LORA_DROPOUT = {"finetune/lora.py @8641822": "0.05"}
+# lit-gpt finetune/lora.py at 8641822 (Oct 2023) sets lora_dropout = 0.05 (line 48); litgpt's
+# config_hub/finetune/phi-2/lora.yaml (00af8b0 and HEAD 2685705) sets lora_dropout: 0.05.
+CODE_LORA_DROPOUT = {"finetune/lora.py @8641822": "0.05",
+                     "config_hub phi-2/lora.yaml": "0.05"}
 
 
 def code_lora_dropout(r):
