@@ -230,7 +230,7 @@ def row_args(r):
         # reading of such a script (launcher_hf.cc ReadLoadDtype) is amp-bf16.
         prec = "amp-bf16"
     args += ["--precision", prec]
-    if r["framework"] == "axolotl":
+    if r["framework"] == "axolotl" and not axolotl_keeps_kbit_upcast(r):
         # axolotl converts the weights PEFT's prepare_model_for_kbit_training cast to fp32 back
         # to the model's dtype (etc/launchers.json: its launcher sets kbit-upcast=false).
         args += ["--no-kbit-upcast"]
@@ -321,6 +321,18 @@ def row_args(r):
         if "-dq" in q or "double" in q:
             args += ["--double-quant"]
     return args, None
+
+
+# axolotl commits whose loader kept PEFT's fp32 upcast of embeddings, head and norms for their
+# example config: before 78c5b1979 (2024-01-10) axolotl cast them back to the model's dtype only
+# with flash attention (src/axolotl/utils/models.py at dc71d8872a: `if cfg.flash_attention:`),
+# and the 2023 Llama-2 examples train with xformers_attention instead.
+AXOLOTL_KBIT_UPCAST_KEPT = ("dc71d8872a",)
+
+
+def axolotl_keeps_kbit_upcast(r):
+    m = re.search(r"read at ([0-9a-f]{7,})", r["notes"])
+    return m is not None and m.group(1) in AXOLOTL_KBIT_UPCAST_KEPT
 
 
 # axolotl commits whose FSDP2 example configs were measured with an accelerate older than 1.11
