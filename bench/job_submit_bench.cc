@@ -14,7 +14,9 @@
 // 20,000): bench/instructions_per_call.sh uses both under callgrind. FMTE_BENCH_FORWARD=1 attaches
 // to every job the client's reading (FMTE_READ) that the SPANK plugin sends from sbatch, so the
 // controller's path is measured as sites run it (no scan of the script in slurmctld);
-// FMTE_BENCH_DISTINCT=1 makes every job a different one (no decision from the cache).
+// FMTE_BENCH_DISTINCT=1 makes every job a different one (no decision from the cache);
+// FMTE_BENCH_CLIENT=1 (with FORWARD) also attaches the decision the SPANK plugin makes in sbatch
+// (FMTE_DECISION), so job_submit applies it as it does for a default install.
 #include <benchmark/benchmark.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -41,6 +43,7 @@ extern "C" {
 #include <slurm/slurm.h>
 }
 
+#include "client_decision.h"
 #include "fmte/config.h"
 #include "fmte/estimator.h"
 #include "fmte/policy.h"
@@ -49,6 +52,7 @@ extern "C" {
 #include "fmte/script_files.h"
 #include "fmte/submission.h"
 #include "job_desc_adapter.h"
+#include "plugin_state.h"
 #include "slurm_xapi.h"
 
 // slurmctld's next job id, which job_submit/fmte asks for to remember an admitted job for
@@ -176,6 +180,50 @@ bool Forward() { return EnvOn("FMTE_BENCH_FORWARD"); }
 // job_submit/fmte decides each afresh; otherwise the scripts repeat and its DecisionCache serves
 // the repeats, as it does for a burst of one sweep.
 bool Distinct() { return EnvOn("FMTE_BENCH_DISTINCT"); }
+// FMTE_BENCH_CLIENT=1 (with FMTE_BENCH_FORWARD=1): every LLM job also carries the decision the
+// SPANK plugin made in sbatch (FMTE_DECISION, client_decision.h), made here as spank_fmte.cc makes
+// it, on the controller's own reading of the job, so that job_submit applies it; the forwarded
+// values travel in the job's environment, as from sbatch.
+bool Client() { return EnvOn("FMTE_BENCH_CLIENT"); }
+
+// The decision sbatch forwards for `desc` (empty: none, as for a job that is not an LLM job).
+std::string ClientDecisionFor(const job_desc_msg_t& desc) {
+  static fmte::slurm::PluginState* state = [] {
+    auto* s = new fmte::slurm::PluginState;
+    if (!s->Init("", /*watch=*/false).ok()) std::exit(1);
+    return s;
+  }();
+  const fmte::slurm::Loaded* loaded = state->Current();
+  const fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(desc);
+  const fmte::JobRequest request = fmte::ParseJobRequest("", in.spank_values, in.facts);
+  if (loaded == nullptr || !request.is_llm_job || !request.forwarded_scan) return "";
+  const fmte::slurm::ClientDecision decision{
+      loaded->files_fingerprint, fmte::slurm::DecisionCache::InputsHash(in),
+      fmte::slurm::DecideJob(request, loaded->config, loaded->estimator)};
+  return fmte::slurm::EncodeClientDecision(decision);
+}
+
+void SetEnvironment(job_desc_msg_t* desc, const std::vector<std::string>& environment) {
+  for (uint32_t i = 0; i < desc->env_size; ++i)
+    slurm_xfree(reinterpret_cast<void**>(&desc->environment[i]));
+  slurm_xfree(reinterpret_cast<void**>(&desc->environment));
+  desc->environment = static_cast<char**>(slurm_xcalloc(environment.size() + 1, sizeof(char*), true,
+                                                        false, __FILE__, __LINE__, __func__));
+  for (size_t i = 0; i < environment.size(); ++i)
+    desc->environment[i] = slurm_xstrdup(environment[i].c_str());
+  desc->env_size = static_cast<uint32_t>(environment.size());
+}
+
+void AddSpankEnv(job_desc_msg_t* desc, const std::vector<std::string>& env) {
+  const uint32_t n = desc->spank_job_env_size;
+  auto** grown = static_cast<char**>(
+      slurm_xcalloc(n + env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
+  for (uint32_t i = 0; i < n; ++i) grown[i] = desc->spank_job_env[i];
+  for (size_t i = 0; i < env.size(); ++i) grown[n + i] = slurm_xstrdup(env[i].c_str());
+  slurm_xfree(reinterpret_cast<void**>(&desc->spank_job_env));
+  desc->spank_job_env = grown;
+  desc->spank_job_env_size = static_cast<uint32_t>(n + env.size());
+}
 
 job_desc_msg_t* NewDesc(const Description& d) {
   auto* desc = static_cast<job_desc_msg_t*>(
@@ -195,13 +243,25 @@ job_desc_msg_t* NewDesc(const Description& d) {
     desc->time_limit = base - n++ % 240;
   }
   std::vector<std::string> env = d.spank_env;
-  if (Forward() && !d.forwarded.empty())
-    env.push_back(std::string(fmte::kReadEnvName) + "=" + d.forwarded);
-  if (!env.empty()) {
-    desc->spank_job_env = static_cast<char**>(
-        slurm_xcalloc(env.size() + 1, sizeof(char*), true, false, __FILE__, __LINE__, __func__));
-    for (size_t i = 0; i < env.size(); ++i) desc->spank_job_env[i] = slurm_xstrdup(env[i].c_str());
-    desc->spank_job_env_size = static_cast<uint32_t>(env.size());
+  const std::string read =
+      Forward() && !d.forwarded.empty() ? std::string(fmte::kReadEnvName) + "=" + d.forwarded : "";
+  if (!Client() && !read.empty()) env.push_back(read);
+  if (!env.empty()) AddSpankEnv(desc, env);
+  if (Client() && !read.empty()) {
+    // As sbatch sends them: the SPANK plugin sets the forwarded values in sbatch's environment
+    // (kEnvCopyPrefix, spank_fmte.cc Forward), which sbatch sends whole as the job's environment:
+    // this process's environment stands for the user's. The decision is made on the job as the
+    // controller will read it, the reading included, and then added.
+    std::vector<std::string> environment;
+    for (char** e = environ; *e != nullptr; ++e) environment.emplace_back(*e);
+    const std::string copy(fmte::slurm::kEnvCopyPrefix);
+    environment.push_back(copy + read);
+    SetEnvironment(desc, environment);
+    const std::string decision = ClientDecisionFor(*desc);
+    if (!decision.empty()) {
+      environment.push_back(copy + std::string(fmte::slurm::kDecisionEnvName) + "=" + decision);
+      SetEnvironment(desc, environment);
+    }
   }
   return desc;
 }
@@ -216,6 +276,9 @@ void FreeDesc(job_desc_msg_t* desc) {
     slurm_xfree(reinterpret_cast<void**>(&desc->spank_job_env[i]));
   }
   slurm_xfree(reinterpret_cast<void**>(&desc->spank_job_env));
+  for (uint32_t i = 0; i < desc->env_size; ++i)
+    slurm_xfree(reinterpret_cast<void**>(&desc->environment[i]));
+  slurm_xfree(reinterpret_cast<void**>(&desc->environment));
   slurm_xfree(reinterpret_cast<void**>(&desc));
 }
 
