@@ -102,6 +102,17 @@ TEST_F(ScriptFilesTest, WeightsLoadedInBf16TrainAsPureBf16) {
       "OpenGVLab/InternVL2_5-8B --freeze_llm False --freeze_backbone ";
   EXPECT_TRUE(Read(internvl + "True\n").job.freeze_vision);
   EXPECT_FALSE(Read(internvl + "False\n").job.freeze_vision);
+  EXPECT_FALSE(Read(internvl + "False\n").job.freeze_language);
+  // InternVL's stage 1.5 (--freeze_llm True) and LLaMA-Factory's freeze_language_model freeze the
+  // language model instead.
+  const std::string stage15 =
+      "torchrun --nproc_per_node 8 internvl/train/internvl_chat_pretrain.py --model_name_or_path "
+      "OpenGVLab/InternVL2_5-8B --freeze_llm True --freeze_backbone False --freeze_mlp False\n";
+  EXPECT_TRUE(Read(stage15).job.freeze_language);
+  EXPECT_FALSE(Read(stage15).job.freeze_vision);
+  EXPECT_TRUE(Read("llamafactory-cli train cfg/lf_vl.yaml freeze_language_model=true "
+                   "freeze_vision_tower=false\n")
+                  .job.freeze_language);
   // axolotl converts what PEFT's prepare_model_for_kbit_training cast to fp32 back (kbit-upcast);
   // a TRL script does not.
   EXPECT_FALSE(r.job.kbit_upcast);

@@ -118,13 +118,20 @@ TEST(MemoryCatalogTest, PromptAndPrefixTuningCounts) {
 // default): its 675,759,104 parameters (Qwen2-VL-7B-Instruct: 8,291,375,616 published, language
 // model 7,615,616,512) lose their gradients and AdamW states, and keep their weights; a text model
 // is unchanged.
-TEST(MemoryCatalogTest, FrozenVisionTowerTrainsOnlyTheLanguageModel) {
-  Result<const ModelArch*> m = Catalog().Find("Qwen/Qwen2-VL-7B-Instruct");
-  ASSERT_TRUE(m.ok());
+// Full fine-tuning of a multimodal model in pure bf16, short sequences: the peak is at the end of
+// backward, where all gradients are held.
+TrainingJob VisionLanguageFullJob() {
   TrainingJob j = BaseJob();
   j.method = Method::kFull;
   j.precision = Precision::kPureBf16;
-  j.seq_len = 512;  // short: the peak is at the end of backward, where all gradients are held
+  j.seq_len = 512;
+  return j;
+}
+
+TEST(MemoryCatalogTest, FrozenVisionTowerTrainsOnlyTheLanguageModel) {
+  Result<const ModelArch*> m = Catalog().Find("Qwen/Qwen2-VL-7B-Instruct");
+  ASSERT_TRUE(m.ok());
+  TrainingJob j = VisionLanguageFullJob();
   const int64_t vision = (*m)->Counts().vision;
   EXPECT_EQ(vision, 675759104);
   EXPECT_EQ(TrainableParams(**m, j), (*m)->Counts().total);
@@ -139,6 +146,39 @@ TEST(MemoryCatalogTest, FrozenVisionTowerTrainsOnlyTheLanguageModel) {
   EXPECT_EQ(trained->breakdown.optimizer - frozen->breakdown.optimizer, 4 * vision);
   Result<const ModelArch*> text = Catalog().Find("meta-llama/Llama-3.1-8B");
   EXPECT_EQ(TrainableParams(**text, j), (*text)->Counts().total);
+}
+
+TEST(MemoryCatalogTest, FrozenLanguageModelTrainsOnlyTheVisionTower) {
+  // InternVL's stage 1.5 (--freeze_llm True): the vision encoder and projector train, the language
+  // model is frozen but backward runs through it to reach them.
+  Result<const ModelArch*> m = Catalog().Find("Qwen/Qwen2-VL-7B-Instruct");
+  ASSERT_TRUE(m.ok());
+  TrainingJob j = VisionLanguageFullJob();
+  const int64_t vision = (*m)->Counts().vision;
+  Result<MemoryEstimate> trained = EstimateMemory(**m, j, Gpu80());
+  j.freeze_language = true;
+  EXPECT_EQ(TrainableParams(**m, j), vision);
+  Result<MemoryEstimate> frozen = EstimateMemory(**m, j, Gpu80());
+  ASSERT_TRUE(trained.ok() && frozen.ok()) << frozen.status().ToString();
+  EXPECT_EQ(frozen->trainable_params, vision);
+  EXPECT_EQ(frozen->breakdown.weights, trained->breakdown.weights);
+  // pure bf16 AdamW: a 2-byte gradient and two 2-byte moments per trainable parameter, now the
+  // vision tower's alone (the end of backward holds every gradient).
+  EXPECT_EQ(frozen->breakdown.optimizer, 4 * vision);
+  // The language model's frozen linears keep no inputs for weight gradients: fewer activations.
+  TrainingJob long_job = j;
+  long_job.seq_len = 8192;
+  TrainingJob long_trained = long_job;
+  long_trained.freeze_language = false;
+  Result<MemoryEstimate> a = EstimateMemory(**m, long_job, Gpu80());
+  Result<MemoryEstimate> b = EstimateMemory(**m, long_trained, Gpu80());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_LT(a->breakdown.activations, b->breakdown.activations);
+  // Nothing trains in a text model with its language model frozen, nor with both frozen.
+  Result<const ModelArch*> text = Catalog().Find("meta-llama/Llama-3.1-8B");
+  EXPECT_FALSE(EstimateMemory(**text, j, Gpu80()).ok());
+  j.freeze_vision = true;
+  EXPECT_FALSE(ValidateJob(j).ok());
 }
 
 TrainingJob Job(Method method, Sharding sharding, int64_t gpus) {

@@ -207,6 +207,9 @@ void AddJobOptions(po::options_description* desc) {
       "freeze-vision", po::bool_switch(),
       "full fine-tuning of a multimodal model with its vision encoder and projector frozen "
       "(LLaMA-Factory's default, InternVL's --freeze_backbone)")(
+      "freeze-language", po::bool_switch(),
+      "full fine-tuning of a multimodal model with its language model frozen: the vision encoder "
+      "and projector train (InternVL's --freeze_llm, LLaMA-Factory's freeze_language_model)")(
       "no-kbit-upcast", po::bool_switch(),
       "QLoRA/8-bit: the weights left unquantised stay in the model's dtype (axolotl), not fp32 "
       "(PEFT's prepare_model_for_kbit_training)")(
@@ -312,6 +315,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.double_quant = FlagSet(vm, "double-quant");
   job.kbit_upcast = !FlagSet(vm, "no-kbit-upcast");
   job.freeze_vision = FlagSet(vm, "freeze-vision");
+  job.freeze_language = FlagSet(vm, "freeze-language");
   job.chunked_loss = FlagSet(vm, "chunked-loss");
   job.compile = FlagSet(vm, "compile");
   job.activation_offload = FlagSet(vm, "activation-offload");

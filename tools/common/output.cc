@@ -99,6 +99,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["sync_each_batch"] = job.sync_each_batch;
   j["kbit_upcast"] = job.kbit_upcast;
   j["freeze_vision"] = job.freeze_vision;
+  j["freeze_language"] = job.freeze_language;
   j["fsdp_frozen_grads"] = job.fsdp_frozen_grads;
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;

@@ -93,6 +93,12 @@ Status memory::ValidateLayout(const ModelArch& model, const TrainingJob& job,
   if (all_layers.counted() != model.num_layers)
     return Status::InvalidArgument("--model: " + name() +
                                    " has a layer with an unknown block kind");
+  if (job.freeze_language && !LoadsVisionTower(model, job))
+    return Status::InvalidArgument("--freeze-language: " + name() +
+                                   (model.vision_params > 0
+                                        ? " is trained without its vision encoder by this framework"
+                                        : " has no vision encoder") +
+                                   ", so nothing would train with the language model frozen");
   const int64_t tp = job.tp, pp = job.pp, gpus = job.gpus;
   if (tp <= 0 || pp <= 0 || gpus <= 0 || job.vpp <= 0)
     return Status::InvalidArgument("--tp, --pp, --vpp and --gpus must be positive");

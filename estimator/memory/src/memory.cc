@@ -182,16 +182,19 @@ double PeftTrainable(const ModelArch& model, const TrainingJob& job, const LoraT
 
 namespace {
 
-// The vision encoder's and projector's parameters that full fine-tuning leaves frozen.
-int64_t FrozenVision(const ModelArch& model, const TrainingJob& job) {
-  return job.freeze_vision && LoadsVisionTower(model, job) ? model.vision_params : 0;
+// The parameters full fine-tuning trains: all but a frozen vision encoder and projector, or with
+// the language model frozen only those.
+int64_t FullTrainable(const ModelArch& model, const TrainingJob& job) {
+  const int64_t vision = LoadsVisionTower(model, job) ? model.vision_params : 0;
+  if (job.freeze_language) return vision;
+  return model.Counts().total - (job.freeze_vision ? vision : 0);
 }
 
 }  // namespace
 
 int64_t TrainableParams(const ModelArch& model, const TrainingJob& job) {
   if (model.num_layers <= 0) return 0;
-  if (job.method == Method::kFull) return model.Counts().total - FrozenVision(model, job);
+  if (job.method == Method::kFull) return FullTrainable(model, job);
   const int layers = LayerCount(model);
   return Saturate(PeftTrainable(model, job, memory::ResolveLoraTargets(model, job),
                                 KindUses(model, 0, layers), layers));
@@ -263,7 +266,8 @@ std::vector<StageActivations> memory::CountPipelineActivations(const PreparedMod
 bool memory::SameParamCounts(const TrainingJob& a, const TrainingJob& b) {
   return a.method == b.method && a.lora_r == b.lora_r && a.virtual_tokens == b.virtual_tokens &&
          a.framework == b.framework && a.tp == b.tp && a.pp == b.pp && a.ep == b.ep &&
-         a.etp == b.etp && a.lora_targets == b.lora_targets && a.freeze_vision == b.freeze_vision;
+         a.etp == b.etp && a.lora_targets == b.lora_targets && a.freeze_vision == b.freeze_vision &&
+         a.freeze_language == b.freeze_language;
 }
 
 Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job,
@@ -337,7 +341,7 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   }
   // TrainableParams(model, job), from what is already at hand.
   if (job.method == Method::kFull) {
-    est.trainable_params = est.params.total - FrozenVision(model, job);
+    est.trainable_params = FullTrainable(model, job);
   } else if (lay.t != 1 || lay.p != 1) {
     est.trainable_params = Saturate(PeftTrainable(model, job, targets, all_layers, layers));
   }

@@ -164,7 +164,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
     sv.tp += ab * a * hd + 4 * a;  // SDPA output and log-sum-exp
     return s * b * (sv.seq / seq_split + sv.tp / t);
   }
-  const bool full = j.method == Method::kFull;
+  const bool full = j.TrainsLanguageModel();
   const bool lora = j.method == Method::kLora || j.method == Method::kQlora;
   // bitsandbytes MatMul4Bit/MatMul8bitLt save the input whenever it needs a gradient, even for a
   // frozen weight (bitsandbytes/autograd/_functions.py: ctx.tensors = (A, B)); torchtune's NF4
@@ -523,7 +523,7 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
         static_cast<double>(j.LocalSeqLen()) +
         (j.method == Method::kPromptTuning ? static_cast<double>(j.virtual_tokens) : 0);
     const double tokens = s * static_cast<double>(j.micro_batch);
-    const bool full = j.method == Method::kFull;
+    const bool full = j.TrainsLanguageModel();
     const double h = static_cast<double>(m.hidden_size);
     saved += tokens * (NormBytes(m, j, dt, full) + (full ? dt.act * h : 0));
   }

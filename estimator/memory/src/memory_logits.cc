@@ -50,7 +50,7 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
     // Liger's fused linear cross-entropy (transformers use_liger_kernel): logits exist one chunk of
     // about BT*h/V tokens at a time; it keeps the input gradient and an fp32 head-weight gradient
     // (liger_kernel/ops/fused_linear_cross_entropy.py).
-    const double head_grad = last_stage.trainable_linear > 0 && j.method == Method::kFull
+    const double head_grad = last_stage.trainable_linear > 0 && j.TrainsLanguageModel()
                                  ? vocab * h * 4 / static_cast<double>(lay.t)
                                  : 0;
     return tokens * h * (2 * ab + 8) + head_grad;

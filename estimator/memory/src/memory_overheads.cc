@@ -55,7 +55,7 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
     const double unit = j.GradientsCoverFrozenWeights() ? sp.largest_block
                                                         : std::min(sp.largest_block, sp.trainable);
     b.backward += unit * dt.gather;
-    if ((fw == Framework::kHf || fw == Framework::kLitgpt) && j.method == Method::kFull &&
+    if ((fw == Framework::kHf || fw == Framework::kLitgpt) && j.TrainsLanguageModel() &&
         sh != Sharding::kFsdpNoShard) {
       // The HF Trainer (accelerate) wraps each decoder layer, litgpt each Block
       // (FSDPStrategy(auto_wrap_policy={Block}) in finetune/full.py and pretrain.py); embeddings,

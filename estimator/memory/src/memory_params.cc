@@ -165,7 +165,8 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
   // The routed experts' own tensor-parallel split (Megatron --expert-tensor-parallel-size; tp
   // when not set).
   const double et = static_cast<double>(lay.et);
-  const bool full = j.method == Method::kFull;
+  // Full fine-tuning of the language model's own weights (not with --freeze-language).
+  const bool full = j.TrainsLanguageModel();
   const bool lora = j.method == Method::kLora || j.method == Method::kQlora;
   const bool qlora = j.method == Method::kQlora;
   const double r = static_cast<double>(j.lora_r);
@@ -269,17 +270,20 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
     if (emb > 0) AddTrainable(s, emb, emb / std::max(h, 1.0), h);
     if (head > 0) AddTrainable(s, head, head / std::max(h, 1.0), h);
     if (fnorm > 0) AddTrainable(s, fnorm, 1, 0);
-    if (vision > 0 && j.freeze_vision)
-      s.frozen += vision;  // TrainingJob::freeze_vision
-    else if (vision > 0)
-      AddTrainable(s, vision, 1, 0);
     s.trainable_linear += head;
     // The loss backward produces the head (tied: embedding) and final-norm gradients first,
     // then one block's.
     s.first_grads = (last ? head + fnorm + (head == 0 && m.tie_word_embeddings ? emb : 0) : 0) +
                     s.largest_block;
   } else {
-    s.frozen += s.root;
+    s.frozen += s.root - vision;
+  }
+  // The vision encoder and projector train in full fine-tuning unless frozen
+  // (TrainingJob::freeze_vision), also with the language model frozen (freeze_language).
+  if (vision > 0 && j.method == Method::kFull && !j.freeze_vision) {
+    AddTrainable(s, vision, 1, 0);
+  } else {
+    s.frozen += vision;
   }
   if (j.method == Method::kPromptTuning && first) {
     // PEFT PromptEmbedding: num_virtual_tokens x token_dim (peft/tuners/prompt_tuning/model.py).
@@ -299,7 +303,13 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
     s.total += n;
     AddTrainable(s, n, static_cast<double>(j.virtual_tokens), num_layers * 2 * kv / t);
   }
-  if (!full) s.first_grads = s.trainable;  // adapters: small, count them all
+  // Adapters: small, count them all. With the language model frozen the vision encoder's
+  // gradients come at the very end of backward, after the activations are gone (the
+  // end-of-backward phase counts them).
+  if (j.freeze_language)
+    s.first_grads = 0;
+  else if (!full)
+    s.first_grads = s.trainable;
   return s;
 }
 

@@ -183,6 +183,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.sync_each_batch) put("seb", "1");
   if (!j.kbit_upcast) put("kup", "0");
   if (j.freeze_vision) put("fv", "1");
+  if (j.freeze_language) put("fl", "1");
   if (j.fsdp_frozen_grads) put("ffg", "1");
   put("fw", ToString(j.framework));
   if (j.tokens > 0) put_int("tokens", j.tokens);
@@ -336,6 +337,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       j.kbit_upcast = v != "0";
     else if (key == "fv")
       j.freeze_vision = v == "1";
+    else if (key == "fl")
+      j.freeze_language = v == "1";
     else if (key == "ffg")
       j.fsdp_frozen_grads = v == "1";
     else if (key == "fw")

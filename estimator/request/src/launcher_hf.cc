@@ -328,6 +328,11 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   for (std::string_view name : {"freeze_vision_tower", "freeze_backbone"})
     if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved)
       sink->SetFromFlag("freeze-vision", FlagTrue(f) ? "true" : "false", name);
+  // Its language model frozen: InternVL's --freeze_llm (stage 1.5 trains the vision encoder and
+  // projector), LLaMA-Factory's freeze_language_model.
+  for (std::string_view name : {"freeze_llm", "freeze_language_model"})
+    if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved)
+      sink->SetFromFlag("freeze-language", FlagTrue(f) ? "true" : "false", name);
   if (FlagTrue(sink->Find(l, "sync_each_batch")))
     sink->Set("sync-each-batch", "true", "gradient_accumulation_kwargs.sync_each_batch");
   if (FlagTrue(sink->Find(l, "use_liger_kernel")) || FlagTrue(sink->Find(l, "use_liger")))

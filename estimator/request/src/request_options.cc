@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 51> kKeys{{
+const std::array<KeySpec, 52> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -182,6 +182,9 @@ const std::array<KeySpec, 51> kKeys{{
     {{"freeze-vision", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->freeze_vision);)},
+    {{"freeze-language", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->freeze_language);)},
     {{"kbit-upcast", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->kbit_upcast);)},
     {{"fsdp-frozen-grads", "true|false", ""},
      false,

@@ -326,6 +326,15 @@ Status ValidateJob(const TrainingJob& job) {
                                    std::to_string(job.seq_len) + " is not a multiple of it");
   if (job.vpp > 1 && job.pp == 1)
     return Status::InvalidArgument("--vpp: interleaved pipeline stages need --pp > 1");
+  if (job.freeze_language && job.method != Method::kFull)
+    return Status::InvalidArgument(
+        "--freeze-language: freezes the language model in full fine-tuning of a multimodal "
+        "model (--method full); with --method " +
+        std::string(ToString(job.method)) + " the language model's own weights are frozen already");
+  if (job.freeze_language && job.freeze_vision)
+    return Status::InvalidArgument(
+        "--freeze-language with --freeze-vision: only the projector would train, which fmte "
+        "does not count apart from the vision encoder; give one of them");
   if (job.etp > 0 &&
       (job.etp > 1024 || (job.tp * job.DataContextParallel()) % (job.etp * job.ep) != 0))
     return Status::InvalidArgument(

@@ -33,7 +33,7 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
                               const TrainingJob& job, const LoraTargets& lora_targets,
                               double context, double tokens_mb, const TimeEfficiency& eff) {
   BlockFlops f;
-  const bool frozen_base = job.method != Method::kFull;
+  const bool frozen_base = !job.TrainsLanguageModel();
   // Megatron's FP8 linears (Transformer Engine) run their forward and both backward products on FP8
   // tensor cores, whose dense peak is twice the bf16 one on every generation that has them
   // (H100/H200 1979 vs 989 TFLOP/s, B200 4500 vs 2250, MI300X 2615 vs 1307; datasheets): the same

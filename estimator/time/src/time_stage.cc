@@ -88,7 +88,7 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
       if (lora.Matches(lin))
         lw.lora_adapters.push_back(
             static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies));
-  } else if (job.method == Method::kFull) {
+  } else if (job.TrainsLanguageModel()) {
     lw.trainable_elems = lw.weight_elems;
   } else if (job.method == Method::kPrefixTuning) {
     // PEFT prefix tuning: virtual key and value vectors per layer.
@@ -109,7 +109,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
                       const TimeEfficiency& eff) {
   StageWork w;
   w.layers = layers;
-  const bool full_method = job.method == Method::kFull;
+  const bool full_method = job.TrainsLanguageModel();
   const bool lora_method = job.method == Method::kLora || job.method == Method::kQlora;
   const bool full_ckpt = job.activation_checkpointing == Checkpointing::kFull;
   const bool recompute = full_ckpt || job.activation_checkpointing == Checkpointing::kSelective;

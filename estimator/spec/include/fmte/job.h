@@ -242,6 +242,14 @@ struct TrainingJob {
   // gradients or optimizer states for them): LLaMA-Factory's default (freeze_vision_tower and
   // freeze_multi_modal_projector true), InternVL's --freeze_backbone. No effect on text models.
   bool freeze_vision = false;
+  // Full fine-tuning of a multimodal model with its language model frozen (embeddings, blocks,
+  // final norm, head: no gradients or optimizer states, no weight-gradient products): only the
+  // vision encoder and projector train, as in InternVL's stage 1.5 (--freeze_llm) and
+  // LLaMA-Factory's freeze_language_model. Backward still runs through the language model to
+  // reach them, so its activations stay (less the inputs its frozen linears no longer keep).
+  bool freeze_language = false;
+  // Whether the language model's own weights train: full fine-tuning without freeze_language.
+  bool TrainsLanguageModel() const { return method == Method::kFull && !freeze_language; }
   // FSDP1 units that hold frozen weights beside trainable ones (use_orig_params=True with a wrap
   // policy by whole blocks: litgpt up to v0.5.8, FSDPStrategy(auto_wrap_policy={Block})): the
   // unit's flat parameter requires grad as a whole, so every weight in it gets a gradient that is
