@@ -40,7 +40,8 @@ void Finish(const JobRequest& r, Decision* d) {
 std::string_view MethodText(const TrainingJob& j) {
   switch (j.method) {
     case Method::kFull:
-      return "full fine-tuning";
+      return j.freeze_language ? "full fine-tuning with the language model frozen"
+                               : "full fine-tuning";
     case Method::kLora:
       return "LoRA";
     case Method::kQlora:
