@@ -20,7 +20,8 @@ counted as not estimated, with the reason.
 Reported per source and per framework: rows estimated, mean absolute error, mean signed error,
 the worst under- and over-prediction, runs that ran but are predicted not to fit their GPU
 (ran!f), runs that ran and the policy would reject (ran!a: even memory.low_bytes above 90% of the
-GPU), and out-of-memory runs predicted to fit (oom:fit, a job that would OOM after admission).
+GPU), and out-of-memory runs predicted to fit (oom:fit, a job that would OOM after admission);
+then the runs under-predicted by more than 10% (issue 14's yardstick), worst first.
 --calibrate prints the leave-one-source-out range of measured / predicted that
 memory.low_bytes and memory.bound_bytes use (estimator/memory/src/memory_overheads.cc);
 --check-bounds exits 1 when that range misses a run, when a run that ran would be rejected, or
@@ -588,12 +589,23 @@ def main():
                     pct(g["mean_err"]), pct(g["worst_under"]), pct(g["worst_over"]),
                     g["ran_said_not_fit"], g["ran_rejected"], g["oom_said_fit"], g["oom_rows"]))
             print()
+        # Issue 14's yardstick: no run under-predicted by more than 10%.
+        under = sorted((x for x in results if "err" in x and x["err"] < -UNDER_LIMIT),
+                       key=lambda x: x["err"])
+        print("under-predicted by more than %.0f%%: %d runs" % (100 * UNDER_LIMIT, len(under)))
+        for x in under:
+            print("  %s %-26s %-28s %s" % (pct(x["err"]), x["row"], x["source"][:28],
+                                           x["model"][:40]))
+        print()
         print("not estimated:")
         for k, v in skipped.most_common():
             print("  %3d  %s" % (v, k))
     if a.check_bounds:
         return check_bounds(results, total[0], a.max_mean_abs_err)
     return 0
+
+
+UNDER_LIMIT = 0.10  # an under-prediction beyond this is a job that may run out of memory
 
 
 def check_bounds(results, total, max_mean_abs_err):
