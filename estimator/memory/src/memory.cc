@@ -182,12 +182,12 @@ double PeftTrainable(const ModelArch& model, const TrainingJob& job, const LoraT
 
 namespace {
 
-// The parameters full fine-tuning trains: all but a frozen vision encoder and projector, or with
-// the language model frozen only those.
+// The parameters full fine-tuning trains: the language model's unless frozen, the vision
+// encoder's and projector's unless frozen.
 int64_t FullTrainable(const ModelArch& model, const TrainingJob& job) {
   const int64_t vision = LoadsVisionTower(model, job) ? model.vision_params : 0;
-  if (job.freeze_language) return vision;
-  return model.Counts().total - (job.freeze_vision ? vision : 0);
+  return (job.TrainsLanguageModel() ? model.Counts().total - vision : 0) +
+         (job.TrainsVisionTower() ? vision : 0);
 }
 
 }  // namespace

@@ -278,9 +278,8 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
   } else {
     s.frozen += s.root - vision;
   }
-  // The vision encoder and projector train in full fine-tuning unless frozen
-  // (TrainingJob::freeze_vision), also with the language model frozen (freeze_language).
-  if (vision > 0 && j.method == Method::kFull && !j.freeze_vision) {
+  // The vision encoder and projector, also with the language model frozen (freeze_language).
+  if (vision > 0 && j.TrainsVisionTower()) {
     AddTrainable(s, vision, 1, 0);
   } else {
     s.frozen += vision;

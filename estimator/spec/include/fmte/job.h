@@ -250,6 +250,9 @@ struct TrainingJob {
   bool freeze_language = false;
   // Whether the language model's own weights train: full fine-tuning without freeze_language.
   bool TrainsLanguageModel() const { return method == Method::kFull && !freeze_language; }
+  // Whether a multimodal model's vision encoder and projector train: full fine-tuning without
+  // freeze_vision (no effect on a text model, or where the framework does not load them).
+  bool TrainsVisionTower() const { return method == Method::kFull && !freeze_vision; }
   // FSDP1 units that hold frozen weights beside trainable ones (use_orig_params=True with a wrap
   // policy by whole blocks: litgpt up to v0.5.8, FSDPStrategy(auto_wrap_policy={Block})): the
   // unit's flat parameter requires grad as a whole, so every weight in it gets a gradient that is
