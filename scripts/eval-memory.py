@@ -331,9 +331,14 @@ def row_args(r):
 AXOLOTL_KBIT_UPCAST_KEPT = ("dc71d8872a",)
 
 
-def axolotl_keeps_kbit_upcast(r):
+def config_commit(r):
+    """The commit an axolotl row's notes say its config was read at ("read at <hash>"), or None."""
     m = re.search(r"read at ([0-9a-f]{7,})", r["notes"])
-    return m is not None and m.group(1) in AXOLOTL_KBIT_UPCAST_KEPT
+    return m.group(1) if m else None
+
+
+def axolotl_keeps_kbit_upcast(r):
+    return config_commit(r) in AXOLOTL_KBIT_UPCAST_KEPT
 
 
 # axolotl commits whose FSDP2 example configs were measured with an accelerate older than 1.11
@@ -353,9 +358,8 @@ def litgpt_block_units(r):
 
 
 def axolotl_fsdp2_synced(r):
-    m = re.search(r"read at ([0-9a-f]{10})", r["notes"])
-    return (r["framework"] == "axolotl" and "fsdp2" in r["notes"] and m is not None
-            and m.group(1) in AXOLOTL_FSDP2_SYNCED)
+    return (r["framework"] == "axolotl" and "fsdp2" in r["notes"]
+            and config_commit(r) in AXOLOTL_FSDP2_SYNCED)
 
 
 def bridge_perf_recipe(r):
