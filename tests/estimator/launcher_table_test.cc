@@ -80,6 +80,42 @@ TEST_F(ScriptFilesTest, LlamaFactoryYamlNamesItsDeepSpeedConfig) {
   EXPECT_EQ(r.files_read, (std::vector<std::string>{"cfg/sft.yaml", "cfg/z3.json"}));
 }
 
+// Evaluation while training and its batch (eval-batch): transformers.TrainingArguments evaluates
+// when eval_strategy (evaluation_strategy before 4.41) is steps or epoch, or after training with
+// --do_eval in the example scripts, per_device_eval_batch_size sequences per GPU (default 8);
+// axolotl when val_set_size > 0, eval_batch_size sequences (default micro_batch_size); LLaMA-
+// Factory passes the Trainer's keys through.
+TEST_F(ScriptFilesTest, EvaluationAndItsBatchAreRead) {
+  const std::string hf =
+      "torchrun --nproc_per_node 8 train.py --model_name_or_path meta-llama/Llama-3.1-8B "
+      "--per_device_train_batch_size 2 ";
+  EXPECT_EQ(Read(hf + "\n").job.eval_batch, 0);
+  EXPECT_EQ(Read(hf + "--eval_strategy steps --eval_steps 500\n").job.eval_batch, 8);
+  EXPECT_EQ(
+      Read(hf + "--evaluation_strategy epoch --per_device_eval_batch_size 4\n").job.eval_batch, 4);
+  EXPECT_EQ(Read(hf + "--eval_strategy no --per_device_eval_batch_size 4\n").job.eval_batch, 0);
+  EXPECT_EQ(Read(hf + "--do_eval\n").job.eval_batch, 8);
+  EXPECT_EQ(OriginOf(Read(hf + "--do_eval --per_device_eval_batch_size 2\n"), "eval-batch"),
+            "line 1: --per_device_eval_batch_size");
+  Write("cfg/lf.yaml",
+        "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nfinetuning_type: lora\ncutoff_len: 1024\n"
+        "per_device_train_batch_size: 1\nval_size: 0.001\nper_device_eval_batch_size: 1\n"
+        "eval_strategy: steps\neval_steps: 10000\n");
+  const JobRequest lf = Read("llamafactory-cli train cfg/lf.yaml\n");
+  EXPECT_EQ(lf.job.eval_batch, 1);
+  EXPECT_EQ(OriginOf(lf, "eval-batch"), "cfg/lf.yaml: per_device_eval_batch_size");
+  Write("cfg/axo.yaml",
+        "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_r: 16\nsequence_len: 2048\n"
+        "micro_batch_size: 2\nval_set_size: 0.05\n");
+  EXPECT_EQ(Read("accelerate launch -m axolotl.cli.train cfg/axo.yaml\n").job.eval_batch, 2);
+  Write("cfg/axo0.yaml",
+        "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nmicro_batch_size: 2\n"
+        "val_set_size: 0\n");
+  EXPECT_EQ(Read("accelerate launch -m axolotl.cli.train cfg/axo0.yaml\n").job.eval_batch, 0);
+  // A strategy from the environment is not guessed.
+  EXPECT_EQ(Read(hf + "--eval_strategy $STRATEGY\n").job.eval_batch, 0);
+}
+
 // Which dtype the weights are loaded in decides their bytes and the optimizer's (torch's AdamW
 // allocates its states like the parameter): axolotl and LLaMA-Factory load in their bf16 compute
 // dtype, TRL in --torch_dtype; LLaMA-Factory casts full fine-tuning's parameters to fp32 unless

@@ -239,6 +239,68 @@ int64_t PhaseAllocated(const MemoryEstimate& e, std::string_view name) {
   return 0;
 }
 
+// An evaluation forward (HF Trainer evaluate() -> prediction_step under torch.no_grad, after the
+// optimizer step and model.zero_grad(set_to_none=True)) holds the weights and optimizer states but
+// no gradients and no saved activations; its peak is the loss over the evaluation batch's logits:
+// the model's 16-bit logits, transformers ForCausalLMLoss's .float() copy and cross_entropy's fp32
+// log_softmax output, 2 + 4 + 4 bytes per token per vocabulary entry (loss/loss_utils.py), beside
+// one layer's working set. Derived for Llama-2-7b (h 4096, SwiGLU 11008, vocabulary 32,000): a
+// SwiGLU MLP holds act(gate(x)), up(x) and their product, 3 x 11008 16-bit values per token, the
+// widest of the layer's tensors, plus the residual stream and its normed copy (2 x 4096):
+// (33024 + 8192) x 2 = 82,432 bytes per token.
+TEST(MemoryStatesTest, EvaluationHoldsItsBatchsLogitsBesideTheStates) {
+  const ModelArch llama = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.method = Method::kLora;
+  j.precision = Precision::kPureBf16;
+  j.seq_len = 4096;
+  j.micro_batch = 1;
+  j.activation_checkpointing = Checkpointing::kFull;
+  Result<MemoryEstimate> none = EstimateMemory(llama, j, Gpu80());
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  for (const MemoryPhase& p : none->phases) EXPECT_STRNE(p.name, "evaluation");
+  auto eval_phase = [&](int64_t batch) {
+    TrainingJob k = j;
+    k.eval_batch = batch;
+    Result<MemoryEstimate> e = EstimateMemory(llama, k, Gpu80());
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? PhaseAllocated(*e, "evaluation") : 0;
+  };
+  const double per_sequence = 4096.0 * (32000.0 * (2 + 4 + 4) + 82432.0);
+  EXPECT_NEAR(static_cast<double>(eval_phase(8) - eval_phase(4)), 4 * per_sequence,
+              1e-6 * per_sequence);
+  // What the evaluation holds besides its batch: the weights, the adapters' optimizer states and
+  // framework buffers, less than the training step's end of backward (which adds the gradients).
+  const double states = static_cast<double>(eval_phase(1)) - per_sequence;
+  EXPECT_GE(states, static_cast<double>(none->breakdown.weights));
+  EXPECT_LT(states, static_cast<double>(PhaseAllocated(*none, "end-of-backward")));
+  // Eight 4096-token sequences (the Trainer's default per_device_eval_batch_size) where training
+  // takes one: the evaluation is the job's peak; the low end the policy rejects on stays the
+  // training step's (the evaluation set's lengths are the data's).
+  TrainingJob k = j;
+  k.eval_batch = 8;
+  Result<MemoryEstimate> eight = EstimateMemory(llama, k, Gpu80());
+  ASSERT_TRUE(eight.ok());
+  EXPECT_EQ(eight->peak_phase, "evaluation");
+  EXPECT_GT(eight->per_gpu_bytes, none->per_gpu_bytes);
+  EXPECT_EQ(eight->phases.back().name, std::string_view("evaluation"));
+  EXPECT_EQ(eight->per_gpu_bytes, eight->phases.back().per_gpu_bytes);
+  EXPECT_EQ(eight->low_bytes, none->low_bytes);
+  // Megatron's main_grad buffer stays allocated through evaluate().
+  TrainingJob m = j;
+  m.method = Method::kFull;
+  m.framework = Framework::kMegatron;
+  m.precision = Precision::kMixedBf16;
+  m.eval_batch = 1;
+  Result<MemoryEstimate> meg = EstimateMemory(llama, m, Gpu80());
+  ASSERT_TRUE(meg.ok()) << meg.status().ToString();
+  ASSERT_GT(meg->breakdown.gradients, 0);
+  EXPECT_GE(PhaseAllocated(*meg, "evaluation"),
+            meg->breakdown.weights + meg->breakdown.gradients + meg->breakdown.optimizer);
+  m.eval_batch = -1;
+  EXPECT_FALSE(ValidateJob(m).ok());
+}
+
 TEST(MemoryStatesTest, ForeachAdamWAddsOneStateSizedTemporaryAtTheStep) {
   // Full AdamW fine-tuning of Llama-2-7b (P = 6,738,415,616) in amp-bf16 under the HF Trainer:
   // the optimizer step holds fp32 weights, gradients and both moments (16 P); torch.optim's

@@ -745,6 +745,42 @@ TEST(PolicyTest, ATruncationLimitIsNeverGroundsForRejection) {
   EXPECT_EQ(too_big.kind, DecisionKind::kReject) << too_big.user_message;
 }
 
+// An evaluation batch larger than the training micro-batch (the HF Trainer's default of 8) can
+// need more memory than the training steps; the evaluation set's lengths are the data's, so such a
+// job is accepted, naming the largest evaluation batch that fits, which the estimator confirms
+// (it fits; one more sequence does not). A job whose training steps do not fit is still judged
+// on them.
+TEST(PolicyTest, AnEvaluationBatchIsNeverGroundsForRejection) {
+  const std::string lora =
+      "#FMTE model=meta-llama/Llama-3.1-8B method=lora micro-batch=1 seq-len=8192 "
+      "activation-checkpointing=full eval-batch=8\n";
+  const Decision d = Decide(Request(lora, "gres:gpu:a100:1"), Conf(kBaseConf), ShippedEstimator());
+  ASSERT_TRUE(d.estimated) << d.user_message;
+  EXPECT_EQ(d.estimate.memory.peak_phase, "evaluation");
+  ASSERT_GT(d.estimate.memory.per_gpu_bytes, d.usable_bytes) << d.user_message;
+  EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
+  const size_t at = d.user_message.find("eval_batch_size) to ");
+  ASSERT_NE(at, std::string::npos) << d.user_message;
+  const int64_t largest = std::stoll(d.user_message.substr(at + 20));
+  ASSERT_GT(largest, 0);
+  ASSERT_LT(largest, 8);
+  TrainingJob job = d.job;
+  job.eval_batch = largest;
+  auto fits = Reestimate(job, d.gpu);
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_LE(fits->memory.per_gpu_bytes, d.usable_bytes);
+  job.eval_batch = largest + 1;
+  auto over = Reestimate(job, d.gpu);
+  ASSERT_TRUE(over.ok()) << over.status().message();
+  EXPECT_GT(over->memory.per_gpu_bytes, d.usable_bytes);
+
+  // 70B full fine-tuning unsharded on one GPU: its training steps do not fit; still rejected.
+  const Decision too_big =
+      Decide(Request(std::string(kFull70bDdp) + "#FMTE eval-batch=8\n", "gres:gpu:a100:1"),
+             Conf(kBaseConf), ShippedEstimator());
+  EXPECT_EQ(too_big.kind, DecisionKind::kReject) << too_big.user_message;
+}
+
 // A multimodal model's time also goes to encoding its images, which the data decides: fmte sets
 // no time limit on the language model's prediction alone (a limit that kills a job is the worst
 // outcome), where it sets one for a text model of the same job; a fit says the images'

@@ -163,6 +163,8 @@ void AddJobOptions(po::options_description* desc) {
       "micro-batch", str(d.micro_batch), "sequences per GPU per micro-step")(
       "seq-len", str(d.seq_len), "tokens per sequence")(
       "grad-accum", str(d.grad_accum), "gradient accumulation steps (pipeline micro-batches)")(
+      "eval-batch", str(d.eval_batch),
+      "sequences per GPU in an evaluation batch when the job evaluates (0: no evaluation)")(
       "precision", name(ToString(d.precision)),
       ("precision: " + AcceptedNames(d.precision)).c_str())(
       "optimizer", name(ToString(d.optimizer)),
@@ -284,6 +286,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "micro-batch", 1, 1 << 20, &job.micro_batch));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "seq-len", 1, int64_t{1} << 24, &job.seq_len));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "grad-accum", 1, 1 << 20, &job.grad_accum));
+  FMTE_RETURN_IF_ERROR(IntFlag(vm, "eval-batch", 0, 1 << 20, &job.eval_batch));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "tp", 1, 1024, &job.tp));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "recompute-num-layers", 1, 1 << 16, &job.recompute_num_layers));
   FMTE_RETURN_IF_ERROR(IntFlag(vm, "pp", 1, 1024, &job.pp));

@@ -76,6 +76,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["optimizer"] = ToString(job.optimizer);
   j["framework"] = ToString(job.framework);
   j["micro_batch"] = job.micro_batch;
+  j["eval_batch"] = job.eval_batch;
   j["seq_len"] = job.seq_len;
   if (job.seq_len_is_cap) j["seq_len_is_cap"] = true;  // a truncation limit (job.h)
   j["grad_accum"] = job.grad_accum;

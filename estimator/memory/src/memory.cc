@@ -35,6 +35,7 @@ struct StagePeak {
   double turn = 0, end_of_backward = 0, optimizer_step = 0;  // allocated bytes of each phase
   double turn_cached = 0;  // reserved beyond the turn's allocated bytes (the smaller transient)
   double first_turn = 0;   // the first step's forward-backward, before the optimizer's states
+  double evaluation = 0;   // an evaluation forward's (0: the job does not evaluate)
   // The allocated peak with accumulated gradients kept sharded (FSDP's no_sync not used), the
   // reading the low end rests on: whether a trainer version accumulates unsharded is not
   // something the job says (docs/memory.md "Gradient accumulation under FSDP").
@@ -87,38 +88,45 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   const double turn_logits = logits_peak ? logits : 0;
   const double turn_cached = std::min(logits, act.rebuilt);
 
-  StagePeak best;
   const double turn = base + turn_act + turn_logits + turn_grads + buf.forward + buf.backward;
   const double end_bwd = base + ms.grads + buf.backward;
   const double step = base + ms.grads + ms.step_temp;
-  best.allocated = turn;
-  best.weights = ms.weights;
-  best.grads = turn_grads;
-  best.optimizer = ms.optimizer;
-  best.activations = turn_act;
-  best.logits = turn_logits;
-  best.cached = turn_cached;
-  best.other = ms.quant_consts + buf.persistent + buf.forward + buf.backward;
+  // Evaluation (j.eval_batch > 0): a forward under no_grad after an optimizer step, so no saved
+  // activations and no gradients (zero_grad(set_to_none=True) in torch.optim and the HF Trainer,
+  // before _maybe_log_save_evaluate) except Megatron's main_grad buffer, which stays allocated;
+  // the weights and optimizer states stay on the GPU (HF Trainer evaluate(), Megatron
+  // evaluate(), litgpt validate()). The peak: one layer's working set and, on the last stage, the
+  // loss over the evaluation batch's logits.
+  const bool evaluates = j.eval_batch > 0;
+  const double eval_grads = j.framework == Framework::kMegatron ? ms.grads : 0;
+  const double eval_act = evaluates ? memory::EvalLayerBytes(m, j, lay, dt, uses) : 0;
+  const double eval_logits =
+      evaluates && stage == lay.p - 1 ? memory::EvalLogitsBytes(m, j, lay, dt) : 0;
+  const double eval = evaluates ? base + eval_grads + buf.eval + eval_act + eval_logits : 0;
 
-  if (end_bwd > best.allocated + best.cached) {
+  // The phase that holds the most (allocated + cached) is the stage's peak, with its breakdown; a
+  // later phase takes it only by holding more.
+  StagePeak best;
+  const auto take = [&](const char* phase, double allocated, double grads, double activations,
+                        double logits_part, double buffers, double cached) {
+    if (allocated <= best.allocated + best.cached) return;
     best = StagePeak{};
-    best.allocated = end_bwd;
+    best.allocated = allocated;
     best.weights = ms.weights;
-    best.grads = ms.grads;
+    best.grads = grads;
     best.optimizer = ms.optimizer;
-    best.other = ms.quant_consts + buf.persistent + buf.backward;
-    best.phase = "end-of-backward";
-  }
-  if (step > best.allocated + best.cached) {
-    best = StagePeak{};
-    best.allocated = step;
-    best.weights = ms.weights;
-    best.grads = ms.grads;
-    best.optimizer = ms.optimizer;
-    best.other = ms.quant_consts + buf.persistent + ms.step_temp;
-    best.phase = "optimizer-step";
-  }
-  best.max_allocated = std::max({turn, end_bwd, step});
+    best.activations = activations;
+    best.logits = logits_part;
+    best.cached = cached;
+    best.other = ms.quant_consts + buf.persistent + buffers;
+    best.phase = phase;
+  };
+  take("forward-backward", turn, turn_grads, turn_act, turn_logits, buf.forward + buf.backward,
+       turn_cached);
+  take("end-of-backward", end_bwd, ms.grads, 0, 0, buf.backward, 0);
+  take("optimizer-step", step, ms.grads, 0, 0, ms.step_temp, 0);
+  if (evaluates) take("evaluation", eval, eval_grads, eval_act, eval_logits, buf.eval, 0);
+  best.max_allocated = std::max({turn, end_bwd, step, eval});
   best.cpu = ms.cpu + act.cpu;
   best.allocated_synced =
       std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step});
@@ -127,6 +135,7 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   best.first_turn = turn - ms.lazy_states;
   best.end_of_backward = end_bwd;
   best.optimizer_step = step;
+  best.evaluation = eval;
   return best;
 }
 
@@ -371,15 +380,18 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   // The first step's forward-backward comes before its optimizer step allocates the states, so it
   // never sets the peak; sources that report memory after the first iteration (Megatron's
   // report_memory) measured max(it, optimizer-step).
-  constexpr size_t kPhases = 4;
-  est.phases.resize(kPhases);
+  // An evaluating job's evaluation forward comes last.
+  constexpr size_t kPhases = 5;
+  const size_t phases = job.eval_batch > 0 ? kPhases : kPhases - 1;
+  est.phases.resize(phases);
   const double phase_bytes[kPhases] = {heaviest.turn, heaviest.end_of_backward,
-                                       heaviest.optimizer_step, heaviest.first_turn};
+                                       heaviest.optimizer_step, heaviest.first_turn,
+                                       heaviest.evaluation};
   const char* const phase_names[kPhases] = {"forward-backward", "end-of-backward", "optimizer-step",
-                                            "first-forward-backward"};
+                                            "first-forward-backward", "evaluation"};
   // The blocks the allocator keeps beyond what a phase allocates (the forward-backward turns').
-  const double phase_cached[kPhases] = {heaviest.turn_cached, 0, 0, heaviest.turn_cached};
-  for (size_t i = 0; i < kPhases; ++i) {
+  const double phase_cached[kPhases] = {heaviest.turn_cached, 0, 0, heaviest.turn_cached, 0};
+  for (size_t i = 0; i < phases; ++i) {
     est.phases[i].name = phase_names[i];
     est.phases[i].allocated_bytes = Saturate(phase_bytes[i]);
     est.phases[i].per_gpu_bytes = PlusContext(

@@ -423,6 +423,72 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   return s * b * (sv.seq / seq_split + sv.tp / t) + s * b * s_kv * (sv.score / t + mask);
 }
 
+double EvalLayerBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
+                      const KindUses& uses) {
+  // Under no_grad nothing is saved: each intermediate is freed as soon as the next op has read it,
+  // so one layer's forward holds at most a few of its own tensors beside the residual stream. Per
+  // token, for the widest block kind of the stage, the largest of: the norm (its fp32 input copy
+  // and the fp32 normed output, transformers LlamaRMSNorm); the attention (its q, k, v projections
+  // and the attention output; eager attention also the 16-bit scores and the fp32 softmax,
+  // modeling_llama.py eager_attention_forward); the MLP (SwiGLU down_proj(act(gate(x)) * up(x)):
+  // act's output, up's output and their product, 1.5x the gate and up outputs; a plain MLP its
+  // first linear's output and the activation's, 2x; a fused gate_up output, its activation and the
+  // product, 2x; routed experts one expert at a time over about experts_per_token / experts of the
+  // tokens, transformers' per-expert loop), plus the residual stream and the normed input.
+  const double b = static_cast<double>(j.eval_batch);
+  const double s = static_cast<double>(j.LocalSeqLen());
+  const double tokens = b * s;
+  const double t = static_cast<double>(lay.t);
+  const double h = static_cast<double>(m.hidden_size);
+  const double ab = dt.act;
+  double widest = 0;
+  for (size_t k = 0; k < m.block_kinds.size() && k < uses.size(); ++k) {
+    if (uses[k] == 0) continue;
+    const BlockSpec& block = m.block_kinds[k];
+    double attn = 0, mlp = 0, experts = 0;
+    for (const LinearShape& l : block.linears) {
+      const double out =
+          static_cast<double>(l.out_features) / (l.role == LinearRole::kRouter ? 1 : t);
+      switch (l.role) {
+        case LinearRole::kQ:
+          attn += 2 * out;  // q and the attention output of the same width
+          break;
+        case LinearRole::kK:
+        case LinearRole::kV:
+        case LinearRole::kSsmIn:
+          attn += out;
+          break;
+        case LinearRole::kQkv:
+          attn += 2 * out;  // the fused output and the split, rotated copies
+          break;
+        case LinearRole::kGate:
+        case LinearRole::kUp:
+        case LinearRole::kGateUp: {
+          const double factor = l.role == LinearRole::kGateUp || !m.gated_mlp ? 2.0 : 1.5;
+          if (l.expert) {
+            const double copies = static_cast<double>(std::max<int64_t>(l.copies, 1));
+            const double share =
+                std::min(1.0, static_cast<double>(block.experts_per_token) / copies);
+            experts += factor * out * share;
+          } else {
+            mlp += factor * out * static_cast<double>(std::max<int64_t>(l.copies, 1));
+          }
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    double per_token = std::max({attn * ab, (mlp + experts) * ab, 8 * h});
+    if (block.HasAttention() && AttentionUsed(m, j) == Attention::kEager) {
+      const double heads = static_cast<double>(m.num_heads) / t;
+      per_token = std::max(per_token, attn * ab + heads * s * (ab + 4));
+    }
+    widest = std::max(widest, per_token + 2 * ab * h);
+  }
+  return tokens * widest;
+}
+
 double InFlightLayerFactor(const Layout& lay, int stage) {
   if (lay.p <= 1) return 1;
   const double m = static_cast<double>(lay.micro_batches);

@@ -123,11 +123,20 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
 double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
                    const StageParams& last_stage);
 
+// An evaluation forward (no_grad) of j.eval_batch sequences: the most one layer of the stage has
+// alive at once (memory_activations.cc; nothing is saved for backward) and, on the last stage, the
+// logits and the loss (memory_logits.cc).
+double EvalLayerBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
+                      const KindUses& uses);
+double EvalLogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                       const Dtypes& dt);
+
 // Framework buffers present at the peak (memory_overheads.cc).
 struct Buffers {
   double persistent = 0;  // DDP buckets, ZeRO reduce buckets
   double forward = 0;     // gathered weights / autocast casts alive at the forward-backward turn
   double backward = 0;    // unsharded gradients of the running unit
+  double eval = 0;        // gathered weights / cached autocast casts during an evaluation forward
 };
 Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                        const Dtypes& dt, const StageParams& sp);

@@ -7,6 +7,25 @@
 #include "memory_internal.h"
 
 namespace fmte::memory {
+namespace {
+
+// Megatron pads the vocabulary to a multiple of 128 * t (make-vocab-size-divisible-by) and splits
+// the logits over t: the entries one rank holds.
+double MegatronLocalVocab(const ModelArch& m, const Layout& lay) {
+  const double mult = 128.0 * static_cast<double>(lay.t);
+  return std::ceil(static_cast<double>(m.vocab_size) / mult) * mult / static_cast<double>(lay.t);
+}
+
+// A final logit softcapping in a transformers model's forward (Gemma-2: tanh(logits / cap) * cap,
+// modeling_gemma2.py) writes one more 16-bit copy of the logits per token per entry.
+double SoftcapBytes(const ModelArch& m, const TrainingJob& j, double ab) {
+  const Framework fw = j.framework;
+  const bool hf_model =
+      fw == Framework::kHf || fw == Framework::kDeepspeed || fw == Framework::kFsdp;
+  return hf_model && m.final_logit_softcapping > 0 ? ab : 0;
+}
+
+}  // namespace
 
 double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
                    const StageParams& last_stage) {
@@ -15,17 +34,14 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
   const double tokens = s * static_cast<double>(j.micro_batch);
   const double h = static_cast<double>(m.hidden_size);
   const double ab = dt.act;
-  double vocab = static_cast<double>(m.vocab_size);
+  const double vocab = static_cast<double>(m.vocab_size);
   const Framework fw = j.framework;
 
   if (fw == Framework::kMegatron) {
-    // Megatron pads the vocabulary to a multiple of 128 * t (make-vocab-size-divisible-by) and
-    // splits the logits over t. vocab_parallel_cross_entropy works on an fp32 copy of the logits
-    // in place and saves it as the softmax, which backward turns into the gradient in place;
-    // the 16-bit gradient for the output layer follows (core/tensor_parallel/cross_entropy.py).
-    const double mult = 128.0 * static_cast<double>(lay.t);
-    vocab = std::ceil(vocab / mult) * mult / static_cast<double>(lay.t);
-    return tokens * vocab * (4 + ab);
+    // vocab_parallel_cross_entropy works on an fp32 copy of the logits in place and saves it as
+    // the softmax, which backward turns into the gradient in place; the 16-bit gradient for the
+    // output layer follows (core/tensor_parallel/cross_entropy.py).
+    return tokens * MegatronLocalVocab(m, lay) * (4 + ab);
   }
   // Tensor parallel outside Megatron (DTensor plans) gathers the logits: the full vocabulary.
   if (fw == Framework::kTorchtune) {
@@ -65,10 +81,42 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
   // forward (Gemma-2: tanh(logits / cap) * cap, modeling_gemma2.py) keeps tanh's 16-bit output
   // for backward: measured on an H100, Gemma-2-9B's peak holds it beside the three fp32 copies
   // (scripts/device/peak_snapshot.py).
-  const bool hf_model =
-      fw == Framework::kHf || fw == Framework::kDeepspeed || fw == Framework::kFsdp;
-  const double softcap = hf_model && m.final_logit_softcapping > 0 ? ab : 0;
-  return tokens * vocab * (std::max(12.0, ab + 8) + softcap);
+  return tokens * vocab * (std::max(12.0, ab + 8) + SoftcapBytes(m, j, ab));
+}
+
+double EvalLogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                       const Dtypes& dt) {
+  // The evaluation loss of j.eval_batch sequences under no_grad: nothing is kept for a backward,
+  // so each framework's loss forward alone.
+  const double tokens = static_cast<double>(j.LocalSeqLen()) * static_cast<double>(j.eval_batch);
+  const double ab = dt.act;
+  const double vocab = static_cast<double>(m.vocab_size);
+  const Framework fw = j.framework;
+  if (fw == Framework::kMegatron) {
+    // evaluate() runs the same vocab_parallel_cross_entropy, forward only: the split 16-bit
+    // logits and their fp32 copy (core/tensor_parallel/cross_entropy.py).
+    return tokens * MegatronLocalVocab(m, lay) * (4 + ab);
+  }
+  if (fw == Framework::kTorchtune) {
+    // CEWithChunkedOutputLoss: the 16-bit logits in 8 chunks, one chunk upcast and its
+    // log-softmax at a time.
+    return tokens * vocab * (ab + 8.0 / 8);
+  }
+  if (fw == Framework::kLitgpt) {
+    // litgpt's validate(): model(input_ids) returns the whole logits, chunked_cross_entropy(
+    // logits[..., :-1, :], ..., chunk_size=0) reshapes the shifted view (a copy) and
+    // cross_entropy's log_softmax writes its output (fp32 under autocast).
+    return tokens * vocab * (2 * ab + (dt.autocast ? 4 : ab));
+  }
+  // The HF Trainer's prediction_step: the model's 16-bit logits, transformers' ForCausalLMLoss
+  // upcast (.float()) and log_softmax's fp32 output (10 bytes per token per vocabulary entry at
+  // ab = 2; transformers 4.46-4.48 shifted a further fp32 copy with a batch above one, see
+  // LogitsBytes above), Gemma-2's softcapped copy. With --chunked-loss the same: Liger's patched
+  // forward skips the logits only in training (skip_logits = self.training and labels is not None,
+  // liger_kernel/transformers/ model/llama.py lce_forward); Cut Cross Entropy's patch also computes
+  // the evaluation loss without logits (PatchOptions.use_lce, train_only false by default), so for
+  // CCE jobs this phase is an upper estimate.
+  return tokens * vocab * (ab + 8 + SoftcapBytes(m, j, ab));
 }
 
 }  // namespace fmte::memory

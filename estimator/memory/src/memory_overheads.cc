@@ -37,6 +37,7 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
     // largest layer (16-bit weight + gradient; estimate_zero3_model_states_mem_needs,
     // docs/formulas.md §3).
     b.forward += 4 * sp.largest_module;
+    b.eval += 2 * sp.largest_module;  // an evaluation forward gathers the weights only
   }
   if (sh == Sharding::kFsdpFull || sh == Sharding::kFsdpHybrid || sh == Sharding::kFsdpNoShard) {
     // FSDP gathers a unit (one transformer block under the usual auto-wrap policy) while it runs
@@ -50,6 +51,9 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
     // SHARD_GRAD_OP keeps parameters gathered from forward until the end of backward.
     b.forward += sp.total * dt.gather;
   }
+  // An evaluation forward gathers units as the training forward does (and keeps them under
+  // SHARD_GRAD_OP).
+  if (IsFsdp(sh)) b.eval += b.forward;
   if (IsFsdp(sh)) {
     // The unit's gradient covers its frozen weights too where they share its flat parameter.
     const double unit = j.GradientsCoverFrozenWeights() ? sp.largest_block
@@ -87,6 +91,9 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
     const double cast =
         j.activation_checkpointing == Checkpointing::kFull ? sp.trainable_linear : sp.linear;
     b.forward += 2 * cast / (ShardsWeights(sh) ? static_cast<double>(lay.shard) : 1);
+    // Under no_grad autocast still caches the casts of weights that require grad (cached_cast:
+    // arg.requires_grad() && arg.is_leaf()), until the evaluation's autocast context exits.
+    b.eval += 2 * sp.trainable_linear / (ShardsWeights(sh) ? static_cast<double>(lay.shard) : 1);
   }
   return b;
 }

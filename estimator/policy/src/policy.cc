@@ -256,24 +256,45 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
   return !assumed->empty();
 }
 
-// The longest sequence below job.seq_len with which `job` fits (its estimate in `estimate`), or 0
-// when not even one token does. Memory grows with the sequence, so a bisection finds it.
-int64_t LongestFittingSeq(const internal::PolicyContext& ctx, const TrainingJob& job,
-                          JobEstimate* estimate) {
-  TrainingJob shorter = job;
+// The largest value in [1, below) of the job's field `field` with which `job` fits (its estimate
+// in `estimate`), or 0 when not even 1 does. Memory grows with the field, so a bisection finds it.
+int64_t LargestFitting(const internal::PolicyContext& ctx, const TrainingJob& job,
+                       int64_t TrainingJob::*field, int64_t below, JobEstimate* estimate) {
+  TrainingJob smaller = job;
   JobEstimate e;
-  int64_t lo = 0, hi = job.seq_len - 1;  // lo fits (0: none found yet)
+  int64_t lo = 0, hi = below - 1;  // lo fits (0: none found yet)
   while (lo < hi) {
-    shorter.seq_len = lo + (hi - lo + 1) / 2;
-    if (ctx.prepared->EstimateMemory(shorter, *ctx.gpu, &e).ok() &&
+    smaller.*field = lo + (hi - lo + 1) / 2;
+    if (ctx.prepared->EstimateMemory(smaller, *ctx.gpu, &e).ok() &&
         e.memory.per_gpu_bytes <= ctx.usable_bytes) {
-      lo = shorter.seq_len;
+      lo = smaller.*field;
       *estimate = e;
     } else {
-      hi = shorter.seq_len - 1;
+      hi = smaller.*field - 1;
     }
   }
   return lo;
+}
+
+// The longest sequence below job.seq_len with which `job` fits, or 0 when not even one token does.
+int64_t LongestFittingSeq(const internal::PolicyContext& ctx, const TrainingJob& job,
+                          JobEstimate* estimate) {
+  return LargestFitting(ctx, job, &TrainingJob::seq_len, job.seq_len, estimate);
+}
+
+// When `job` does not fit only because of its evaluation (memory.peak_phase "evaluation"): the
+// largest evaluation batch per GPU that fits (0: not even one sequence), with the per-GPU bytes of
+// its training steps alone in `training_bytes`; -1 when the training steps do not fit either.
+int64_t LargestFittingEvalBatch(const internal::PolicyContext& ctx, const TrainingJob& job,
+                                int64_t* training_bytes) {
+  TrainingJob none = job;
+  none.eval_batch = 0;
+  JobEstimate e;
+  if (!ctx.prepared->EstimateMemory(none, *ctx.gpu, &e).ok() ||
+      e.memory.per_gpu_bytes > ctx.usable_bytes)
+    return -1;
+  *training_bytes = e.memory.per_gpu_bytes;
+  return LargestFitting(ctx, job, &TrainingJob::eval_batch, job.eval_batch, &e);
 }
 
 // Whether `job` fits under the most favourable reading of what the request could not read;
@@ -495,7 +516,28 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
     const bool can_raise =
         p.raise_gpus && !assumed_model && ShardsOptimizer(job.sharding) &&
         (r.gpu_field == GpuTresField::kPerNode || r.gpu_field == GpuTresField::kPerJob);
-    if (can_raise && internal::FindMoreGpus(ctx, job, &more, &more_est)) {
+    // The training step fits and its evaluation does not: the evaluation set's lengths are the
+    // data's and its batch is one setting, so the job is accepted with what to set.
+    int64_t training_bytes = 0;
+    const int64_t eval_fits = d.estimate.memory.peak_phase == "evaluation"
+                                  ? LargestFittingEvalBatch(ctx, job, &training_bytes)
+                                  : -1;
+    if (eval_fits >= 0) {
+      const FieldSource* eb = r.SourceOf("eval-batch");
+      d.reasons.push_back(Cat(
+          {what, " needs ", Gib(need), " per GPU (", Gib(d.usable_bytes),
+           " usable) when it evaluates ", std::to_string(job.eval_batch),
+           job.eval_batch == 1 ? " sequence" : " sequences", " of ", std::to_string(job.seq_len),
+           " tokens per GPU", eb == nullptr ? std::string() : " (" + eb->origin + ")",
+           "; its training steps need ", Gib(training_bytes), ": accepted; ",
+           eval_fits > 0
+               ? "set per_device_eval_batch_size (eval_batch_size) to " +
+                     std::to_string(eval_fits) +
+                     " or less, or shorter evaluation samples, so that "
+                     "the evaluation fits"
+               : "even one evaluation sequence of that length does not fit: evaluate shorter "
+                 "samples, or on fewer tokens"}));
+    } else if (can_raise && internal::FindMoreGpus(ctx, job, &more, &more_est)) {
       // The search judges by memory only; the chosen layout gets the full estimate (time included),
       // so a raised job still gets its time limit.
       if (JobEstimate full; prepared.Estimate(more, **gpu, &full).ok()) {

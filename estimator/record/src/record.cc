@@ -157,6 +157,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   put_int("mb", kBatchRange.Clamp(j.micro_batch));
   put_int("seq", kSeqRange.Clamp(j.seq_len));
   put_int("ga", kBatchRange.Clamp(j.grad_accum));
+  if (j.eval_batch > 0) put_int("eb", kBatchRange.Clamp(j.eval_batch));
   if (j.global_batch > 0) put_int("gb", j.global_batch);
   put("prec", ToString(j.precision));
   put("opt", ToString(j.optimizer));
@@ -290,6 +291,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = int_field(&j.seq_len, kSeqRange.lo, kSeqRange.hi);
     else if (key == "ga")
       s = int_field(&j.grad_accum, kBatchRange.lo, kBatchRange.hi);
+    else if (key == "eb")
+      s = int_field(&j.eval_batch, kBatchRange.lo, kBatchRange.hi);
     else if (key == "gb")
       s = int_field(&j.global_batch, 0, kBig);
     else if (key == "prec")

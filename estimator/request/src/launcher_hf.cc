@@ -37,6 +37,71 @@ std::string OptimizerName(std::string_view optim) {
   return "";
 }
 
+// Evaluation during or after training, and its batch per GPU (the key eval-batch; unset: fmte
+// counts no evaluation). The HF Trainer evaluates when eval_strategy (evaluation_strategy before
+// transformers 4.41) is "steps" or "epoch", and the example scripts (run_clm.py) after training
+// with --do_eval, with per_device_eval_batch_size sequences per GPU (TrainingArguments default 8);
+// eval_strategy "no" without --do_eval is none. axolotl evaluates when val_set_size > 0 or
+// test_datasets are given, with eval_batch_size sequences (its micro_batch_size unless set;
+// axolotl utils/config normalize_config). LLaMA-Factory passes eval_strategy and
+// per_device_eval_batch_size to the Trainer as they are.
+void ReadEvaluation(const LaunchLine& l, Sink* sink) {
+  const Flag* strategy = nullptr;
+  std::string_view strategy_name;
+  for (std::string_view name : {"eval_strategy", "evaluation_strategy"})
+    if (const Flag* f = sink->Find(l, name); f != nullptr) {
+      strategy = f;
+      strategy_name = name;
+    }
+  bool on = false, axolotl = false;
+  if (strategy != nullptr) {
+    if (strategy->unresolved) {
+      sink->Warn("--" + std::string(strategy_name),
+                 "value depends on the environment; evaluation not counted");
+      return;
+    }
+    const std::string v = Lower(strategy->value);
+    if (v == "steps" || v == "epoch" || v == "intervalstrategy.steps" ||
+        v == "intervalstrategy.epoch")
+      on = true;
+    else if (v != "no" && v != "intervalstrategy.no")
+      sink->Warn("--" + std::string(strategy_name),
+                 "unknown strategy '" + Shown(strategy->value) + "'; evaluation not counted");
+  }
+  if (FlagTrue(sink->Find(l, "do_eval"))) on = true;
+  if (const Flag* f = sink->Find(l, "val_set_size"); f != nullptr && !f->unresolved) {
+    const Result<double> size = ParseBoundedDouble(f->value, 0, 1e18, "val_set_size");
+    if (size.ok() && *size > 0) on = axolotl = true;
+  }
+  if (const Flag* f = sink->Find(l, "test_datasets");
+      f != nullptr && !f->value.empty() && f->value != "[]" && f->value != "null") {
+    on = axolotl = true;
+  }
+  if (!on) return;
+  for (std::string_view name :
+       {"per_device_eval_batch_size", "per_gpu_eval_batch_size", "eval_batch_size"}) {
+    const Flag* f = sink->Find(l, name);
+    if (f == nullptr) continue;
+    if (f->unresolved) {
+      sink->Warn("--" + std::string(name),
+                 "value depends on the environment; evaluation not counted");
+      return;
+    }
+    sink->SetFromFlag("eval-batch", f->value, name);
+    return;
+  }
+  if (axolotl) {
+    if (sink->Has("micro-batch"))
+      sink->Set("eval-batch", sink->Get("micro-batch"),
+                "eval_batch_size (axolotl: micro_batch_size)");
+    return;
+  }
+  sink->Set("eval-batch", "8",
+            strategy != nullptr
+                ? "--" + std::string(strategy_name) + " (per_device_eval_batch_size default 8)"
+                : std::string("--do_eval (per_device_eval_batch_size default 8)"));
+}
+
 // --fsdp "full_shard auto_wrap offload" (TrainingArguments.fsdp).
 void ReadFsdp(const Flag& f, Sink* sink) {
   const std::string v = Lower(f.value);
@@ -333,6 +398,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   for (std::string_view name : {"freeze_llm", "freeze_language_model"})
     if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved)
       sink->SetFromFlag("freeze-language", FlagTrue(f) ? "true" : "false", name);
+  ReadEvaluation(l, sink);
   if (FlagTrue(sink->Find(l, "sync_each_batch")))
     sink->Set("sync-each-batch", "true", "gradient_accumulation_kwargs.sync_each_batch");
   if (FlagTrue(sink->Find(l, "use_liger_kernel")) || FlagTrue(sink->Find(l, "use_liger")))

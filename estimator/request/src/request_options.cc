@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 52> kKeys{{
+const std::array<KeySpec, 53> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -120,6 +120,9 @@ const std::array<KeySpec, 52> kKeys{{
     {{"grad-accum", "N", "gradient accumulation steps"},
      true,
      FMTE_SETTER(return SetInt(v, s, &j->grad_accum, 1, kMaxBatch);)},
+    {{"eval-batch", "N", "sequences per GPU in an evaluation batch (0: no evaluation)"},
+     false,
+     FMTE_SETTER(return SetInt(v, s, &j->eval_batch, 0, kMaxBatch);)},
     {{"precision", "fp32|amp-bf16|amp-fp16|mixed-bf16|mixed-fp16|pure-bf16", "numeric precision"},
      true,
      FMTE_SETTER(return SetEnum(v, s, &j->precision, ParsePrecision);)},

@@ -288,6 +288,10 @@ Status ValidateJob(const TrainingJob& job) {
   if (job.micro_batch <= 0) return NotPositive(job.micro_batch, "--micro-batch");
   if (job.seq_len <= 0) return NotPositive(job.seq_len, "--seq-len");
   if (job.grad_accum <= 0) return NotPositive(job.grad_accum, "--grad-accum");
+  if (job.eval_batch < 0)
+    return Status::InvalidArgument(
+        "--eval-batch: expected 0 (no evaluation) or a positive integer, got " +
+        std::to_string(job.eval_batch));
   if (job.gpus <= 0) return NotPositive(job.gpus, "--gpus");
   if (job.tp <= 0) return NotPositive(job.tp, "--tp");
   if (job.pp <= 0) return NotPositive(job.pp, "--pp");
@@ -310,6 +314,8 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument("--micro-batch: at most " + std::to_string(kMaxBatch));
   if (job.grad_accum > kMaxBatch)
     return Status::InvalidArgument("--grad-accum: at most " + std::to_string(kMaxBatch));
+  if (job.eval_batch > kMaxBatch)
+    return Status::InvalidArgument("--eval-batch: at most " + std::to_string(kMaxBatch));
   if (job.cp > kMaxGpus)
     return Status::InvalidArgument("--cp: at most " + std::to_string(kMaxGpus));
   const int64_t mp = job.ModelParallel();

@@ -34,7 +34,8 @@ struct MemoryBreakdown {
 // (allocator-level bytes plus fragmentation and the CUDA context, as per_gpu_bytes).
 struct MemoryPhase {
   // "forward-backward" | "end-of-backward" | "optimizer-step" | "first-forward-backward" (the
-  // first step's, before the optimizer has allocated its states)
+  // first step's, before the optimizer has allocated its states) | "evaluation" (a no_grad forward
+  // of TrainingJob::eval_batch sequences; only for a job that evaluates)
   const char* name = "";
   int64_t per_gpu_bytes = 0;
   int64_t allocated_bytes = 0;  // by tensors (max_memory_allocated), no fragmentation or context
@@ -80,7 +81,8 @@ struct MemoryEstimate {
   std::vector<MemoryPhase> phases;
 
   // When the peak happens: "forward-backward" (saved activations + logits + first gradients),
-  // "end-of-backward" (all gradients) or "optimizer-step" (step temporaries).
+  // "end-of-backward" (all gradients), "optimizer-step" (step temporaries) or "evaluation" (the
+  // evaluation batch's logits and loss).
   std::string peak_phase;
 };
 

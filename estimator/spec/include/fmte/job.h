@@ -163,6 +163,13 @@ struct TrainingJob {
   // the data's.
   bool seq_len_is_cap = false;
   int64_t grad_accum = 1;
+  // Sequences per GPU in an evaluation batch when the job evaluates during (or after) training:
+  // the forward pass under no_grad with the model and optimizer states still on the GPU
+  // (memory phase "evaluation"). 0: the job does not evaluate, or fmte was not told. The HF
+  // Trainer evaluates with per_device_eval_batch_size (8 unless set) when eval_strategy is steps
+  // or epoch; axolotl with eval_batch_size (its micro_batch_size unless set) when val_set_size
+  // or test_datasets give it an evaluation set.
+  int64_t eval_batch = 0;
 
   // Layout. gpus = tp * cp * pp * dp. gpus_per_node <= 0 means min(gpus, 8).
   int64_t gpus = 1;
