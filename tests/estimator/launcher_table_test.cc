@@ -116,6 +116,34 @@ TEST_F(ScriptFilesTest, EvaluationAndItsBatchAreRead) {
   EXPECT_EQ(Read(hf + "--eval_strategy $STRATEGY\n").job.eval_batch, 0);
 }
 
+// How an FSDP job saves (state-dict): accelerate's fsdp_state_dict_type, axolotl's
+// fsdp_config.state_dict_type; FSDP2 (fsdp_version 2) saves sharded unless told.
+TEST_F(ScriptFilesTest, StateDictTypeIsRead) {
+  Write("cfg/fsdp.yaml",
+        "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n"
+        "  fsdp_state_dict_type: SHARDED_STATE_DICT\n");
+  const std::string line =
+      "accelerate launch --config_file cfg/fsdp.yaml train.py --model_name_or_path "
+      "meta-llama/Llama-3.1-8B --bf16\n";
+  const JobRequest acc = Read(line);
+  EXPECT_EQ(acc.job.state_dict, StateDict::kSharded);
+  EXPECT_NE(OriginOf(acc, "state-dict").find("cfg/fsdp.yaml"), std::string::npos)
+      << OriginOf(acc, "state-dict");
+  Write("cfg/fsdp.yaml",
+        "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n");
+  EXPECT_EQ(Read(line).job.state_dict, StateDict::kAuto);
+  EXPECT_TRUE(Read(line).job.SavesFullStateDict());
+  Write("cfg/fsdp.yaml",
+        "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: FULL_SHARD\n"
+        "  fsdp_version: 2\n");
+  EXPECT_EQ(Read(line).job.state_dict, StateDict::kSharded);
+  Write("cfg/axo.yaml",
+        "base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nfsdp_version: 2\n"
+        "fsdp_config:\n  state_dict_type: FULL_STATE_DICT\n");
+  EXPECT_EQ(Read("accelerate launch -m axolotl.cli.train cfg/axo.yaml\n").job.state_dict,
+            StateDict::kFull);
+}
+
 // Which dtype the weights are loaded in decides their bytes and the optimizer's (torch's AdamW
 // allocates its states like the parameter): axolotl and LLaMA-Factory load in their bf16 compute
 // dtype, TRL in --torch_dtype; LLaMA-Factory casts full fine-tuning's parameters to fp32 unless

@@ -301,6 +301,62 @@ TEST(MemoryStatesTest, EvaluationHoldsItsBatchsLogitsBesideTheStates) {
   EXPECT_FALSE(ValidateJob(m).ok());
 }
 
+int64_t PhaseHost(const MemoryEstimate& e, std::string_view name) {
+  for (const MemoryPhase& p : e.phases)
+    if (name == p.name) return p.host_bytes;
+  return -1;
+}
+
+// A checkpoint save with FSDP1's FULL_STATE_DICT (accelerate's default for FSDP1, offload_to_cpu
+// and rank0_only) gathers one FSDP unit at a time on every GPU, the optimizer's states in one fp32
+// buffer of the unit's unsharded size (torch/distributed/fsdp/_optim_utils.py
+// _allgather_orig_param_states), and rank 0's host receives the whole model, then the whole
+// optimizer state (the HF Trainer saves them one after the other). Derived for Llama-2-7b
+// (P = 6,738,415,616) fully fine-tuned in amp-bf16 (fp32 flat parameters): host max(4 P, AdamW's
+// 2 x 4 P) = 8 P; the largest unit is the root (embeddings, head and final norm: 2 x 32,000 x
+// 4096 + 4096 = 262,148,096 parameters), 4 bytes each while gathered. litgpt's full.py saves model
+// and optimizer in one dict (bf16-true: 2 P + 2 x 2 P); a sharded save (torchtitan's DCP,
+// --state-dict sharded, FSDP2's default) gathers nothing.
+TEST(MemoryStatesTest, AFullStateDictSaveGathersOnRankZerosHost) {
+  const ModelArch llama = Llama2_7b();
+  const double P = 6738415616.0, root = 262148096.0;
+  TrainingJob j = BaseJob();
+  j.precision = Precision::kAmpBf16;
+  j.sharding = Sharding::kFsdpFull;
+  j.gpus = 8;
+  j.framework = Framework::kHf;
+  j.activation_checkpointing = Checkpointing::kFull;
+  Result<MemoryEstimate> hf = EstimateMemory(llama, j, Gpu80());
+  ASSERT_TRUE(hf.ok()) << hf.status().ToString();
+  EXPECT_NEAR(static_cast<double>(PhaseHost(*hf, "checkpoint-save")), 8 * P, 1e6);
+  EXPECT_NEAR(static_cast<double>(PhaseAllocated(*hf, "checkpoint-save") - hf->breakdown.weights -
+                                  hf->breakdown.optimizer),
+              4 * root, 1e6);
+  TrainingJob lit = j;
+  lit.framework = Framework::kLitgpt;
+  lit.precision = Precision::kPureBf16;
+  Result<MemoryEstimate> litgpt = EstimateMemory(llama, lit, Gpu80());
+  ASSERT_TRUE(litgpt.ok()) << litgpt.status().ToString();
+  EXPECT_NEAR(static_cast<double>(PhaseHost(*litgpt, "checkpoint-save")), 6 * P, 1e6);
+  for (const auto& [framework, state_dict] : {std::pair{Framework::kFsdp, StateDict::kAuto},
+                                              std::pair{Framework::kHf, StateDict::kSharded}}) {
+    TrainingJob k = j;
+    k.framework = framework;
+    k.state_dict = state_dict;
+    Result<MemoryEstimate> e = EstimateMemory(llama, k, Gpu80());
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_EQ(PhaseHost(*e, "checkpoint-save"), -1);
+  }
+  // Without sharding there is nothing to gather.
+  TrainingJob single = j;
+  single.sharding = Sharding::kNone;
+  single.gpus = 1;
+  single.state_dict = StateDict::kFull;
+  Result<MemoryEstimate> one = EstimateMemory(llama, single, Gpu80());
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(PhaseHost(*one, "checkpoint-save"), -1);
+}
+
 TEST(MemoryStatesTest, ForeachAdamWAddsOneStateSizedTemporaryAtTheStep) {
   // Full AdamW fine-tuning of Llama-2-7b (P = 6,738,415,616) in amp-bf16 under the HF Trainer:
   // the optimizer step holds fp32 weights, gradients and both moments (16 P); torch.optim's

@@ -198,7 +198,10 @@ void AddJobOptions(po::options_description* desc) {
                      " (auto: the framework's default)")
                         .c_str())("attention", name(ToString(d.attention)),
                                   ("attention kernel: " + AcceptedNames(d.attention)).c_str())(
-      "lora-r", str(d.lora_r), "LoRA rank")(
+      "state-dict", name(ToString(d.state_dict)),
+      ("how a sharded job saves checkpoints: " + AcceptedNames(d.state_dict) +
+       " (auto: the framework's default; full: rank 0 gathers the whole state)")
+          .c_str())("lora-r", str(d.lora_r), "LoRA rank")(
       "lora-dropout", po::value<std::string>()->value_name("P"),
       "PEFT lora_dropout (default 0, PEFT's: no dropout mask saved)")(
       "lora-targets", po::value<std::string>()->value_name("LIST|all-linear"),
@@ -273,6 +276,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   FMTE_RETURN_IF_ERROR(
       ParseEnumFlag(vm, "recompute-modules", &ParseRecomputeModules, &job.recompute_modules));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "attention", &ParseAttention, &job.attention));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "state-dict", &ParseStateDict, &job.state_dict));
   job.attention_given = vm.count("attention") != 0 && !vm["attention"].defaulted();
   FMTE_RETURN_IF_ERROR(
       ParseEnumFlag(vm, "optimizer-impl", &ParseOptimizerImpl, &job.optimizer_impl));

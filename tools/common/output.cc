@@ -110,6 +110,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["recompute_modules"] =
       job.recompute_modules != 0 ? RecomputeModulesText(job.recompute_modules) : "core_attn";
   j["attention"] = ToString(job.attention);
+  j["state_dict"] = ToString(job.state_dict);
   j["optimizer_impl"] = ToString(job.optimizer_impl);
   j["chunked_loss"] = job.chunked_loss;
   j["compile"] = job.compile;
@@ -188,7 +189,8 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
   for (const MemoryPhase& p : m.phases)
     mem["phases"].push_back({{"name", p.name},
                              {"per_gpu_bytes", p.per_gpu_bytes},
-                             {"allocated_bytes", p.allocated_bytes}});
+                             {"allocated_bytes", p.allocated_bytes},
+                             {"host_bytes", p.host_bytes}});
   doc["memory"] = std::move(mem);
   AddTimeJson(doc, job, estimate);  // output_time.cc
   return doc;
@@ -273,6 +275,10 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
     t.AddRow({"", "", "(top: litgpt <= 0.5.8, whole blocks per FSDP unit: --fsdp-frozen-grads)"});
   if (m.cpu_bytes_per_node > 0)
     t.AddRow({"  host memory per node", FormatGiB(m.cpu_bytes_per_node), "(offloaded state)"});
+  for (const MemoryPhase& p : m.phases)
+    if (p.host_bytes > 0)
+      t.AddRow({"  checkpoint save", FormatGiB(p.host_bytes),
+                "host memory of rank 0's node (full state dict; --state-dict sharded: none)"});
   t.Print(os);
   if (m.layers_per_stage.size() > 1) {
     os << "\npipeline: " << m.layers_per_stage.size() << " stages holding "

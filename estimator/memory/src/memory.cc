@@ -33,9 +33,11 @@ namespace {
 struct StagePeak {
   double allocated = 0;
   double turn = 0, end_of_backward = 0, optimizer_step = 0;  // allocated bytes of each phase
-  double turn_cached = 0;  // reserved beyond the turn's allocated bytes (the smaller transient)
-  double first_turn = 0;   // the first step's forward-backward, before the optimizer's states
-  double evaluation = 0;   // an evaluation forward's (0: the job does not evaluate)
+  double turn_cached = 0;      // reserved beyond the turn's allocated bytes (the smaller transient)
+  double first_turn = 0;       // the first step's forward-backward, before the optimizer's states
+  double evaluation = 0;       // an evaluation forward's (0: the job does not evaluate)
+  double checkpoint_save = 0;  // a full-state-dict checkpoint save's (0: none)
+  double checkpoint_host = 0;  // its host memory on rank 0's node
   // The allocated peak with accumulated gradients kept sharded (FSDP's no_sync not used), the
   // reading the low end rests on: whether a trainer version accumulates unsharded is not
   // something the job says (docs/memory.md "Gradient accumulation under FSDP").
@@ -126,7 +128,12 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   take("end-of-backward", end_bwd, ms.grads, 0, 0, buf.backward, 0);
   take("optimizer-step", step, ms.grads, 0, 0, ms.step_temp, 0);
   if (evaluates) take("evaluation", eval, eval_grads, eval_act, eval_logits, buf.eval, 0);
-  best.max_allocated = std::max({turn, end_bwd, step, eval});
+  // A checkpoint save after an optimizer step (gradients None again) that gathers the full state
+  // on rank 0 (TrainingJob::SavesFullStateDict): one unit's gather beside the states.
+  const memory::CheckpointSave save = memory::ComputeCheckpointSave(j, dt, sp);
+  const double save_bytes = save.gpu > 0 ? base + save.gpu : 0;
+  if (save.gpu > 0) take("checkpoint-save", save_bytes, 0, 0, 0, save.gpu, 0);
+  best.max_allocated = std::max({turn, end_bwd, step, eval, save_bytes});
   best.cpu = ms.cpu + act.cpu;
   best.allocated_synced =
       std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step});
@@ -136,6 +143,8 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   best.end_of_backward = end_bwd;
   best.optimizer_step = step;
   best.evaluation = eval;
+  best.checkpoint_save = save_bytes;
+  best.checkpoint_host = save.host;
   return best;
 }
 
@@ -380,23 +389,29 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   // The first step's forward-backward comes before its optimizer step allocates the states, so it
   // never sets the peak; sources that report memory after the first iteration (Megatron's
   // report_memory) measured max(it, optimizer-step).
-  // An evaluating job's evaluation forward comes last.
-  constexpr size_t kPhases = 5;
-  const size_t phases = job.eval_batch > 0 ? kPhases : kPhases - 1;
-  est.phases.resize(phases);
-  const double phase_bytes[kPhases] = {heaviest.turn, heaviest.end_of_backward,
+  // A job that evaluates has its evaluation forward, one that saves a full state dict its
+  // checkpoint save (with the host memory of rank 0's node), after the step's phases.
+  constexpr size_t kPhases = 6;
+  const double phase_bytes[kPhases] = {heaviest.turn,           heaviest.end_of_backward,
                                        heaviest.optimizer_step, heaviest.first_turn,
-                                       heaviest.evaluation};
-  const char* const phase_names[kPhases] = {"forward-backward", "end-of-backward", "optimizer-step",
-                                            "first-forward-backward", "evaluation"};
+                                       heaviest.evaluation,     heaviest.checkpoint_save};
+  const char* const phase_names[kPhases] = {"forward-backward", "end-of-backward",
+                                            "optimizer-step",   "first-forward-backward",
+                                            "evaluation",       "checkpoint-save"};
+  const bool present[kPhases] = {
+      true, true, true, true, job.eval_batch > 0, job.SavesFullStateDict()};
   // The blocks the allocator keeps beyond what a phase allocates (the forward-backward turns').
-  const double phase_cached[kPhases] = {heaviest.turn_cached, 0, 0, heaviest.turn_cached, 0};
-  for (size_t i = 0; i < phases; ++i) {
-    est.phases[i].name = phase_names[i];
-    est.phases[i].allocated_bytes = Saturate(phase_bytes[i]);
-    est.phases[i].per_gpu_bytes = PlusContext(
+  const double phase_cached[kPhases] = {heaviest.turn_cached, 0, 0, heaviest.turn_cached, 0, 0};
+  est.phases.clear();
+  for (size_t i = 0; i < kPhases; ++i) {
+    if (!present[i]) continue;
+    MemoryPhase& phase = est.phases.emplace_back();
+    phase.name = phase_names[i];
+    phase.allocated_bytes = Saturate(phase_bytes[i]);
+    phase.per_gpu_bytes = PlusContext(
         Saturate(phase_bytes[i] + phase_cached[i] + memory::FragmentationBytes(phase_bytes[i])),
         est.cuda_context_bytes);
+    phase.host_bytes = i == kPhases - 1 ? Saturate(heaviest.checkpoint_host) : 0;
   }
   return Status::Ok();
 }

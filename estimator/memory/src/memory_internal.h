@@ -94,6 +94,15 @@ struct ModelStates {
   double step_temp = 0;    // temporaries of the optimizer step (foreach AdamW)
   double cpu = 0;          // host bytes of this GPU's offloaded state
 };
+// A checkpoint save that gathers the full state on rank 0 (TrainingJob::SavesFullStateDict):
+// what it adds on each GPU while it gathers one unit, and the host memory of rank 0's node for the
+// gathered state (memory_states.cc). Zero for a job that saves sharded.
+struct CheckpointSave {
+  double gpu = 0;
+  double host = 0;
+};
+CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt, const StageParams& sp);
+
 ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                                const Dtypes& dt, const StageParams& sp);
 

@@ -46,6 +46,35 @@ double FrozenBytes(const TrainingJob& j, const Dtypes& dt) {
 
 }  // namespace
 
+CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt,
+                                     const StageParams& sp) {
+  CheckpointSave c;
+  if (!j.SavesFullStateDict()) return c;
+  // FSDP1's FULL_STATE_DICT with offload_to_cpu and rank0_only (accelerate's FullStateDictConfig
+  // and FullOptimStateDictConfig for it; Lightning's FSDPStrategy state_dict_type="full"): the
+  // model's state dict unshards one FSDP unit at a time in full precision (its flat parameter's
+  // dtype, mixed precision off) and copies it to rank 0's host; the optimizer's state dict
+  // all-gathers each unit's states into one fp32 buffer of the unit's unsharded size, one state at
+  // a time, and copies them to the host (torch/distributed/fsdp/_optim_utils.py
+  // _allgather_orig_param_states: gathered_tensor = empty(flat_param._padded_unsharded_size)).
+  // Every rank takes part in the gathers; rank 0 keeps the result.
+  const double unit = std::max(sp.largest_block, sp.root);
+  const double frozen = FrozenBytes(j, dt);
+  const double unit_bytes = sp.trainable > 0 ? std::max(dt.param, frozen) : frozen;
+  c.gpu = std::max(unit * unit_bytes, std::min(unit, sp.trainable) * 4);
+  // Rank 0's host holds the whole model in those dtypes, then the whole optimizer state: the HF
+  // Trainer saves them one after the other (save_model, then _save_optimizer_and_scheduler, which
+  // frees the model's dict first), litgpt's full.py in one dict (fabric.save(path, {"model":
+  // model, "optimizer": optimizer, ...})); its LoRA scripts save the adapters alone.
+  const double model = sp.frozen * frozen + sp.quantized * 0.5 + sp.trainable * dt.param;
+  const double optimizer = OptimizerStateBytes(j, dt, sp) + sp.trainable * dt.master;
+  if (j.framework == Framework::kLitgpt)
+    c.host = j.method == Method::kFull ? model + optimizer : sp.trainable * dt.param;
+  else
+    c.host = std::max(model, optimizer);
+  return c;
+}
+
 ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                                const Dtypes& dt, const StageParams& sp) {
   (void)m;

@@ -171,6 +171,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.recompute_num_layers != d.recompute_num_layers) put_int("rcn", j.recompute_num_layers);
   // Given or not the default: what the job asked for (a model's config may pin another default).
   if (j.attention != d.attention || j.attention_given) put("attn", ToString(j.attention));
+  if (j.state_dict != d.state_dict) put("sd", ToString(j.state_dict));
   if (j.optimizer_impl != d.optimizer_impl) put("oimpl", ToString(j.optimizer_impl));
   if (j.method == Method::kLora || j.method == Method::kQlora) {
     put_int("lora_r", kLoraRRange.Clamp(j.lora_r));
@@ -313,6 +314,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = int_field(&j.recompute_num_layers, 1, 1 << 16);
     else if (key == "rcmods")
       s = enum_field(&j.recompute_modules, ParseRecomputeModules);
+    else if (key == "sd")
+      s = enum_field(&j.state_dict, ParseStateDict);
     else if (key == "attn") {
       s = enum_field(&j.attention, ParseAttention);
       j.attention_given = true;

@@ -102,6 +102,28 @@ void ReadEvaluation(const LaunchLine& l, Sink* sink) {
                 : std::string("--do_eval (per_device_eval_batch_size default 8)"));
 }
 
+// How an FSDP job saves its checkpoints (the key state-dict): accelerate's fsdp_state_dict_type
+// (its config's fsdp_config.fsdp_state_dict_type, axolotl's fsdp_config.state_dict_type:
+// etc/launchers.json) as
+// FULL_STATE_DICT -> full, SHARDED_STATE_DICT or LOCAL_STATE_DICT -> sharded; without it, FSDP2
+// (fsdp_version 2) saves sharded by default (accelerate FullyShardedDataParallelPlugin:
+// "FULL_STATE_DICT" if fsdp_version == 1 else "SHARDED_STATE_DICT"), FSDP1 full (the key's auto).
+void ReadStateDict(const LaunchLine& l, Sink* sink) {
+  if (const Flag* f = sink->Find(l, "fsdp_state_dict_type"); f != nullptr && !f->unresolved) {
+    const std::string v = Lower(f->value);
+    if (v.find("full") != std::string::npos)
+      sink->SetFromFlag("state-dict", "full", "fsdp_state_dict_type");
+    else if (v.find("sharded") != std::string::npos || v.find("local") != std::string::npos)
+      sink->SetFromFlag("state-dict", "sharded", "fsdp_state_dict_type");
+    else
+      sink->Warn("--fsdp_state_dict_type", "unknown state dict type '" + Shown(f->value) + "'");
+    return;
+  }
+  if (const Flag* f = sink->Find(l, "fsdp_version");
+      f != nullptr && !f->unresolved && f->value == "2")
+    sink->SetFromFlag("state-dict", "sharded", "fsdp_version");
+}
+
 // --fsdp "full_shard auto_wrap offload" (TrainingArguments.fsdp).
 void ReadFsdp(const Flag& f, Sink* sink) {
   const std::string v = Lower(f.value);
@@ -399,6 +421,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved)
       sink->SetFromFlag("freeze-language", FlagTrue(f) ? "true" : "false", name);
   ReadEvaluation(l, sink);
+  ReadStateDict(l, sink);
   if (FlagTrue(sink->Find(l, "sync_each_batch")))
     sink->Set("sync-each-batch", "true", "gradient_accumulation_kwargs.sync_each_batch");
   if (FlagTrue(sink->Find(l, "use_liger_kernel")) || FlagTrue(sink->Find(l, "use_liger")))

@@ -104,7 +104,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 53> kKeys{{
+const std::array<KeySpec, 54> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -208,6 +208,9 @@ const std::array<KeySpec, 53> kKeys{{
      false,
      FMTE_SETTER(return SetInt(v, s, &j->global_batch, 1, int64_t{1} << 40);)},
     {{"lora-targets", "LIST|all-linear", ""}, false, FMTE_SETTER(return SetLoraTargets(v, s, j);)},
+    {{"state-dict", "auto|full|sharded", ""},
+     false,
+     FMTE_SETTER(return SetEnum(v, s, &j->state_dict, ParseStateDict);)},
     {{"attention", "fused|eager", ""},
      false,
      FMTE_SETTER(j->attention_given = true; return SetEnum(v, s, &j->attention, ParseAttention);)},

@@ -55,6 +55,8 @@ constexpr NameTable<RecomputeMethod, 3> kRecomputeMethodNames{
      {RecomputeMethod::kInterval, "interval"}}};
 constexpr NameTable<Attention, 2> kAttentionNames{
     {{Attention::kFused, "fused"}, {Attention::kEager, "eager"}}};
+constexpr NameTable<StateDict, 3> kStateDictNames{
+    {{StateDict::kAuto, "auto"}, {StateDict::kFull, "full"}, {StateDict::kSharded, "sharded"}}};
 constexpr NameTable<OptimizerImpl, 3> kOptimizerImplNames{{{OptimizerImpl::kAuto, "auto"},
                                                            {OptimizerImpl::kForeach, "foreach"},
                                                            {OptimizerImpl::kFused, "fused"}}};
@@ -115,6 +117,7 @@ std::string_view ToString(Checkpointing v) { return NameOf(kCheckpointingNames, 
 std::string_view ToString(RecomputeMethod v) { return NameOf(kRecomputeMethodNames, v); }
 std::string_view ToString(RecomputeModule v) { return NameOf(kRecomputeModuleNames, v); }
 std::string_view ToString(Attention v) { return NameOf(kAttentionNames, v); }
+std::string_view ToString(StateDict v) { return NameOf(kStateDictNames, v); }
 std::string_view ToString(OptimizerImpl v) { return NameOf(kOptimizerImplNames, v); }
 std::string_view ToString(Quant v) { return NameOf(kQuantNames, v); }
 std::string_view ToString(Fp8 v) { return NameOf(kFp8Names, v); }
@@ -142,6 +145,9 @@ Result<RecomputeMethod> ParseRecomputeMethod(std::string_view s, std::string_vie
 }
 Result<Attention> ParseAttention(std::string_view s, std::string_view f) {
   return ParseName(kAttentionNames, s, f);
+}
+Result<StateDict> ParseStateDict(std::string_view s, std::string_view f) {
+  return ParseName(kStateDictNames, s, f);
 }
 Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s, std::string_view f) {
   return ParseName(kOptimizerImplNames, s, f);
@@ -192,6 +198,7 @@ std::string RecomputeModulesText(uint32_t modules) {
   return out;
 }
 std::string AcceptedNames(Attention) { return Joined(kAttentionNames); }
+std::string AcceptedNames(StateDict) { return Joined(kStateDictNames); }
 std::string AcceptedNames(OptimizerImpl) { return Joined(kOptimizerImplNames); }
 std::string AcceptedNames(Quant) { return Joined(kQuantNames); }
 std::string AcceptedNames(Fp8) { return Joined(kFp8Names); }
@@ -276,6 +283,12 @@ int64_t TrainingJob::ExpertDataParallel() const {
   return std::max<int64_t>(
       1, tp * DataContextParallel() /
              std::max<int64_t>(1, ExpertTensorParallel() * std::max<int64_t>(1, ep)));
+}
+
+bool TrainingJob::SavesFullStateDict() const {
+  if (!ShardsWithFsdp(sharding)) return false;
+  if (state_dict != StateDict::kAuto) return state_dict == StateDict::kFull;
+  return framework == Framework::kHf || framework == Framework::kLitgpt;
 }
 
 int64_t TrainingJob::LocalSeqLen() const {

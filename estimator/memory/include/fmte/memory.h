@@ -35,10 +35,14 @@ struct MemoryBreakdown {
 struct MemoryPhase {
   // "forward-backward" | "end-of-backward" | "optimizer-step" | "first-forward-backward" (the
   // first step's, before the optimizer has allocated its states) | "evaluation" (a no_grad forward
-  // of TrainingJob::eval_batch sequences; only for a job that evaluates)
+  // of TrainingJob::eval_batch sequences; only for a job that evaluates) | "checkpoint-save" (a
+  // save that gathers the full state on rank 0; only for TrainingJob::SavesFullStateDict)
   const char* name = "";
   int64_t per_gpu_bytes = 0;
   int64_t allocated_bytes = 0;  // by tensors (max_memory_allocated), no fragmentation or context
+  // Host memory of one node the phase needs beyond offloaded state: rank 0's node at a
+  // checkpoint-save that gathers the full model and optimizer state there.
+  int64_t host_bytes = 0;
 };
 
 // One kind of rank: a pipeline stage (the first holds the embedding, the last the output layer and

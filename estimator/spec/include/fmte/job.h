@@ -61,6 +61,12 @@ enum class RecomputeModule {
   kSharedExperts
 };
 enum class Attention { kFused, kEager };  // fused | eager
+// How a sharded job saves its checkpoints: auto (the framework's default: full under the HF
+// Trainer's FSDP, accelerate's FULL_STATE_DICT for FSDP1, and litgpt's FSDPStrategy
+// state_dict_type="full"; sharded under torchtitan's and Megatron's distributed checkpoints) |
+// full (rank 0 gathers the whole model and optimizer state in its host memory) | sharded (each
+// rank writes its own shard).
+enum class StateDict { kAuto, kFull, kSharded };
 // How torch.optim's AdamW/SGD steps: auto (the framework's default: HF Trainer's
 // adamw_torch_fused with torch >= 2.8 since transformers PR #37358 (July 2025), torchtitan's
 // "fused"; torch.optim itself foreach) | foreach (one state-sized temporary list) | fused (in
@@ -84,6 +90,7 @@ std::string_view ToString(Checkpointing v);
 std::string_view ToString(RecomputeMethod v);
 std::string_view ToString(RecomputeModule v);
 std::string_view ToString(Attention v);
+std::string_view ToString(StateDict v);
 std::string_view ToString(OptimizerImpl v);
 std::string_view ToString(Quant v);
 std::string_view ToString(Framework v);
@@ -106,6 +113,7 @@ Result<uint32_t> ParseRecomputeModules(std::string_view s,
 // The names of a bit set, comma-separated in enum order ("" for 0).
 std::string RecomputeModulesText(uint32_t modules);
 Result<Attention> ParseAttention(std::string_view s, std::string_view field = "attention");
+Result<StateDict> ParseStateDict(std::string_view s, std::string_view field = "state-dict");
 Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s,
                                          std::string_view field = "optimizer-impl");
 Result<Quant> ParseQuant(std::string_view s, std::string_view field = "quant");
@@ -121,6 +129,7 @@ std::string AcceptedNames(Checkpointing);
 std::string AcceptedNames(RecomputeMethod);
 std::string AcceptedNames(RecomputeModule);
 std::string AcceptedNames(Attention);
+std::string AcceptedNames(StateDict);
 std::string AcceptedNames(OptimizerImpl);
 std::string AcceptedNames(Quant);
 std::string AcceptedNames(Framework);
@@ -228,6 +237,10 @@ struct TrainingJob {
   // core_attn. Read only with activation_checkpointing kSelective (Recomputes).
   uint32_t recompute_modules = 0;
   Attention attention = Attention::kFused;
+  StateDict state_dict = StateDict::kAuto;
+  // Whether a checkpoint save gathers the full state on rank 0: state_dict full, or auto where the
+  // framework's default is full (FSDP under the HF Trainer and litgpt). Only sharded jobs gather.
+  bool SavesFullStateDict() const;
   // Whether the job names its attention (--attention, #FMTE attention=); when it does not, a model
   // whose config.json pins transformers to eager attention runs eager under HF (AttentionUsed).
   bool attention_given = false;
