@@ -142,6 +142,15 @@ TEST_F(ScriptFilesTest, StateDictTypeIsRead) {
         "fsdp_config:\n  state_dict_type: FULL_STATE_DICT\n");
   EXPECT_EQ(Read("accelerate launch -m axolotl.cli.train cfg/axo.yaml\n").job.state_dict,
             StateDict::kFull);
+  // DeepSpeed ZeRO-3 consolidating its 16-bit weights at each save.
+  Write(
+      "cfg/z3.json",
+      R"({"zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": true}})");
+  const JobRequest z3 = Read(
+      "deepspeed train.py --model_name_or_path meta-llama/Llama-3.1-8B --deepspeed cfg/z3.json\n");
+  EXPECT_EQ(z3.job.sharding, Sharding::kZero3);
+  EXPECT_EQ(z3.job.state_dict, StateDict::kFull);
+  EXPECT_TRUE(z3.job.SavesFullStateDict());
 }
 
 // Which dtype the weights are loaded in decides their bytes and the optimizer's (torch's AdamW

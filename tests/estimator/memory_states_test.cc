@@ -347,6 +347,23 @@ TEST(MemoryStatesTest, AFullStateDictSaveGathersOnRankZerosHost) {
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     EXPECT_EQ(PhaseHost(*e, "checkpoint-save"), -1);
   }
+  // ZeRO-3 consolidates the 16-bit weights on rank 0 only when asked
+  // (stage3_gather_16bit_weights_on_model_save: --state-dict full): 2 P on the host, one module
+  // gathered at a time (the largest: the 32,000 x 4096 embedding, 2 bytes each); the optimizer
+  // goes to the sharded ZeRO checkpoint.
+  TrainingJob zero3 = j;
+  zero3.framework = Framework::kDeepspeed;
+  zero3.sharding = Sharding::kZero3;
+  zero3.precision = Precision::kMixedBf16;
+  Result<MemoryEstimate> z3 = EstimateMemory(llama, zero3, Gpu80());
+  ASSERT_TRUE(z3.ok()) << z3.status().ToString();
+  EXPECT_EQ(PhaseHost(*z3, "checkpoint-save"), -1);
+  zero3.state_dict = StateDict::kFull;
+  z3 = EstimateMemory(llama, zero3, Gpu80());
+  ASSERT_TRUE(z3.ok()) << z3.status().ToString();
+  EXPECT_NEAR(static_cast<double>(PhaseHost(*z3, "checkpoint-save")), 2 * P, 1e6);
+  EXPECT_GE(PhaseAllocated(*z3, "checkpoint-save"),
+            z3->breakdown.weights + z3->breakdown.optimizer + 2 * 32000 * 4096);
   // Without sharding there is nothing to gather.
   TrainingJob single = j;
   single.sharding = Sharding::kNone;

@@ -50,6 +50,15 @@ CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt,
                                      const StageParams& sp) {
   CheckpointSave c;
   if (!j.SavesFullStateDict()) return c;
+  if (j.sharding == Sharding::kZero3) {
+    // DeepSpeed's _zero3_consolidated_16bit_state_dict (the HF Trainer's and accelerate's
+    // save_model with stage3_gather_16bit_weights_on_model_save): each module's parameters
+    // gathered in 16 bits (GatheredParameters), rank 0 copying them to its host; the optimizer
+    // goes to the sharded ZeRO checkpoint, each rank its own partition.
+    c.gpu = sp.largest_module * dt.gather;
+    c.host = (sp.frozen + sp.trainable) * dt.gather + sp.quantized * 0.5;
+    return c;
+  }
   // FSDP1's FULL_STATE_DICT with offload_to_cpu and rank0_only (accelerate's FullStateDictConfig
   // and FullOptimStateDictConfig for it; Lightning's FSDPStrategy state_dict_type="full"): the
   // model's state dict unshards one FSDP unit at a time in full precision (its flat parameter's

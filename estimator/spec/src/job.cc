@@ -286,6 +286,9 @@ int64_t TrainingJob::ExpertDataParallel() const {
 }
 
 bool TrainingJob::SavesFullStateDict() const {
+  // ZeRO-3 consolidates its 16-bit weights on rank 0 only when asked
+  // (stage3_gather_16bit_weights_on_model_save, false by default).
+  if (sharding == Sharding::kZero3) return state_dict == StateDict::kFull;
   if (!ShardsWithFsdp(sharding)) return false;
   if (state_dict != StateDict::kAuto) return state_dict == StateDict::kFull;
   return framework == Framework::kHf || framework == Framework::kLitgpt;

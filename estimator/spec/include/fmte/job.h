@@ -63,9 +63,10 @@ enum class RecomputeModule {
 enum class Attention { kFused, kEager };  // fused | eager
 // How a sharded job saves its checkpoints: auto (the framework's default: full under the HF
 // Trainer's FSDP, accelerate's FULL_STATE_DICT for FSDP1, and litgpt's FSDPStrategy
-// state_dict_type="full"; sharded under torchtitan's and Megatron's distributed checkpoints) |
-// full (rank 0 gathers the whole model and optimizer state in its host memory) | sharded (each
-// rank writes its own shard).
+// state_dict_type="full"; sharded under torchtitan's and Megatron's distributed checkpoints and
+// DeepSpeed's ZeRO checkpoints) | full (rank 0 gathers the whole model and optimizer state in its
+// host memory; under ZeRO-3 the 16-bit weights, stage3_gather_16bit_weights_on_model_save) |
+// sharded (each rank writes its own shard).
 enum class StateDict { kAuto, kFull, kSharded };
 // How torch.optim's AdamW/SGD steps: auto (the framework's default: HF Trainer's
 // adamw_torch_fused with torch >= 2.8 since transformers PR #37358 (July 2025), torchtitan's
@@ -239,7 +240,8 @@ struct TrainingJob {
   Attention attention = Attention::kFused;
   StateDict state_dict = StateDict::kAuto;
   // Whether a checkpoint save gathers the full state on rank 0: state_dict full, or auto where the
-  // framework's default is full (FSDP under the HF Trainer and litgpt). Only sharded jobs gather.
+  // framework's default is full (FSDP under the HF Trainer and litgpt). Only FSDP and ZeRO-3 jobs
+  // gather.
   bool SavesFullStateDict() const;
   // Whether the job names its attention (--attention, #FMTE attention=); when it does not, a model
   // whose config.json pins transformers to eager attention runs eager under HF (AttentionUsed).
