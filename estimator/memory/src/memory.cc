@@ -402,6 +402,8 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
       true, true, true, true, job.eval_batch > 0, job.SavesFullStateDict()};
   // The blocks the allocator keeps beyond what a phase allocates (the forward-backward turns').
   const double phase_cached[kPhases] = {heaviest.turn_cached, 0, 0, heaviest.turn_cached, 0, 0};
+  // Host memory of rank 0's node (the checkpoint save's gathered state).
+  const double phase_host[kPhases] = {0, 0, 0, 0, 0, heaviest.checkpoint_host};
   est.phases.clear();
   for (size_t i = 0; i < kPhases; ++i) {
     if (!present[i]) continue;
@@ -411,7 +413,7 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     phase.per_gpu_bytes = PlusContext(
         Saturate(phase_bytes[i] + phase_cached[i] + memory::FragmentationBytes(phase_bytes[i])),
         est.cuda_context_bytes);
-    phase.host_bytes = i == kPhases - 1 ? Saturate(heaviest.checkpoint_host) : 0;
+    phase.host_bytes = Saturate(phase_host[i]);
   }
   return Status::Ok();
 }

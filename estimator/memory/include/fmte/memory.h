@@ -85,8 +85,9 @@ struct MemoryEstimate {
   std::vector<MemoryPhase> phases;
 
   // When the peak happens: "forward-backward" (saved activations + logits + first gradients),
-  // "end-of-backward" (all gradients), "optimizer-step" (step temporaries) or "evaluation" (the
-  // evaluation batch's logits and loss).
+  // "end-of-backward" (all gradients), "optimizer-step" (step temporaries), "evaluation" (the
+  // evaluation batch's logits and loss) or "checkpoint-save" (a unit gathered for a full state
+  // dict).
   std::string peak_phase;
 };
 
