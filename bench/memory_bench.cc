@@ -48,6 +48,28 @@ void BM_EstimateMemoryLlama70bZero3(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateMemoryLlama70bZero3);
 
+// The HF Trainer's FSDP job with every phase: an evaluation batch and a full-state-dict save.
+void BM_EstimateMemoryLlama70bFsdpEvalSave(benchmark::State& state) {
+  const fmte::ModelArch* model = CatalogModel(state, "meta-llama/Llama-3.1-70B");
+  if (model == nullptr) return;
+  fmte::TrainingJob job;
+  job.model = "meta-llama/Llama-3.1-70B";
+  job.gpus = 32;
+  job.sharding = fmte::Sharding::kFsdpFull;
+  job.framework = fmte::Framework::kHf;
+  job.seq_len = 4096;
+  job.eval_batch = 8;
+  job.state_dict = fmte::StateDict::kFull;
+  job.activation_checkpointing = fmte::Checkpointing::kFull;
+  fmte::GpuSpec gpu;
+  gpu.memory_bytes = int64_t{85520809984};
+  for (auto _ : state) {
+    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(*model, job, gpu);
+    benchmark::DoNotOptimize(e);
+  }
+}
+BENCHMARK(BM_EstimateMemoryLlama70bFsdpEvalSave);
+
 // Megatron with 4 pipeline stages: every stage is estimated to find the heaviest.
 void BM_EstimateMemoryLlama70bMegatronPp4(benchmark::State& state) {
   const fmte::ModelArch* model = CatalogModel(state, "meta-llama/Llama-3.1-70B");
