@@ -44,6 +44,40 @@ double FrozenBytes(const TrainingJob& j, const Dtypes& dt) {
   return dt.base_weight;
 }
 
+// The stage's weights as stored, before any sharding (quantised, FP8 or in their precision's
+// dtype), and the quantisation constants beside them.
+struct StoredWeights {
+  double weights = 0, consts = 0;
+};
+StoredWeights WeightsOf(const TrainingJob& j, const Dtypes& dt, const StageParams& sp) {
+  // QLoRA: bitsandbytes 4-bit packs two values per byte with one fp32 absmax per block
+  // of 64; double quantisation stores the absmax as 8-bit with an fp32 constant per 256 blocks
+  // (Dettmers et al. 2023, section 3; docs/formulas.md §2). torchtune's NF4 (torchao) always
+  // double-quantises (scaler_block_size 256). LLM.int8: one byte per weight plus an fp32 scale
+  // per output row (bitsandbytes Int8Params.SCB).
+  StoredWeights w;
+  double quant = 0;
+  if (sp.quantized > 0) {
+    if (j.quant == Quant::kInt8) {
+      quant = sp.quantized;
+      w.consts = sp.quant_rows * 4;
+    } else {
+      quant = sp.quantized * 0.5;
+      const bool dq = j.double_quant || j.framework == Framework::kTorchtune;
+      w.consts = dq ? sp.quantized / 64 + sp.quantized / (64.0 * 256) * 4 : sp.quantized / 64 * 4;
+    }
+  }
+  w.weights = sp.frozen * FrozenBytes(j, dt) + quant + sp.trainable * dt.param;
+  if (j.fp8_params) {
+    // FP8 primary weights (Megatron --fp8-param-gather: Transformer Engine fp8_model_init, the
+    // DDP param buffer in torch.uint8, distributed_data_parallel.py): one byte per parameter of
+    // the transformer layers' linears; embedding, output layer and norms stay 16-bit. The fp32
+    // main params in the optimizer are unchanged.
+    w.weights -= (sp.linear - sp.head) * std::max(0.0, dt.param - 1);
+  }
+  return w;
+}
+
 }  // namespace
 
 CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt,
@@ -75,7 +109,8 @@ CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt,
   // Trainer saves them one after the other (save_model, then _save_optimizer_and_scheduler, which
   // frees the model's dict first), litgpt's full.py in one dict (fabric.save(path, {"model":
   // model, "optimizer": optimizer, ...})); its LoRA scripts save the adapters alone.
-  const double model = sp.frozen * frozen + sp.quantized * 0.5 + sp.trainable * dt.param;
+  const StoredWeights stored = WeightsOf(j, dt, sp);
+  const double model = stored.weights + stored.consts;
   const double optimizer = OptimizerStateBytes(j, dt, sp) + sp.trainable * dt.master;
   if (j.framework == Framework::kLitgpt)
     c.host = j.method == Method::kFull ? model + optimizer : sp.trainable * dt.param;
@@ -106,30 +141,8 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   };
   const double expert_share = sp.trainable > 0 ? sp.expert_trainable / sp.trainable : 0;
 
-  // Weights. QLoRA: bitsandbytes 4-bit packs two values per byte with one fp32 absmax per block
-  // of 64; double quantisation stores the absmax as 8-bit with an fp32 constant per 256 blocks
-  // (Dettmers et al. 2023, section 3; docs/formulas.md §2). torchtune's NF4 (torchao) always
-  // double-quantises (scaler_block_size 256). LLM.int8: one byte per weight plus an fp32 scale
-  // per output row (bitsandbytes Int8Params.SCB).
-  double quant = 0, consts = 0;
-  if (sp.quantized > 0) {
-    if (j.quant == Quant::kInt8) {
-      quant = sp.quantized;
-      consts = sp.quant_rows * 4;
-    } else {
-      quant = sp.quantized * 0.5;
-      const bool dq = j.double_quant || j.framework == Framework::kTorchtune;
-      consts = dq ? sp.quantized / 64 + sp.quantized / (64.0 * 256) * 4 : sp.quantized / 64 * 4;
-    }
-  }
-  double weights = sp.frozen * FrozenBytes(j, dt) + quant + sp.trainable * dt.param;
-  if (j.fp8_params) {
-    // FP8 primary weights (Megatron --fp8-param-gather: Transformer Engine fp8_model_init, the
-    // DDP param buffer in torch.uint8, distributed_data_parallel.py): one byte per parameter of
-    // the transformer layers' linears; embedding, output layer and norms stay 16-bit. The fp32
-    // main params in the optimizer are unchanged.
-    weights -= (sp.linear - sp.head) * std::max(0.0, dt.param - 1);
-  }
+  const StoredWeights stored = WeightsOf(j, dt, sp);
+  const double weights = stored.weights, consts = stored.consts;
   // The experts' share of the weights, by their share of the parameters (frozen, quantised and
   // trainable experts are stored like the rest of their kind).
   const double expert_weights = sp.total > 0 ? weights * sp.expert / sp.total : 0;
