@@ -49,6 +49,26 @@ Result<JobEstimate> Reestimate(const TrainingJob& job, const std::string& gpu) {
   return ShippedEstimator().Estimate(**arch, job, **spec);
 }
 
+// The number the decision's message names after `after` for the job's `field`: in (0, below), and
+// the largest that fits by the estimator itself (it fits; one more does not).
+void ExpectLargestThatFits(const Decision& d, std::string_view after, int64_t TrainingJob::*field,
+                           int64_t below) {
+  const size_t at = d.user_message.find(after);
+  ASSERT_NE(at, std::string::npos) << d.user_message;
+  const int64_t largest = std::stoll(d.user_message.substr(at + after.size()));
+  ASSERT_GT(largest, 0);
+  ASSERT_LT(largest, below);
+  TrainingJob job = d.job;
+  job.*field = largest;
+  auto fits = Reestimate(job, d.gpu);
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_LE(fits->memory.per_gpu_bytes, d.usable_bytes);
+  job.*field = largest + 1;
+  auto over = Reestimate(job, d.gpu);
+  ASSERT_TRUE(over.ok()) << over.status().message();
+  EXPECT_GT(over->memory.per_gpu_bytes, d.usable_bytes);
+}
+
 const char kLora8b[] =
     "#FMTE model=meta-llama/Llama-3.1-8B method=lora micro-batch=1 seq-len=2048 "
     "activation-checkpointing=full\n";
@@ -723,20 +743,7 @@ TEST(PolicyTest, ATruncationLimitIsNeverGroundsForRejection) {
   const Decision d = Decide(Request(lora + "#FMTE seq-len-cap=true\n", "gres:gpu:a100:1"),
                             Conf(kBaseConf), ShippedEstimator());
   EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
-  const size_t at = d.user_message.find("at most ");
-  ASSERT_NE(at, std::string::npos) << d.user_message;
-  const int64_t longest = std::stoll(d.user_message.substr(at + 8));
-  ASSERT_GT(longest, 0);
-  ASSERT_LT(longest, 32768);
-  TrainingJob job = d.job;
-  job.seq_len = longest;
-  auto fits = Reestimate(job, d.gpu);
-  ASSERT_TRUE(fits.ok()) << fits.status().message();
-  EXPECT_LE(fits->memory.per_gpu_bytes, d.usable_bytes);
-  job.seq_len = longest + 1;
-  auto over = Reestimate(job, d.gpu);
-  ASSERT_TRUE(over.ok()) << over.status().message();
-  EXPECT_GT(over->memory.per_gpu_bytes, d.usable_bytes);
+  ExpectLargestThatFits(d, "at most ", &TrainingJob::seq_len, 32768);
 
   // 70B full fine-tuning unsharded on one GPU: no sequence length makes it fit.
   const Decision too_big =
@@ -759,20 +766,7 @@ TEST(PolicyTest, AnEvaluationBatchIsNeverGroundsForRejection) {
   EXPECT_EQ(d.estimate.memory.peak_phase, "evaluation");
   ASSERT_GT(d.estimate.memory.per_gpu_bytes, d.usable_bytes) << d.user_message;
   EXPECT_EQ(d.kind, DecisionKind::kAccept) << d.user_message;
-  const size_t at = d.user_message.find("eval_batch_size) to ");
-  ASSERT_NE(at, std::string::npos) << d.user_message;
-  const int64_t largest = std::stoll(d.user_message.substr(at + 20));
-  ASSERT_GT(largest, 0);
-  ASSERT_LT(largest, 8);
-  TrainingJob job = d.job;
-  job.eval_batch = largest;
-  auto fits = Reestimate(job, d.gpu);
-  ASSERT_TRUE(fits.ok()) << fits.status().message();
-  EXPECT_LE(fits->memory.per_gpu_bytes, d.usable_bytes);
-  job.eval_batch = largest + 1;
-  auto over = Reestimate(job, d.gpu);
-  ASSERT_TRUE(over.ok()) << over.status().message();
-  EXPECT_GT(over->memory.per_gpu_bytes, d.usable_bytes);
+  ExpectLargestThatFits(d, "eval_batch_size) to ", &TrainingJob::eval_batch, 8);
 
   // 70B full fine-tuning unsharded on one GPU: its training steps do not fit; still rejected.
   const Decision too_big =
