@@ -181,6 +181,10 @@ for row in rows:
         "gpus": next((s.get("value") for s in req.get("sources", []) if s.get("key") == "gpus"), ""),
         "truth_gpus": row.get("gpus", ""), "launcher": req.get("launcher", ""),
         "stderr": err.strip()[:300],
+        # What the script says about its checkpoint saves and evaluations (save-every, eval-every,
+        # eval-samples: docs/time.md "Wall time"), read from its flags and files.
+        "periodic": {s.get("key"): s.get("value") for s in req.get("sources", [])
+                     if s.get("key") in ("save-every", "eval-every", "eval-samples")},
     }
     results.append(r)
 
@@ -216,6 +220,9 @@ print(f"LLM training (not the index's non-LLM models): {len(llm_train)}; read"
 print(f"  whose model is in the files the job names (not in Python defaults, user files or the"
       f" environment at submission): {len(named)}; estimated with the right model"
       f" {sum(r['est_right'] for r in named)} ({pct(sum(r['est_right'] for r in named), len(named))})")
+print(f"  saying how often they save checkpoints: {sum('save-every' in r['periodic'] for r in llm_train)};"
+      f" evaluate: {sum('eval-every' in r['periodic'] for r in llm_train)};"
+      f" over how many sequences: {sum('eval-samples' in r['periodic'] for r in llm_train)}")
 false_pos = [r for r in other if r["llm"]]
 print(f"not training taken for LLM training: {len(false_pos)} of {len(other)}")
 crashes = [r for r in results if r["exit"] not in (0, 3)]
@@ -232,6 +239,8 @@ if verbose or crashes or false_pos:
                   f" {r['path']}\n      model: {r['model'] or '-'}"
                   f"{'  (estimated as ' + r['estimated_model'] + ')' if r['estimated_model'] else ''}"
                   f"  |  index: {r['truth_model'][:70]}")
+            if r["periodic"]:
+                print("      periodic: " + ", ".join(f"{k} {v}" for k, v in r["periodic"].items()))
             if r["exit"] not in (0, 3):
                 print(f"      exit {r['exit']}: {r['stderr']}")
 if json_out:

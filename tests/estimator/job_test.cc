@@ -45,6 +45,41 @@ TEST(JobNames, UnknownNameNamesFieldAndChoices) {
             std::string::npos);
 }
 
+// The intervals people write in trainers' settings: HF save_steps 500 or 0.25 (a share of the
+// run), axolotl saves_per_epoch 2 ("2/epoch"), save_strategy "no"; anything else is an error
+// that names the field and the forms.
+TEST(JobNames, EveryReadsStepsEpochsFractionsAndNever) {
+  struct Case {
+    const char* text;
+    Every::Unit unit;
+    double value;
+  } cases[] = {{"500", Every::Unit::kSteps, 500},      {"2/epoch", Every::Unit::kPerEpoch, 2},
+               {"0.25", Every::Unit::kFraction, 0.25}, {"never", Every::Unit::kNever, 0},
+               {"default", Every::Unit::kUnset, 0},    {"0.5/epoch", Every::Unit::kPerEpoch, 0.5}};
+  for (const Case& c : cases) {
+    auto e = ParseEvery(c.text, "--save-every");
+    ASSERT_TRUE(e.ok()) << c.text << ": " << e.status().ToString();
+    EXPECT_EQ(e->unit, c.unit) << c.text;
+    EXPECT_EQ(e->value, c.value) << c.text;
+    auto back = ParseEvery(ToString(*e), "--save-every");
+    ASSERT_TRUE(back.ok()) << ToString(*e);
+    EXPECT_EQ(*back, *e) << c.text;
+  }
+  for (const char* bad : {"0", "-5", "1.5", "2/week", "steps", "", "1e99", "0/epoch"}) {
+    auto e = ParseEvery(bad, "--save-every");
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.status().message().find("--save-every"), std::string::npos) << bad;
+    EXPECT_NE(e.status().message().find("N/epoch"), std::string::npos) << bad;
+  }
+  TrainingJob job;
+  job.model = "x";
+  job.save_every = {Every::Unit::kFraction, 2};  // a fraction must be below 1
+  EXPECT_FALSE(ValidateJob(job).ok());
+  job.save_every = {};
+  job.eval_samples = -1;
+  EXPECT_FALSE(ValidateJob(job).ok());
+}
+
 TEST(ValidateJob, RejectsLayoutThatDoesNotDivideGpus) {
   TrainingJob job;
   job.model = "x";

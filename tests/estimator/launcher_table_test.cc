@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "fmte/model.h"
 #include "fmte/request.h"
@@ -114,6 +115,84 @@ TEST_F(ScriptFilesTest, EvaluationAndItsBatchAreRead) {
   EXPECT_EQ(Read("accelerate launch -m axolotl.cli.train cfg/axo0.yaml\n").job.eval_batch, 0);
   // A strategy from the environment is not guessed.
   EXPECT_EQ(Read(hf + "--eval_strategy $STRATEGY\n").job.eval_batch, 0);
+}
+
+// How often a job saves and evaluates (save-every, eval-every, eval-samples), as each framework
+// lets people say it; what a script does not say stays unset (the framework's default applies,
+// walltime.h PeriodicWorkOf).
+TEST_F(ScriptFilesTest, SavesAndEvaluationsAreRead) {
+  const std::string hf =
+      "torchrun --nproc_per_node 8 train.py --model_name_or_path meta-llama/Llama-3.1-8B "
+      "--per_device_train_batch_size 2 ";
+  const auto every = [](const JobRequest& r, bool save) {
+    return ToString(save ? r.job.save_every : r.job.eval_every);
+  };
+  EXPECT_EQ(every(Read(hf + "\n"), true), "default");
+  EXPECT_EQ(every(Read(hf + "--save_steps 200\n"), true), "200");
+  EXPECT_EQ(every(Read(hf + "--save_steps 0.1\n"), true), "0.1");
+  EXPECT_EQ(every(Read(hf + "--save_strategy epoch --save_steps 200\n"), true), "1/epoch");
+  EXPECT_EQ(every(Read(hf + "--save_strategy no\n"), true), "never");
+  // Evaluation: every eval_steps, else logging_steps; "no" with --do_eval evaluates after
+  // training only.
+  EXPECT_EQ(every(Read(hf + "--eval_strategy steps --eval_steps 250\n"), false), "250");
+  EXPECT_EQ(every(Read(hf + "--eval_strategy steps --logging_steps 10\n"), false), "10");
+  EXPECT_EQ(every(Read(hf + "--eval_strategy steps\n"), false), "default");
+  EXPECT_EQ(every(Read(hf + "--do_eval\n"), false), "never");
+  EXPECT_EQ(every(Read(hf + "--eval_steps 250\n"), false), "default");  // no evaluation at all
+  EXPECT_EQ(Read(hf + "--do_eval --max_eval_samples 1000\n").job.eval_samples, 1000);
+  Write("cfg/axo.yaml",
+        "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_r: 16\nsequence_len: 2048\n"
+        "micro_batch_size: 2\nval_set_size: 0.05\nsaves_per_epoch: 4\nevals_per_epoch: 2\n");
+  const JobRequest axo = Read("accelerate launch -m axolotl.cli.train cfg/axo.yaml\n");
+  EXPECT_EQ(every(axo, true), "4/epoch");
+  EXPECT_EQ(every(axo, false), "2/epoch");
+  EXPECT_EQ(axo.job.eval_samples, 0.05);
+  Write("cfg/lf.yaml",
+        "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nfinetuning_type: lora\ncutoff_len: 1024\n"
+        "per_device_train_batch_size: 1\nval_size: 2000\neval_strategy: steps\neval_steps: 100\n"
+        "save_steps: 1000\n");
+  const JobRequest lf = Read("llamafactory-cli train cfg/lf.yaml\n");
+  EXPECT_EQ(every(lf, true), "1000");
+  EXPECT_EQ(every(lf, false), "100");
+  EXPECT_EQ(lf.job.eval_samples, 2000);
+  // Megatron: nothing is written without --save; --eval-iters global batches per evaluation.
+  const std::string meg =
+      "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 256 --num-attention-heads 4 "
+      "--seq-length 512 --micro-batch-size 2 --global-batch-size 64 ";
+  EXPECT_EQ(every(Read(meg + "\n"), true), "never");
+  EXPECT_EQ(every(Read(meg + "--save ckpt\n"), true), "default");
+  const JobRequest m = Read(meg +
+                            "--save ckpt --save-interval 2500 --eval-interval 500 "
+                            "--eval-iters 10\n");
+  EXPECT_EQ(every(m, true), "2500");
+  EXPECT_EQ(every(m, false), "500");
+  EXPECT_EQ(m.job.eval_samples, 640);
+  EXPECT_EQ(every(Read(meg + "--eval-iters 0\n"), false), "never");
+  // torchtitan: checkpoints only when enabled, every checkpoint.interval steps (default 500);
+  // validation only when enabled, every validation.freq steps.
+  for (const auto& [toml, save, eval] :
+       {std::tuple{"[checkpoint]\nenable = true\ninterval = 250\n", "250", "default"},
+        std::tuple{"[checkpoint]\nenable = true\n", "500", "default"},
+        std::tuple{"[checkpoint]\nenable = false\ninterval = 250\n", "never", "default"},
+        std::tuple{"[training]\nsteps = 100\n", "default", "default"},
+        std::tuple{"[validation]\nenable = true\nfreq = 250\n", "default", "250"},
+        std::tuple{"[validation]\nenable = false\nfreq = 250\n", "default", "never"}}) {
+    Write("cfg/titan.toml", std::string("[model]\nname = \"llama3\"\nflavor = \"8B\"\n") + toml);
+    const JobRequest titan =
+        Read("torchrun -m torchtitan.train --job.config_file cfg/titan.toml\n");
+    EXPECT_EQ(every(titan, true), save) << toml;
+    EXPECT_EQ(every(titan, false), eval) << toml;
+  }
+  // litgpt: train.save_interval and eval.interval.
+  Write("cfg/lit.yaml",
+        "checkpoint_dir: checkpoints/meta-llama/Llama-2-7b-hf\ntrain:\n  save_interval: 800\n"
+        "  micro_batch_size: 1\neval:\n  interval: 100\n");
+  const JobRequest lit = Read("litgpt finetune lora --config cfg/lit.yaml\n");
+  EXPECT_EQ(every(lit, true), "800");
+  EXPECT_EQ(every(lit, false), "100");
+  // A bad value is the user's error, named with its origin, and nothing else is lost.
+  const JobRequest bad = Read(hf + "--save_steps 0\n");
+  EXPECT_EQ(every(bad, true), "default");
 }
 
 // How an FSDP job saves (state-dict): accelerate's fsdp_state_dict_type, axolotl's

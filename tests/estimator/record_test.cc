@@ -66,6 +66,9 @@ AccountingRecord Sample() {
   j.tokens = 2000000000;
   j.epochs = 1.5;
   j.steps = 1200;
+  j.save_every = {Every::Unit::kPerEpoch, 4};
+  j.eval_every = {Every::Unit::kFraction, 0.125};
+  j.eval_samples = 0.05;
   r.partition = "gpu";
   r.pred_mem_bytes = 61203283968;
   r.cap_bytes = 85899345920;
@@ -121,6 +124,9 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.tokens, a.tokens);
   EXPECT_DOUBLE_EQ(b.epochs, a.epochs);
   EXPECT_EQ(b.steps, a.steps);
+  EXPECT_EQ(b.save_every, a.save_every);
+  EXPECT_EQ(b.eval_every, a.eval_every);
+  EXPECT_DOUBLE_EQ(b.eval_samples, a.eval_samples);
   EXPECT_EQ(d->partition, r.partition);
   EXPECT_EQ(d->pred_mem_bytes, r.pred_mem_bytes);
   EXPECT_EQ(d->cap_bytes, r.cap_bytes);

@@ -72,17 +72,16 @@ TEST(WallTime, ComposesStartupLoadStepsEvalAndCheckpoints) {
   TimeEstimate step;
   step.step_time_s = 0.5;
   step.global_batch = 8;
-  WallTimeOptions o;
-  o.checkpoint_every_steps = 250;
-  o.eval_every_steps = 500;
-  o.eval_batches = 30;
-  auto w = WallTimeFromStep(j, c, tm, step, ParamsOf(m, j), o);
+  j.save_every = {Every::Unit::kSteps, 250};
+  j.eval_every = {Every::Unit::kSteps, 500};
+  j.eval_samples = 30 * 8;  // 30 global batches
+  auto w = WallTimeFromStep(j, c, tm, step, ParamsOf(m, j), WallTimeOptions{});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   const double params = 2.0 * (512 * 1536 + 512 * 512 + 2 * 512 * 2048) + 512000;
   EXPECT_NEAR(w->load_s, params * 2 / 1e9, 1e-12);  // 16-bit weights from storage
   EXPECT_NEAR(w->train_s, 500.0, 1e-12);            // 1000 x 0.5 s
   EXPECT_NEAR(w->eval_s, 2 * 30 * 0.5 / 3, 1e-12);  // 2 evaluations x 30 forward-only batches
-  EXPECT_EQ(w->checkpoints, 4);
+  EXPECT_EQ(w->periodic.checkpoints, 4);
   // Full AdamW mixed precision: 2 B weights + 4 B master + 8 B Adam per parameter.
   EXPECT_NEAR(w->checkpoint_s, 4 * (params * 14 / 1e9 + 60), 1e-9);
   EXPECT_NEAR(w->wall_time_s, 300 + w->load_s + 500 + w->eval_s + w->checkpoint_s, 1e-9);
@@ -91,6 +90,85 @@ TEST(WallTime, ComposesStartupLoadStepsEvalAndCheckpoints) {
               (w->train_s + w->eval_s) *
                   (MeasuredTimeFactor("A100-SXM4-80GB", Framework::kMegatron, 0.95) - 1),
               1e-9);
+}
+
+// How often a job saves and evaluates when it does not say: its framework's defaults (sources in
+// walltime.h: transformers TrainingArguments save_steps 500 and eval_steps = logging_steps 500;
+// litgpt TrainArgs.save_interval 1000; Megatron-LM --eval-interval 1000, --eval-iters 100; the
+// others save when asked). And what a job says, in each form the frameworks let people write it.
+TEST(WallTime, SavesAndEvaluationsFollowTheJobOrItsFramework) {
+  TrainingJob j;
+  j.framework = Framework::kHf;
+  PeriodicWork p = PeriodicWorkOf(j, 1200, 16);
+  EXPECT_EQ(p.checkpoints, 2);  // at steps 500 and 1000
+  EXPECT_EQ(p.checkpoint_every_steps, 500);
+  EXPECT_EQ(p.evaluations, 0);  // eval_strategy "no" by default
+  j.eval_batch = 8;  // the job evaluates (eval_strategy steps), over a set of unknown size
+  p = PeriodicWorkOf(j, 1200, 16);
+  EXPECT_EQ(p.evaluations, 2);
+  EXPECT_TRUE(p.eval_size_unknown);
+  EXPECT_EQ(p.eval_samples, 0);
+  j.eval_samples = 0.05;  // axolotl's val_set_size: a share of the dataset
+  j.samples = 4000;
+  p = PeriodicWorkOf(j, 1200, 16);
+  EXPECT_FALSE(p.eval_size_unknown);
+  EXPECT_DOUBLE_EQ(p.eval_samples, 200);
+  // save_steps below 1: math.ceil(max_steps x fraction) steps apart (transformers Trainer).
+  j.save_every = {Every::Unit::kFraction, 0.3};
+  p = PeriodicWorkOf(j, 1000, 16);
+  EXPECT_EQ(p.checkpoint_every_steps, 300);
+  EXPECT_EQ(p.checkpoints, 3);
+  // Twice per epoch over 3 epochs (axolotl saves_per_epoch 2).
+  j.save_every = {Every::Unit::kPerEpoch, 2};
+  j.epochs = 3;
+  p = PeriodicWorkOf(j, 1200, 16);
+  EXPECT_EQ(p.checkpoints, 6);
+  EXPECT_EQ(p.checkpoint_every_steps, 200);
+  // Never during training: the result is still written once.
+  j.save_every = {Every::Unit::kNever, 0};
+  j.eval_every = {Every::Unit::kNever, 0};
+  p = PeriodicWorkOf(j, 1200, 16);
+  EXPECT_EQ(p.checkpoints, 1);
+  EXPECT_EQ(p.checkpoint_every_steps, 0);
+  EXPECT_EQ(p.evaluations, 0);
+  EXPECT_FALSE(p.eval_size_unknown);
+
+  TrainingJob lit;
+  lit.framework = Framework::kLitgpt;
+  EXPECT_EQ(PeriodicWorkOf(lit, 2500, 8).checkpoints, 2);
+  TrainingJob meg;
+  meg.framework = Framework::kMegatron;
+  p = PeriodicWorkOf(meg, 2500, 16);
+  EXPECT_EQ(p.checkpoints, 1);  // --save-interval not given
+  EXPECT_EQ(p.evaluations, 2);
+  EXPECT_DOUBLE_EQ(p.eval_samples, 100 * 16);
+  TrainingJob titan;
+  titan.framework = Framework::kFsdp;
+  p = PeriodicWorkOf(titan, 10000, 8);
+  EXPECT_EQ(p.checkpoints, 1);
+  EXPECT_EQ(p.evaluations, 0);
+
+  // In the wall time: an evaluation pass is a forward over its sequences (a third of a training
+  // step per global batch); a pass over a set of unknown size adds nothing and says so.
+  const ModelArch m = Tiny();
+  meg.seq_len = 128;
+  meg.steps = 2500;
+  meg.gpu = "A100-SXM4-80GB";
+  TimeEstimate step;
+  step.step_time_s = 0.6;
+  step.global_batch = 16;
+  auto w = WallTimeFromStep(meg, ClusterSpec{}, TimeModel{}, step, ParamsOf(m, meg));
+  ASSERT_TRUE(w.ok());
+  EXPECT_NEAR(w->eval_s, 2 * 100 * 0.6 / 3, 1e-9);
+  j.eval_every = {Every::Unit::kSteps, 100};
+  j.eval_samples = 0;
+  j.steps = 1000;
+  j.seq_len = 128;
+  w = WallTimeFromStep(j, ClusterSpec{}, TimeModel{}, step, ParamsOf(m, j));
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->periodic.evaluations, 10);
+  EXPECT_TRUE(w->periodic.eval_size_unknown);
+  EXPECT_EQ(w->eval_s, 0);
 }
 
 TEST(WallTime, BoundUsesTheResidualQuantile) {

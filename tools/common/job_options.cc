@@ -248,6 +248,14 @@ void AddWorkOptions(po::options_description* desc) {
       "samples", po::value<std::string>(), "training samples (sequences) per epoch")(
       "epochs", po::value<std::string>(), "epochs over --samples")(
       "steps", po::value<std::string>(), "optimizer steps")(
+      "save-every", po::value<std::string>()->value_name("N|N/epoch|never"),
+      "optimizer steps between checkpoint saves (default: the framework's: the HF Trainer's "
+      "save_steps 500, litgpt's save_interval 1000, otherwise one save at the end)")(
+      "eval-every", po::value<std::string>()->value_name("N|N/epoch|never"),
+      "optimizer steps between evaluation passes (default: the framework's: the HF Trainer's "
+      "eval_steps 500 when it evaluates, Megatron's --eval-interval 1000)")(
+      "eval-samples", po::value<std::string>()->value_name("N"),
+      "sequences of one evaluation pass over all GPUs (below 1: that share of --samples)")(
       "global-batch", po::value<std::string>(),
       "sequences per optimizer step (default: micro-batch * grad-accum * dp)")(
       "cluster", po::value<std::string>(), "cluster / regressor set name (e.g. Perlmutter)")(
@@ -337,6 +345,18 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
     auto e = ParseDouble(vm["epochs"].as<std::string>(), "--epochs", 1e-6, 1e6);
     if (!e.ok()) return e.status();
     job.epochs = *e;
+  }
+  for (const auto& [name, every] :
+       {std::pair{"save-every", &job.save_every}, std::pair{"eval-every", &job.eval_every}}) {
+    if (vm.count(name) == 0) continue;
+    auto e = ParseEvery(vm[name].as<std::string>(), std::string("--") + name);
+    if (!e.ok()) return e.status();
+    *every = *e;
+  }
+  if (vm.count("eval-samples")) {
+    auto e = ParseDouble(vm["eval-samples"].as<std::string>(), "--eval-samples", 0, 1e15);
+    if (!e.ok()) return e.status();
+    job.eval_samples = *e;
   }
   if (vm.count("inter-node-gbps")) {
     auto g = ParseDouble(vm["inter-node-gbps"].as<std::string>(), "--inter-node-gbps", 1e-3, 1e6);

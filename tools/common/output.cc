@@ -132,6 +132,9 @@ nlohmann::json JobJson(const TrainingJob& job) {
   if (job.samples > 0) j["samples"] = job.samples;
   if (job.epochs > 0) j["epochs"] = job.epochs;
   if (job.steps > 0) j["steps"] = job.steps;
+  if (job.save_every.unit != Every::Unit::kUnset) j["save_every"] = ToString(job.save_every);
+  if (job.eval_every.unit != Every::Unit::kUnset) j["eval_every"] = ToString(job.eval_every);
+  if (job.eval_samples > 0) j["eval_samples"] = job.eval_samples;
   if (job.global_batch > 0) j["global_batch"] = job.global_batch;
   if (!job.cluster.empty()) j["cluster"] = job.cluster;
   if (job.inter_node_gbps > 0) j["inter_node_gbps"] = job.inter_node_gbps;

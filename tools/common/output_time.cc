@@ -54,6 +54,14 @@ void AddTimeJson(nlohmann::json& doc, const TrainingJob& /*job*/, const JobEstim
                            {"train", w.train_s},
                            {"eval", w.eval_s},
                            {"checkpoint", w.checkpoint_s}};
+    const PeriodicWork& p = w.periodic;
+    t["checkpoints"] = {{"count", p.checkpoints},
+                        {"every_steps", p.checkpoint_every_steps},
+                        {"bytes", w.checkpoint_bytes}};
+    t["evaluations"] = {{"count", p.evaluations},
+                        {"every_steps", p.eval_every_steps},
+                        {"samples", p.eval_samples},
+                        {"size_unknown", p.eval_size_unknown}};
     if (w.sequence_tokens > 0) {  // over a dataset (--contract)
       t["dataset"] = {{"sequence_tokens", w.sequence_tokens},
                       {"padding_fraction", w.padding_fraction},
@@ -96,6 +104,30 @@ void PrintTime(std::ostream& os, const TrainingJob& /*job*/, const JobEstimate& 
                   Duration(w.train_s).c_str(), Duration(w.eval_s).c_str(),
                   Duration(w.checkpoint_s).c_str());
     os << buf;
+    const PeriodicWork& p = w.periodic;
+    if (p.checkpoint_every_steps > 0)
+      std::snprintf(buf, sizeof buf, "  checkpoint saves: %lld, every %lld steps (%.1f GiB each)\n",
+                    static_cast<long long>(p.checkpoints),
+                    static_cast<long long>(p.checkpoint_every_steps),
+                    static_cast<double>(w.checkpoint_bytes) / (1 << 30));
+    else
+      std::snprintf(buf, sizeof buf, "  checkpoint saves: one at the end (%.1f GiB)\n",
+                    static_cast<double>(w.checkpoint_bytes) / (1 << 30));
+    os << buf;
+    if (p.evaluations > 0) {
+      if (p.eval_size_unknown)
+        std::snprintf(buf, sizeof buf,
+                      "  evaluation: %lld passes, every %lld steps, not counted: the size of its "
+                      "set is unknown (--eval-samples)\n",
+                      static_cast<long long>(p.evaluations),
+                      static_cast<long long>(p.eval_every_steps));
+      else
+        std::snprintf(buf, sizeof buf,
+                      "  evaluation: %lld passes, every %lld steps, of %.0f sequences\n",
+                      static_cast<long long>(p.evaluations),
+                      static_cast<long long>(p.eval_every_steps), p.eval_samples);
+      os << buf;
+    }
     if (w.sequence_tokens > 0) {
       std::snprintf(
           buf, sizeof buf,

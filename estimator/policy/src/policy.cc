@@ -144,6 +144,11 @@ void DecideTime(const JobRequest& r, const PartitionConfig& p, const ModelArch& 
   const double predicted_s = d->estimate.wall_time_s;
   const double bound_s =
       d->estimate.wall_time_bound_s > 0 ? d->estimate.wall_time_bound_s : predicted_s;
+  if (const PeriodicWork& p = d->estimate.time.periodic; p.eval_size_unknown)
+    d->reasons.push_back(Cat({"the ", std::to_string(p.evaluations), " evaluations (every ",
+                              std::to_string(p.eval_every_steps),
+                              " steps) are not in the predicted time: the size of the evaluation "
+                              "set is unknown (#FMTE eval-samples=N says it)"}));
   // A multimodal model's time also goes to its vision encoder, whose share is the data's (how
   // many images, at what resolution): the prediction is the language model's, a lower bound, and
   // no limit is set on it (a limit that kills the job is the worst outcome).

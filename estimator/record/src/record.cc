@@ -192,6 +192,12 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.samples > 0) put_int("samples", j.samples);
   if (j.epochs > 0) put_num("epochs", j.epochs);
   if (j.steps > 0) put_int("steps", j.steps);
+  if (j.save_every.unit != Every::Unit::kUnset) put("sv", ToString(j.save_every));
+  if (j.eval_every.unit != Every::Unit::kUnset) put("ev", ToString(j.eval_every));
+  if (j.eval_samples >= 1)
+    put_int("es", static_cast<int64_t>(std::min(j.eval_samples, 1e15)));
+  else if (j.eval_samples > 0)
+    put_num("es", j.eval_samples);
   if (!r.partition.empty()) put("part", r.partition);
   if (!r.sources.empty()) put("src", r.sources);
   // Unknown keys (from newer writers) only where they leave the model its room: found by
@@ -355,7 +361,15 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = int_field(&j.samples, 0, kBig);
     else if (key == "steps")
       s = int_field(&j.steps, 0, kBig);
-    else if (key == "epochs") {
+    else if (key == "sv")
+      s = enum_field(&j.save_every, ParseEvery);
+    else if (key == "ev")
+      s = enum_field(&j.eval_every, ParseEvery);
+    else if (key == "es") {
+      auto e = ParseBoundedDouble(v, 0, 1e15, shown);
+      if (!e.ok()) return Status::ParseError(e.status().message());
+      j.eval_samples = *e;
+    } else if (key == "epochs") {
       auto e = ParseBoundedDouble(v, 0, 1e9, shown);
       if (!e.ok()) return Status::ParseError(e.status().message());
       j.epochs = *e;

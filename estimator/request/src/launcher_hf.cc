@@ -124,6 +124,67 @@ void ReadStateDict(const LaunchLine& l, Sink* sink) {
     sink->SetFromFlag("state-dict", "sharded", "fsdp_version");
 }
 
+// How often the job saves checkpoints and evaluates (the keys save-every, eval-every and
+// eval-samples; unset: the framework's defaults, walltime.h PeriodicWorkOf). The HF Trainer saves
+// per save_strategy ("steps": every save_steps, below 1 a share of the run; "epoch"; "no") and
+// evaluates per eval_strategy every eval_steps, which defaults to logging_steps. axolotl adds
+// saves_per_epoch / evals_per_epoch and an evaluation set of val_set_size (a share of the dataset
+// below 1, else sequences); LLaMA-Factory's val_size is the same; the example scripts' (run_clm.py)
+// max_eval_samples caps the set.
+void ReadPeriodic(const LaunchLine& l, Sink* sink) {
+  // A known value of the first of `names` the line sets, or nullptr (an unresolved one warns).
+  const auto known = [&](std::initializer_list<std::string_view> names,
+                         std::string_view* which) -> const Flag* {
+    for (std::string_view name : names) {
+      const Flag* f = sink->Find(l, name);
+      if (f == nullptr) continue;
+      if (f->unresolved) {
+        sink->Warn("--" + std::string(name), "value depends on the environment; not counted");
+        return nullptr;
+      }
+      *which = name;
+      return f;
+    }
+    return nullptr;
+  };
+  std::string_view name;
+  // Checkpoint saves.
+  std::string save_strategy;
+  if (const Flag* f = known({"save_strategy"}, &name)) save_strategy = Lower(f->value);
+  if (save_strategy == "no" || save_strategy == "intervalstrategy.no") {
+    sink->SetFromFlag("save-every", "never", name);
+  } else if (save_strategy == "epoch" || save_strategy == "intervalstrategy.epoch") {
+    sink->SetFromFlag("save-every", "1/epoch", name);
+  } else if (const Flag* f = known({"saves_per_epoch"}, &name)) {
+    sink->SetFromFlag("save-every", std::string(f->value) + "/epoch", name);
+  } else if (const Flag* f = known({"save_steps"}, &name);
+             f != nullptr && save_strategy != "best") {
+    sink->SetFromFlag("save-every", f->value, name);
+  }
+  // Evaluation passes: only for a job that evaluates (ReadEvaluation found an evaluation batch).
+  if (!sink->Has("eval-batch")) return;
+  if (const Flag* f = known({"eval_strategy", "evaluation_strategy"}, &name)) {
+    const std::string v = Lower(f->value);
+    if (v == "no" || v == "intervalstrategy.no") {
+      sink->SetFromFlag("eval-every", "never", name);  // --do_eval: one pass after training
+    } else if (v == "epoch" || v == "intervalstrategy.epoch") {
+      sink->SetFromFlag("eval-every", "1/epoch", name);
+    } else if (const Flag* steps = known({"eval_steps", "logging_steps"}, &name)) {
+      sink->SetFromFlag("eval-every", steps->value, name);
+    }
+  } else if (const Flag* f = known({"evals_per_epoch"}, &name)) {  // axolotl
+    sink->SetFromFlag("eval-every", std::string(f->value) + "/epoch", name);
+  } else if (const Flag* steps = known({"eval_steps"}, &name)) {
+    sink->SetFromFlag("eval-every", steps->value, name);
+  } else if (sink->Find(l, "val_set_size") == nullptr &&
+             sink->Find(l, "test_datasets") == nullptr) {
+    // The HF Trainer's eval_strategy defaults to "no": --do_eval evaluates after training only.
+    sink->Set("eval-every", "never", "--do_eval (eval_strategy default \"no\")");
+  }
+  if (const Flag* f = known({"max_eval_samples", "val_set_size", "val_size"}, &name))
+    sink->SetFromFlag("eval-samples", f->value, name);
+}
+
 // --fsdp "full_shard auto_wrap offload" (TrainingArguments.fsdp).
 void ReadFsdp(const Flag& f, Sink* sink) {
   const std::string v = Lower(f.value);
@@ -421,6 +482,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved)
       sink->SetFromFlag("freeze-language", FlagTrue(f) ? "true" : "false", name);
   ReadEvaluation(l, sink);
+  ReadPeriodic(l, sink);
   ReadStateDict(l, sink);
   if (FlagTrue(sink->Find(l, "sync_each_batch")))
     sink->Set("sync-each-batch", "true", "gradient_accumulation_kwargs.sync_each_batch");

@@ -51,6 +51,33 @@ void BuildArch(const LaunchLine& l, Sink* sink) {
   sink->Set("model", name, "--num-layers/--hidden-size");
 }
 
+// Checkpoint saves and evaluation passes (training.py): a save every --save-interval
+// iterations and one at the end, only with --save (without it nothing is written); an evaluation
+// every --eval-interval iterations (default 1000) of --eval-iters global batches (default 100; 0
+// turns evaluation off).
+void ReadMegatronPeriodic(const LaunchLine& l, Sink* sink) {
+  if (sink->Find(l, "save") == nullptr)
+    sink->Set("save-every", "never", "pretrain_gpt.py (no --save)");
+  else if (const int64_t n = IntFlag(l, sink, "save_interval"); n > 0)
+    sink->Set("save-every", std::to_string(n), "--save-interval");
+  if (const int64_t n = IntFlag(l, sink, "eval_interval"); n > 0)
+    sink->Set("eval-every", std::to_string(n), "--eval-interval");
+  if (const Flag* f = sink->Find(l, "eval_iters"); f != nullptr && !f->unresolved) {
+    auto iters = ParseBoundedInt(f->value, 0, int64_t{1} << 40, "--eval-iters");
+    if (!iters.ok()) {
+      sink->Warn("--eval-iters", iters.status().message());
+    } else if (*iters == 0) {
+      sink->Set("eval-every", "never", "--eval-iters 0");
+    } else if (const int64_t gbs = IntFlag(l, sink, "global_batch_size"); gbs > 0) {
+      sink->Set("eval-samples", std::to_string(*iters * gbs), "--eval-iters x --global-batch-size");
+    } else {
+      sink->Warn("--eval-iters",
+                 "without --global-batch-size the evaluation is counted as Megatron's default "
+                 "100 global batches");
+    }
+  }
+}
+
 }  // namespace
 
 void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
@@ -165,6 +192,7 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
     sink->Set("sharding", "zero1", "--use-distributed-optimizer");
   else
     sink->Set("sharding", "ddp", "pretrain_gpt.py");
+  ReadMegatronPeriodic(l, sink);
 }
 
 }  // namespace fmte::internal

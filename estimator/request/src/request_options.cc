@@ -48,6 +48,13 @@ Status SetBool(std::string_view v, std::string_view shown, bool* out) {
   return Status::Ok();
 }
 
+Status SetEvery(std::string_view v, std::string_view shown, Every* out) {
+  auto r = ParseEvery(v, shown);
+  if (!r.ok()) return r.status();
+  *out = *r;
+  return Status::Ok();
+}
+
 Status SetModel(std::string_view v, std::string_view shown, TrainingJob* job) {
   const std::string_view t = Trim(v);
   if (t.empty() || t.size() > 512)
@@ -104,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 54> kKeys{{
+const std::array<KeySpec, 57> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -158,6 +165,22 @@ const std::array<KeySpec, 54> kKeys{{
     {{"steps", "N", "optimizer steps (K/M suffixes)"},
      true,
      FMTE_SETTER(return SetInt(v, s, &j->steps, 1, kMaxWork, true);)},
+    {{"save-every", "N|N/epoch|never", "optimizer steps between checkpoint saves"},
+     false,
+     FMTE_SETTER(return SetEvery(v, s, &j->save_every);)},
+    {{"eval-every", "N|N/epoch|never", "optimizer steps between evaluation passes"},
+     false,
+     FMTE_SETTER(return SetEvery(v, s, &j->eval_every);)},
+    {{"eval-samples", "N", "sequences of one evaluation pass (below 1: that share of samples)"},
+     false,
+     FMTE_SETTER({
+       auto r = ParseBoundedDouble(v, 0, static_cast<double>(kMaxWork), s);
+       if (!r.ok()) return r.status();
+       if (*r >= 1 && *r != std::floor(*r))
+         return Expected(s, "a count of sequences or a share between 0 and 1", v);
+       j->eval_samples = *r;
+       return Status::Ok();
+     })},
     {{"framework", "hf|torchtune|megatron|deepspeed|fsdp|litgpt", "training framework"},
      true,
      FMTE_SETTER(return SetEnum(v, s, &j->framework, ParseFramework);)},

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "fmte/model.h"
+#include "fmte/text.h"
 
 namespace fmte {
 namespace {
@@ -160,6 +163,56 @@ Result<Framework> ParseFramework(std::string_view s, std::string_view f) {
   return ParseName(kFrameworkNames, s, f);
 }
 
+Result<Every> ParseEvery(std::string_view s, std::string_view field) {
+  const std::string_view forms =
+      "'default', 'never', N (optimizer steps), N/epoch, or a fraction of the run's steps "
+      "between 0 and 1";
+  Every e;
+  if (s == "default") return e;
+  if (s == "never" || s == "none" || s == "no") {
+    e.unit = Every::Unit::kNever;
+    return e;
+  }
+  std::string_view number = s;
+  const size_t slash = s.find('/');
+  if (slash != std::string_view::npos) {
+    if (s.substr(slash) != "/epoch") return Expected(field, forms, s);
+    number = s.substr(0, slash);
+  }
+  Result<double> v = ParseBoundedDouble(number, 0, 1e15, field);
+  if (!v.ok() || !(*v > 0)) return Expected(field, forms, s);
+  e.value = *v;
+  if (slash != std::string_view::npos) {
+    e.unit = Every::Unit::kPerEpoch;
+  } else if (*v < 1) {
+    e.unit = Every::Unit::kFraction;
+  } else {
+    if (*v != std::floor(*v)) return Expected(field, forms, s);
+    e.unit = Every::Unit::kSteps;
+  }
+  return e;
+}
+
+std::string ToString(const Every& e) {
+  char buf[48];
+  switch (e.unit) {
+    case Every::Unit::kUnset:
+      return "default";
+    case Every::Unit::kNever:
+      return "never";
+    case Every::Unit::kSteps:
+      std::snprintf(buf, sizeof buf, "%.0f", e.value);
+      return buf;
+    case Every::Unit::kPerEpoch:
+      std::snprintf(buf, sizeof buf, "%.15g/epoch", e.value);
+      return buf;
+    case Every::Unit::kFraction:
+      std::snprintf(buf, sizeof buf, "%.15g", e.value);
+      return buf;
+  }
+  return "default";
+}
+
 std::string AcceptedNames(Method) { return Joined(kMethodNames); }
 std::string AcceptedNames(Precision) { return Joined(kPrecisionNames); }
 std::string AcceptedNames(Optimizer) { return Joined(kOptimizerNames); }
@@ -308,6 +361,17 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument(
         "--eval-batch: expected 0 (no evaluation) or a positive integer, got " +
         std::to_string(job.eval_batch));
+  for (const auto& [every, name] :
+       {std::pair{&job.save_every, "--save-every"}, std::pair{&job.eval_every, "--eval-every"}}) {
+    const bool counted = every->unit != Every::Unit::kUnset && every->unit != Every::Unit::kNever;
+    if (counted && !(std::isfinite(every->value) && every->value > 0 &&
+                     (every->unit != Every::Unit::kFraction || every->value < 1)))
+      return Status::InvalidArgument(std::string(name) + ": expected a positive interval, got " +
+                                     ToString(*every));
+  }
+  if (!(job.eval_samples >= 0 && job.eval_samples < 1e15))
+    return Status::InvalidArgument(
+        "--eval-samples: expected 0 (unknown), a count of sequences or a share below 1");
   if (job.gpus <= 0) return NotPositive(job.gpus, "--gpus");
   if (job.tp <= 0) return NotPositive(job.tp, "--tp");
   if (job.pp <= 0) return NotPositive(job.pp, "--pp");

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 #include "time_groups.h"
 
@@ -41,7 +42,62 @@ double CheckpointBytes(const TrainingJob& job, int64_t total_params, int64_t tra
   return trainable * (4 + master + state);
 }
 
+// Passes of something done every `every` over a run of `steps` optimizer steps in `epochs` epochs
+// (0 when not given: one), and the steps between two (0: never).
+std::pair<int64_t, int64_t> Passes(const Every& every, int64_t steps, double epochs) {
+  switch (every.unit) {
+    case Every::Unit::kUnset:
+    case Every::Unit::kNever:
+      return {0, 0};
+    case Every::Unit::kSteps: {
+      const int64_t n = static_cast<int64_t>(std::min(every.value, 1e15));
+      return {steps / std::max<int64_t>(n, 1), n};
+    }
+    case Every::Unit::kPerEpoch: {
+      // axolotl's saves_per_epoch / evals_per_epoch and the HF Trainer's "epoch" strategy (1).
+      const double passes = std::floor(every.value * std::max(epochs, 1.0) + 1e-9);
+      const int64_t count = static_cast<int64_t>(std::min(passes, static_cast<double>(steps)));
+      return {count, count > 0 ? steps / count : 0};
+    }
+    case Every::Unit::kFraction: {
+      // The HF Trainer's save_steps / eval_steps below 1: math.ceil(max_steps * fraction).
+      const int64_t n = std::max<int64_t>(1, CeilDiv(every.value * static_cast<double>(steps), 1));
+      return {steps / n, n};
+    }
+  }
+  return {0, 0};
+}
+
 }  // namespace
+
+PeriodicWork PeriodicWorkOf(const TrainingJob& job, int64_t steps, int64_t global_batch) {
+  PeriodicWork p;
+  Every save = job.save_every;
+  if (save.unit == Every::Unit::kUnset) {
+    if (job.framework == Framework::kHf) save = {Every::Unit::kSteps, 500};
+    if (job.framework == Framework::kLitgpt) save = {Every::Unit::kSteps, 1000};
+  }
+  const auto [saves, save_every] = Passes(save, steps, job.epochs);
+  p.checkpoints = std::max<int64_t>(1, saves);
+  p.checkpoint_every_steps = saves > 0 ? save_every : 0;
+
+  Every eval = job.eval_every;
+  double samples = job.eval_samples;
+  if (eval.unit == Every::Unit::kUnset) {
+    if (job.framework == Framework::kHf && job.eval_batch > 0) eval = {Every::Unit::kSteps, 500};
+    if (job.framework == Framework::kMegatron) {
+      eval = {Every::Unit::kSteps, 1000};
+      if (samples == 0) samples = 100.0 * static_cast<double>(global_batch);
+    }
+  }
+  const auto [evals, eval_every] = Passes(eval, steps, job.epochs);
+  p.evaluations = evals;
+  p.eval_every_steps = evals > 0 ? eval_every : 0;
+  if (samples > 0 && samples < 1) samples *= static_cast<double>(job.samples);
+  if (evals > 0 && !(samples >= 1)) p.eval_size_unknown = true;
+  p.eval_samples = evals > 0 && samples >= 1 ? samples : 0;
+  return p;
+}
 
 double MeasuredTimeFactor(std::string_view gpu, Framework framework, double quantile, bool moe) {
   const time_groups::MeasuredGroup& g = time_groups::MeasuredGroupOf(gpu, framework, moe);
@@ -88,20 +144,15 @@ Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
   // Loading: the published checkpoint (16-bit weights) read once from storage.
   w.load_s = static_cast<double>(params.total) * 2.0 / storage;
   w.train_s = static_cast<double>(w.steps) * step.step_time_s;
-  if (options.eval_every_steps > 0 && options.eval_batches > 0) {
-    w.evaluations = w.steps / options.eval_every_steps;
-    // An evaluation batch runs the forward only: about a third of a training step's compute
-    // (forward 2P of the 6P per token; Kaplan et al. 2020).
-    const double eval_batch_s = step.step_time_s / 3.0;
-    w.eval_s = static_cast<double>(w.evaluations * options.eval_batches) * eval_batch_s;
-  }
-  w.checkpoints = options.checkpoint_every_steps > 0
-                      ? std::max<int64_t>(1, w.steps / options.checkpoint_every_steps)
-                      : 1;
+  w.periodic = PeriodicWorkOf(job, w.steps, step.global_batch);
+  // An evaluation pass runs the forward only over its sequences: about a third of a training
+  // step's compute per sequence (forward 2P of the 6P per token; Kaplan et al. 2020).
+  w.eval_s = static_cast<double>(w.periodic.evaluations) * w.periodic.eval_samples *
+             step.step_time_s / (3.0 * static_cast<double>(step.global_batch));
   const double ckpt_bytes = CheckpointBytes(job, params.total, params.trainable);
   w.checkpoint_bytes = static_cast<int64_t>(std::min(ckpt_bytes, 9e18));
-  w.checkpoint_s =
-      static_cast<double>(w.checkpoints) * (ckpt_bytes / storage + cluster.checkpoint_fixed_s);
+  w.checkpoint_s = static_cast<double>(w.periodic.checkpoints) *
+                   (ckpt_bytes / storage + cluster.checkpoint_fixed_s);
   w.wall_time_s = w.startup_s + w.load_s + w.train_s + w.eval_s + w.checkpoint_s;
   w.quantile = options.quantile;
   // The group's factor is against the model's own step time; the prediction may carry its median

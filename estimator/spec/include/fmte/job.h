@@ -136,6 +136,22 @@ std::string AcceptedNames(Quant);
 std::string AcceptedNames(Framework);
 std::string AcceptedNames(Fp8);
 
+// How often a job does something periodic during training (checkpoint saves, evaluations), as
+// the frameworks let people say it: every N optimizer steps, N times per epoch, a fraction of the
+// run's steps (the HF Trainer's save_steps/eval_steps below 1), never, or unset (the framework's
+// default: walltime.h).
+struct Every {
+  enum class Unit : uint8_t { kUnset, kNever, kSteps, kPerEpoch, kFraction };
+  Unit unit = Unit::kUnset;
+  double value = 0;  // steps (>= 1), times per epoch (> 0) or fraction of the run (0 < f < 1)
+  bool operator==(const Every& o) const { return unit == o.unit && value == o.value; }
+};
+// "default" | "never" | "N" (steps) | "N/epoch" | "0.F" (a fraction of the run's steps); the error
+// names `field` and lists the forms.
+Result<Every> ParseEvery(std::string_view s, std::string_view field);
+// The form ParseEvery reads back ("500", "2/epoch", "0.25", "never", "default").
+std::string ToString(const Every& e);
+
 // Is the model state sharded across data-parallel ranks (ZeRO-3 / FSDP full or hybrid)?
 bool ShardsWeights(Sharding s);
 bool ShardsGradients(Sharding s);  // ZeRO-2/3, FSDP full/grad-op/hybrid
@@ -300,6 +316,13 @@ struct TrainingJob {
   int64_t samples = 0;
   double epochs = 0;
   int64_t steps = 0;
+  // Periodic work beside the steps (the wall time's checkpoint writes and evaluation passes):
+  // how often the job saves its training state and evaluates, and the sequences of one
+  // evaluation pass over all ranks (0: unknown; between 0 and 1: that share of `samples`, as
+  // axolotl's val_set_size). Unset: the framework's defaults (walltime.h).
+  Every save_every;
+  Every eval_every;
+  double eval_samples = 0;
   int64_t global_batch = 0;  // sequences per optimizer step; default micro_batch * grad_accum * dp
   std::string cluster;       // cluster/regressor set name, e.g. "Perlmutter"
   double inter_node_gbps = 0;  // network bandwidth per node between nodes, Gb/s; 0 = from config

@@ -23,18 +23,38 @@
 namespace fmte {
 
 struct WallTimeOptions {
-  double quantile = 0.95;              // of the held-out residuals, for time_limit_s
-  int64_t checkpoint_every_steps = 0;  // 0: one checkpoint at the end
-  int64_t eval_every_steps = 0;        // 0: no evaluation
-  int64_t eval_batches = 0;            // batches (global) per evaluation
-  double limit_margin_s = 0;           // added to the bound (site policy)
+  double quantile = 0.95;     // of the held-out residuals, for time_limit_s
+  double limit_margin_s = 0;  // added to the bound (site policy)
 };
+
+// How often a job saves and evaluates (TrainingJob::save_every, eval_every, eval_samples) when it
+// does not say, as its framework does by default:
+//  - checkpoint saves: the HF Trainer (TRL, axolotl and LLaMA-Factory run on it) every 500 steps
+//    (TrainingArguments save_strategy "steps", save_steps 500); litgpt every 1000 (TrainArgs
+//    save_interval); the others when asked (Megatron with --save and --save-interval, torchtitan
+//    with checkpoint.enable), so one save of the result at the end;
+//  - evaluation: the HF Trainer when it evaluates (eval_batch > 0) every 500 steps (eval_steps
+//    defaults to logging_steps, 500), over an evaluation set of unknown size; Megatron-LM every
+//    1000 iterations over 100 global batches (--eval-interval, --eval-iters; its default --split
+//    969,30,1 has a validation share); the others none.
+// Every job writes its result at least once.
+struct PeriodicWork {
+  int64_t checkpoints = 0;             // saves of the training state over the run
+  int64_t checkpoint_every_steps = 0;  // 0: one save at the end
+  int64_t evaluations = 0;             // evaluation passes over the run
+  int64_t eval_every_steps = 0;        // 0: none
+  double eval_samples = 0;             // sequences of one pass; 0 when unknown
+  bool eval_size_unknown = false;      // the job evaluates, over a set fmte was not told of
+};
+// REQUIRES: ValidateJob(job).ok(), steps >= 1, global_batch >= 1.
+PeriodicWork PeriodicWorkOf(const TrainingJob& job, int64_t steps, int64_t global_batch);
 
 struct WallTimeEstimate {
   TimeEstimate step;  // the step-time estimate it was built from
   int64_t steps = 0;  // optimizer steps
-  int64_t checkpoints = 0;
-  int64_t evaluations = 0;
+  // Checkpoint saves and evaluation passes over the run (PeriodicWorkOf): their counts are
+  // periodic.checkpoints and periodic.evaluations.
+  PeriodicWork periodic;
   double startup_s = 0;  // cluster's fixed start-up
   double load_s = 0;     // weights from storage
   double train_s = 0;    // steps x step time
