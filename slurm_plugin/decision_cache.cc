@@ -38,6 +38,10 @@ void AddFields(const SubmitInputs& in, bool with_script, Sink* sink) {
   sink->Add(f.tres_per_job);
   sink->Add(f.tres_per_task);
   sink->Add(f.tres_per_socket);
+  sink->Add(f.mem_per_node_mb);
+  sink->Add(f.mem_per_cpu_mb);
+  sink->Add(f.mem_per_gpu_mb);
+  sink->Add(f.cpus_per_task);
   sink->Add(static_cast<int64_t>(in.spank_values.size()));
   for (const auto& [k, v] : in.spank_values) {
     sink->Add(k);

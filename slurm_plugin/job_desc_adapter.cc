@@ -1,5 +1,6 @@
 #include "job_desc_adapter.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "slurm_xapi.h"
@@ -16,6 +17,14 @@ const char* EntryValue(const char* entry, std::string_view prefix, std::string_v
       entry[prefix.size() + name.size()] != '=')
     return nullptr;
   return entry + prefix.size() + name.size() + 1;
+}
+
+// sbatch --mem-per-gpu=N as job_desc carries it: mem_per_tres "gres:gpu:N" (megabytes), in the
+// shape of a GPU tres entry; 0 when absent or unreadable.
+int64_t MemPerGpuMb(std::string text) {
+  std::replace(text.begin(), text.end(), ';', ',');
+  auto t = ParseGpuTres(text);
+  return t.ok() ? t->count : 0;
 }
 
 int64_t U32(uint32_t v) { return v == NO_VAL || v == INFINITE ? 0 : static_cast<int64_t>(v); }
@@ -79,6 +88,16 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
   f.tres_per_job = Str(desc.tres_per_job);
   f.tres_per_task = Str(desc.tres_per_task);
   f.tres_per_socket = Str(desc.tres_per_socket);
+  // Host memory: pn_min_memory is megabytes per node, or per CPU with the MEM_PER_CPU bit (0: all
+  // of a node's, NO_VAL64: not given); --mem-per-gpu arrives as mem_per_tres "gres:gpu:<MB>".
+  if (desc.pn_min_memory != NO_VAL64 && desc.pn_min_memory != 0) {
+    if (desc.pn_min_memory & MEM_PER_CPU)
+      f.mem_per_cpu_mb = static_cast<int64_t>(desc.pn_min_memory & ~MEM_PER_CPU);
+    else
+      f.mem_per_node_mb = static_cast<int64_t>(std::min<uint64_t>(desc.pn_min_memory, 1ULL << 40));
+  }
+  f.mem_per_gpu_mb = MemPerGpuMb(Str(desc.mem_per_tres));
+  f.cpus_per_task = desc.cpus_per_task == NO_VAL16 ? 0 : desc.cpus_per_task;
   f.job_name = Str(desc.name);
   // No getpwuid(): it may reach LDAP while slurmctld holds its locks. The uid is enough.
   if (desc.user_id != NO_VAL) f.user = std::to_string(desc.user_id);

@@ -775,6 +775,55 @@ TEST(PolicyTest, AnEvaluationBatchIsNeverGroundsForRejection) {
   EXPECT_EQ(too_big.kind, DecisionKind::kReject) << too_big.user_message;
 }
 
+// Host memory: a job that asks for less memory per node than its checkpoint save gathers on rank
+// 0's node (a full state dict: the memory estimate's checkpoint-save phase, host_bytes), or than
+// the state it offloads, is told so; one byte more than that is not; it is never rejected for it.
+TEST(PolicyTest, HostMemoryBelowWhatTheSaveGathersIsToldNeverRejected) {
+  const auto decide = [](const std::string& lines, int64_t mem_mb) {
+    SlurmFacts f;
+    f.partition = "gpu";
+    f.tres_per_node = "gres:gpu:a100:8";
+    f.min_nodes = 4;
+    f.mem_per_node_mb = mem_mb;
+    return Decide(ParseJobRequest(lines, {}, f), Conf(kBaseConf), ShippedEstimator());
+  };
+  const auto need = [](const Decision& d) {
+    int64_t save = 0;
+    for (const MemoryPhase& p : d.estimate.memory.phases) save = std::max(save, p.host_bytes);
+    return d.estimate.memory.cpu_bytes_per_node + save;
+  };
+  const std::string full =
+      "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=4096 "
+      "sharding=fsdp-full activation-checkpointing=full framework=hf state-dict=full\n";
+  const Decision probe = decide(full, 0);
+  ASSERT_TRUE(probe.estimated) << probe.user_message;
+  const int64_t gathered = need(probe);
+  ASSERT_GT(gathered, 0);
+  const int64_t mb = int64_t{1} << 20;
+  const Decision below = decide(full, gathered / mb - 1);
+  EXPECT_NE(below.kind, DecisionKind::kReject) << below.user_message;
+  EXPECT_NE(below.user_message.find("host memory: the job asks for"), std::string::npos)
+      << below.user_message;
+  EXPECT_NE(below.user_message.find("save sharded"), std::string::npos) << below.user_message;
+  const Decision above = decide(full, gathered / mb + 1);
+  EXPECT_EQ(above.user_message.find("host memory"), std::string::npos) << above.user_message;
+  // Saved sharded, nothing is gathered: the same request is enough.
+  const Decision sharded = decide(
+      "#FMTE model=meta-llama/Llama-3.1-70B method=full micro-batch=1 seq-len=4096 "
+      "sharding=fsdp-full activation-checkpointing=full framework=hf state-dict=sharded\n",
+      gathered / mb - 1);
+  EXPECT_EQ(sharded.user_message.find("host memory"), std::string::npos) << sharded.user_message;
+  // ZeRO-3 with the optimizer offloaded: its offloaded state alone.
+  const std::string offload =
+      "#FMTE model=meta-llama/Llama-3.1-8B method=full micro-batch=1 seq-len=4096 "
+      "sharding=zero3 offload-optimizer=true framework=deepspeed\n";
+  const Decision off = decide(offload, 0);
+  ASSERT_GT(off.estimate.memory.cpu_bytes_per_node, 0) << off.user_message;
+  const Decision short_off = decide(offload, need(off) / mb - 1);
+  EXPECT_NE(short_off.user_message.find("offloads to each node's memory"), std::string::npos)
+      << short_off.user_message;
+}
+
 // A multimodal model's time also goes to encoding its images, which the data decides: fmte sets
 // no time limit on the language model's prediction alone (a limit that kills a job is the worst
 // outcome), where it sets one for a text model of the same job; a fit says the images'

@@ -118,6 +118,48 @@ TEST(SbatchOptions, ExclusiveIsWholeNodesOnlyWithoutAValue) {
   EXPECT_TRUE(o.exclusive);
 }
 
+// Host memory as sbatch takes it (man sbatch --mem: megabytes unless suffixed K, M, G or T;
+// --mem=0 is all of a node's memory), and what it comes to per node once the job's GPUs and tasks
+// are known (--mem-per-gpu x GPUs per node, --mem-per-cpu x CPUs per task x tasks per node).
+TEST(SbatchOptions, HostMemoryPerNode) {
+  for (const auto& [text, mb] :
+       {std::pair{"64000", int64_t{64000}}, std::pair{"250G", int64_t{256000}},
+        std::pair{"2T", int64_t{2097152}}, std::pair{"512k", int64_t{1}},
+        std::pair{"0", int64_t{0}}}) {
+    auto v = ParseSlurmMemoryMb(text, "--mem");
+    ASSERT_TRUE(v.ok()) << text;
+    EXPECT_EQ(*v, mb) << text;
+  }
+  for (const char* bad : {"", "lots", "10X", "-5G", "1.5G"}) {
+    auto v = ParseSlurmMemoryMb(bad, "--mem");
+    ASSERT_FALSE(v.ok()) << bad;
+    EXPECT_NE(v.status().message().find("--mem"), std::string::npos) << bad;
+  }
+  constexpr int64_t kMb = int64_t{1} << 20;
+  const auto per_node = [](const std::string& lines) {
+    SbatchOptions o;
+    ReadSbatchLines("#!/bin/bash\n" + lines + "python -m axolotl.cli.train x.yaml\n", &o);
+    auto f = FactsFrom(o);
+    EXPECT_TRUE(f.ok()) << lines;
+    const JobRequest r = ParseJobRequest("#FMTE model=meta-llama/Llama-3.1-8B\n", {}, *f);
+    return std::pair{r.host_memory_per_node_bytes, r.host_memory_origin};
+  };
+  EXPECT_EQ(per_node("#SBATCH --gres=gpu:8 --mem=250G\n"),
+            (std::pair{int64_t{256000} * kMb, std::string("--mem")}));
+  EXPECT_EQ(per_node("#SBATCH --gres=gpu:4 --mem-per-gpu=64G\n"),
+            (std::pair{int64_t{4 * 65536} * kMb, std::string("--mem-per-gpu x 4 GPUs per node")}));
+  EXPECT_EQ(
+      per_node("#SBATCH --gres=gpu:8 --ntasks-per-node=8 -c 16 --mem-per-cpu=4G\n"),
+      (std::pair{int64_t{128 * 4096} * kMb, std::string("--mem-per-cpu x 128 CPUs per node")}));
+  EXPECT_EQ(per_node("#SBATCH --gres=gpu:8 --mem=0\n").first, 0);  // all of it: unknown
+  EXPECT_EQ(per_node("#SBATCH --gres=gpu:8\n").first, 0);
+  SbatchOptions o;
+  o.mem = "lots";
+  const std::vector<std::string> w = DropInvalidSbatchValues(&o);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("#SBATCH --mem"), std::string::npos) << w[0];
+}
+
 TEST(SbatchOptions, InvalidValuesNameTheOption) {
   SbatchOptions o;
   o.nodes = "{{ nodes }}";

@@ -608,6 +608,29 @@ warn_signal_before_the_limit() {
   reload_wait
 }
 
+# Host memory below the state a job offloads: ZeRO-3 with the optimizer in host memory keeps its
+# fp32 master weights and Adam moments there (ZeRO-Offload: 12 bytes per parameter, about 96 GB
+# for 8B parameters, on the one node of 8 GPUs); asked through --mem, --mem-per-gpu (job_desc's
+# mem_per_tres) and --mem-per-cpu (pn_min_memory's MEM_PER_CPU bit), all under the lab node's
+# 64,000 MB, it is told and accepted; without a request, nothing is said.
+host_memory_told() {
+  local f
+  f=$(script offload '#SBATCH --gres=gpu:a100:8' '#SBATCH -t 60' \
+    '#FMTE model=meta-llama/Llama-3.1-8B method=full seq-len=2048 micro-batch=1 sharding=zero3 offload-optimizer=true framework=deepspeed')
+  for how in --mem=32G --mem-per-gpu=4G "--mem-per-cpu=2G -c 2"; do
+    # shellcheck disable=SC2086
+    submit -H $how "$f"
+    check "$how: accepted" test "$RC" -eq 0
+    check "$how: told" contains "$ERR" "host memory: the job asks for"
+    check "$how: names the request" contains "$ERR" "${how%%=*}"
+    [ -n "$JOB" ] && scancel "$JOB"
+  done
+  submit -H "$f"
+  check "no request: accepted" test "$RC" -eq 0
+  check "no request: nothing said" lacks "$ERR" "host memory"
+  [ -n "$JOB" ] && scancel "$JOB"
+}
+
 doctor_on_the_lab() {
   local out rc
   out=$("$FMTE_BUILD_DIR/tools/fmte-advise" doctor --slurm-conf "$SLURM_CONF" 2>&1)
@@ -630,7 +653,7 @@ case $CASE in
     fmte_lines_honoured | sharded_job_gets_more_gpus | modify_rechecked | spank_resolves_model | \
     script_files_read_in_sbatch | jobstats_epilog_keeps_record | replay_past_jobs | \
     srun_command_read_by_spank | fault_fmte_conf | fault_catalogs_and_regressors | fault_hub | \
-    fault_slurmdbd_down | doctor_on_the_lab | warn_signal_before_the_limit) "$CASE" ;;
+    fault_slurmdbd_down | doctor_on_the_lab | warn_signal_before_the_limit | host_memory_told) "$CASE" ;;
   *) echo "unknown case '$CASE'" >&2; exit 2 ;;
 esac
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fmte/submission.h"
 #include "job_desc_adapter.h"
 #include "job_tracker.h"
 #include "plugin_state.h"
@@ -80,6 +81,41 @@ TEST(JobDescAdapterTest, SentinelsBecomeZeroAndStringsAreCopied) {
   EXPECT_TRUE(ReadJobDesc(desc.d).facts.exclusive);
   desc.d.shared = JOB_SHARED_USER;
   EXPECT_FALSE(ReadJobDesc(desc.d).facts.exclusive);
+}
+
+// Host memory as sbatch 22.05 hands it to the controller: --mem=N in pn_min_memory (megabytes),
+// --mem-per-cpu=N there with the MEM_PER_CPU bit, --mem-per-gpu=N as mem_per_tres "gres:gpu:N",
+// -c in cpus_per_task. The controller must read what the client read from the same options
+// (FactsFrom), or a decision made in sbatch would not match its inputs and be made again.
+TEST(JobDescAdapterTest, HostMemoryIsReadAsTheClientReadsIt) {
+  struct Case {
+    std::vector<std::string> words;
+    uint64_t pn_min_memory;
+    const char* mem_per_tres;
+    uint16_t cpus_per_task;
+  } cases[] = {
+      {{"--mem=250G"}, 256000, nullptr, NO_VAL16},
+      {{"--mem-per-cpu=2G", "-c", "16"}, 2048 | MEM_PER_CPU, nullptr, 16},
+      {{"--mem-per-gpu=64000"}, NO_VAL64, "gres:gpu:64000", NO_VAL16},
+      {{"--mem=0"}, 0, nullptr, NO_VAL16},
+      {{}, NO_VAL64, nullptr, NO_VAL16},
+  };
+  for (const Case& c : cases) {
+    SbatchOptions o;
+    ApplySbatchWords(c.words, &o);
+    auto client = FactsFrom(o);
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    Desc desc;
+    desc.d.pn_min_memory = c.pn_min_memory;
+    if (c.mem_per_tres != nullptr) desc.d.mem_per_tres = slurm_xstrdup(c.mem_per_tres);
+    desc.d.cpus_per_task = c.cpus_per_task;
+    const SlurmFacts ctld = ReadJobDesc(desc.d).facts;
+    const std::string what = c.words.empty() ? "(none)" : c.words[0];
+    EXPECT_EQ(ctld.mem_per_node_mb, client->mem_per_node_mb) << what;
+    EXPECT_EQ(ctld.mem_per_cpu_mb, client->mem_per_cpu_mb) << what;
+    EXPECT_EQ(ctld.mem_per_gpu_mb, client->mem_per_gpu_mb) << what;
+    EXPECT_EQ(ctld.cpus_per_task, client->cpus_per_task) << what;
+  }
 }
 
 TEST(JobDescAdapterTest, TheForwardedReadingIsReadThenDroppedFromTheJob) {

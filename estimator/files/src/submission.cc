@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "files_internal.h"
 #include "fmte/config.h"
@@ -205,6 +207,10 @@ void SetSbatchOption(std::string_view name, std::string value, SbatchOptions* o)
       {"export", "", &SbatchOptions::exports},
       {"chdir", "D", &SbatchOptions::chdir},
       {"wrap", "", &SbatchOptions::wrap},
+      {"mem", "", &SbatchOptions::mem},
+      {"mem-per-cpu", "", &SbatchOptions::mem_per_cpu},
+      {"mem-per-gpu", "", &SbatchOptions::mem_per_gpu},
+      {"cpus-per-task", "c", &SbatchOptions::cpus_per_task},
   };
   for (const Field& f : kFields) {
     if (name == f.long_name || (!f.short_name.empty() && name == f.short_name)) {
@@ -289,6 +295,44 @@ SbatchCommandLine SplitSbatchCommandLine(
   return out;
 }
 
+Result<int64_t> ParseSlurmMemoryMb(std::string_view text, std::string_view field) {
+  constexpr std::string_view kWhat = "a size in megabytes, or with a K, M, G or T suffix";
+  std::string_view digits = text;
+  double scale = 1;  // megabytes
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K':
+      case 'k':
+        scale = 1.0 / 1024;
+        break;
+      case 'M':
+      case 'm':
+        scale = 1;
+        break;
+      case 'G':
+      case 'g':
+        scale = 1024;
+        break;
+      case 'T':
+      case 't':
+        scale = 1024.0 * 1024;
+        break;
+      default:
+        scale = 0;
+        break;
+    }
+    if (scale != 0)
+      digits.remove_suffix(1);
+    else
+      scale = 1;
+  }
+  auto n = ParseBoundedInt(digits, 0, int64_t{1} << 40, field);
+  if (!n.ok()) return Expected(field, kWhat, text);
+  const double mb = std::ceil(static_cast<double>(*n) * scale);
+  if (mb > static_cast<double>(int64_t{1} << 40)) return Expected(field, kWhat, text);
+  return static_cast<int64_t>(mb);
+}
+
 Result<SlurmFacts> FactsFrom(const SbatchOptions& o) {
   SlurmFacts f;
   f.partition = o.partition;
@@ -321,6 +365,21 @@ Result<SlurmFacts> FactsFrom(const SbatchOptions& o) {
   // sbatch --ntasks-per-node without --ntasks: that many tasks on each node.
   if (f.num_tasks == 0 && f.ntasks_per_node > 0)
     f.num_tasks = f.ntasks_per_node * std::max<int64_t>(1, f.min_nodes);
+  // Host memory (sbatch --mem, --mem-per-cpu, --mem-per-gpu: megabytes unless suffixed K, M, G
+  // or T; --mem=0 asks for all of a node's memory, which fmte does not know, so it stays 0).
+  for (auto [text, out, name] : {std::tuple{&o.mem, &f.mem_per_node_mb, "--mem"},
+                                 std::tuple{&o.mem_per_cpu, &f.mem_per_cpu_mb, "--mem-per-cpu"},
+                                 std::tuple{&o.mem_per_gpu, &f.mem_per_gpu_mb, "--mem-per-gpu"}}) {
+    if (text->empty()) continue;
+    auto mb = ParseSlurmMemoryMb(*text, name);
+    if (!mb.ok()) return mb.status();
+    *out = *mb;
+  }
+  if (!o.cpus_per_task.empty()) {
+    auto n = ParseBoundedInt(o.cpus_per_task, 1, 1 << 16, "--cpus-per-task");
+    if (!n.ok()) return n.status();
+    f.cpus_per_task = *n;
+  }
   f.job_name = o.job_name;
   return f;
 }
@@ -330,7 +389,11 @@ std::vector<std::string> DropInvalidSbatchValues(SbatchOptions* o) {
   for (auto [field, name] :
        {std::pair{&SbatchOptions::time, "--time"}, std::pair{&SbatchOptions::nodes, "--nodes"},
         std::pair{&SbatchOptions::ntasks, "--ntasks"},
-        std::pair{&SbatchOptions::ntasks_per_node, "--ntasks-per-node"}}) {
+        std::pair{&SbatchOptions::ntasks_per_node, "--ntasks-per-node"},
+        std::pair{&SbatchOptions::mem, "--mem"},
+        std::pair{&SbatchOptions::mem_per_cpu, "--mem-per-cpu"},
+        std::pair{&SbatchOptions::mem_per_gpu, "--mem-per-gpu"},
+        std::pair{&SbatchOptions::cpus_per_task, "--cpus-per-task"}}) {
     SbatchOptions one;
     one.*field = o->*field;
     if (auto f = FactsFrom(one); !f.ok()) {

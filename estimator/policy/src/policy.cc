@@ -196,6 +196,35 @@ void DecideTime(const JobRequest& r, const PartitionConfig& p, const ModelArch& 
   }
 }
 
+// Host memory: what the job asks for on each node (--mem, --mem-per-gpu, --mem-per-cpu) against
+// the least fmte knows it needs there: the state it offloads (ZeRO/FSDP CPU offload) and, on rank
+// 0's node, the full state dict a checkpoint save gathers (memory phase checkpoint-save). The
+// processes, data loaders and pinned buffers need more, so only a request below that is told;
+// never rejected or rewritten (whether Slurm kills a job over its request is the site's cgroup
+// setting).
+void DecideHostMemory(const JobRequest& r, Decision* d) {
+  if (r.host_memory_per_node_bytes <= 0 || !d->estimated) return;
+  const MemoryEstimate& m = d->estimate.memory;
+  int64_t save = 0;
+  for (const MemoryPhase& p : m.phases) save = std::max(save, p.host_bytes);
+  const int64_t need = m.cpu_bytes_per_node + save;
+  if (need <= r.host_memory_per_node_bytes) return;
+  std::string what;
+  if (save > 0)
+    what = Cat({"the ", Gib(need),
+                " that rank 0's node needs when a checkpoint save gathers the "
+                "full state dict there",
+                m.cpu_bytes_per_node > 0 ? " beside its offloaded state" : ""});
+  else
+    what = Cat({"the ", Gib(need), " of state the job offloads to each node's memory"});
+  d->reasons.push_back(
+      Cat({"host memory: the job asks for ", Gib(r.host_memory_per_node_bytes), " per node (",
+           r.host_memory_origin, "), less than ", what, ": it may be killed for memory",
+           save > 0 ? " at its first save; ask for more or save sharded (--state-dict sharded: "
+                      "fsdp_state_dict_type SHARDED_STATE_DICT)"
+                    : "; ask for more"}));
+}
+
 // The GPU-count rewrite for job_desc: which tres field, its new text and the node count.
 void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
   d->new_gpus = job.gpus;
@@ -635,6 +664,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   }
   // A time limit from a guessed GPU count or model could kill the job: none is set or judged then.
   if (!guessed) {
+    DecideHostMemory(r, &d);
     ApplyOperatorSet(estimator.catalogs(), p, **arch, &d);
     DecideTime(r, p, **arch, &d);
   }

@@ -143,6 +143,35 @@ const FieldSource* JobRequest::SourceOf(std::string_view key) const {
   return nullptr;
 }
 
+namespace {
+
+// The host memory a job asks for on each node: --mem, else --mem-per-gpu x its GPUs per node,
+// else --mem-per-cpu x CPUs per node (--cpus-per-task, default 1, x its tasks per node).
+void ReadHostMemory(const SlurmFacts& facts, JobRequest* r) {
+  constexpr int64_t kMb = int64_t{1} << 20;
+  const auto per_node = [&](int64_t mb, int64_t count, const char* what, const char* unit) {
+    r->host_memory_per_node_bytes = mb * count * kMb;
+    r->host_memory_origin = count == 1 && unit[0] == '\0'
+                                ? std::string(what)
+                                : std::string(what) + " x " + std::to_string(count) + unit;
+  };
+  if (facts.mem_per_node_mb > 0) {
+    per_node(facts.mem_per_node_mb, 1, "--mem", "");
+  } else if (facts.mem_per_gpu_mb > 0) {
+    per_node(facts.mem_per_gpu_mb, r->job.EffectiveGpusPerNode(), "--mem-per-gpu",
+             " GPUs per node");
+  } else if (facts.mem_per_cpu_mb > 0) {
+    const int64_t nodes = std::max<int64_t>(1, facts.min_nodes);
+    const int64_t tasks = facts.ntasks_per_node > 0 ? facts.ntasks_per_node
+                          : facts.num_tasks > 0     ? (facts.num_tasks + nodes - 1) / nodes
+                                                    : 1;
+    per_node(facts.mem_per_cpu_mb, std::max<int64_t>(1, facts.cpus_per_task) * tasks,
+             "--mem-per-cpu", " CPUs per node");
+  }
+}
+
+}  // namespace
+
 JobRequest ParseJobRequest(std::string_view script,
                            const std::vector<std::pair<std::string, std::string>>& spank_values,
                            const SlurmFacts& facts) {
@@ -309,6 +338,7 @@ JobRequest ParseJobRequest(std::string_view script,
                          " is not a multiple of micro-batch x data-parallel = " +
                          std::to_string(per_step));
   }
+  ReadHostMemory(facts, &r);
   return r;
 }
 

@@ -25,7 +25,8 @@ namespace fmte {
 struct SbatchOptions {
   std::string partition, gres, gpus, gpus_per_node, gpus_per_task, time, nodes, ntasks;
   std::string ntasks_per_node, job_name, array, exports, chdir, wrap;
-  std::vector<std::pair<std::string, std::string>> spank;  // --fmte-KEY=VALUE
+  std::string mem, mem_per_cpu, mem_per_gpu, cpus_per_task;  // host memory asked for
+  std::vector<std::pair<std::string, std::string>> spank;    // --fmte-KEY=VALUE
   bool exclusive = false;  // --exclusive without a value (whole nodes; =user and =mcs share)
 };
 
@@ -64,6 +65,10 @@ std::vector<std::string> SrunAsSbatch(std::span<const std::string> srun_args);
 
 // The Slurm facts of the options. Errors name the option ("--nodes: ...").
 Result<SlurmFacts> FactsFrom(const SbatchOptions& o);
+
+// A memory size as sbatch --mem reads it, in megabytes: "64000", "250G", "2T", "512k" (rounded
+// up). Error: "<field>: expected a size in megabytes, or with a K, M, G or T suffix, got '...'".
+Result<int64_t> ParseSlurmMemoryMb(std::string_view text, std::string_view field);
 
 // Values in #SBATCH lines that sbatch would refuse (a template's "{{ nodes }}") are dropped; each
 // gives a warning "#SBATCH --nodes: ...; ignored".

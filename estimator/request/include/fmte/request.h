@@ -114,6 +114,12 @@ struct SlurmFacts {
       tres_per_socket;  // --gpus-per-socket (needs the socket count: warned, per-node guess)
   std::string job_name;
   std::string user;
+  // Host memory asked for, in megabytes (0: not given: the site's default applies): --mem per
+  // node, --mem-per-cpu (with --cpus-per-task, default 1), --mem-per-gpu.
+  int64_t mem_per_node_mb = 0;
+  int64_t mem_per_cpu_mb = 0;
+  int64_t mem_per_gpu_mb = 0;
+  int64_t cpus_per_task = 0;
 };
 
 // Which job_desc field carried the GPU request (the one a GPU-count rewrite must change).
@@ -166,6 +172,10 @@ struct JobRequest {
   std::string gres_gpu_type;        // gres type ("a100"), empty when untyped
   GpuTresField gpu_field = GpuTresField::kNone;
   std::string gpu_tres;  // the text of that field (for ReplaceGpuCount)
+  // Host memory the job asks for on each node (0: not given), and how it was asked ("--mem",
+  // "--mem-per-gpu x 8 GPUs per node", "--mem-per-cpu x 16 CPUs per node").
+  int64_t host_memory_per_node_bytes = 0;
+  std::string host_memory_origin;
 
   // What the launcher told (0: not seen): GPUs it starts per node and nodes.
   int64_t launcher_procs_per_node = 0;
