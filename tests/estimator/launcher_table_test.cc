@@ -190,6 +190,15 @@ TEST_F(ScriptFilesTest, SavesAndEvaluationsAreRead) {
   const JobRequest lit = Read("litgpt finetune lora --config cfg/lit.yaml\n");
   EXPECT_EQ(every(lit, true), "800");
   EXPECT_EQ(every(lit, false), "100");
+  // Under DeepSpeed (framework deepspeed) the HF Trainer's own defaults are written out.
+  Write("cfg/z3.json", "{\"zero_optimization\": {\"stage\": 3}}");
+  const std::string ds =
+      "deepspeed train.py --model_name_or_path meta-llama/Llama-3.1-8B "
+      "--deepspeed cfg/z3.json ";
+  EXPECT_EQ(every(Read(ds + "\n"), true), "500");
+  EXPECT_EQ(every(Read(ds + "--save_steps 100\n"), true), "100");
+  EXPECT_EQ(every(Read(ds + "--eval_strategy steps\n"), false), "500");
+  EXPECT_EQ(every(Read(ds + "\n"), false), "default");
   // A bad value is the user's error, named with its origin, and nothing else is lost.
   const JobRequest bad = Read(hf + "--save_steps 0\n");
   EXPECT_EQ(every(bad, true), "default");

@@ -526,9 +526,15 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     sink->Set("method", "lora", "--use_peft");
   }
   ReadLoadDtype(l, deepspeed, sink);
-  if (deepspeed)
+  if (deepspeed) {
     sink->Set("framework", "deepspeed", l.launcher == "deepspeed" ? "deepspeed" : "--deepspeed");
-  else if (!sink->Has("framework"))  // a config format's own (litgpt) stays
+    // The HF Trainer still saves and evaluates (framework deepspeed has no defaults of its own:
+    // walltime.h PeriodicWorkOf): its save_steps and eval_steps default to 500.
+    if (!sink->Has("save-every"))
+      sink->Set("save-every", "500", "--deepspeed (HF Trainer save_steps default 500)");
+    if (sink->Has("eval-batch") && !sink->Has("eval-every"))
+      sink->Set("eval-every", "500", "--deepspeed (HF Trainer eval_steps default 500)");
+  } else if (!sink->Has("framework"))  // a config format's own (litgpt) stays
     sink->Set("framework", "hf", l.launcher);
 }
 
