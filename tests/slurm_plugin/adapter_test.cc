@@ -27,8 +27,8 @@ struct Desc {
   size_t spank_entries = 0, env_entries = 0;  // as allocated (dropping entries nulls them)
   Desc() { slurm_init_job_desc_msg(&d); }
   ~Desc() {
-    for (char** f :
-         {&d.admin_comment, &d.comment, &d.tres_per_node, &d.tres_per_job, &d.partition}) {
+    for (char** f : {&d.admin_comment, &d.comment, &d.tres_per_node, &d.tres_per_job, &d.partition,
+                     &d.mem_per_tres}) {
       slurm_xfree(reinterpret_cast<void**>(f));  // aborts unless xmalloc'ed
     }
     FreeArray(&d.spank_job_env, spank_entries);
