@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "fmte/text.h"
+
 namespace fmte::learn {
 namespace {
 
@@ -161,27 +163,9 @@ Result<int64_t> ParseSlurmBytes(std::string_view s) {
   // ReqMem before 21.08 carries 'c' (per CPU) or 'n' (per node); the amount is what we keep.
   if (num.back() == 'c' || num.back() == 'n') num.remove_suffix(1);
   double mult = 1;
-  if (!num.empty()) {
-    switch (num.back()) {
-      case 'K':
-        mult = 1024.0;
-        break;
-      case 'M':
-        mult = 1024.0 * 1024;
-        break;
-      case 'G':
-        mult = 1024.0 * 1024 * 1024;
-        break;
-      case 'T':
-        mult = 1024.0 * 1024 * 1024 * 1024;
-        break;
-      case 'P':
-        mult = 1024.0 * 1024 * 1024 * 1024 * 1024;
-        break;
-      default:
-        break;
-    }
-    if (mult != 1) num.remove_suffix(1);
+  if (!num.empty() && BinarySuffixFactor(num.back()) > 0) {
+    mult = BinarySuffixFactor(num.back());
+    num.remove_suffix(1);
   }
   // Sizes beyond 8 EiB do not fit int64_t (found by fuzz_sacct: 3.8e22 bytes was converted, which
   // is undefined behaviour); no device or node has them, so they are malformed.

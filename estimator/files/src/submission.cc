@@ -299,32 +299,9 @@ Result<int64_t> ParseSlurmMemoryMb(std::string_view text, std::string_view field
   constexpr std::string_view kWhat = "a size in megabytes, or with a K, M, G or T suffix";
   std::string_view digits = text;
   double scale = 1;  // megabytes
-  if (!digits.empty()) {
-    switch (digits.back()) {
-      case 'K':
-      case 'k':
-        scale = 1.0 / 1024;
-        break;
-      case 'M':
-      case 'm':
-        scale = 1;
-        break;
-      case 'G':
-      case 'g':
-        scale = 1024;
-        break;
-      case 'T':
-      case 't':
-        scale = 1024.0 * 1024;
-        break;
-      default:
-        scale = 0;
-        break;
-    }
-    if (scale != 0)
-      digits.remove_suffix(1);
-    else
-      scale = 1;
+  if (!digits.empty() && BinarySuffixFactor(LowerAscii(digits.back()), "kmgt") > 0) {
+    scale = BinarySuffixFactor(LowerAscii(digits.back()), "kmgt") / (1024.0 * 1024);
+    digits.remove_suffix(1);
   }
   auto n = ParseBoundedInt(digits, 0, int64_t{1} << 40, field);
   if (!n.ok()) return Expected(field, kWhat, text);

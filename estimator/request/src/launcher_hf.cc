@@ -45,6 +45,15 @@ std::string OptimizerName(std::string_view optim) {
 // test_datasets are given, with eval_batch_size sequences (its micro_batch_size unless set;
 // axolotl utils/config normalize_config). LLaMA-Factory passes eval_strategy and
 // per_device_eval_batch_size to the Trainer as they are.
+// A TrainingArguments strategy (eval_strategy, save_strategy) as written, "steps" or
+// "IntervalStrategy.STEPS": lower case without the enum's prefix ("no", "steps", "epoch", ...).
+std::string StrategyValue(std::string_view value) {
+  std::string v = Lower(value);
+  constexpr std::string_view kEnum = "intervalstrategy.";
+  if (std::string_view(v).starts_with(kEnum)) v.erase(0, kEnum.size());
+  return v;
+}
+
 void ReadEvaluation(const LaunchLine& l, Sink* sink) {
   const Flag* strategy = nullptr;
   std::string_view strategy_name;
@@ -60,11 +69,10 @@ void ReadEvaluation(const LaunchLine& l, Sink* sink) {
                  "value depends on the environment; evaluation not counted");
       return;
     }
-    const std::string v = Lower(strategy->value);
-    if (v == "steps" || v == "epoch" || v == "intervalstrategy.steps" ||
-        v == "intervalstrategy.epoch")
+    const std::string v = StrategyValue(strategy->value);
+    if (v == "steps" || v == "epoch")
       on = true;
-    else if (v != "no" && v != "intervalstrategy.no")
+    else if (v != "no")
       sink->Warn("--" + std::string(strategy_name),
                  "unknown strategy '" + Shown(strategy->value) + "'; evaluation not counted");
   }
@@ -150,10 +158,10 @@ void ReadPeriodic(const LaunchLine& l, Sink* sink) {
   std::string_view name;
   // Checkpoint saves.
   std::string save_strategy;
-  if (const Flag* f = known({"save_strategy"}, &name)) save_strategy = Lower(f->value);
-  if (save_strategy == "no" || save_strategy == "intervalstrategy.no") {
+  if (const Flag* f = known({"save_strategy"}, &name)) save_strategy = StrategyValue(f->value);
+  if (save_strategy == "no") {
     sink->SetFromFlag("save-every", "never", name);
-  } else if (save_strategy == "epoch" || save_strategy == "intervalstrategy.epoch") {
+  } else if (save_strategy == "epoch") {
     sink->SetFromFlag("save-every", "1/epoch", name);
   } else if (const Flag* f = known({"saves_per_epoch"}, &name)) {
     sink->SetFromFlag("save-every", std::string(f->value) + "/epoch", name);
@@ -164,10 +172,10 @@ void ReadPeriodic(const LaunchLine& l, Sink* sink) {
   // Evaluation passes: only for a job that evaluates (ReadEvaluation found an evaluation batch).
   if (!sink->Has("eval-batch")) return;
   if (const Flag* f = known({"eval_strategy", "evaluation_strategy"}, &name)) {
-    const std::string v = Lower(f->value);
-    if (v == "no" || v == "intervalstrategy.no") {
+    const std::string v = StrategyValue(f->value);
+    if (v == "no") {
       sink->SetFromFlag("eval-every", "never", name);  // --do_eval: one pass after training
-    } else if (v == "epoch" || v == "intervalstrategy.epoch") {
+    } else if (v == "epoch") {
       sink->SetFromFlag("eval-every", "1/epoch", name);
     } else if (const Flag* steps = known({"eval_steps", "logging_steps"}, &name)) {
       sink->SetFromFlag("eval-every", steps->value, name);

@@ -21,6 +21,16 @@ constexpr char LowerAscii(char c) {
 bool EqualsIgnoreCase(std::string_view text, std::string_view lower);
 // `s` in ASCII lower case.
 std::string Lower(std::string_view s);
+// The factor a binary size suffix stands for: 1024^(k+1) for the k-th character of `suffixes`
+// (with "KMGTP": K = 1024, M = 1024^2, ...), 0 for any other character (compared as given).
+constexpr double BinarySuffixFactor(char c, std::string_view suffixes = "KMGTP") {
+  double factor = 1024;
+  for (char s : suffixes) {
+    if (s == c) return factor;
+    factor *= 1024;
+  }
+  return 0;
+}
 // std::isspace in the "C" locale (fmte never sets another).
 constexpr bool IsCSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 // `s` without leading and trailing C-locale white space.
