@@ -27,6 +27,23 @@ const fmte::ModelArch* CatalogModel(benchmark::State& state, const char* id) {
   return *model;
 }
 
+// Times EstimateMemory of `job` on an H100 80 GB (skipped, with the reason, when the job does not
+// estimate: the loop would time the error path).
+void TimeEstimates(benchmark::State& state, const fmte::ModelArch& model,
+                   const fmte::TrainingJob& job) {
+  fmte::GpuSpec gpu;
+  gpu.name = "H100-SXM";
+  gpu.memory_bytes = int64_t{85520809984};
+  if (fmte::Status s = fmte::EstimateMemory(model, job, gpu).status(); !s.ok()) {
+    state.SkipWithError(s.ToString().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(model, job, gpu);
+    benchmark::DoNotOptimize(e);
+  }
+}
+
 void BM_EstimateMemoryLlama70bZero3(benchmark::State& state) {
   const fmte::ModelArch* model = CatalogModel(state, "meta-llama/Llama-3.1-70B");
   if (model == nullptr) return;
@@ -38,13 +55,7 @@ void BM_EstimateMemoryLlama70bZero3(benchmark::State& state) {
   job.framework = fmte::Framework::kDeepspeed;
   job.seq_len = 4096;
   job.activation_checkpointing = fmte::Checkpointing::kFull;
-  fmte::GpuSpec gpu;
-  gpu.name = "H100-SXM";
-  gpu.memory_bytes = int64_t{85520809984};
-  for (auto _ : state) {
-    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(*model, job, gpu);
-    benchmark::DoNotOptimize(e);
-  }
+  TimeEstimates(state, *model, job);
 }
 BENCHMARK(BM_EstimateMemoryLlama70bZero3);
 
@@ -61,12 +72,7 @@ void BM_EstimateMemoryLlama70bFsdpEvalSave(benchmark::State& state) {
   job.eval_batch = 8;
   job.state_dict = fmte::StateDict::kFull;
   job.activation_checkpointing = fmte::Checkpointing::kFull;
-  fmte::GpuSpec gpu;
-  gpu.memory_bytes = int64_t{85520809984};
-  for (auto _ : state) {
-    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(*model, job, gpu);
-    benchmark::DoNotOptimize(e);
-  }
+  TimeEstimates(state, *model, job);
 }
 BENCHMARK(BM_EstimateMemoryLlama70bFsdpEvalSave);
 
@@ -85,12 +91,7 @@ void BM_EstimateMemoryLlama70bMegatronPp4(benchmark::State& state) {
   job.precision = fmte::Precision::kMixedBf16;
   job.framework = fmte::Framework::kMegatron;
   job.seq_len = 4096;
-  fmte::GpuSpec gpu;
-  gpu.memory_bytes = int64_t{85520809984};
-  for (auto _ : state) {
-    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(*model, job, gpu);
-    benchmark::DoNotOptimize(e);
-  }
+  TimeEstimates(state, *model, job);
 }
 BENCHMARK(BM_EstimateMemoryLlama70bMegatronPp4);
 
@@ -112,17 +113,7 @@ void BM_EstimateMemoryNemotronEpCpFp8(benchmark::State& state) {
   job.seq_len = 16384;
   job.activation_checkpointing = fmte::Checkpointing::kSelective;
   job.recompute_modules = fmte::RecomputeModuleBit(fmte::RecomputeModule::kMoe);
-  fmte::GpuSpec gpu;
-  gpu.name = "H100-SXM";
-  gpu.memory_bytes = int64_t{85520809984};
-  if (!fmte::EstimateMemory(*model, job, gpu).ok()) {
-    state.SkipWithError("the job does not estimate");
-    return;
-  }
-  for (auto _ : state) {
-    fmte::Result<fmte::MemoryEstimate> e = fmte::EstimateMemory(*model, job, gpu);
-    benchmark::DoNotOptimize(e);
-  }
+  TimeEstimates(state, *model, job);
 }
 BENCHMARK(BM_EstimateMemoryNemotronEpCpFp8);
 
