@@ -78,27 +78,27 @@ void Escaped(std::string_view v, std::string* out) {
   }
 }
 
-Result<std::string> Unescaped(std::string_view v, const std::string& field, bool newlines) {
+Result<std::string> Unescaped(std::string_view v, std::string_view field, bool newlines) {
   std::string out;
   out.reserve(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] != '%') {
-      out.push_back(v[i]);
-      continue;
-    }
+  // The text between escapes is copied as a whole (a record or message has none or a few).
+  for (size_t i = 0; i < v.size();) {
+    const size_t pct = v.find('%', i);
+    out.append(v.substr(i, pct == std::string_view::npos ? std::string_view::npos : pct - i));
+    if (pct == std::string_view::npos) break;
     unsigned value = 0;
-    const char* end = v.data() + std::min(i + 3, v.size());
-    const auto r = std::from_chars(v.data() + i + 1, end, value, 16);
-    if (i + 2 >= v.size() || r.ec != std::errc() || r.ptr != end)
-      return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + field +
+    const char* end = v.data() + std::min(pct + 3, v.size());
+    const auto r = std::from_chars(v.data() + pct + 1, end, value, 16);
+    if (pct + 2 >= v.size() || r.ec != std::errc() || r.ptr != end)
+      return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + std::string(field) +
                                      ": a % escape needs two hex digits");
     out.push_back(static_cast<char>(value));
-    i += 2;
+    i = pct + 3;
   }
   for (const char c : out) {
     const auto b = static_cast<unsigned char>(c);
     if ((b < 0x20 || b == 0x7f) && !(newlines && (b == '\n' || b == '\t')))
-      return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + field +
+      return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + std::string(field) +
                                      ": control characters are not allowed");
   }
   return out;
@@ -135,11 +135,11 @@ constexpr std::string_view kNames[kFieldCount] = {
     "gpu_field",   "gpu_tres", "gpu",       "per_gpu_bytes",  "usable_bytes", "model",
     "slurm_gpus",  "record",   "message"};
 
-Result<int64_t> Int(const std::string& v, const std::string& field, int64_t lo, int64_t hi) {
+Result<int64_t> Int(const std::string& v, std::string_view field, int64_t lo, int64_t hi) {
   int64_t out = 0;
   const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
   if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || out < lo || out > hi)
-    return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + field +
+    return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + std::string(field) +
                                    ": expected an integer in [" + std::to_string(lo) + ", " +
                                    std::to_string(hi) + "], got '" + Shown(v) + "'");
   return out;
@@ -202,6 +202,7 @@ Result<ClientDecision> DecodeClientDecision(std::string_view text) {
     return Status::InvalidArgument(env + ": expected the header '" + std::string(kHeader) + "'");
   std::string values[kFieldCount];
   bool seen[kFieldCount] = {};
+  int next = 0;  // the field Encode writes next: looked at first
   for (size_t at = first; at != std::string_view::npos && at + 1 < text.size();) {
     const size_t end = text.find('\n', at + 1);
     const std::string_view line =
@@ -209,15 +210,18 @@ Result<ClientDecision> DecodeClientDecision(std::string_view text) {
     at = end;
     const size_t eq = line.find('=');
     const std::string_view name = line.substr(0, eq);
-    const auto* it = std::find(std::begin(kNames), std::end(kNames), name);
+    const auto* it = next < kFieldCount && kNames[next] == name
+                         ? &kNames[next]
+                         : std::find(std::begin(kNames), std::end(kNames), name);
     if (eq == std::string_view::npos || it == std::end(kNames))
       return Status::InvalidArgument(env + ": unknown field '" + Shown(name) + "'");
     const auto f = static_cast<Field>(it - std::begin(kNames));
+    next = f + 1;
     if (seen[f]) return Status::InvalidArgument(env + ": " + std::string(name) + " given twice");
     seen[f] = true;
     const std::string_view raw = line.substr(eq + 1);
     const size_t bound = f == kRecord ? kMaxRecordBytes : kMaxFieldBytes;
-    auto v = Unescaped(raw, std::string(name), f == kMessage);
+    auto v = Unescaped(raw, name, f == kMessage);
     if (!v.ok()) return v.status();
     if (v->size() > bound)
       return Status::InvalidArgument(env + ": " + std::string(name) + ": longer than " +
@@ -238,13 +242,13 @@ Result<ClientDecision> DecodeClientDecision(std::string_view text) {
       return Status::InvalidArgument(env + ": inputs: expected 16 hex digits");
   }
   const auto flag = [&](Field f, bool* out) -> Status {
-    auto v = Int(values[f], std::string(kNames[f]), 0, 1);
+    auto v = Int(values[f], kNames[f], 0, 1);
     if (!v.ok()) return v.status();
     *out = *v == 1;
     return Status::Ok();
   };
   const auto num = [&](Field f, int64_t lo, int64_t hi, int64_t* out) -> Status {
-    auto v = Int(values[f], std::string(kNames[f]), lo, hi);
+    auto v = Int(values[f], kNames[f], lo, hi);
     if (!v.ok()) return v.status();
     *out = *v;
     return Status::Ok();

@@ -45,7 +45,17 @@ char** TresField(job_desc_msg_t* desc, GpuTresField field) {
   return nullptr;
 }
 
+// Every forwarded name starts with "FMTE_": one comparison rules out the job's other variables
+// (about a hundred per job; with three comparisons each, the scan took 8 us of slurmctld's time per
+// submission).
+constexpr std::string_view kForwardedStem = "FMTE_";
+static_assert(std::all_of(std::begin(kForwardedEnvNames), std::end(kForwardedEnvNames),
+                          [](std::string_view n) { return n.starts_with(kForwardedStem); }));
+
 bool IsForwarded(const char* entry, std::string_view prefix) {
+  if (entry == nullptr || std::strncmp(entry, prefix.data(), prefix.size()) != 0 ||
+      std::strncmp(entry + prefix.size(), kForwardedStem.data(), kForwardedStem.size()) != 0)
+    return false;
   for (std::string_view name : kForwardedEnvNames)
     if (EntryValue(entry, prefix, name) != nullptr) return true;
   return false;

@@ -3,8 +3,10 @@
 #include <dlfcn.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -59,12 +61,29 @@ bool SameTime(const std::optional<struct timespec>& a, const std::optional<struc
 
 }  // namespace
 
+bool LocalFileSystem(int64_t f_type) {
+  // Magic numbers of linux/magic.h (ZFS: its own, 0x2fc12fc1).
+  constexpr int64_t kLocal[] = {0xEF53,       // ext2, ext3, ext4
+                                0x58465342,   // XFS
+                                0x9123683E,   // Btrfs
+                                0x01021994,   // tmpfs
+                                0x794C7630,   // overlayfs
+                                0xF2F52010,   // F2FS
+                                0x2FC12FC1,   // ZFS
+                                0x858458F6};  // ramfs
+  return std::find(std::begin(kLocal), std::end(kLocal), f_type) != std::end(kLocal);
+}
+
 bool TreeNotifier::Arm(const std::vector<std::string>& paths) {
   Close();
   fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd_ < 0) return false;
+  local_ = true;
   int watches = 0;
   const auto watch = [&](const std::string& dir) {
+    struct statfs fs;
+    local_ =
+        local_ && statfs(dir.c_str(), &fs) == 0 && LocalFileSystem(static_cast<int64_t>(fs.f_type));
     return ++watches <= kMaxWatched && inotify_add_watch(fd_, dir.c_str(), kWatchMask) >= 0;
   };
   for (const std::string& path : paths) {
@@ -198,7 +217,8 @@ const Loaded* PluginState::Current(bool force) {
   if (loaded_ != nullptr && (force || now - last_check_ >= kReloadCheckS)) {
     last_check_ = now;
     // The trees are compared when the kernel saw a change, and every kFullCheckS regardless.
-    const bool look = force || notifier_.Fired() || now - last_full_check_ >= kFullCheckS;
+    const bool look = force || notifier_.Fired() ||
+                      (!notifier_.sees_every_change() && now - last_full_check_ >= kFullCheckS);
     if (look) last_full_check_ = now;
     if (look && Changed()) {
       // An fmte.conf that was read and is now gone is a file being replaced (an editor's or a

@@ -2,6 +2,8 @@
 // job_desc_msg_t (fields, xmalloc'ed strings, return codes), the job_modify tracker's bounds, and
 // the reload of fmte.conf when its mtime changes.
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -566,9 +568,28 @@ TEST(TreeNotifierTest, FiresOnChangesAnywhereInTheTreesAndOnlyThen) {
   EXPECT_TRUE(n.Fired());
   fs::remove(dir / "models/org/m1/config.json");
   EXPECT_TRUE(n.Fired());
+  // The temporary folder's file system decides whether the trees are also compared periodically.
+  struct statfs st;
+  ASSERT_EQ(statfs(dir.c_str(), &st), 0);
+  EXPECT_EQ(n.sees_every_change(), LocalFileSystem(static_cast<int64_t>(st.f_type)));
   n.Close();
   EXPECT_TRUE(n.Fired());  // nothing armed: the caller compares the trees itself
+  EXPECT_FALSE(n.sees_every_change());
   fs::remove_all(dir);
+}
+
+// Only where inotify sees every change is the periodic comparison of the trees left out. The
+// magic numbers are the kernel's (linux/magic.h; Lustre's, GPFS's and CIFS's from their sources,
+// which these kernel headers do not carry).
+TEST(TreeNotifierTest, OnlyLocalFileSystemsAreTrustedToReportEveryChange) {
+  for (int64_t local :
+       std::vector<int64_t>{EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, TMPFS_MAGIC,
+                            OVERLAYFS_SUPER_MAGIC, F2FS_SUPER_MAGIC, RAMFS_MAGIC})
+    EXPECT_TRUE(LocalFileSystem(local)) << std::hex << local;
+  constexpr int64_t kLustre = 0x0BD00BD0, kGpfs = 0x47504653, kCifs = 0xFF534D42;
+  for (int64_t shared : std::vector<int64_t>{NFS_SUPER_MAGIC, CEPH_SUPER_MAGIC, FUSE_SUPER_MAGIC,
+                                             AFS_SUPER_MAGIC, kLustre, kGpfs, kCifs, 0})
+    EXPECT_FALSE(LocalFileSystem(shared)) << std::hex << shared;
 }
 
 TEST(PluginStateTest, FindsTheSlurmConfInUse) {

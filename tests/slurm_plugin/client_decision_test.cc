@@ -93,6 +93,14 @@ TEST(ClientDecisionTest, RefusesWhatIsNotExactlyOneDecision) {
   refused(with("inputs", "123"), "inputs: expected 16 hex digits");
   refused(with("model", "a%0Ab"), "model: control characters");  // no forged log line
   refused(with("model", "a%4"), "model: a % escape");
+  refused(with("model", "a%"), "model: a % escape");
+  refused(with("model", "a%zzb"), "model: a % escape");
+  refused(with("model", "%4%41"), "model: a % escape");
+  refused(with("model", "ab%7F"), "model: control characters");
+  // Escapes anywhere in a value, the text between them kept as it is.
+  auto decoded = DecodeClientDecision(with("model", "%25org%2Fname%25"));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->decision.model, "%org/name%");
   refused(with("record", "anything"), "record: expected an fmte record");
   refused(with("record", "fmte:" + std::string(2000, 'x')), "record: longer than");
   refused(good + std::string(kMaxDecisionBytes, 'x'), "longer than");

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "fmte/lora.h"
 #include "fmte/text.h"
@@ -368,19 +369,24 @@ std::string SpankEnvKey(std::string_view key) {
 std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
     std::span<const char* const> env) {
   std::vector<std::pair<std::string, std::string>> out;
-  static const std::string kPrefix = "_SLURM_SPANK_OPTION_fmte_fmte_";
-  const std::string arch_prefix = std::string(kArchEnvName) + "=";
-  const std::string read_prefix = std::string(kReadEnvName) + "=";
+  static constexpr std::string_view kPrefix = "_SLURM_SPANK_OPTION_fmte_fmte_";
+  // "NAME=value" of a forwarded value: its value, else nullopt.
+  const auto value_of = [](std::string_view e,
+                           std::string_view name) -> std::optional<std::string_view> {
+    if (e.size() <= name.size() || !e.starts_with(name) || e[name.size()] != '=')
+      return std::nullopt;
+    return e.substr(name.size() + 1);
+  };
   for (const char* entry : env) {
     if (entry == nullptr) continue;
     // Bounded: SPANK values are short; the forwarded JSON at most kMaxReadJsonBytes.
     const std::string_view e(entry, strnlen(entry, kMaxReadJsonBytes + 64));
-    if (e.starts_with(read_prefix)) {
-      out.emplace_back(std::string(kReadKey), std::string(e.substr(read_prefix.size())));
+    if (auto v = value_of(e, kReadEnvName)) {
+      out.emplace_back(std::string(kReadKey), std::string(*v));
       continue;
     }
-    if (e.starts_with(arch_prefix)) {
-      out.emplace_back(std::string(kArchKey), std::string(e.substr(arch_prefix.size())));
+    if (auto v = value_of(e, kArchEnvName)) {
+      out.emplace_back(std::string(kArchKey), std::string(*v));
       continue;
     }
     if (!e.starts_with(kPrefix)) continue;
@@ -397,8 +403,9 @@ std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
   // In key order (a key given twice keeps its order): the same values read from environments in
   // different orders are the same list, as the decision made in sbatch is bound to
   // (slurm_plugin/client_decision.h).
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (out.size() > 1)
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
