@@ -94,8 +94,9 @@ TEST(WallTime, ComposesStartupLoadStepsEvalAndCheckpoints) {
 
 // How often a job saves and evaluates when it does not say: its framework's defaults (sources in
 // walltime.h: transformers TrainingArguments save_steps 500 and eval_steps = logging_steps 500;
-// litgpt TrainArgs.save_interval 1000; Megatron-LM --eval-interval 1000, --eval-iters 100; the
-// others save when asked). And what a job says, in each form the frameworks let people write it.
+// litgpt TrainArgs.save_interval 1000, EvalArgs.interval 600 and max_iters 100; Megatron-LM
+// --eval-interval 1000, --eval-iters 100; the others save when asked). And what a job says, in each
+// form the frameworks let people write it.
 TEST(WallTime, SavesAndEvaluationsFollowTheJobOrItsFramework) {
   TrainingJob j;
   j.framework = Framework::kHf;
@@ -133,9 +134,23 @@ TEST(WallTime, SavesAndEvaluationsFollowTheJobOrItsFramework) {
   EXPECT_EQ(p.evaluations, 0);
   EXPECT_FALSE(p.eval_size_unknown);
 
+  // litgpt (litgpt/args.py): EvalArgs.interval 600 optimizer steps, max_iters 100 micro-batches
+  // on each data-parallel rank; the same 100 when the job sets only the interval.
   TrainingJob lit;
   lit.framework = Framework::kLitgpt;
-  EXPECT_EQ(PeriodicWorkOf(lit, 2500, 8).checkpoints, 2);
+  lit.gpus = 4;
+  lit.micro_batch = 2;
+  p = PeriodicWorkOf(lit, 2500, 64);
+  EXPECT_EQ(p.checkpoints, 2);
+  EXPECT_EQ(p.evaluations, 4);
+  EXPECT_EQ(p.eval_every_steps, 600);
+  EXPECT_DOUBLE_EQ(p.eval_samples, 100 * 2 * 4);
+  EXPECT_FALSE(p.eval_size_unknown);
+  lit.gpus = 2;  // two data-parallel ranks
+  lit.eval_every = {Every::Unit::kSteps, 1000};
+  p = PeriodicWorkOf(lit, 2500, 64);
+  EXPECT_EQ(p.evaluations, 2);
+  EXPECT_DOUBLE_EQ(p.eval_samples, 100 * 2 * 2);
   TrainingJob meg;
   meg.framework = Framework::kMegatron;
   p = PeriodicWorkOf(meg, 2500, 16);

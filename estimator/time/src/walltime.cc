@@ -89,7 +89,11 @@ PeriodicWork PeriodicWorkOf(const TrainingJob& job, int64_t steps, int64_t globa
       eval = {Every::Unit::kSteps, 1000};
       if (samples == 0) samples = 100.0 * static_cast<double>(global_batch);
     }
+    if (job.framework == Framework::kLitgpt) eval = {Every::Unit::kSteps, 600};
   }
+  if (job.framework == Framework::kLitgpt && samples == 0)
+    samples = 100.0 * static_cast<double>(job.micro_batch) *
+              static_cast<double>(std::max<int64_t>(1, job.DataParallel()));
   const auto [evals, eval_every] = Passes(eval, steps, job.epochs);
   p.evaluations = evals;
   p.eval_every_steps = evals > 0 ? eval_every : 0;

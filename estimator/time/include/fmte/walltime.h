@@ -36,7 +36,11 @@ struct WallTimeOptions {
 //  - evaluation: the HF Trainer when it evaluates (eval_batch > 0) every 500 steps (eval_steps
 //    defaults to logging_steps, 500), over an evaluation set of unknown size; Megatron-LM every
 //    1000 iterations over 100 global batches (--eval-interval, --eval-iters; its default --split
-//    969,30,1 has a validation share); the others none.
+//    969,30,1 has a validation share); litgpt every 600 optimizer steps (EvalArgs.interval) over
+//    100 micro-batches on every data-parallel rank (EvalArgs.max_iters; the loop in validate()
+//    stops there; the same number when the job sets only the interval); the others none. litgpt's
+//    final validation after the last step (over the whole validation set in finetuning, of unknown
+//    size) is not counted.
 // Every job writes its result at least once.
 struct PeriodicWork {
   int64_t checkpoints = 0;             // saves of the training state over the run
