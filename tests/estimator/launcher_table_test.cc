@@ -139,6 +139,16 @@ TEST_F(ScriptFilesTest, SavesAndEvaluationsAreRead) {
   EXPECT_EQ(every(Read(hf + "--eval_strategy steps\n"), false), "default");
   EXPECT_EQ(every(Read(hf + "--do_eval\n"), false), "never");
   EXPECT_EQ(every(Read(hf + "--eval_steps 250\n"), false), "default");  // no evaluation at all
+  // Both names (transformers 4.41-4.45): evaluation_strategy overrides eval_strategy
+  // (TrainingArguments.__post_init__), whichever comes first on the line.
+  for (const char* both : {"--eval_strategy no --evaluation_strategy steps --eval_steps 250\n",
+                           "--evaluation_strategy steps --eval_strategy no --eval_steps 250\n"}) {
+    const JobRequest r = Read(hf + both);
+    EXPECT_EQ(every(r, false), "250") << both;
+    EXPECT_GT(r.job.eval_batch, 0) << both;
+  }
+  EXPECT_EQ(every(Read(hf + "--eval_strategy steps --evaluation_strategy epoch\n"), false),
+            "1/epoch");
   EXPECT_EQ(Read(hf + "--do_eval --max_eval_samples 1000\n").job.eval_samples, 1000);
   Write("cfg/axo.yaml",
         "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_r: 16\nsequence_len: 2048\n"

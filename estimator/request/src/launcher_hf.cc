@@ -54,14 +54,22 @@ std::string StrategyValue(std::string_view value) {
   return v;
 }
 
-void ReadEvaluation(const LaunchLine& l, Sink* sink) {
-  const Flag* strategy = nullptr;
-  std::string_view strategy_name;
-  for (std::string_view name : {"eval_strategy", "evaluation_strategy"})
-    if (const Flag* f = sink->Find(l, name); f != nullptr) {
-      strategy = f;
-      strategy_name = name;
+// The evaluation strategy the Trainer runs with, and its name: evaluation_strategy when the line
+// gives it (transformers 4.41-4.45 copy it over eval_strategy in TrainingArguments.__post_init__;
+// earlier versions know only it, later ones only eval_strategy), else eval_strategy; nullptr when
+// neither. ReadEvaluation and ReadPeriodic read the same one.
+const Flag* EvalStrategy(const LaunchLine& l, Sink* sink, std::string_view* name) {
+  for (std::string_view n : {"evaluation_strategy", "eval_strategy"})
+    if (const Flag* f = sink->Find(l, n); f != nullptr) {
+      *name = n;
+      return f;
     }
+  return nullptr;
+}
+
+void ReadEvaluation(const LaunchLine& l, Sink* sink) {
+  std::string_view strategy_name;
+  const Flag* strategy = EvalStrategy(l, sink, &strategy_name);
   bool on = false, axolotl = false;
   if (strategy != nullptr) {
     if (strategy->unresolved) {
@@ -171,7 +179,8 @@ void ReadPeriodic(const LaunchLine& l, Sink* sink) {
   }
   // Evaluation passes: only for a job that evaluates (ReadEvaluation found an evaluation batch).
   if (!sink->Has("eval-batch")) return;
-  if (const Flag* f = known({"eval_strategy", "evaluation_strategy"}, &name)) {
+  if (const Flag* f = EvalStrategy(l, sink, &name); f != nullptr && !f->unresolved) {
+    // (An unresolved strategy was reported by ReadEvaluation, which then counts no evaluation.)
     const std::string v = StrategyValue(f->value);
     if (v == "no") {
       sink->SetFromFlag("eval-every", "never", name);  // --do_eval: one pass after training
