@@ -62,16 +62,18 @@ bool SameTime(const std::optional<struct timespec>& a, const std::optional<struc
 }  // namespace
 
 bool LocalFileSystem(int64_t f_type) {
-  // Magic numbers of linux/magic.h (ZFS: its own, 0x2fc12fc1).
-  constexpr int64_t kLocal[] = {0xEF53,       // ext2, ext3, ext4
-                                0x58465342,   // XFS
-                                0x9123683E,   // Btrfs
-                                0x01021994,   // tmpfs
-                                0x794C7630,   // overlayfs
-                                0xF2F52010,   // F2FS
-                                0x2FC12FC1,   // ZFS
-                                0x858458F6};  // ramfs
-  return std::find(std::begin(kLocal), std::end(kLocal), f_type) != std::end(kLocal);
+  // Magic numbers of linux/magic.h (ZFS: its own, 0x2fc12fc1), 32 bits wide: compared as such,
+  // so that one sign-extended into statfs's f_type still matches.
+  constexpr uint32_t kLocal[] = {0xEF53,       // ext2, ext3, ext4
+                                 0x58465342,   // XFS
+                                 0x9123683E,   // Btrfs
+                                 0x01021994,   // tmpfs
+                                 0x794C7630,   // overlayfs
+                                 0xF2F52010,   // F2FS
+                                 0x2FC12FC1,   // ZFS
+                                 0x858458F6};  // ramfs
+  return std::find(std::begin(kLocal), std::end(kLocal), static_cast<uint32_t>(f_type)) !=
+         std::end(kLocal);
 }
 
 bool TreeNotifier::Arm(const std::vector<std::string>& paths) {

@@ -586,6 +586,8 @@ TEST(TreeNotifierTest, OnlyLocalFileSystemsAreTrustedToReportEveryChange) {
        std::vector<int64_t>{EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, TMPFS_MAGIC,
                             OVERLAYFS_SUPER_MAGIC, F2FS_SUPER_MAGIC, RAMFS_MAGIC})
     EXPECT_TRUE(LocalFileSystem(local)) << std::hex << local;
+  // A magic number with its top bit set, sign-extended into f_type (32-bit f_type platforms).
+  EXPECT_TRUE(LocalFileSystem(static_cast<int32_t>(uint32_t{BTRFS_SUPER_MAGIC})));
   constexpr int64_t kLustre = 0x0BD00BD0, kGpfs = 0x47504653, kCifs = 0xFF534D42;
   for (int64_t shared : std::vector<int64_t>{NFS_SUPER_MAGIC, CEPH_SUPER_MAGIC, FUSE_SUPER_MAGIC,
                                              AFS_SUPER_MAGIC, kLustre, kGpfs, kCifs, 0})
