@@ -66,27 +66,26 @@ read -r -a modes <<<"${FMTE_CTLD_MODES:-none lua fmte}"
 M=${#modes[@]}
 CG=/sys/fs/cgroup/cpuacct
 ADVISE=${FMTE_BUILD_DIR:-$PWD/build}/tools/fmte-advise
-declare -A LAB CONF PID CGROUP
+declare -A LAB PORT CONF PID CGROUP
+for ((k = 0; k < M; k++)); do
+  LAB[${modes[$k]}]=$LAB_PREFIX-${modes[$k]}
+  PORT[${modes[$k]}]=$((PORT0 + 10 * k))
+done
 
-lab_of() { echo "$LAB_PREFIX-$1"; }
 on() {  # mode command...: runs a command against that mode's cluster
   local m=$1
   shift
-  FMTE_LAB=${LAB[$m]} FMTE_PORT_BASE=$((PORT0 + 10 * $(index_of "$m"))) SLURM_CONF=${CONF[$m]:-} "$@"
-}
-index_of() {
-  local k
-  for ((k = 0; k < M; k++)); do [ "${modes[$k]}" = "$1" ] && echo "$k" && return; done
+  FMTE_LAB=${LAB[$m]} FMTE_PORT_BASE=${PORT[$m]} SLURM_CONF=${CONF[$m]:-} "$@"
 }
 cleanup() {
   local m
   for m in "${modes[@]}"; do
-    [ -n "${LAB[$m]:-}" ] || continue
+    [ -d "${LAB[$m]}" ] || continue
     on "$m" scripts/cluster.sh down >/dev/null 2>&1 || true
   done
   for m in "${modes[@]}"; do
     if [ -n "${CGROUP[$m]:-}" ]; then rmdir "${CGROUP[$m]}" 2>/dev/null || true; fi
-    if [ "$TMPFS_LAB" = 1 ] && [ -n "${LAB[$m]:-}" ]; then rm -rf "${LAB[$m]}"; fi
+    if [ "$TMPFS_LAB" = 1 ]; then rm -rf "${LAB[$m]}"; fi
   done
   if [ -n "${FMTE_CTLD_KEEP:-}" ]; then cp -r "$OUT" "$FMTE_CTLD_KEEP"; fi
   rm -rf "$OUT"
@@ -127,7 +126,6 @@ submit() {  # mode count first_index: paced held submissions
 }
 
 for m in "${modes[@]}"; do
-  LAB[$m]=$(lab_of "$m")
   on "$m" timeout 120 scripts/cluster.sh up >/dev/null
   CONF[$m]=$(on "$m" scripts/cluster.sh env | sed -n 's/^export SLURM_CONF=//p' | tr -d "'\"")
   on "$m" scripts/cluster.sh plugin "${m%+client}" >/dev/null
@@ -222,7 +220,7 @@ EOF
 # the reconfigure that removes it: slurmctld's shutdown does not unload it), over the whole run
 # (warm-up and any perf round included).
 for m in fmte job_submit-only fmte+client; do
-  [ -n "${LAB[$m]:-}" ] || continue
+  [ -n "${CONF[$m]:-}" ] || continue
   on "$m" scripts/cluster.sh plugin none >/dev/null 2>&1 || true
   LOG=$(sed -n 's/^SlurmctldLogFile=//p' "${CONF[$m]}")
   grep -h "job_submit/fmte: cost over" "$LOG" 2>/dev/null | sed "s/.*job_submit\/fmte: /  $m: /" || true

@@ -218,7 +218,8 @@ const Loaded* PluginState::Current(bool force) {
   time_t now = time(nullptr);
   if (loaded_ != nullptr && (force || now - last_check_ >= kReloadCheckS)) {
     last_check_ = now;
-    // The trees are compared when the kernel saw a change, and every kFullCheckS regardless.
+    // The trees are compared when the kernel saw a change, and every kFullCheckS where it may miss
+    // one (a watched folder on a shared file system).
     const bool look = force || notifier_.Fired() ||
                       (!notifier_.sees_every_change() && now - last_full_check_ >= kFullCheckS);
     if (look) last_full_check_ = now;

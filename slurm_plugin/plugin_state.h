@@ -5,10 +5,9 @@
 // does for its script). The look is one read() of an inotify descriptor that watches every
 // directory of the watched trees (and the folder of each watched file); only when it reports an
 // event, or every kFullCheckS seconds when a watched folder is on a shared file system (changes
-// made on another host raise no local event; on a local one inotify sees every change, and the 2-3
-// ms comparison is not repeated under the job write lock for nothing), are the mtimes of the whole
-// trees compared, a stat() per entry (~2 ms for the
-// shipped catalogs, which would otherwise run every 5 s under slurmctld's job write lock). Without
+// made on another host raise no local event; on a local one inotify sees every change), are the
+// mtimes of the whole trees compared, a stat() per entry (2-3 ms for the shipped catalogs, under
+// slurmctld's job write lock, which every 5 s would cost every submission). Without
 // inotify (no descriptor, watch limit reached) the trees are compared at every look. A failed
 // reload keeps the previous state and is logged once per change; a broken RegressorsDir at the
 // first load falls back to the shipped regressors (logged). Thread-safety: not internally
