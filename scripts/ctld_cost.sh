@@ -26,7 +26,14 @@
 # with the client's work of fmte's SPANK plugin done before each sbatch, in a process of its own
 # (`fmte-advise check` of the script: the same reading and decision, nothing forwarded), which
 # tells what the client's work costs the controller through the caches the host's CPUs share from
-# what the forwarded bytes cost it.
+# what the forwarded bytes cost it. MODE@TAG (none@2, fmte@b) is MODE again on a cluster of its
+# own: `FMTE_CTLD_MODES="none none@2 fmte"` measures what the method reports for two clusters that
+# differ in nothing (an A/A comparison: the resolution of a ratio).
+# FMTE_CTLD_RESTART=K restarts every slurmctld after each K rounds (outside the measurement, with
+# FMTE_CTLD_WARMUP submissions after it): a process's memory layout (address-space randomisation,
+# where its heap and stacks fall in the caches) stays for its whole life and moves its CPU per
+# submission by several percent, so a run with one process per mode compares layouts as much as
+# plugins; restarts average over several.
 # Submissions are paced (FMTE_CTLD_RATE per second, default 10; 0: as fast as sbatch returns): the
 # controller's CPU per job depends on the rate, and fmte's SPANK plugin makes each sbatch slower.
 # FMTE_CTLD_WARMUP (default 20) untimed submissions per cluster precede the first round.
@@ -72,6 +79,10 @@ for ((k = 0; k < M; k++)); do
   PORT[${modes[$k]}]=$((PORT0 + 10 * k))
 done
 
+plugin_of() {  # mode: what cluster.sh plugin sets for it (MODE of MODE+client and MODE@TAG)
+  local p=${1%@*}
+  echo "${p%+client}"
+}
 on() {  # mode command...: runs a command against that mode's cluster
   local m=$1
   shift
@@ -96,6 +107,9 @@ trap cleanup EXIT
 # slurmctld is moved to CPU 0 (threads it starts later inherit that).
 if [ "$PIN" = 1 ]; then taskset -p -c 1 $$ >/dev/null; fi
 
+faults() {  # mode: the slurmctld's page faults so far (minor + major, every thread, ended ones too)
+  awk '{print $10 + $12}' "/proc/${PID[$1]}/stat"
+}
 cpu_ns() {  # mode: the slurmctld's CPU time so far, in nanoseconds
   local m=$1
   if [ -n "${CGROUP[$m]:-}" ]; then
@@ -113,7 +127,7 @@ submit() {  # mode count first_index: paced held submissions
     # a recent submission); every mode gets the same sequence of options.
     local extra=()
     if [ "${FMTE_CTLD_DISTINCT:-0}" = 1 ]; then extra=(--time=$((480 + first + i))); fi
-    if [ "${m%+client}" != "$m" ]; then "$ADVISE" check "$SCRIPT" >/dev/null 2>&1 || true; fi
+    if [ "${m/+client/}" != "$m" ]; then "$ADVISE" check "$SCRIPT" >/dev/null 2>&1 || true; fi
     on "$m" sbatch --hold --parsable -o /dev/null "${extra[@]}" "$SCRIPT" >/dev/null 2>&1 ||
       { echo "sbatch failed ($m)" >&2; exit 1; }
     # Paced: submission i+1 starts no earlier than t0 + (i+1)/RATE.
@@ -125,10 +139,8 @@ submit() {  # mode count first_index: paced held submissions
   done
 }
 
-for m in "${modes[@]}"; do
-  on "$m" timeout 120 scripts/cluster.sh up >/dev/null
-  CONF[$m]=$(on "$m" scripts/cluster.sh env | sed -n 's/^export SLURM_CONF=//p' | tr -d "'\"")
-  on "$m" scripts/cluster.sh plugin "${m%+client}" >/dev/null
+attach() {  # mode: pins the mode's (new) slurmctld to CPU 0, puts it in its cgroup, warms it up
+  local m=$1
   PID[$m]=$(cat "${LAB[$m]}/run/slurmctld.pid")
   if [ "$PIN" = 1 ]; then taskset -a -p -c 0 "${PID[$m]}" >/dev/null; fi
   if [ -w "$CG" ] && mkdir -p "$CG/fmte-ctld-$m" 2>/dev/null &&
@@ -137,6 +149,12 @@ for m in "${modes[@]}"; do
   fi
   submit "$m" "$WARMUP" 0
   on "$m" scancel --state=PENDING --user="$(id -un)" || true
+}
+for m in "${modes[@]}"; do
+  on "$m" timeout 120 scripts/cluster.sh up >/dev/null
+  CONF[$m]=$(on "$m" scripts/cluster.sh env | sed -n 's/^export SLURM_CONF=//p' | tr -d "'\"")
+  on "$m" scripts/cluster.sh plugin "$(plugin_of "$m")" >/dev/null
+  attach "$m"
 done
 if [ -n "${CGROUP[${modes[0]}]:-}" ]; then
   echo "CPU time: each slurmctld's cpuacct cgroup (ns)"
@@ -145,29 +163,45 @@ else
 fi
 
 block() {  # mode round [perf]
-  local m=$1 round=$2 c0 c1 t0 t1 sdiag_avg decided perf_pid=""
+  local m=$1 round=$2 c0 c1 f0 f1 t0 t1 sdiag_avg decided perf_pid=""
   on "$m" sdiag -r >/dev/null
   if [ "${3:-}" = perf ]; then
     perf record -q -F 10000 -p "${PID[$m]}" -o "$OUT/perf-$m.data" >/dev/null 2>&1 &
     perf_pid=$!
     sleep 1
   fi
+  f0=$(faults "$m")
   c0=$(cpu_ns "$m")
   t0=${EPOCHREALTIME}
   submit "$m" "$N" $((WARMUP + (round - 1) * N))
   t1=${EPOCHREALTIME}
   c1=$(cpu_ns "$m")
+  f1=$(faults "$m")
   if [ -n "$perf_pid" ]; then kill -INT "$perf_pid"; wait "$perf_pid" || true; fi
   sdiag_avg=$(on "$m" sdiag | awk '/REQUEST_SUBMIT_BATCH_JOB/ {for (i = 1; i <= NF; i++) if ($i ~ /^ave_time:/) {sub("ave_time:", "", $i); print $i}}')
   decided=$(on "$m" scontrol -o show job 2>/dev/null | grep "JobState=PENDING" | grep -c "AdminComment=fmte:" || true)
   on "$m" scancel --state=PENDING --user="$(id -un)" || true
-  if [ -z "$perf_pid" ]; then echo "$m $round $((c1 - c0)) $t0 $t1 ${sdiag_avg:-0} $decided" >>"$OUT/blocks"; fi
-  printf '%s' "$(python3 -c "print(f' {\"$m\"} {($c1 - $c0) / 1e3 / $N:5.0f} us (sdiag {${sdiag_avg:-0}} us, {$N / ($t1 - $t0):4.1f}/s, {$decided} fmte:)', end='')")"
+  if [ -z "$perf_pid" ]; then echo "$m $round $((c1 - c0)) $t0 $t1 ${sdiag_avg:-0} $decided $((f1 - f0))" >>"$OUT/blocks"; fi
+  printf '%s' "$(python3 -c "print(f' {\"$m\"} {($c1 - $c0) / 1e3 / $N:5.0f} us (sdiag {${sdiag_avg:-0}} us, {$N / ($t1 - $t0):4.1f}/s, {$decided} fmte:, {($f1 - $f0) / $N:.0f} faults)', end='')")"
 }
 
 LAST=$ROUNDS
 if [ "${FMTE_CTLD_PERF:-0}" = 1 ]; then LAST=$((ROUNDS + 1)); fi
+RESTART=${FMTE_CTLD_RESTART:-0}
 for ((r = 1; r <= LAST; r++)); do
+  if [ "$RESTART" -gt 0 ] && [ "$r" -gt 1 ] && [ $(((r - 1) % RESTART)) = 0 ]; then
+    for m in "${modes[@]}"; do
+      # job_submit/fmte writes its cost line when a reconfigure unloads it (not at shutdown).
+      case $(plugin_of "$m") in
+        fmte | job_submit-only)
+          on "$m" scripts/cluster.sh plugin none >/dev/null
+          on "$m" scripts/cluster.sh plugin "$(plugin_of "$m")" >/dev/null
+          ;;
+      esac
+      on "$m" timeout 120 scripts/cluster.sh ctld-restart >/dev/null
+      attach "$m"
+    done
+  fi
   printf 'round %2d%s:' "$r" "$([ "$r" -gt "$ROUNDS" ] && echo " (perf)" || true)"
   for ((k = 0; k < M; k++)); do
     m=${modes[$(((k + r - 1) % M))]}
@@ -181,16 +215,19 @@ import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 n, rate_asked = int(sys.argv[2]), float(sys.argv[3])
 per, by_round = {}, {}
-for mode, rnd, ns, t0, t1, sd, _ in rows:
+faults = {}
+for mode, rnd, ns, t0, t1, sd, _, flt in rows:
     us = int(ns) / 1e3 / n
     per.setdefault(mode, []).append((us, float(sd), n / (float(t1) - float(t0))))
+    faults.setdefault(mode, []).append(int(flt) / n)
     by_round.setdefault(rnd, {})[mode] = us
 print()
-print(f"{'mode':16} {'CPU us/submission: median (min..max)':38} {'sdiag ave us':22} jobs/s")
+print(f"{'mode':16} {'CPU us/submission: median (min..max)':38} {'sdiag ave us':22} jobs/s  page faults/submission")
 for mode, v in per.items():
     cpu = [c for c, _, _ in v]; sd = [s for _, s, _ in v]; rate = [r for _, _, r in v]
     print(f"{mode:16} {statistics.median(cpu):6.0f} ({min(cpu):.0f}..{max(cpu):.0f}){'':22} "
-          f"{statistics.median(sd):6.0f} ({min(sd):.0f}..{max(sd):.0f}){'':6} {statistics.median(rate):.1f}")
+          f"{statistics.median(sd):6.0f} ({min(sd):.0f}..{max(sd):.0f}){'':6} {statistics.median(rate):.1f}"
+          f"  {statistics.median(faults[mode]):7.1f}")
 print()
 def ratio(a, b):
     r = sorted(v[a] / v[b] for v in by_round.values() if a in v and b in v and v[b] > 0)
@@ -202,6 +239,9 @@ def ratio(a, b):
             f"middle half {q(0.25):.3f}..{q(0.75):.3f}, range {r[0]:.3f}..{r[-1]:.3f}; {len(r)} rounds)")
 targets = {("fmte", "none"): " (target <= 1.05)", ("fmte", "lua"): " (target < 1)"}
 pairs = [(a, "none") for a in per if a != "none"] + [("fmte", "lua")]
+# MODE@TAG against MODE: two clusters that differ in nothing (the method's resolution).
+pairs += [(a, a.split("@")[0]) for a in per if "@" in a and a.split("@")[0] not in ("none", a)
+          and a.split("@")[0] in per]
 for a, b in pairs:
     text = ratio(a, b)
     if text:
@@ -218,9 +258,9 @@ if "fmte" in per and "none" in per:
 EOF
 # job_submit's own time, as the plugin counts it: its "cost over" line when it is unloaded (by
 # the reconfigure that removes it: slurmctld's shutdown does not unload it), over the whole run
-# (warm-up and any perf round included).
-for m in fmte job_submit-only fmte+client; do
-  [ -n "${CONF[$m]:-}" ] || continue
+# (warm-up and any perf round included; with FMTE_CTLD_RESTART, one line per slurmctld).
+for m in "${modes[@]}"; do
+  case $(plugin_of "$m") in fmte | job_submit-only) ;; *) continue ;; esac
   on "$m" scripts/cluster.sh plugin none >/dev/null 2>&1 || true
   LOG=$(sed -n 's/^SlurmctldLogFile=//p' "${CONF[$m]}")
   grep -h "job_submit/fmte: cost over" "$LOG" 2>/dev/null | sed "s/.*job_submit\/fmte: /  $m: /" || true
