@@ -394,6 +394,46 @@ TEST(StepTime, FusedCausalAttentionRunsHalfTheScores) {
   EXPECT_NEAR(eager->hardware_flops_per_step - fused->hardware_flops_per_step, scores / 2, 1.0);
 }
 
+TEST(StepTime, TorchtitanSelectiveCheckpointingRerunsEveryOtherMatmul) {
+  // torchtitan's op-level policy (torchtitan/distributed/activation_checkpoint.py, _apply_op_sac,
+  // _get_custom_policy: "Saves output of all compute ops, except every second mm") on a Llama
+  // block, whose forward runs wq, wk, wv, wo, then w1, w3, w2 (torchtitan/models/llama3/model.py
+  // FeedForward: w2(silu(w1(x)) * w3(x))): wk, wo and w3 are rerun, SDPA is not. Megatron's
+  // "selective" reruns the attention core alone.
+  const int64_t h = 1024, kv = 256, inter = 2816, L = 2, s = 2048;
+  ModelArch m = Gpt(h, L, 8, 1000);
+  m.num_kv_heads = 2;
+  m.gated_mlp = true;
+  m.intermediate_size = inter;
+  m.block_kinds[0].linears = {{"q", LinearRole::kQ, h, h, false, 1, false},
+                              {"k", LinearRole::kK, h, kv, false, 1, false},
+                              {"v", LinearRole::kV, h, kv, false, 1, false},
+                              {"o", LinearRole::kO, h, h, false, 1, false},
+                              {"gate", LinearRole::kGate, h, inter, false, 1, false},
+                              {"up", LinearRole::kUp, h, inter, false, 1, false},
+                              {"down", LinearRole::kDown, inter, h, false, 1, false}};
+  TrainingJob j = Job(1, 1, 1, 1, 1, s);
+  j.framework = Framework::kFsdp;
+  j.attention = Attention::kFused;
+  const auto run = [&](Checkpointing c, Framework f) {
+    TrainingJob x = j;
+    x.activation_checkpointing = c;
+    x.framework = f;
+    auto est = EstimateStepTimeAnalytic(m, x, testing::A100Sxm80(),
+                                        DefaultCluster(testing::A100Sxm80()), Ideal());
+    EXPECT_TRUE(est.ok()) << est.status().ToString();
+    return est.ok() ? est->hardware_flops_per_step : 0.0;
+  };
+  const double none = run(Checkpointing::kNone, Framework::kFsdp);
+  const double tokens = static_cast<double>(s) * L;
+  EXPECT_NEAR(run(Checkpointing::kSelective, Framework::kFsdp) - none,
+              tokens * 2.0 * h * (kv + h + inter), 1.0);
+  // Megatron: the causal attention core's forward, QK^T and AV over half the scores.
+  EXPECT_NEAR(run(Checkpointing::kSelective, Framework::kMegatron) -
+                  run(Checkpointing::kNone, Framework::kMegatron),
+              tokens * 4.0 * s * h / 2, 1.0);
+}
+
 TEST(StepTime, ContextParallelRingShowsWhatAttentionDoesNotHide) {
   // cp 2 on 2 GPUs: each rank computes half of every sequence's tokens (attending to all of it),
   // so the compute is half the 1-GPU job's. Its keys and values (s/2 x 2h 16-bit elements) go

@@ -140,7 +140,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   }
 
   const Framework fw = j.framework;
-  if (OpLevelSac(j, block)) {
+  if (j.OpLevelSac(block)) {
     // torchtitan's op-level selective checkpointing (activation_checkpoint.mode "selective",
     // selective_ac_option "op": torchtitan/distributed/activation_checkpoint.py, _apply_op_sac):
     // in each block the policy saves the outputs of SDPA (its output and fp32 log-sum-exp) and of
@@ -555,7 +555,7 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
       widest_module = std::max(
           widest_module, LayerActivations(m, core_attn_only, lay, dt, targets, block, false) - per);
     }
-    if (!full_ckpt && OpLevelSac(j, block)) {
+    if (!full_ckpt && j.OpLevelSac(block)) {
       if (!op_sac) {
         plain = j;
         plain.activation_checkpointing = Checkpointing::kNone;

@@ -106,15 +106,6 @@ CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt, con
 ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                                const Dtypes& dt, const StageParams& sp);
 
-// Whether `block` runs under torchtitan's op-level selective activation checkpointing: "selective"
-// with the PyTorch-native FSDP framework (torchtitan's activation_checkpoint.mode; Megatron's
-// "selective" drops the attention core instead), on a dense block (MoE experts run as grouped mm,
-// not aten.mm: estimated as Megatron-style selective, which keeps more).
-inline bool OpLevelSac(const TrainingJob& j, const BlockSpec& block) {
-  return j.activation_checkpointing == Checkpointing::kSelective &&
-         j.framework == Framework::kFsdp && block.experts_per_token == 0;
-}
-
 // Activations saved for backward by one layer of kind `block` for one micro-batch on one GPU
 // (memory_activations.cc). `kept`, when given, receives the part of them that the layer keeps
 // alive without its kernels writing it for backward: the rest of a fused output that a saved view

@@ -288,6 +288,11 @@ bool TrainingJob::Recomputes(RecomputeModule m) const {
   return (recompute_modules & RecomputeModuleBit(m)) != 0;
 }
 
+bool TrainingJob::OpLevelSac(const BlockSpec& block) const {
+  return activation_checkpointing == Checkpointing::kSelective && framework == Framework::kFsdp &&
+         block.experts_per_token == 0;
+}
+
 int64_t TrainingJob::RecomputeGroup() const {
   return recompute_method == RecomputeMethod::kUniform ? std::max<int64_t>(recompute_num_layers, 1)
                                                        : 1;

@@ -32,6 +32,13 @@
 // expert-data-parallel group only: one rank in those runs, so none), Moonlight's runs are
 // 3.0-3.4x slower than predicted (2.1x before): what the model lacks for MoE is in the experts'
 // compute and dispatch, not in the gradient traffic it had counted in their place.
+//
+// Since torchtitan's op-level selective recompute is counted (2026-11-29: every other matrix
+// product rerun, TrainingJob::OpLevelSac, where the attention core's was), its compiled runs are
+// predicted 2-4% slower and --calibrate prints smaller factors for their groups (blackwell/pytorch
+// median 2.758, 95% 3.201; cdna3/pytorch 2.606, 2.956; hopper/pytorch median 1.126; the margin
+// 1.266). The factors below, 2-5% wider, stay: a limit a little too long costs less than one
+// that ends a job.
 #include "time_groups.h"
 
 #include <cstdio>

@@ -41,6 +41,8 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
   // Engine fuses them into the norm and activation kernels); attention and the LM head stay 16-bit.
   const double fp8_speed = Fp8LinearSpeedup(job, eff);
   const bool lora = job.method == Method::kLora || job.method == Method::kQlora;
+  const bool op_sac = job.OpLevelSac(block);
+  int64_t matmuls = 0;  // in forward order, each copy its own (TrainingJob::OpLevelSac)
   for (const LinearShape& l : block.linears) {
     // A matrix product of a token with an (in x out) weight is in*out multiply-adds: 2*in*out
     // FLOPs. Routed experts: only experts_per_token of the `copies` run for a token.
@@ -56,6 +58,15 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
         l, job.tp, tokens_mb * active_copies / static_cast<double>(std::max<int64_t>(l.copies, 1)));
     const double fwd_weighted = FwdWeighted(eff, flops, shape) / fp8_speed;
     f.linear_fwd_weighted += fwd_weighted;
+    if (op_sac) {
+      // Dense blocks only (OpLevelSac): every copy runs, each 1/copies of the linear's work.
+      const double copies = static_cast<double>(std::max<int64_t>(l.copies, 1));
+      for (int64_t c = 0; c < std::max<int64_t>(l.copies, 1); ++c) {
+        if (++matmuls % 2 != 0) continue;  // saved
+        f.op_sac_fwd += flops / copies;
+        f.op_sac_fwd_weighted += fwd_weighted / copies;
+      }
+    }
     const bool mlp_part = l.role == LinearRole::kGate || l.role == LinearRole::kUp ||
                           l.role == LinearRole::kGateUp || l.role == LinearRole::kDown ||
                           l.role == LinearRole::kRouter;

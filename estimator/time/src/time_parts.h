@@ -40,6 +40,12 @@ struct BlockFlops {
   // MLP's linears with the router (a dense MLP, or a MoE layer's experts and shared experts), and
   // of those the shared experts'; FLOPs and weighted like linear_fwd_weighted.
   double mlp_fwd = 0, mlp_fwd_weighted = 0, shared_fwd = 0, shared_fwd_weighted = 0;
+  // The forward of what torchtitan's op-level selective checkpointing reruns
+  // (TrainingJob::OpLevelSac): every other matrix product in forward order (the 2nd, 4th, ...:
+  // wk, wo and w3 of a Llama block); FLOPs and weighted like linear_fwd_weighted. Its elementwise
+  // kernels, rerun too, are not counted (the policy's runs are compiled: fused into the products'
+  // neighbours).
+  double op_sac_fwd = 0, op_sac_fwd_weighted = 0;
 };
 
 // Per-GPU GEMM shape of one linear under Megatron tensor parallelism (Shoeybi et al. 2019):

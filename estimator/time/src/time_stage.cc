@@ -49,10 +49,14 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
     lw.recompute_flops = fwd;
     lw.recompute_weighted = fwd_weighted;
   }
-  if (job.activation_checkpointing == Checkpointing::kSelective) {
-    // What selective recompute reruns: the attention core (core_attn), a MoE layer (moe) or its
-    // shared experts (shared_experts), a dense MLP (mlp); moe_act and layernorm rerun elementwise
-    // kernels only.
+  if (job.OpLevelSac(block)) {
+    // torchtitan's op-level policy: every other matrix product (SDPA's output is saved).
+    lw.recompute_flops += f.op_sac_fwd;
+    lw.recompute_weighted += f.op_sac_fwd_weighted;
+  } else if (job.activation_checkpointing == Checkpointing::kSelective) {
+    // What Megatron's selective recompute reruns: the attention core (core_attn), a MoE layer (moe)
+    // or its shared experts (shared_experts), a dense MLP (mlp); moe_act and layernorm rerun
+    // elementwise kernels only.
     const bool moe = block.experts_per_token > 0;
     if (job.Recomputes(RecomputeModule::kCoreAttn)) {
       lw.recompute_flops += f.attention_executed;

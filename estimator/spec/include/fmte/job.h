@@ -20,6 +20,8 @@
 
 namespace fmte {
 
+struct BlockSpec;  // model.h
+
 enum class Method { kFull, kLora, kQlora, kPromptTuning, kPrefixTuning };
 // full | lora | qlora | prompt-tuning | prefix-tuning
 
@@ -356,7 +358,16 @@ struct TrainingJob {
   // How many layers share one kept input: recompute_num_layers for kUniform, else 1.
   int64_t RecomputeGroup() const;
   // Whether selective checkpointing reruns `m` (recompute_modules, or core_attn by default).
+  // Megatron's modules; a block under OpLevelSac runs torchtitan's policy instead.
   bool Recomputes(RecomputeModule m) const;
+  // Whether `block` runs under torchtitan's op-level selective activation checkpointing:
+  // "selective" with the PyTorch-native FSDP framework (torchtitan's activation_checkpoint.mode;
+  // Megatron's "selective" drops the attention core instead), on a dense block (MoE experts run as
+  // grouped mm, not aten.mm: estimated as Megatron-style selective, which keeps more). The policy
+  // (torchtitan/distributed/activation_checkpoint.py, _apply_op_sac) saves the outputs of SDPA and
+  // of every other aten.mm in forward order (the 1st, 3rd, ...) and recomputes the rest from them
+  // while the block's backward runs.
+  bool OpLevelSac(const BlockSpec& block) const;
   // Ranks that hold the same routed experts and shard their states (Megatron's expert data
   // parallel): tp * cp * dp / (etp * ep).
   int64_t ExpertDataParallel() const;
