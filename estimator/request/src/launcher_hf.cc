@@ -546,11 +546,15 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   if (deepspeed) {
     sink->Set("framework", "deepspeed", l.launcher == "deepspeed" ? "deepspeed" : "--deepspeed");
     // The HF Trainer still saves and evaluates (framework deepspeed has no defaults of its own:
-    // walltime.h PeriodicWorkOf): its save_steps and eval_steps default to 500.
+    // walltime.h PeriodicWorkOf): its save_steps and eval_steps defaults.
     if (!sink->Has("save-every"))
-      sink->Set("save-every", "500", "--deepspeed (HF Trainer save_steps default 500)");
+      sink->Set("save-every", std::to_string(kHfTrainerSaveSteps),
+                "--deepspeed (HF Trainer save_steps default " +
+                    std::to_string(kHfTrainerSaveSteps) + ")");
     if (sink->Has("eval-batch") && !sink->Has("eval-every"))
-      sink->Set("eval-every", "500", "--deepspeed (HF Trainer eval_steps default 500)");
+      sink->Set("eval-every", std::to_string(kHfTrainerEvalSteps),
+                "--deepspeed (HF Trainer eval_steps default " +
+                    std::to_string(kHfTrainerEvalSteps) + ")");
   } else if (!sink->Has("framework"))  // a config format's own (litgpt) stays
     sink->Set("framework", "hf", l.launcher);
 }

@@ -74,7 +74,7 @@ PeriodicWork PeriodicWorkOf(const TrainingJob& job, int64_t steps, int64_t globa
   PeriodicWork p;
   Every save = job.save_every;
   if (save.unit == Every::Unit::kUnset) {
-    if (job.framework == Framework::kHf) save = {Every::Unit::kSteps, 500};
+    if (job.framework == Framework::kHf) save = {Every::Unit::kSteps, kHfTrainerSaveSteps};
     if (job.framework == Framework::kLitgpt) save = {Every::Unit::kSteps, 1000};
   }
   const auto [saves, save_every] = Passes(save, steps, job.epochs);
@@ -84,7 +84,8 @@ PeriodicWork PeriodicWorkOf(const TrainingJob& job, int64_t steps, int64_t globa
   Every eval = job.eval_every;
   double samples = job.eval_samples;
   if (eval.unit == Every::Unit::kUnset) {
-    if (job.framework == Framework::kHf && job.eval_batch > 0) eval = {Every::Unit::kSteps, 500};
+    if (job.framework == Framework::kHf && job.eval_batch > 0)
+      eval = {Every::Unit::kSteps, kHfTrainerEvalSteps};
     if (job.framework == Framework::kMegatron) {
       eval = {Every::Unit::kSteps, 1000};
       if (samples == 0) samples = 100.0 * static_cast<double>(global_batch);

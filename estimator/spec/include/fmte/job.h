@@ -153,6 +153,11 @@ struct Every {
 Result<Every> ParseEvery(std::string_view s, std::string_view field);
 // The form ParseEvery reads back ("500", "2/epoch", "0.25", "never", "default").
 std::string ToString(const Every& e);
+// The HF Trainer's default save_steps and eval_steps (transformers TrainingArguments: save_steps
+// 500; eval_steps None, then logging_steps, 500): what a job under it that says nothing does,
+// also under --deepspeed (walltime.h PeriodicWorkOf, the HF reader).
+inline constexpr int64_t kHfTrainerSaveSteps = 500;
+inline constexpr int64_t kHfTrainerEvalSteps = 500;
 
 // Is the model state sharded across data-parallel ranks (ZeRO-3 / FSDP full or hybrid)?
 bool ShardsWeights(Sharding s);
