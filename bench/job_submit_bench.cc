@@ -458,6 +458,59 @@ BENCHMARK(BM_JobSubmitAsSlurmctld)
     ->Iterations(2000)
     ->Unit(benchmark::kMicrosecond);
 
+// What job_submit does with a decision made in sbatch, warm, per LLM job that carries one (the
+// forwarded values in its environment, as from sbatch): stage 0 reads the job (ReadJobDesc), 1
+// also decodes the decision, 2 also hashes the controller's reading to bind it (InputsHash).
+void BM_ClientDecisionPath(benchmark::State& state) {
+  std::vector<job_desc_msg_t*> jobs;
+  for (const Description& d : Descriptions()) {
+    // The jobs as sbatch sends them with fmte's SPANK plugin; the switches are put back after, so
+    // that the benchmarks run later see the environment they were started with.
+    const bool forward = Forward(), client = Client();
+    setenv("FMTE_BENCH_FORWARD", "1", 1);
+    setenv("FMTE_BENCH_CLIENT", "1", 1);
+    job_desc_msg_t* desc = NewDesc(d);
+    if (!forward) unsetenv("FMTE_BENCH_FORWARD");
+    if (!client) unsetenv("FMTE_BENCH_CLIENT");
+    if (!fmte::slurm::ReadJobDesc(*desc).client_decision.empty()) {
+      jobs.push_back(desc);
+    } else {
+      FreeDesc(desc);
+    }
+  }
+  if (jobs.empty()) {
+    state.SkipWithError("no job carries a decision made in sbatch");
+    return;
+  }
+  size_t i = 0;
+  for (auto _ : state) {
+    const fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*jobs[i++ % jobs.size()]);
+    if (state.range(0) >= 1) {
+      auto decision = fmte::slurm::DecodeClientDecision(in.client_decision);
+      benchmark::DoNotOptimize(decision);
+    }
+    if (state.range(0) >= 2) benchmark::DoNotOptimize(fmte::slurm::DecisionCache::InputsHash(in));
+  }
+  state.counters["jobs"] = static_cast<double>(jobs.size());
+  for (job_desc_msg_t* j : jobs) FreeDesc(j);
+}
+BENCHMARK(BM_ClientDecisionPath)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+// The fingerprint of fmte.conf, the catalogs and the regressors that binds a decision made in
+// sbatch to the files it was made with: computed once per sbatch (the SPANK plugin's load) and at
+// every load of job_submit (client_decision.h FilesFingerprint).
+void BM_FilesFingerprint(benchmark::State& state) {
+  LoadPlugin();  // sets SLURM_CONF to the bench's fmte.conf
+  const std::string conf = fmte::FindConfigPath(std::getenv("SLURM_CONF"));
+  const auto config = fmte::LoadConfigFile(conf);
+  if (!config.ok()) {
+    state.SkipWithError("cannot load fmte.conf");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(fmte::slurm::FilesFingerprint(conf, *config));
+}
+BENCHMARK(BM_FilesFingerprint)->Unit(benchmark::kMillisecond);
+
 // The core's part of a submission, in stages (BM_Stages, BM_StagesCold): the job descriptions and
 // the loaded files, and one call up to `stage`.
 struct Stages {

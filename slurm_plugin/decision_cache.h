@@ -37,23 +37,44 @@ struct CachedDecision {
   bool script_read = true;
 };
 
-// FNV-1a 64 over fields, each text preceded by its length (so "ab"+"c" differs from "a"+"bc"): the
-// same value in every process and build. Binds a decision made in sbatch to the submission
-// (DecisionCache::InputsHash) and to the files it was made with (FilesFingerprint).
+// A 64-bit hash over fields, each text preceded by its length (so "ab"+"c" differs from "a"+"bc"):
+// the same value in every process, build and host of one fmte version (its words are read in
+// little-endian order, whatever the CPU). Binds a decision made in sbatch to the submission
+// (DecisionCache::InputsHash) and to the files it was made with (FilesFingerprint). Eight bytes per
+// step, multiply and xor-shift, then MurmurHash3's finaliser: InputsHash of a forwarded submission
+// takes 0.35 us against 0.98 with byte-wise FNV-1a, which this replaced (job_submit_bench
+// BM_ClientDecisionPath, warm). Not a MAC: client_decision.h says what a forged value can do.
 class StableHasher {
  public:
   void Add(std::string_view text) {
     Add(static_cast<int64_t>(text.size()));
-    for (const char c : text) Byte(static_cast<unsigned char>(c));
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    size_t n = text.size();
+    for (; n >= 8; p += 8, n -= 8) Word(Load(p, 8));
+    if (n > 0) Word(Load(p, n));
   }
-  void Add(int64_t v) {
-    for (int i = 0; i < 8; ++i)
-      Byte(static_cast<unsigned char>(static_cast<uint64_t>(v) >> (8 * i)));
+  void Add(int64_t v) { Word(static_cast<uint64_t>(v)); }
+  uint64_t value() const {
+    uint64_t h = h_;  // MurmurHash3 fmix64
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
   }
-  uint64_t value() const { return h_; }
 
  private:
-  void Byte(unsigned char b) { h_ = (h_ ^ b) * 0x100000001b3ULL; }
+  // Up to 8 bytes as a little-endian word (one load on little-endian CPUs).
+  static uint64_t Load(const unsigned char* p, size_t n) {
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; ++i) w |= static_cast<uint64_t>(p[i]) << (8 * i);
+    return w;
+  }
+  void Word(uint64_t w) {
+    h_ = (h_ ^ w) * 0x9e3779b97f4a7c15ULL;
+    h_ ^= h_ >> 32;
+  }
   uint64_t h_ = 0xcbf29ce484222325ULL;
 };
 

@@ -112,6 +112,36 @@ TEST(CacheKeyTest, NameAndUserAreNotReadByTheDecision) {
   EXPECT_EQ(decide(other), decide(Base()));
 }
 
+TEST(StableHasherTest, FramedDeterministicAndSensitiveToEveryByte) {
+  const auto hash = [](std::initializer_list<std::string_view> texts) {
+    StableHasher h;
+    for (std::string_view t : texts) h.Add(t);
+    return h.value();
+  };
+  // Fields are framed by their length: the same bytes cut differently are different inputs.
+  EXPECT_NE(hash({"ab", "c"}), hash({"a", "bc"}));
+  EXPECT_NE(hash({"", "abc"}), hash({"abc", ""}));
+  EXPECT_NE(hash({"abc"}), hash({"abc", ""}));
+  // The same input, the same value, wherever its bytes lie in memory (words read byte by byte).
+  const std::string text = "xfmte:v1;decision=accept;model=meta-llama/Llama-3.1-8B;gpus=4";
+  const std::string copy = "yy" + text;
+  EXPECT_EQ(hash({std::string_view(text).substr(1)}), hash({std::string_view(copy).substr(3)}));
+  // Every length from 0 to 40 (whole words and every tail) and every single-bit change of a
+  // 40-byte text gives a value of its own.
+  std::set<uint64_t> seen;
+  const std::string base(40, 'a');
+  for (size_t n = 0; n <= base.size(); ++n)
+    seen.insert(hash({std::string_view(base).substr(0, n)}));
+  for (size_t i = 0; i < base.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string flipped = base;
+      flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+      seen.insert(hash({flipped}));
+    }
+  }
+  EXPECT_EQ(seen.size(), base.size() + 1 + base.size() * 8);
+}
+
 TEST(DecisionCacheTest, FindsOnlyTheSameSubmissionAndStaysBounded) {
   DecisionCache cache;
   std::vector<SubmitInputs> inputs(DecisionCache::kMaxEntries + 1, Base());
