@@ -42,10 +42,13 @@ void AddTree(const std::string& dir, bool recursive, StableHasher* hash) {
   std::error_code ec;
   const auto keep = [&](const fs::directory_entry& e) {
     std::error_code e2;
-    if (e.is_regular_file(e2)) names.push_back(fs::relative(e.path(), dir, e2).generic_string());
+    if (e.is_regular_file(e2)) names.push_back(e.path().lexically_relative(dir).generic_string());
   };
   if (recursive) {
-    for (auto it = fs::recursive_directory_iterator(dir, ec);
+    // Linked folders are followed, as the model catalog's loader follows them (model_catalog.cc):
+    // the files the estimate reads are the files hashed.
+    for (auto it = fs::recursive_directory_iterator(
+             dir, fs::directory_options::follow_directory_symlink, ec);
          !ec && it != fs::recursive_directory_iterator() && names.size() < 100000; it.increment(ec))
       keep(*it);
   } else {

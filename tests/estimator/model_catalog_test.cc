@@ -119,6 +119,25 @@ TEST(ModelCatalogTest, MalformedAliasFileNamesTheLine) {
   fs::remove_all(dir);
 }
 
+TEST(ModelCatalogTest, IdsAreTheFoldersAsListedBelowTheCatalog) {
+  // A site keeps its own models in a folder elsewhere, linked into the catalog, and names the
+  // catalog with a trailing slash: the ids are the folder names as the catalog lists them.
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("fmte_ids_" + std::to_string(::getpid()));
+  fs::create_directories(root / "catalog" / "org" / "m");
+  fs::create_directories(root / "elsewhere" / "site-models" / "big");
+  const std::string config = CatalogDir() + "/meta-llama/Llama-3.1-8B/config.json";
+  fs::copy_file(config, root / "catalog/org/m/config.json");
+  fs::copy_file(config, root / "elsewhere/site-models/big/config.json");
+  fs::create_directory_symlink(root / "elsewhere" / "site-models", root / "catalog" / "site");
+  Result<ModelCatalog> c = ModelCatalog::LoadDir((root / "catalog").string() + "/");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->size(), 2u);
+  EXPECT_TRUE(c->Find("org/m").ok());
+  EXPECT_TRUE(c->Find("site/big").ok()) << "a linked folder keeps its name in the catalog";
+  fs::remove_all(root);
+}
+
 TEST(ModelCatalogTest, NotFoundSuggestsClosestIds) {
   ModelCatalog catalog = *ModelCatalog::LoadDir(CatalogDir());
   struct Row {

@@ -131,6 +131,13 @@ TEST(ClientDecisionTest, FingerprintFollowsTheFilesNotTheirFolder) {
   EXPECT_NE(FilesFingerprint(conf_a, a), FilesFingerprint(conf_c, c));  // one number differs
   std::ofstream(conf_b) << "CatalogDir=" << a.catalog_dir << "\nRaiseGpus=no\n";
   EXPECT_NE(FilesFingerprint(conf_a, a), FilesFingerprint(conf_b, b));  // fmte.conf differs
+  // A model folder linked into the catalog (read by the catalog's loader) counts as its files.
+  fs::create_directories(root / "site" / "big");
+  std::ofstream(root / "site" / "big" / "config.json") << "{}";
+  fs::create_directory_symlink(root / "site", fs::path(a.catalog_dir) / "models" / "site");
+  const std::string linked = FilesFingerprint(conf_a, a);
+  std::ofstream(root / "site" / "big" / "config.json") << "{\"hidden_size\": 1}";
+  EXPECT_NE(FilesFingerprint(conf_a, a), linked);
   std::error_code ec;
   fs::remove_all(root, ec);
 }

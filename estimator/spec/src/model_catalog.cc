@@ -38,7 +38,9 @@ Result<ModelCatalog> ModelCatalog::LoadDir(const std::string& dir) {
   std::sort(files.begin(), files.end());
   ModelCatalog catalog;
   for (const fs::path& file : files) {
-    std::string id = fs::relative(file.parent_path(), dir, ec).generic_string();
+    // The folders below `dir` as listed (lexically: no path resolution per model, and a folder
+    // reached through a symbolic link keeps the name it has in the catalog).
+    std::string id = file.parent_path().lexically_relative(dir).generic_string();
     if (ec || id.empty() || id == ".") {
       return Status::ParseError("model catalog: '" + file.string() +
                                 "' must be stored as <org>/<name>/config.json");
