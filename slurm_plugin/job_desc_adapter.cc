@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "fmte/text.h"
 #include "slurm_xapi.h"
 
 namespace fmte::slurm {
@@ -12,11 +13,8 @@ std::string Str(const char* s) { return s != nullptr ? std::string(s) : std::str
 
 // The value of an environment entry "<prefix><name>=value", or nullptr for another entry.
 const char* EntryValue(const char* entry, std::string_view prefix, std::string_view name) {
-  if (entry == nullptr || std::strncmp(entry, prefix.data(), prefix.size()) != 0 ||
-      std::strncmp(entry + prefix.size(), name.data(), name.size()) != 0 ||
-      entry[prefix.size() + name.size()] != '=')
-    return nullptr;
-  return entry + prefix.size() + name.size() + 1;
+  if (entry == nullptr || std::strncmp(entry, prefix.data(), prefix.size()) != 0) return nullptr;
+  return EnvValue(entry + prefix.size(), name);
 }
 
 // sbatch --mem-per-gpu=N as job_desc carries it: mem_per_tres "gres:gpu:N" (megabytes), in the

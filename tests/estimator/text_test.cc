@@ -72,5 +72,15 @@ TEST(EditDistanceTest, MatchesTheFullTableOnEveryLengthAndLimit) {
   }
 }
 
+TEST(EnvValueTest, MatchesTheWholeName) {
+  EXPECT_STREQ(EnvValue("FMTE_READ={\"a\":1}", "FMTE_READ"), "{\"a\":1}");
+  EXPECT_STREQ(EnvValue("FMTE_READ=", "FMTE_READ"), "");      // an empty value is a value
+  EXPECT_EQ(EnvValue("FMTE_READX=1", "FMTE_READ"), nullptr);  // another name that starts alike
+  EXPECT_EQ(EnvValue("FMTE_READ", "FMTE_READ"), nullptr);     // no value
+  EXPECT_EQ(EnvValue("FMTE_REA", "FMTE_READ"), nullptr);      // shorter than the name
+  EXPECT_EQ(EnvValue("X=FMTE_READ=1", "FMTE_READ"), nullptr);
+  EXPECT_EQ(EnvValue(nullptr, "FMTE_READ"), nullptr);
+}
+
 }  // namespace
 }  // namespace fmte

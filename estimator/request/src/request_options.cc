@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 
 #include "fmte/lora.h"
 #include "fmte/text.h"
@@ -370,23 +369,16 @@ std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
     std::span<const char* const> env) {
   std::vector<std::pair<std::string, std::string>> out;
   static constexpr std::string_view kPrefix = "_SLURM_SPANK_OPTION_fmte_fmte_";
-  // "NAME=value" of a forwarded value: its value, else nullopt.
-  const auto value_of = [](std::string_view e,
-                           std::string_view name) -> std::optional<std::string_view> {
-    if (e.size() <= name.size() || !e.starts_with(name) || e[name.size()] != '=')
-      return std::nullopt;
-    return e.substr(name.size() + 1);
-  };
   for (const char* entry : env) {
     if (entry == nullptr) continue;
     // Bounded: SPANK values are short; the forwarded JSON at most kMaxReadJsonBytes.
     const std::string_view e(entry, strnlen(entry, kMaxReadJsonBytes + 64));
-    if (auto v = value_of(e, kReadEnvName)) {
-      out.emplace_back(std::string(kReadKey), std::string(*v));
+    if (const char* v = EnvValue(entry, kReadEnvName); v != nullptr) {
+      out.emplace_back(std::string(kReadKey), std::string(e.substr(v - entry)));
       continue;
     }
-    if (auto v = value_of(e, kArchEnvName)) {
-      out.emplace_back(std::string(kArchKey), std::string(*v));
+    if (const char* v = EnvValue(entry, kArchEnvName); v != nullptr) {
+      out.emplace_back(std::string(kArchKey), std::string(e.substr(v - entry)));
       continue;
     }
     if (!e.starts_with(kPrefix)) continue;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "fmte/status.h"
@@ -91,6 +92,14 @@ bool EqualsIgnoreCase(std::string_view text, std::string_view lower) {
   for (size_t i = 0; i < text.size(); ++i)
     if (LowerAscii(text[i]) != lower[i]) return false;
   return true;
+}
+
+const char* EnvValue(const char* entry, std::string_view name) {
+  // strncmp stops at the entry's end: a shorter entry never matches.
+  if (entry == nullptr || std::strncmp(entry, name.data(), name.size()) != 0 ||
+      entry[name.size()] != '=')
+    return nullptr;
+  return entry + name.size() + 1;
 }
 
 std::string Shown(std::string_view s, size_t max) {

@@ -43,6 +43,11 @@ constexpr std::string_view Trim(std::string_view s) {
 // "..." when cut).
 std::string Shown(std::string_view s, size_t max = 64);
 
+// The value of an environment entry "NAME=value" named `name`, or nullptr for another entry (or
+// none). The one matcher of the forwarded values: SpankValuesFromEnv and job_submit's reading of a
+// job's environment (slurm_plugin/job_desc_adapter.cc).
+const char* EnvValue(const char* entry, std::string_view name);
+
 // The one error style for a bad value: "<shown>: expected <what>, got '<text>'" (text Shown).
 Status Expected(std::string_view shown, std::string_view what, std::string_view text);
 
