@@ -225,7 +225,8 @@ void AddSpankEnv(job_desc_msg_t* desc, const std::vector<std::string>& env) {
   desc->spank_job_env_size = static_cast<uint32_t>(n + env.size());
 }
 
-job_desc_msg_t* NewDesc(const Description& d) {
+// `forward` and `client`: as FMTE_BENCH_FORWARD and FMTE_BENCH_CLIENT (their defaults).
+job_desc_msg_t* NewDesc(const Description& d, bool forward = Forward(), bool client = Client()) {
   auto* desc = static_cast<job_desc_msg_t*>(
       slurm_xcalloc(1, sizeof(job_desc_msg_t), true, false, __FILE__, __LINE__, __func__));
   slurm_init_job_desc_msg(desc);
@@ -244,10 +245,10 @@ job_desc_msg_t* NewDesc(const Description& d) {
   }
   std::vector<std::string> env = d.spank_env;
   const std::string read =
-      Forward() && !d.forwarded.empty() ? std::string(fmte::kReadEnvName) + "=" + d.forwarded : "";
-  if (!Client() && !read.empty()) env.push_back(read);
+      forward && !d.forwarded.empty() ? std::string(fmte::kReadEnvName) + "=" + d.forwarded : "";
+  if (!client && !read.empty()) env.push_back(read);
   if (!env.empty()) AddSpankEnv(desc, env);
-  if (Client() && !read.empty()) {
+  if (client && !read.empty()) {
     // As sbatch sends them: the SPANK plugin sets the forwarded values in sbatch's environment
     // (kEnvCopyPrefix, spank_fmte.cc Forward), which sbatch sends whole as the job's environment:
     // this process's environment stands for the user's. The decision is made on the job as the
@@ -464,14 +465,8 @@ BENCHMARK(BM_JobSubmitAsSlurmctld)
 void BM_ClientDecisionPath(benchmark::State& state) {
   std::vector<job_desc_msg_t*> jobs;
   for (const Description& d : Descriptions()) {
-    // The jobs as sbatch sends them with fmte's SPANK plugin; the switches are put back after, so
-    // that the benchmarks run later see the environment they were started with.
-    const bool forward = Forward(), client = Client();
-    setenv("FMTE_BENCH_FORWARD", "1", 1);
-    setenv("FMTE_BENCH_CLIENT", "1", 1);
-    job_desc_msg_t* desc = NewDesc(d);
-    if (!forward) unsetenv("FMTE_BENCH_FORWARD");
-    if (!client) unsetenv("FMTE_BENCH_CLIENT");
+    // The jobs as sbatch sends them with fmte's SPANK plugin.
+    job_desc_msg_t* desc = NewDesc(d, /*forward=*/true, /*client=*/true);
     if (!fmte::slurm::ReadJobDesc(*desc).client_decision.empty()) {
       jobs.push_back(desc);
     } else {
