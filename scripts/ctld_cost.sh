@@ -83,6 +83,9 @@ plugin_of() {  # mode: what cluster.sh plugin sets for it (MODE of MODE+client a
   local p=${1%@*}
   echo "${p%+client}"
 }
+runs_fmte_job_submit() {  # mode: whether its slurmctld loads job_submit/fmte
+  case $(plugin_of "$1") in fmte | job_submit-only) return 0 ;; *) return 1 ;; esac
+}
 on() {  # mode command...: runs a command against that mode's cluster
   local m=$1
   shift
@@ -192,12 +195,10 @@ for ((r = 1; r <= LAST; r++)); do
   if [ "$RESTART" -gt 0 ] && [ "$r" -gt 1 ] && [ $(((r - 1) % RESTART)) = 0 ]; then
     for m in "${modes[@]}"; do
       # job_submit/fmte writes its cost line when a reconfigure unloads it (not at shutdown).
-      case $(plugin_of "$m") in
-        fmte | job_submit-only)
-          on "$m" scripts/cluster.sh plugin none >/dev/null
-          on "$m" scripts/cluster.sh plugin "$(plugin_of "$m")" >/dev/null
-          ;;
-      esac
+      if runs_fmte_job_submit "$m"; then
+        on "$m" scripts/cluster.sh plugin none >/dev/null
+        on "$m" scripts/cluster.sh plugin "$(plugin_of "$m")" >/dev/null
+      fi
       on "$m" timeout 120 scripts/cluster.sh ctld-restart >/dev/null
       attach "$m"
     done
@@ -215,19 +216,17 @@ import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 n, rate_asked = int(sys.argv[2]), float(sys.argv[3])
 per, by_round = {}, {}
-faults = {}
 for mode, rnd, ns, t0, t1, sd, _, flt in rows:
     us = int(ns) / 1e3 / n
-    per.setdefault(mode, []).append((us, float(sd), n / (float(t1) - float(t0))))
-    faults.setdefault(mode, []).append(int(flt) / n)
+    per.setdefault(mode, []).append((us, float(sd), n / (float(t1) - float(t0)), int(flt) / n))
     by_round.setdefault(rnd, {})[mode] = us
 print()
 print(f"{'mode':16} {'CPU us/submission: median (min..max)':38} {'sdiag ave us':22} jobs/s  page faults/submission")
 for mode, v in per.items():
-    cpu = [c for c, _, _ in v]; sd = [s for _, s, _ in v]; rate = [r for _, _, r in v]
+    cpu, sd, rate, flt = ([x[i] for x in v] for i in range(4))
     print(f"{mode:16} {statistics.median(cpu):6.0f} ({min(cpu):.0f}..{max(cpu):.0f}){'':22} "
           f"{statistics.median(sd):6.0f} ({min(sd):.0f}..{max(sd):.0f}){'':6} {statistics.median(rate):.1f}"
-          f"  {statistics.median(faults[mode]):7.1f}")
+          f"  {statistics.median(flt):7.1f}")
 print()
 def ratio(a, b):
     r = sorted(v[a] / v[b] for v in by_round.values() if a in v and b in v and v[b] > 0)
@@ -247,12 +246,12 @@ for a, b in pairs:
     if text:
         print(f"CPU per submission, {a} / {b}{targets.get((a, b), '')}: {text}")
 for mode, v in per.items():
-    held = statistics.median([r for _, _, r in v])
+    held = statistics.median([x[2] for x in v])
     if rate_asked > 0 and held < 0.95 * rate_asked:
         print(f"note: {mode} held {held:.1f} submissions/s of the {rate_asked:g} asked (its sbatch is "
               "slower): the modes are not compared at one rate; lower FMTE_CTLD_RATE")
 if "fmte" in per and "none" in per:
-    sd = {m: statistics.median([s for _, s, _ in per[m]]) for m in per}
+    sd = {m: statistics.median([x[1] for x in per[m]]) for m in per}
     print(f"sdiag ave time, fmte / none: {sd['fmte'] / max(sd['none'], 1):.3f}" +
           (f"; lua / none: {sd['lua'] / max(sd['none'], 1):.3f}" if "lua" in sd else ""))
 EOF
@@ -260,7 +259,7 @@ EOF
 # the reconfigure that removes it: slurmctld's shutdown does not unload it), over the whole run
 # (warm-up and any perf round included; with FMTE_CTLD_RESTART, one line per slurmctld).
 for m in "${modes[@]}"; do
-  case $(plugin_of "$m") in fmte | job_submit-only) ;; *) continue ;; esac
+  runs_fmte_job_submit "$m" || continue
   on "$m" scripts/cluster.sh plugin none >/dev/null 2>&1 || true
   LOG=$(sed -n 's/^SlurmctldLogFile=//p' "${CONF[$m]}")
   grep -h "job_submit/fmte: cost over" "$LOG" 2>/dev/null | sed "s/.*job_submit\/fmte: /  $m: /" || true
