@@ -41,7 +41,7 @@ Result<ModelCatalog> ModelCatalog::LoadDir(const std::string& dir) {
     // The folders below `dir` as listed (lexically: no path resolution per model, and a folder
     // reached through a symbolic link keeps the name it has in the catalog).
     std::string id = file.parent_path().lexically_relative(dir).generic_string();
-    if (ec || id.empty() || id == ".") {
+    if (id.empty() || id == ".") {
       return Status::ParseError("model catalog: '" + file.string() +
                                 "' must be stored as <org>/<name>/config.json");
     }

@@ -60,11 +60,11 @@ BlockFlops BlockFlopsPerToken(const ModelArch& model, const BlockSpec& block,
     f.linear_fwd_weighted += fwd_weighted;
     if (op_sac) {
       // Dense blocks only (OpLevelSac): every copy runs, each 1/copies of the linear's work.
-      const double copies = static_cast<double>(std::max<int64_t>(l.copies, 1));
-      for (int64_t c = 0; c < std::max<int64_t>(l.copies, 1); ++c) {
+      const int64_t copies = std::max<int64_t>(l.copies, 1);
+      for (int64_t c = 0; c < copies; ++c) {
         if (++matmuls % 2 != 0) continue;  // saved
-        f.op_sac_fwd += flops / copies;
-        f.op_sac_fwd_weighted += fwd_weighted / copies;
+        f.op_sac_fwd += flops / static_cast<double>(copies);
+        f.op_sac_fwd_weighted += fwd_weighted / static_cast<double>(copies);
       }
     }
     const bool mlp_part = l.role == LinearRole::kGate || l.role == LinearRole::kUp ||
