@@ -8,11 +8,15 @@ Needs numpy and scipy (Debian: python3-numpy python3-scipy) and a built fmte-adv
 
 1. Eager memory-bound traffic. For each dense profiled run (MoE runs' per-expert loops left out) the
    GPU time of its memory-bound kernels (elementwise, norm, reduce, softmax_loss, other) is fitted
-   as  (k_act A + k_rec A [full checkpointing] + L) / HBM  where A is the bytes the run's layers
-   save for backward per step without checkpointing (fmte-advise estimate's
-   memory.breakdown.activations, the memory model's op chain, times the accumulation steps) and L
-   the LM head's logits and loss (6 bytes per vocabulary entry per token and pass, 3 passes), at
-   the H100's nominal 3350 GB/s. Weighted by 1/measured (relative error), least squares.
+   as  (k_act A + k_rec A [full checkpointing] + k_peft P + L) / HBM  where A is the bytes the
+   run's layers save for backward per step without checkpointing (fmte-advise estimate's
+   memory.breakdown.activations, the memory model's op chain, times the accumulation steps)
+   without what PEFT's LoRA modules save of their own, P the bytes PEFT's elementwise chain moves
+   (forward + backward, and the forward again under full checkpointing), both as the memory
+   model counts them (peft_adapter_bytes below mirrors memory_internal.h PeftChainBytes and the
+   PEFT branch of LayerActivations), and L the LM head's logits and loss (6 bytes per vocabulary
+   entry per token and pass, 3 passes), at the H100's nominal 3350 GB/s. Weighted by 1/measured
+   (relative error), least squares.
 2. FlashAttention's rate: the fraction of dense peak (989.4 TFLOP/s) the attention kernels reach
    on the runs without a sliding-window mask, fitted as 1 / (1 + c_half / context + d_half /
    head_dim) in log space (the peak fraction at large sizes fixed at 1, where the free fit lands).
@@ -51,6 +55,52 @@ def config(model_id):
     return {**c, **c.get("text_config", {})}
 
 
+def peft_chain(in_bytes, autocast, dropout, i, o, result=2.0):
+    """memory_internal.h PeftChainBytes: (forward, backward) bytes of one module per token."""
+    x1 = 4.0
+    c = 2.0 if autocast else x1
+    total = max(result, c)
+    cast_in = in_bytes + x1 if in_bytes != x1 else 0
+    drop = 2 * x1 + 1 if dropout else 0
+    autocast_in = x1 + c if autocast else 0
+    cast_out = total + result if total != result else 0
+    fwd = i * (cast_in + drop + autocast_in) + o * (2 * c + result + c + total + cast_out)
+    split = (total + result if total != result else 0) + (total + c if total != c else 0)
+    bwd = o * (cast_out + split + 2 * c) + i * (autocast_in + drop + cast_in + 3 * in_bytes)
+    return fwd, bwd
+
+
+def peft_adapter_bytes(c, p):
+    """Per token over the layers, for a profiled HF Trainer LoRA run: (bytes PEFT's modules save,
+    forward chain bytes, backward chain bytes), as LayerActivations counts them (HF Trainer bf16:
+    under autocast; amp-bf16 over fp32 weights: the attention and MLP inputs are fp32)."""
+    if p["method"] != "lora":
+        return 0.0, 0.0, 0.0
+    h = c.get("hidden_size") or c.get("n_embd")
+    nh = c.get("num_attention_heads") or c.get("n_head")
+    kv = c.get("num_key_value_heads") or nh
+    hd = c.get("head_dim") or h // nh
+    ffn = c.get("intermediate_size") or c.get("n_inner") or 4 * h
+    layers = c.get("num_hidden_layers") or c.get("n_layer")
+    # (in, out, fed by a norm): every linear of the block, as the catalog's block builders list them
+    mods = {"q": (h, nh * hd, True), "k": (h, kv * hd, True), "v": (h, kv * hd, True),
+            "o": (nh * hd, h, False), "up": (h, ffn, True), "down": (ffn, h, False)}
+    if c["model_type"] not in ("gptj", "phi", "starcoder2", "gpt2"):
+        mods["gate"] = (h, ffn, True)
+    targets = p["lora_targets"].replace(" ", ",")
+    if not targets.startswith("all"):
+        mods = {k: v for k, v in mods.items() if k in targets.split(",")}
+    dropout = float(p["lora_dropout"] or 0) > 0
+    amp = p["precision"] == "amp-bf16"
+    saved = fwd = bwd = 0.0
+    for i, o, normed in mods.values():
+        saved += (2 + (1 if dropout else 0)) * i + 2 * int(p["lora_r"])
+        f, b = peft_chain(4.0 if amp and normed else 2.0, True, dropout, i, o)
+        fwd += f
+        bwd += b
+    return saved * layers, fwd * layers, bwd * layers
+
+
 def matching_row(p, measured):
     """The measured-h100-hf.csv row of a profiled case (same run settings)."""
     keys = ("model_hf_id", "method", "precision", "seq_len", "micro_batch", "grad_accum",
@@ -77,7 +127,7 @@ def main():
         measured = [r for r in csv.DictReader(f) if r["metric"] == "max_memory_allocated"
                     and "expandable" not in r["section"]]
 
-    X, L, y, fam, attn, opt = [], [], [], [], [], []
+    X, L, y, fam, attn, opt, is_lora = [], [], [], [], [], [], []
     for p in prof:
         c = config(p["model_hf_id"])
         T = int(p["seq_len"]) * int(p["micro_batch"]) * int(p["grad_accum"])
@@ -105,11 +155,13 @@ def main():
         out = subprocess.run([a.advise, "estimate", "--json"] + args, capture_output=True,
                              text=True, check=True).stdout
         j = json.loads(out)
-        act = j["memory"]["breakdown"]["activations"] * int(p["grad_accum"])
-        X.append([act, act if gc else 0.0])
+        saved, fwd, bwd = peft_adapter_bytes(c, p)
+        act = j["memory"]["breakdown"]["activations"] * int(p["grad_accum"]) - saved * T
+        X.append([act, act if gc else 0.0, (fwd + bwd + (fwd if gc else 0.0)) * T])
         L.append(T * c["vocab_size"] * 18.0)
         y.append(sum(float(p[k + "_s"]) for k in MEM))
         fam.append(p["model_hf_id"].split("/")[-1].split("-")[0].lower())
+        is_lora.append(p["method"] == "lora")
         if p["method"] == "full":  # the parameters, from the weights' bytes
             params = j["memory"]["breakdown"]["weights"] / (
                 2 if p["precision"] == "pure-bf16" else 4)
@@ -124,10 +176,15 @@ def main():
 
     k = fit(np.ones(len(y), bool))
     pred = X @ k + L
-    print("eager traffic: %d runs; k_act %.2f, k_rec %.2f bytes per saved byte" % (
-        len(y), k[0], k[1]))
-    print("  in-sample mean |error| %.1f%% (signed %+.1f%%)" % (
-        100 * np.mean(np.abs(pred / y - 1)), 100 * np.mean(pred / y - 1)))
+    print("eager traffic: %d runs; k_act %.2f, k_rec %.2f bytes per saved byte; PEFT's chain "
+          "%.2f x its bytes" % (len(y), k[0], k[1], k[2]))
+    lora = np.array([f for f in is_lora])
+    print("  in-sample mean |error| %.1f%% (signed %+.1f%%); LoRA runs %.1f%% (%+.1f%%), the others "
+          "%.1f%% (%+.1f%%)" % (
+              100 * np.mean(np.abs(pred / y - 1)), 100 * np.mean(pred / y - 1),
+              100 * np.mean(np.abs(pred[lora] / y[lora] - 1)), 100 * np.mean(pred[lora] / y[lora] - 1),
+              100 * np.mean(np.abs(pred[~lora] / y[~lora] - 1)),
+              100 * np.mean(pred[~lora] / y[~lora] - 1)))
     errs = []
     for g in sorted(set(fam)):
         m = np.array([f != g for f in fam])

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../../estimator/memory/src/memory_internal.h"  // white-box: PeftChainBytes
 #include "fmte/memory.h"
 #include "fmte/model.h"
 #include "memory_test_util.h"
@@ -159,6 +160,71 @@ TEST(MemoryActivationsTest, PeftAdapterInputsByAutocastAndDropout) {
   fsdp.framework = Framework::kFsdp;
   fsdp.precision = Precision::kMixedBf16;
   EXPECT_EQ(v_adapter(fsdp), 2048 * (4 * 4096 + 4 * 8));
+}
+
+struct PeftChainRow {
+  const char* name;
+  double in_bytes, result_bytes;
+  bool autocast, dropout;
+  double fwd_in, fwd_out, bwd_in, bwd_out;  // bytes per input / output feature
+};
+
+TEST(MemoryActivationsTest, PeftChainBytesPerOp) {
+  // PEFT's LoRA Linear.forward (peft/tuners/lora/layer.py, 0.7-0.21) over fp32 adapters
+  // (get_peft_model's autocast_adapter_dtype=True), one kernel per op, each reading its inputs and
+  // writing its output once; per input (in) and output (out) feature:
+  // - HF Trainer bf16 over a bf16 model (autocast, 2-byte input and result): forward
+  //   _cast_input_dtype to fp32 (read 2, write 4) and autocast's cast for lora_A (read 4, write 2):
+  //   12/in; `* scaling` (read 2, write 2) and `result + lora` (read 2 + 2, write 2): 10/out.
+  //   Backward: the scaling 4/out; the two casts back 6 + 6 and x's gradient added to the base
+  //   layer's (read 2 + 2, write 2): 18/in.
+  // - FSDP mixed precision without autocast (2-byte input and result): forward the cast to fp32
+  //   6/in; fp32 scaling 8, sum promoted to fp32 (read 2 + 4, write 4) 10 and cast back to 16
+  //   bits (read 4, write 2) 6: 24/out. Backward: the cast back's grad 6, the sum's grad cast to
+  //   the 16-bit result 6, the scaling 8: 20/out; the cast of x 6 + accumulation 6: 12/in.
+  // - fp32 training (4-byte input and result): no casts; scaling 8 + sum 12 = 20/out forward;
+  //   scaling 8/out and the accumulation 12/in backward.
+  // - lora_dropout > 0 on the fp32 copy of x: read 4, write 4 and a 1-byte mask, again in backward.
+  const PeftChainRow rows[] = {
+      {"hf bf16", 2, 2, true, false, 12, 10, 18, 4},
+      {"hf bf16 dropout", 2, 2, true, true, 21, 10, 27, 4},
+      {"fsdp mixed", 2, 2, false, false, 6, 24, 12, 20},
+      {"fp32", 4, 4, false, false, 0, 20, 12, 8},
+  };
+  for (const PeftChainRow& r : rows) {
+    const memory::PeftChain one_in =
+        memory::PeftChainBytes(r.in_bytes, r.result_bytes, r.autocast, r.dropout, 1, 0);
+    const memory::PeftChain one_out =
+        memory::PeftChainBytes(r.in_bytes, r.result_bytes, r.autocast, r.dropout, 0, 1);
+    EXPECT_DOUBLE_EQ(one_in.forward, r.fwd_in) << r.name;
+    EXPECT_DOUBLE_EQ(one_out.forward, r.fwd_out) << r.name;
+    EXPECT_DOUBLE_EQ(one_in.backward, r.bwd_in) << r.name;
+    EXPECT_DOUBLE_EQ(one_out.backward, r.bwd_out) << r.name;
+  }
+}
+
+TEST(MemoryActivationsTest, PeftAdaptersOwnPartOfALayer) {
+  // Llama-2-7b, PEFT LoRA r = 8 on q_proj and v_proj (4096 -> 4096 each), HF Trainer amp-bf16
+  // (autocast over fp32 weights: the normed input is fp32), 2048 tokens, per token: each adapter
+  // saves 2h + 2r (PeftAdapterInputsByAutocastAndDropout) and moves, forward, autocast's cast of
+  // x (read 4, write 2: 6h) + scaling 4h + sum 6h = 16h; backward scaling 4h + the cast back 6h +
+  // the accumulation into the fp32 gradient (read 4 + 4, write 4: 12h) = 22h.
+  const ModelArch llama = Llama2_7b();
+  TrainingJob j = HfAmpJob(Method::kLora, 8);
+  PeftAdapterBytes peft;
+  const int64_t written = LayerWrittenActivationBytes(llama, j, 0, &peft);
+  EXPECT_EQ(written, LayerWrittenActivationBytes(llama, j, 0));
+  EXPECT_DOUBLE_EQ(peft.saved, 2048.0 * 2 * (2 * 4096 + 2 * 8));
+  EXPECT_DOUBLE_EQ(peft.forward, 2048.0 * 2 * 16 * 4096);
+  EXPECT_DOUBLE_EQ(peft.backward, 2048.0 * 2 * 22 * 4096);
+  // Full fine-tuning and litgpt's own LoRA have none.
+  j.method = Method::kFull;
+  LayerWrittenActivationBytes(llama, j, 0, &peft);
+  EXPECT_EQ(peft.saved + peft.forward + peft.backward, 0);
+  j = HfAmpJob(Method::kLora, 8);
+  j.framework = Framework::kLitgpt;
+  LayerWrittenActivationBytes(llama, j, 0, &peft);
+  EXPECT_EQ(peft.saved + peft.forward + peft.backward, 0);
 }
 
 TEST(MemoryActivationsTest, GeluNewSavesItsElementwiseChain) {

@@ -148,10 +148,12 @@ TEST(StepTime, AGroupMedianEntersThePredictionOnlyWhereTwoSourcesAgree) {
 
 TEST(StepTime, EagerFrameworksMoveWhatTheirLayersSave) {
   // Eager PyTorch's memory-bound traffic follows the bytes each layer saves for backward (the
-  // memory model's LayerActivationBytes; tests/data/time-profiled). LoRA dropout adds a 1-byte
-  // mask per adapted input to what PEFT saves (memory_activations.cc): an HF job gets slower by
-  // kEagerTraffic times those bytes at HBM bandwidth, while Megatron's fused kernels and a
-  // torch.compile'd job (Korthikanti bytes x memory_traffic) do not change.
+  // memory model's LayerActivationBytes; tests/data/time-profiled), and PEFT's LoRA modules move
+  // their own (memory_internal.h PeftChainBytes): lora_dropout > 0 reads and writes the fp32
+  // copy of each adapted input with a 1-byte mask, in the forward and again in the backward, so
+  // an HF job gets slower by kPeftChainTraffic (1.50) times those 2 x 9 bytes per element at HBM
+  // bandwidth, while Megatron's fused kernels and a torch.compile'd job (Korthikanti bytes x
+  // memory_traffic) do not change.
   const ModelArch m = Gpt(2048, 4, 16, 32000);
   const GpuSpec a100 = testing::A100Sxm80();
   TimeModel tm;
@@ -170,9 +172,9 @@ TEST(StepTime, EagerFrameworksMoveWhatTheirLayersSave) {
     return e.ok() ? e->breakdown.compute_s : 0.0;
   };
   // One adapted linear (the fused qkv) per layer: its h-wide input, 2 x 1024 tokens, 4 layers,
-  // 4 micro-batches per step, 1 mask byte per element; kEagerTraffic 18.45 bytes moved per byte.
-  const double mask_bytes = 4.0 * 2 * 1024 * 2048;
-  const double expected = 4 * 18.45 * mask_bytes / (a100.hbm_gbps * 1e9);
+  // 4 micro-batches per step.
+  const double elements = 4.0 * 2 * 1024 * 2048;
+  const double expected = 4 * 1.50 * 2 * 9 * elements / (a100.hbm_gbps * 1e9);
   EXPECT_NEAR(compute(Framework::kHf, false, 0.1) - compute(Framework::kHf, false, 0), expected,
               1e-3 * expected);
   EXPECT_EQ(compute(Framework::kMegatron, false, 0.1), compute(Framework::kMegatron, false, 0));

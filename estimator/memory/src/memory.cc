@@ -221,7 +221,8 @@ int64_t TrainableParams(const ModelArch& model, const TrainingJob& job) {
 namespace {
 
 // LayerActivations of `layer` and, in `kept`, what it keeps without writing it.
-double LayerSaved(const ModelArch& model, const TrainingJob& job, int64_t layer, double* kept) {
+double LayerSaved(const ModelArch& model, const TrainingJob& job, int64_t layer, double* kept,
+                  PeftAdapterBytes* peft = nullptr) {
   *kept = 0;
   if (layer < 0 || layer >= static_cast<int64_t>(model.block_kind_of_layer.size())) return 0;
   const int kind = model.block_kind_of_layer[static_cast<size_t>(layer)];
@@ -231,7 +232,7 @@ double LayerSaved(const ModelArch& model, const TrainingJob& job, int64_t layer,
   const LoraTargets targets = memory::ResolveLoraTargets(model, job);
   return memory::LayerActivations(model, job, lay, dt, targets,
                                   model.block_kinds[static_cast<size_t>(kind)],
-                                  job.activation_checkpointing == Checkpointing::kFull, kept);
+                                  job.activation_checkpointing == Checkpointing::kFull, kept, peft);
 }
 
 }  // namespace
@@ -241,9 +242,10 @@ int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int
   return Saturate(LayerSaved(model, job, layer, &kept));
 }
 
-int64_t LayerWrittenActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer) {
+int64_t LayerWrittenActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer,
+                                    PeftAdapterBytes* peft) {
   double kept = 0;
-  const double saved = LayerSaved(model, job, layer, &kept);
+  const double saved = LayerSaved(model, job, layer, &kept, peft);
   return Saturate(saved - kept);
 }
 

@@ -37,6 +37,33 @@ bool UnderAutocast(const TrainingJob& j, const Dtypes& dt) {
                          j.precision != Precision::kFp32);
 }
 
+}  // namespace
+
+PeftChain PeftChainBytes(double in_bytes, double result_bytes, bool autocast, bool dropout,
+                         double in, double out) {
+  constexpr double kAdapter = 4;  // fp32 adapter weights
+  const double r = result_bytes;
+  const double x1 = kAdapter;                // x after _cast_input_dtype
+  const double c = autocast ? 2 : kAdapter;  // the products' dtype
+  const double sum = std::max(r, c);         // result + lora, promoted
+  const double cast_in = in_bytes != x1 ? in_bytes + x1 : 0;
+  const double drop = dropout ? 2 * x1 + 1 : 0;  // read, write, 1-byte mask
+  const double autocast_in = autocast ? x1 + c : 0;
+  const double scale = 2 * c;
+  const double add = r + c + sum;
+  const double cast_out = sum != r ? sum + r : 0;
+  PeftChain b;
+  b.forward = in * (cast_in + drop + autocast_in) + out * (scale + add + cast_out);
+  // Backward: the result's cast, the sum's grad cast to the 16-bit result and to the product's
+  // dtype where they differ, the scaling, the casts and the mask of x, x's gradient accumulated.
+  const double grad_split = (sum != r ? sum + r : 0) + (sum != c ? sum + c : 0);
+  b.backward =
+      out * (cast_out + grad_split + scale) + in * (autocast_in + drop + cast_in + 3 * in_bytes);
+  return b;
+}
+
+namespace {
+
 // Bytes one norm saves per token.
 double NormBytes(const ModelArch& m, const TrainingJob& j, const Dtypes& dt, bool norm_trainable) {
   const double h = static_cast<double>(m.hidden_size);
@@ -117,8 +144,9 @@ QkvParts LitgptQkvAdapted(const LoraTargets& targets, const LinearShape& l, doub
 
 double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                         const Dtypes& dt, const LoraTargets& targets, const BlockSpec& block,
-                        bool checkpointed, double* kept) {
+                        bool checkpointed, double* kept, PeftAdapterBytes* peft) {
   if (kept != nullptr) *kept = 0;
+  if (peft != nullptr) *peft = PeftAdapterBytes{};
   const double ab = dt.act;
   const double h = static_cast<double>(m.hidden_size);
   const double t = static_cast<double>(lay.t);
@@ -181,6 +209,8 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
       block.experts_per_token > 0 ? static_cast<double>(block.experts_per_token) : 1;
 
   Saved sv;
+  Saved peft_saved;                            // of sv: PEFT's adapters' own tensors
+  double peft_forward = 0, peft_backward = 0;  // PeftChainBytes per token, whole (before TP)
   double mask = 0;  // per token per key position, not split by tensor parallelism
   // Norms (sequence region).
   const int64_t norm_inputs = m.parallel_attn_mlp && NormSavesItsInput(m, j, dt)
@@ -248,6 +278,17 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
         const double bytes = copies * ((xb + (j.lora_dropout > 0 ? 1 : 0)) * in +
                                        xb * static_cast<double>(j.lora_r));
         (row_parallel ? sv.tp : sv.seq) += bytes;
+        if (!litgpt) {
+          (row_parallel ? peft_saved.tp : peft_saved.seq) += bytes;
+          // The input's dtype: 16 bits, or under autocast over fp32 weights (amp) the fp32
+          // residual stream's norm output for the attention and MLP inputs.
+          const bool fp32_in = UnderAutocast(j, dt) && dt.param >= 4 && (grp == 0 || grp == 2);
+          const PeftChain c =
+              PeftChainBytes(fp32_in ? 4 : ab, UnderAutocast(j, dt) ? 2 : ab, UnderAutocast(j, dt),
+                             j.lora_dropout > 0, in, static_cast<double>(l.out_features));
+          peft_forward += copies * c.forward;
+          peft_backward += copies * c.backward;
+        }
       } else {
         // torchtune LoRALinear / NeMo adapters: lora_a saves x itself (shared per input group).
         group_adapted[grp] = true;
@@ -419,6 +460,11 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   if (kept != nullptr) {
     *kept =
         s * b * s_kv * mask + (v_keeps_qkv ? s * b * ab * (v_saved - q_dim) * (s_kv / s) / t : 0);
+  }
+  if (peft != nullptr) {
+    peft->saved = s * b * (peft_saved.seq / seq_split + peft_saved.tp / t);
+    peft->forward = s * b * peft_forward / t;
+    peft->backward = s * b * peft_backward / t;
   }
   return s * b * (sv.seq / seq_split + sv.tp / t) + s * b * s_kv * (sv.score / t + mask);
 }

@@ -110,9 +110,27 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
 // (memory_activations.cc). `kept`, when given, receives the part of them that the layer keeps
 // alive without its kernels writing it for backward: the rest of a fused output that a saved view
 // holds, SDPA's converted mask (LayerWrittenActivationBytes leaves it out).
+// The bytes PEFT's LoRA module moves per token outside its two products (peft/tuners/lora/
+// layer.py Linear.forward, 0.7-0.21: x = _cast_input_dtype(x, lora_A.weight.dtype); result =
+// result + lora_B(lora_A(dropout(x))) * scaling; result = result.to(torch_result_dtype)), as
+// separate eager kernels, each reading its inputs and writing its output once. The adapters are
+// fp32 (get_peft_model's autocast_adapter_dtype=True upcasts them over a 16-bit model);
+// `in_bytes` and `result_bytes` are the element sizes of the module's input and of the base
+// layer's output; under autocast the products run in 16 bits (autocast casts x again, and their
+// output, the scaling and the sum stay 16-bit), otherwise in fp32, the sum promoted to fp32 and
+// cast back to a 16-bit result. The backward runs each cast, the scaling and the dropout mask
+// again on the gradients and adds x's gradient to the base layer's (read two, write one). `in`,
+// `out`: the module's features.
+struct PeftChain {
+  double forward = 0, backward = 0;
+};
+PeftChain PeftChainBytes(double in_bytes, double result_bytes, bool autocast, bool dropout,
+                         double in, double out);
+
 double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                         const Dtypes& dt, const LoraTargets& targets, const BlockSpec& block,
-                        bool checkpointed, double* kept = nullptr);
+                        bool checkpointed, double* kept = nullptr,
+                        PeftAdapterBytes* peft = nullptr);  // fmte/memory.h
 
 StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& j,
                                          const Layout& lay, const Dtypes& dt,

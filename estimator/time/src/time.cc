@@ -173,6 +173,12 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     const double recompute_mem =
         eager ? w.recomputed_share * time_parts::kEagerRecomputeTraffic * w.eager_saved_bytes / hbm
               : 0;
+    // PEFT's LoRA modules: their casts, scaling, sums and gradient accumulation
+    // (memory_internal.h PeftChainBytes), at the bandwidth those kernels reached
+    // (kPeftChainTraffic), and again in the recomputed forward of full checkpointing.
+    const double peft_fwd = time_parts::kPeftChainTraffic * w.peft_forward_bytes / hbm;
+    const double peft_bwd =
+        time_parts::kPeftChainTraffic * w.peft_backward_bytes / hbm + w.recomputed_share * peft_fwd;
     double dequant = 0;
     if (job.method == Method::kQlora) {
       // bitsandbytes dequantises each 4/8-bit weight to 16 bits before every matmul, in the
@@ -187,10 +193,11 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     const double fwd_share = 1.0 / (1.0 + 2.0 + (w.recompute_flops > 0 ? 1.0 : 0.0));
     // The host launches kernels while the GPU runs earlier ones: a pass costs the larger of its GPU
     // work and its launch time (smoothed so the fit has gradients), not their sum.
-    st.fwd_s = SmoothMax(tokens_mb * w.fwd_weighted / ft / gemm + passes_mem + dequant / 3,
-                         overhead_pass * fwd_share);
+    st.fwd_s =
+        SmoothMax(tokens_mb * w.fwd_weighted / ft / gemm + passes_mem + peft_fwd + dequant / 3,
+                  overhead_pass * fwd_share);
     st.bwd_s = SmoothMax(tokens_mb * (w.bwd_weighted + w.recompute_weighted) / ft / gemm +
-                             2 * passes_mem + recompute_mem + dequant * 2 / 3,
+                             2 * passes_mem + recompute_mem + peft_bwd + dequant * 2 / 3,
                          overhead_pass * (1 - fwd_share));
     if (eff.layer_fwd_s > 0) st.fwd_s = static_cast<double>(layers) * eff.layer_fwd_s;
     if (eff.layer_bwd_s > 0) st.bwd_s = static_cast<double>(layers) * eff.layer_bwd_s;

@@ -84,6 +84,9 @@ struct LayerWork {
   // GPU without checkpointing that its kernels write (the memory model's
   // LayerWrittenActivationBytes), the measure of its memory-bound traffic. 0 otherwise.
   double saved_bytes = 0;
+  // Of them, PEFT's LoRA modules' own; their elementwise kernels' bytes per micro-batch in the
+  // forward and the backward (fmte/memory.h PeftAdapterBytes). 0 otherwise.
+  double peft_saved_bytes = 0, peft_forward_bytes = 0, peft_backward_bytes = 0;
   double trainable_elems = 0;  // full fine-tuning and prefix tuning
   // LoRA: each adapted linear's adapter elements, in the block's order (StageWorkOf adds them to
   // the stage's trainable elements one by one, in layer order).
@@ -101,12 +104,17 @@ bool EagerKernels(const TrainingJob& job);
 // memory-bound kernels (elementwise, norms, reductions, softmax and loss) of a step move
 // kEagerTraffic bytes per byte its layers save for backward (forward + backward), plus
 // kEagerRecomputeTraffic per saved byte when full checkpointing reruns the forward; their logits
-// and loss move the LM head's logit bytes per pass. Left out one model family at a time, the
-// memory-bound time is predicted within 16% (mean absolute). Fused AdamW and the gradient-norm
-// clipping of full fine-tuning (24 runs) ran at kOptimizerBandwidth of nominal HBM bandwidth
-// (medians 0.68 bf16 states, 0.79 fp32; the geometric mean over the 24).
-inline constexpr double kEagerTraffic = 18.45;
-inline constexpr double kEagerRecomputeTraffic = 7.79;
+// and loss move the LM head's logit bytes per pass. PEFT's LoRA modules are counted on their own:
+// their saved tensors are left out of those bytes and the bytes their casts, scaling and sums
+// move (memory_internal.h PeftChainBytes) take kPeftChainTraffic times their time at nominal
+// bandwidth (1.50: the kernels reach 67% of it). Left out one model family at a time, the
+// memory-bound time is predicted within 10.6% (mean absolute; 16% when PEFT's modules were only
+// part of the saved bytes: LoRA runs -16% on average, full fine-tuning +7%). Fused AdamW and the
+// gradient-norm clipping of full fine-tuning (24 runs) ran at kOptimizerBandwidth of nominal HBM
+// bandwidth (medians 0.68 bf16 states, 0.79 fp32; the geometric mean over the 24).
+inline constexpr double kEagerTraffic = 17.36;
+inline constexpr double kEagerRecomputeTraffic = 5.75;
+inline constexpr double kPeftChainTraffic = 1.50;
 inline constexpr double kOptimizerBandwidth = 0.74;
 
 // FlashAttention-2 through PyTorch's SDPA on Hopper (the same profiles, 33 causal runs without a
@@ -138,9 +146,11 @@ struct StageWork {
   double model_flops = 0;            // Megatron convention, per token
   double act_bytes_per_token = 0;    // per GPU, memory-bound traffic of one forward pass
   double logit_bytes_per_token = 0;  // its part from the LM head's logits and loss (last stage)
-  double eager_saved_bytes = 0;      // sum of the layers' LayerWork::saved_bytes (per micro-batch)
-  double weight_elems = 0;           // all weights of the stage (whole, before TP)
-  double trainable_elems = 0;        // parameters that get gradients and optimizer state
+  // Sum of the layers' LayerWork::saved_bytes without PEFT's adapters' part (per micro-batch).
+  double eager_saved_bytes = 0;
+  double peft_forward_bytes = 0, peft_backward_bytes = 0;  // sums of the layers' (per micro-batch)
+  double weight_elems = 0;     // all weights of the stage (whole, before TP)
+  double trainable_elems = 0;  // parameters that get gradients and optimizer state
   // Parameters whose gradients are reduced: trainable_elems, plus the frozen weights of the
   // layers when their FSDP units give them gradients (TrainingJob::GradientsCoverFrozenWeights).
   double grad_elems = 0;

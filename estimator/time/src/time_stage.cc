@@ -84,7 +84,12 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
   if (EagerKernels(job)) {
     TrainingJob uncheckpointed = job;
     uncheckpointed.activation_checkpointing = Checkpointing::kNone;
-    lw.saved_bytes = static_cast<double>(LayerWrittenActivationBytes(model, uncheckpointed, layer));
+    PeftAdapterBytes peft;
+    lw.saved_bytes =
+        static_cast<double>(LayerWrittenActivationBytes(model, uncheckpointed, layer, &peft));
+    lw.peft_saved_bytes = peft.saved;
+    lw.peft_forward_bytes = peft.forward;
+    lw.peft_backward_bytes = peft.backward;
   }
   if (job.method == Method::kLora || job.method == Method::kQlora) {
     lw.lora_adapters.reserve(block.linears.size());  // at most one per linear: never reallocates
@@ -134,6 +139,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   double recompute_flops = 0, recompute_weighted = 0, model_flops = 0, weight_elems = 0;
   double expert_elems = 0;
   double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0, saved_bytes = 0;
+  double peft_forward = 0, peft_backward = 0;
   const double passes = 3.0 + share;
   // Megatron TP: an all-reduce after each row-parallel sublayer in the forward and one in the
   // backward (Shoeybi et al. 2019: 2 and 2 per transformer block), and the forward's again when
@@ -153,7 +159,9 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     model_flops += lw.model_flops;
     weight_elems += lw.weight_elems;
     expert_elems += lw.expert_elems;
-    saved_bytes += lw.saved_bytes;
+    saved_bytes += lw.saved_bytes - lw.peft_saved_bytes;
+    peft_forward += lw.peft_forward_bytes;
+    peft_backward += lw.peft_backward_bytes;
     if (lora_method) {
       for (const double adapter : lw.lora_adapters) trainable_elems += adapter;
     } else if (full_method || job.method == Method::kPrefixTuning) {
@@ -181,6 +189,8 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   w.tp_fwd_allreduces = tp_fwd_allreduces;
   w.attention_layers = attention_layers;
   w.eager_saved_bytes = saved_bytes;
+  w.peft_forward_bytes = peft_forward;
+  w.peft_backward_bytes = peft_backward;
   w.act_bytes_per_token =
       static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
   const double h = static_cast<double>(model.hidden_size);

@@ -111,7 +111,17 @@ int64_t LayerActivationBytes(const ModelArch& model, const TrainingJob& job, int
 // The part of LayerActivationBytes that the layer's own kernels write: without what it only keeps
 // alive (the rest of a fused qkv output that a saved view of v holds, SDPA's converted mask). The
 // time model's measure of a layer's memory-bound traffic (time_parts LayerWork::saved_bytes).
-int64_t LayerWrittenActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer);
+// What PEFT's LoRA modules (the adapters of the HF-like frameworks; litgpt, torchtune and
+// Megatron have their own) save and move of their own per micro-batch on one GPU in a layer that
+// is not checkpointed, beside the base layer's work: the time model's measure of their
+// memory-bound kernels (memory_internal.h PeftChainBytes). All 0 for other jobs.
+struct PeftAdapterBytes {
+  double saved = 0;  // of the layer's written activation bytes: input copies, masks, r-wide outputs
+  double forward = 0;   // bytes their elementwise kernels read and write in the forward
+  double backward = 0;  // and in the backward (with the input gradient's accumulation)
+};
+int64_t LayerWrittenActivationBytes(const ModelArch& model, const TrainingJob& job, int64_t layer,
+                                    PeftAdapterBytes* peft = nullptr);
 
 // The bytes per element the memory model uses for `job`: its precision's, framework's and method's
 // (docs/memory.md), or job.element_bytes where set. Every field is >= 0.
