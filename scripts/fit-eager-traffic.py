@@ -22,6 +22,10 @@ Needs numpy and scipy (Debian: python3-numpy python3-scipy) and a built fmte-adv
    head_dim) in log space (the peak fraction at large sizes fixed at 1, where the free fit lands).
 3. The optimizer step of full fine-tuning: measured GPU time of the fused AdamW + clipping kernels
    against the bytes fmte counts (time_parts OptimizerBytesPerParam + 3 gradient bytes).
+4. The GPU's idle time within a step (steady wall time less the kernels' busy time), fitted as
+   g_layer x layer passes + g_peft x PEFT module passes (passes per layer: forward 1, backward 2,
+   the recomputed forward of full checkpointing 1; a PEFT module per adapted linear), weighted by
+   1/measured (time_parts.h kEagerLayerGap, kPeftModuleGap).
 """
 import argparse
 import csv
@@ -70,19 +74,14 @@ def peft_chain(in_bytes, autocast, dropout, i, o, result=2.0):
     return fwd, bwd
 
 
-def peft_adapter_bytes(c, p):
-    """Per token over the layers, for a profiled HF Trainer LoRA run: (bytes PEFT's modules save,
-    forward chain bytes, backward chain bytes), as LayerActivations counts them (HF Trainer bf16:
-    under autocast; amp-bf16 over fp32 weights: the attention and MLP inputs are fp32)."""
-    if p["method"] != "lora":
-        return 0.0, 0.0, 0.0
+def adapted_linears(c, p):
+    """(in, out, fed by a norm) of each linear of a block that the profiled run adapts."""
     h = c.get("hidden_size") or c.get("n_embd")
     nh = c.get("num_attention_heads") or c.get("n_head")
     kv = c.get("num_key_value_heads") or nh
     hd = c.get("head_dim") or h // nh
     ffn = c.get("intermediate_size") or c.get("n_inner") or 4 * h
-    layers = c.get("num_hidden_layers") or c.get("n_layer")
-    # (in, out, fed by a norm): every linear of the block, as the catalog's block builders list them
+    # every linear of the block, as the catalog's block builders list them
     mods = {"q": (h, nh * hd, True), "k": (h, kv * hd, True), "v": (h, kv * hd, True),
             "o": (nh * hd, h, False), "up": (h, ffn, True), "down": (ffn, h, False)}
     if c["model_type"] not in ("gptj", "phi", "starcoder2", "gpt2"):
@@ -90,10 +89,24 @@ def peft_adapter_bytes(c, p):
     targets = p["lora_targets"].replace(" ", ",")
     if not targets.startswith("all"):
         mods = {k: v for k, v in mods.items() if k in targets.split(",")}
+    return list(mods.values())
+
+
+def peft_modules(c, p):
+    return len(adapted_linears(c, p)) if p["method"] == "lora" else 0
+
+
+def peft_adapter_bytes(c, p):
+    """Per token over the layers, for a profiled HF Trainer LoRA run: (bytes PEFT's modules save,
+    forward chain bytes, backward chain bytes), as LayerActivations counts them (HF Trainer bf16:
+    under autocast; amp-bf16 over fp32 weights: the attention and MLP inputs are fp32)."""
+    if p["method"] != "lora":
+        return 0.0, 0.0, 0.0
+    layers = c.get("num_hidden_layers") or c.get("n_layer")
     dropout = float(p["lora_dropout"] or 0) > 0
     amp = p["precision"] == "amp-bf16"
     saved = fwd = bwd = 0.0
-    for i, o, normed in mods.values():
+    for i, o, normed in adapted_linears(c, p):
         saved += (2 + (1 if dropout else 0)) * i + 2 * int(p["lora_r"])
         f, b = peft_chain(4.0 if amp and normed else 2.0, True, dropout, i, o)
         fwd += f
@@ -127,7 +140,7 @@ def main():
         measured = [r for r in csv.DictReader(f) if r["metric"] == "max_memory_allocated"
                     and "expandable" not in r["section"]]
 
-    X, L, y, fam, attn, opt, is_lora = [], [], [], [], [], [], []
+    X, L, y, fam, attn, opt, is_lora, gaps = [], [], [], [], [], [], [], []
     for p in prof:
         c = config(p["model_hf_id"])
         T = int(p["seq_len"]) * int(p["micro_batch"]) * int(p["grad_accum"])
@@ -162,6 +175,9 @@ def main():
         y.append(sum(float(p[k + "_s"]) for k in MEM))
         fam.append(p["model_hf_id"].split("/")[-1].split("-")[0].lower())
         is_lora.append(p["method"] == "lora")
+        passes = (4 if gc else 3) * layers
+        gaps.append((passes, passes * peft_modules(c, p),
+                     float(p["steady_step_s"]) - float(p["busy_s"])))
         if p["method"] == "full":  # the parameters, from the weights' bytes
             params = j["memory"]["breakdown"]["weights"] / (
                 2 if p["precision"] == "pure-bf16" else 4)
@@ -193,6 +209,18 @@ def main():
         errs += list(np.abs(e))
         print("  family %-12s left out: %s" % (g, " ".join("%+.0f%%" % (100 * x) for x in e)))
     print("  left out one family at a time: mean |error| %.1f%%" % (100 * np.mean(errs)))
+
+    G = np.array([[a, b] for a, b, _ in gaps], float)
+    idle = np.array([t for _, _, t in gaps])
+    g, *_ = np.linalg.lstsq(G / idle[:, None], np.ones(len(idle)), rcond=None)
+    print("idle gaps: %.0f us per layer and pass, %.0f us per PEFT module and pass; in-sample mean "
+          "|error| %.0f%%" % (1e6 * g[0], 1e6 * g[1], 100 * np.mean(np.abs(G @ g / idle - 1))))
+    errs = []
+    for f in sorted(set(fam)):
+        m = np.array([x != f for x in fam])
+        gg, *_ = np.linalg.lstsq(G[m] / idle[m][:, None], np.ones(m.sum()), rcond=None)
+        errs += list(np.abs(G[~m] @ gg / idle[~m] - 1))
+    print("  left out one family at a time: mean |error| %.0f%%" % (100 * np.mean(errs)))
 
     s = np.array([x[0] for x in attn], float)
     d = np.array([x[1] for x in attn], float)

@@ -333,7 +333,12 @@ TEST(WallTimeDataset, PaddedStepsRunAtTheContractWidth) {
   auto step = EstimateStepTime(m, at_width, testing::A100Sxm80(), c, tm);
   ASSERT_TRUE(step.ok());
   EXPECT_DOUBLE_EQ(w->step.step_time_s, step->step_time_s);
-  // Without the dataset the same samples x epochs would be estimated at 2048 tokens a row.
+  // Without the dataset the same samples x epochs would be estimated at 2048 tokens a row (in
+  // Megatron's fused kernels, whose time follows the tokens: eager PyTorch's fixed gaps between
+  // kernels, time_parts.h kEagerLayerGap, are most of this tiny model's step at 89 tokens).
+  j.framework = Framework::kMegatron;
+  w = EstimateWallTimeForDataset(m, j, testing::A100Sxm80(), c, tm, data, ParamsOf(m, j));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
   TrainingJob plain = j;
   plain.samples = 9;
   auto w_plain = EstimateWallTime(m, plain, testing::A100Sxm80(), c, tm, ParamsOf(m, plain));

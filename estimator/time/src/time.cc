@@ -199,6 +199,14 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     st.bwd_s = SmoothMax(tokens_mb * (w.bwd_weighted + w.recompute_weighted) / ft / gemm +
                              2 * passes_mem + recompute_mem + peft_bwd + dequant * 2 / 3,
                          overhead_pass * (1 - fwd_share));
+    if (eager) {
+      // The GPU's idle gaps between eager kernels (time_parts.h kEagerLayerGap), on top of the
+      // kernels' time whatever it is.
+      const double gaps = time_parts::kEagerLayerGap * w.layer_passes +
+                          time_parts::kPeftModuleGap * w.peft_module_passes;
+      st.fwd_s += gaps * fwd_share;
+      st.bwd_s += gaps * (1 - fwd_share);
+    }
     if (eff.layer_fwd_s > 0) st.fwd_s = static_cast<double>(layers) * eff.layer_fwd_s;
     if (eff.layer_bwd_s > 0) st.bwd_s = static_cast<double>(layers) * eff.layer_bwd_s;
     const double ar = time_parts::AllReduceSeconds(tp_bytes, t, tp_per_node, links, eff);

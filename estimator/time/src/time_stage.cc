@@ -97,6 +97,7 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
       if (lora.Matches(lin))
         lw.lora_adapters.push_back(
             static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies));
+    if (lw.peft_forward_bytes > 0) lw.peft_modules = static_cast<double>(lw.lora_adapters.size());
   } else if (job.TrainsLanguageModel()) {
     lw.trainable_elems = lw.weight_elems;
   } else if (job.method == Method::kPrefixTuning) {
@@ -139,7 +140,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   double recompute_flops = 0, recompute_weighted = 0, model_flops = 0, weight_elems = 0;
   double expert_elems = 0;
   double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0, saved_bytes = 0;
-  double peft_forward = 0, peft_backward = 0;
+  double peft_forward = 0, peft_backward = 0, peft_module_passes = 0;
   const double passes = 3.0 + share;
   // Megatron TP: an all-reduce after each row-parallel sublayer in the forward and one in the
   // backward (Shoeybi et al. 2019: 2 and 2 per transformer block), and the forward's again when
@@ -162,6 +163,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     saved_bytes += lw.saved_bytes - lw.peft_saved_bytes;
     peft_forward += lw.peft_forward_bytes;
     peft_backward += lw.peft_backward_bytes;
+    peft_module_passes += lw.peft_modules * passes;
     if (lora_method) {
       for (const double adapter : lw.lora_adapters) trainable_elems += adapter;
     } else if (full_method || job.method == Method::kPrefixTuning) {
@@ -191,6 +193,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   w.eager_saved_bytes = saved_bytes;
   w.peft_forward_bytes = peft_forward;
   w.peft_backward_bytes = peft_backward;
+  w.peft_module_passes = peft_module_passes;
   w.act_bytes_per_token =
       static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
   const double h = static_cast<double>(model.hidden_size);
