@@ -279,6 +279,8 @@ def row_args(r):
         args += ["--sync-each-batch"]
     if litgpt_block_units(r):
         args += ["--fsdp-frozen-grads"]
+    if litgpt_bnb_ctx_inputs(r):
+        args += ["--bnb-ctx-inputs"]
     if bridge_perf_recipe(r):
         # Megatron-Bridge's performance recipes (scripts/performance at 067f987: _common.py
         # sets mixed_precision/ddp grad_reduce_in_fp32 = False; precision "fp8_cs" is
@@ -355,6 +357,14 @@ AXOLOTL_FSDP2_SYNCED = ("ba3dba3e4f", "50f2b94d50", "682a9cf79b")
 # say so in their notes ("FSDPStrategy(auto_wrap Block ...").
 def litgpt_block_units(r):
     return r["framework"] == "litgpt" and "FSDPStrategy(auto_wrap Block" in r["notes"]
+
+
+def litgpt_bnb_ctx_inputs(r):
+    """A litgpt QLoRA row measured under bitsandbytes before 0.43.2, whose 4-bit products keep their
+    inputs on the graph (TrainingJob::bnb_ctx_inputs): litgpt's tables in the data were measured in
+    2023-2024 (lit-gpt with bitsandbytes 0.41; litgpt's finetune scripts pinned 0.42.0 and warned on
+    any other until litgpt required >= 0.45.2)."""
+    return r["framework"] == "litgpt" and r["method"] == "qlora"
 
 
 def axolotl_fsdp2_synced(r):

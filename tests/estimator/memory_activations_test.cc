@@ -227,6 +227,52 @@ TEST(MemoryActivationsTest, PeftAdaptersOwnPartOfALayer) {
   EXPECT_EQ(peft.saved + peft.forward + peft.backward, 0);
 }
 
+TEST(MemoryActivationsTest, LitgptQloraUnderOldBitsandbytesKeepsTheLastStepsInputs) {
+  // litgpt's finetune loop keeps `logits = model(...)` of the last step until the next forward
+  // returns, and bitsandbytes before 0.43.2 keeps each 4-bit linear's input on the graph node
+  // (MatMul4Bit ctx.tensors = (A, B); fixed by bitsandbytes PR #1270). So at the end of a forward
+  // the previous step's quantised-linear inputs (what QLoRA saves beyond LoRA: the block's
+  // activation bytes with and without quantisation) and its 16-bit logits sit beside the new
+  // ones; the loss's own peak (16-bit logits, each 128-token chunk's saved log-softmax and one
+  // chunk's gradient) comes after the old ones are freed. Llama-2-7b, 2 x 512 tokens, bf16-true,
+  // no checkpointing, vocabulary 32000: the kept inputs per token and layer are the 16-bit inputs
+  // of qkv (h), o (h), gate/up (one tensor, h) and down (f = 11008): 2 (3 x 4096 + 11008) = 46592
+  // bytes, over 32 layers and 1024 tokens; the forward end holds them + 2 x 2 bytes x V x 1024, the
+  // loss 2 x 2 bytes x V x 1024 + 2 x 2 bytes x V x 256, so the peak grows by kept - 4 V 256.
+  const ModelArch llama = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kLitgpt;
+  j.precision = Precision::kPureBf16;
+  j.method = Method::kQlora;
+  j.quant = Quant::kNf4;
+  j.lora_r = 8;
+  j.lora_targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  j.seq_len = 512;
+  j.micro_batch = 2;
+  const double kept = 46592.0 * 32 * 1024;
+  TrainingJob old = j;
+  old.bnb_ctx_inputs = true;
+  auto now = EstimateMemory(llama, j, Gpu80());
+  auto then = EstimateMemory(llama, old, Gpu80());
+  ASSERT_TRUE(now.ok() && then.ok());
+  const double grew = static_cast<double>(then->allocated_peak_bytes - now->allocated_peak_bytes);
+  EXPECT_NEAR(grew, kept - 4.0 * 32000 * 256, 1e4);
+  // Which bitsandbytes a job runs is not something it says: the bound covers the old reading.
+  EXPECT_GE(now->bound_bytes, then->per_gpu_bytes);
+  // Checkpointed layers, LoRA and the HF Trainer (whose steps drop their graph) do not change.
+  for (auto change : {+[](TrainingJob& k) { k.activation_checkpointing = Checkpointing::kFull; },
+                      +[](TrainingJob& k) { k.method = Method::kLora; },
+                      +[](TrainingJob& k) { k.framework = Framework::kHf; }}) {
+    TrainingJob a = j, b = old;
+    change(a);
+    change(b);
+    auto ea = EstimateMemory(llama, a, Gpu80());
+    auto eb = EstimateMemory(llama, b, Gpu80());
+    ASSERT_TRUE(ea.ok() && eb.ok());
+    EXPECT_EQ(ea->per_gpu_bytes, eb->per_gpu_bytes);
+  }
+}
+
 TEST(MemoryActivationsTest, GeluNewSavesItsElementwiseChain) {
   // transformers' NewGELUActivation (gelu_new: GPT-2, GPT-J, Phi-2) is
   // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3)))) in separate ops. Saved per

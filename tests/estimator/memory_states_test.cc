@@ -106,6 +106,28 @@ TEST(MemoryStatesTest, OptimizersPerParameter) {
   }
 }
 
+TEST(MemoryStatesTest, LitgptQloraQuantisesItsHeadAndKeepsTheRestIn16Bits) {
+  // litgpt builds the model under Lightning's BitsandbytesPrecision, which makes every nn.Linear
+  // a 4-bit one (the lm_head too) and never calls PEFT's prepare_model_for_kbit_training: the
+  // embeddings and norms stay bf16 (lightning/fabric/plugins/precision/bitsandbytes.py). Llama-2-7b
+  // (vocabulary 32000, h 4096): of QloraWeightBytes' 262,410,240 non-block parameters the
+  // embedding and the 32 x 2 + 1 norms (131,338,240) take 2 bytes, the head (131,072,000) 0.5
+  // byte, the adapters (r 8 on q_proj, v_proj: 4,194,304) 4 (ChooseDtypes reads litgpt's LoRA
+  // as PEFT's):
+  //   3,238,002,688 + 2 x 131,338,240 + 0.5 x 131,072,000 + 4 x 4,194,304 = 3,582,992,384.
+  const ModelArch m = Llama2_7b();
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kLitgpt;
+  j.method = Method::kQlora;
+  j.lora_r = 8;
+  j.lora_targets = {"q_proj", "v_proj"};
+  j.precision = Precision::kPureBf16;
+  j.seq_len = 512;
+  Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->breakdown.weights, 3582992384LL);
+}
+
 TEST(MemoryStatesTest, QloraWeightBytes) {
   // Llama-2-7b: block linears 32 x (4 x 4096^2 + 3 x 4096 x 11008) = 6,476,005,376 quantised;
   // embeddings, head and norms 262,410,240 kept in fp32 by prepare_model_for_kbit_training;

@@ -238,7 +238,10 @@ void AddJobOptions(po::options_description* desc) {
       "accumulated unsharded")(
       "fsdp-frozen-grads", po::bool_switch(),
       "PEFT under FSDP1 units that hold frozen weights beside adapters (litgpt <= 0.5.8): every "
-      "weight in them gets a gradient");
+      "weight in them gets a gradient")(
+      "bnb-ctx-inputs", po::bool_switch(),
+      "QLoRA under bitsandbytes 0.41-0.43.1 (4-bit inputs kept on the graph): in litgpt the last "
+      "step's are still allocated at the end of the next forward");
   desc->add(job);
 }
 
@@ -327,6 +330,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.optimizer_states_bf16 = FlagSet(vm, "optimizer-states-bf16");
   job.sync_each_batch = FlagSet(vm, "sync-each-batch");
   job.fsdp_frozen_grads = FlagSet(vm, "fsdp-frozen-grads");
+  job.bnb_ctx_inputs = FlagSet(vm, "bnb-ctx-inputs");
   job.double_quant = FlagSet(vm, "double-quant");
   job.kbit_upcast = !FlagSet(vm, "no-kbit-upcast");
   job.freeze_vision = FlagSet(vm, "freeze-vision");

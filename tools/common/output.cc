@@ -102,6 +102,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["freeze_vision"] = job.freeze_vision;
   j["freeze_language"] = job.freeze_language;
   j["fsdp_frozen_grads"] = job.fsdp_frozen_grads;
+  j["bnb_ctx_inputs"] = job.bnb_ctx_inputs;
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);

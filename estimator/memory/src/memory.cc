@@ -86,11 +86,35 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   // max_memory_reserved - max_memory_allocated is 0.4-13 GiB, 1-24% of the allocated peak, against
   // 0.4-10% without checkpointing (measured-h100-hf.csv).
   const bool logits_peak = logits >= act.rebuilt;
-  const double turn_act = act.gpu - (logits_peak ? act.rebuilt : 0);
-  const double turn_logits = logits_peak ? logits : 0;
+  double turn_act = act.gpu - (logits_peak ? act.rebuilt : 0);
+  double turn_logits = logits_peak ? logits : 0;
   const double turn_cached = std::min(logits, act.rebuilt);
 
-  const double turn = base + turn_act + turn_logits + turn_grads + buf.forward + buf.backward;
+  double turn = base + turn_act + turn_logits + turn_grads + buf.forward + buf.backward;
+  if (j.KeepsLastStepQuantInputs()) {
+    // litgpt's loop keeps the last step's logits until the next forward returns (finetune/lora.py
+    // fit(): `logits = model(input_ids, lm_head_chunk_size=128)`), and with them that step's graph,
+    // whose 4-bit products hold their inputs under bitsandbytes before 0.43.2
+    // (TrainingJob::bnb_ctx_inputs). So at the end of a forward the previous step's inputs of the
+    // quantised linears (every linear of the blocks; LoRA's own saved tensors were freed) and its
+    // 16-bit logits are allocated beside the new ones, before the loss saves anything.
+    double kept_inputs = 0;
+    for (size_t kind = 0; kind < uses.size(); ++kind)
+      if (uses[kind] > 0)
+        kept_inputs += uses[kind] * memory::LinearInputBytesPerToken(m.block_kinds[kind], dt);
+    kept_inputs *= static_cast<double>(j.LocalSeqLen()) * static_cast<double>(j.micro_batch);
+    const double both_logits = logits > 0 ? 2 * static_cast<double>(j.LocalSeqLen()) *
+                                                static_cast<double>(j.micro_batch) *
+                                                static_cast<double>(m.vocab_size) * dt.act
+                                          : 0;
+    const double forward_end =
+        base + act.gpu + kept_inputs + both_logits + turn_grads + buf.forward + buf.backward;
+    if (forward_end > turn) {
+      turn = forward_end;
+      turn_act = act.gpu + kept_inputs;
+      turn_logits = both_logits;
+    }
+  }
   const double end_bwd = base + ms.grads + buf.backward;
   const double step = base + ms.grads + ms.step_temp;
   // Evaluation (j.eval_batch > 0): a forward under no_grad after an optimizer step, so no saved
@@ -323,6 +347,12 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   if (job.MayCoverFrozenWeights() || job.GradientsCoverFrozenWeights()) {
     other_reading = job;
     other_reading->fsdp_frozen_grads = !job.GradientsCoverFrozenWeights();
+  }
+  // The same for the last step's 4-bit inputs (TrainingJob::MayKeepLastStepQuantInputs): which
+  // bitsandbytes a litgpt QLoRA job runs is not something the job says.
+  if (job.MayKeepLastStepQuantInputs()) {
+    if (!other_reading) other_reading = job;
+    other_reading->bnb_ctx_inputs = !job.bnb_ctx_inputs;
   }
   StagePeak other_heaviest;
   int first_layer = 0;

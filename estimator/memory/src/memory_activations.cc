@@ -142,6 +142,19 @@ QkvParts LitgptQkvAdapted(const LoraTargets& targets, const LinearShape& l, doub
 
 }  // namespace
 
+double LinearInputBytesPerToken(const BlockSpec& block, const Dtypes& dt) {
+  double widest[4] = {0, 0, 0, 0};  // per input group (InputGroup)
+  const double k = block.experts_per_token > 0 ? static_cast<double>(block.experts_per_token) : 1;
+  for (const LinearShape& l : block.linears) {
+    const double copies =
+        l.expert ? std::min(k, static_cast<double>(l.copies)) : static_cast<double>(l.copies);
+    double& w = widest[InputGroup(l.role)];
+    w = std::max(w,
+                 static_cast<double>(l.in_features) * (l.role == LinearRole::kDown ? copies : 1));
+  }
+  return dt.act * (widest[0] + widest[1] + widest[2] + widest[3]);
+}
+
 double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                         const Dtypes& dt, const LoraTargets& targets, const BlockSpec& block,
                         bool checkpointed, double* kept, PeftAdapterBytes* peft) {

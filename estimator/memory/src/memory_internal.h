@@ -124,6 +124,11 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
 struct PeftChain {
   double forward = 0, backward = 0;
 };
+// Bytes per token of the distinct input tensors of a block's linears (the ones that share an input,
+// q/k/v or gate/up, read one tensor), in the activations' dtype, whole (before tensor parallelism);
+// a routed expert's input counted once per expert a token goes to.
+double LinearInputBytesPerToken(const BlockSpec& block, const Dtypes& dt);
+
 PeftChain PeftChainBytes(double in_bytes, double result_bytes, bool autocast, bool dropout,
                          double in, double out);
 

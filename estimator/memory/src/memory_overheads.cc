@@ -70,6 +70,14 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
       b.backward += sp.root * dt.gather;
     }
   }
+  if (j.method == Method::kQlora && fw == Framework::kLitgpt && j.quant != Quant::kInt8) {
+    // bitsandbytes' 4-bit product dequantises its weight for every matmul, forward and backward
+    // (MatMul4Bit: F.dequantize_4bit(B, state).to(A.dtype)): the weight in the dtype it was
+    // quantised from (Lightning quantises litgpt's weights from fp16) and its 16-bit copy, alive
+    // while the product runs. The largest is litgpt's quantised lm_head, whose chunks' products
+    // run at the end of the forward and at the start of the backward, beside the logits.
+    b.forward += 4 * sp.largest_module;
+  }
   if (j.fp8 != Fp8::kNone && fw == Framework::kMegatron) {
     // Transformer Engine keeps an FP8 copy of every linear weight and, for the backward GEMMs, its
     // transpose (MXFP8: row- and column-wise copies), cast on the first micro-batch and reused by

@@ -275,6 +275,13 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
     // then one block's.
     s.first_grads = (last ? head + fnorm + (head == 0 && m.tie_word_embeddings ? emb : 0) : 0) +
                     s.largest_block;
+  } else if (qlora && j.framework == Framework::kLitgpt) {
+    // Lightning's BitsandbytesPrecision replaces every nn.Linear with a 4-bit one while litgpt
+    // builds the model (module_init_context; lightning/fabric/plugins/precision/bitsandbytes.py),
+    // its lm_head too; the embeddings and norms stay in the precision's dtype.
+    s.quantized += head;
+    s.quant_rows += head / std::max(h, 1.0);
+    s.frozen += s.root - vision - head;
   } else {
     s.frozen += s.root - vision;
   }

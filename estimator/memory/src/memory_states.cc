@@ -35,8 +35,10 @@ double OptimizerStateBytes(const TrainingJob& j, const Dtypes& dt, const StagePa
 
 // Bytes per frozen, non-quantised parameter.
 double FrozenBytes(const TrainingJob& j, const Dtypes& dt) {
+  // litgpt quantises through Lightning's BitsandbytesPrecision and never calls PEFT: its other
+  // parameters stay in the precision's dtype.
   if (j.method == Method::kQlora && j.kbit_upcast && j.framework != Framework::kTorchtune &&
-      j.framework != Framework::kMegatron) {
+      j.framework != Framework::kMegatron && j.framework != Framework::kLitgpt) {
     // peft prepare_model_for_kbit_training (peft/utils/other.py) casts every parameter that is not
     // Params4bit/Int8Params (embeddings, norms, lm_head) to fp32 (TrainingJob::kbit_upcast).
     return 4;

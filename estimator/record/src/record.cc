@@ -187,6 +187,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.freeze_vision) put("fv", "1");
   if (j.freeze_language) put("fl", "1");
   if (j.fsdp_frozen_grads) put("ffg", "1");
+  if (j.bnb_ctx_inputs) put("bci", "1");
   put("fw", ToString(j.framework));
   if (j.tokens > 0) put_int("tokens", j.tokens);
   if (j.samples > 0) put_int("samples", j.samples);
@@ -353,6 +354,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       j.freeze_language = v == "1";
     else if (key == "ffg")
       j.fsdp_frozen_grads = v == "1";
+    else if (key == "bci")
+      j.bnb_ctx_inputs = v == "1";
     else if (key == "fw")
       s = enum_field(&j.framework, ParseFramework);
     else if (key == "tokens")

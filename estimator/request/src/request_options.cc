@@ -111,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 57> kKeys{{
+const std::array<KeySpec, 58> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -215,6 +215,9 @@ const std::array<KeySpec, 57> kKeys{{
     {{"fsdp-frozen-grads", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->fsdp_frozen_grads);)},
+    {{"bnb-ctx-inputs", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->bnb_ctx_inputs);)},
     {{"grad-reduce-in-bf16", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->grad_reduce_bf16);)},

@@ -331,6 +331,16 @@ bool TrainingJob::GradientsCoverFrozenWeights() const {
   return fsdp_frozen_grads && method != Method::kFull && FlattensUnits(sharding);
 }
 
+bool TrainingJob::MayKeepLastStepQuantInputs() const {
+  // QLoRA without a quant is nf4; int8 runs MatMul8bitLt, not this product.
+  return framework == Framework::kLitgpt && method == Method::kQlora && quant != Quant::kInt8 &&
+         activation_checkpointing == Checkpointing::kNone;
+}
+
+bool TrainingJob::KeepsLastStepQuantInputs() const {
+  return bnb_ctx_inputs && MayKeepLastStepQuantInputs();
+}
+
 bool TrainingJob::MayCoverFrozenWeights() const {
   return framework == Framework::kLitgpt && method != Method::kFull && FlattensUnits(sharding);
 }

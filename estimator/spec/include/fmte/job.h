@@ -305,6 +305,12 @@ struct TrainingJob {
   // modules on their own (transformers update_fsdp_plugin_peft), litgpt 0.5.9 wraps each Linear
   // alone and 0.5.10 moved to FSDP2, where frozen parameters get no gradient.
   bool fsdp_frozen_grads = false;
+  // QLoRA under bitsandbytes 0.41-0.43.1, whose 4-bit product (MatMul4Bit) keeps each quantised
+  // linear's input on its graph node (ctx.tensors = (A, B), an attribute, not save_for_backward;
+  // (None, B) from 0.43.2, bitsandbytes PR #1270): the input lives as long as the step's graph.
+  // litgpt's loops keep the last step's logits, and so its graph, until the next forward returns
+  // (litgpt pinned bitsandbytes 0.42.0 in 2024; >= 0.45.2 on Linux since).
+  bool bnb_ctx_inputs = false;
 
   // Parameter-efficient methods.
   int64_t lora_r = 16;
@@ -355,6 +361,12 @@ struct TrainingJob {
   // Whether they may, although the job does not say so: litgpt's PEFT jobs under FSDP, which
   // litgpt up to v0.5.8 wraps by whole blocks (memory.bound_bytes covers that reading).
   bool MayCoverFrozenWeights() const;
+  // Whether the previous step's 4-bit linear inputs are still allocated at the end of a forward:
+  // bnb_ctx_inputs in a litgpt QLoRA job without checkpointing (docs/memory.md "litgpt QLoRA
+  // under bitsandbytes before 0.43.2"). MayKeepLastStepQuantInputs: such a job whatever its
+  // bitsandbytes (memory.bound_bytes covers that reading).
+  bool KeepsLastStepQuantInputs() const;
+  bool MayKeepLastStepQuantInputs() const;
   // The experts' tensor-parallel size: etp, or tp when not set.
   int64_t ExpertTensorParallel() const;
   // Of a pipeline stage's `layers` (in `chunks` virtual chunks), how many full checkpointing
