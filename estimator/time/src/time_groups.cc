@@ -49,7 +49,8 @@
 // With the GPU's idle gaps between eager kernels (time_parts.h kEagerLayerGap, kPeftModuleGap):
 // hopper/pytorch median 1.036 (95% 1.338), its mixtures of experts 2.104 (2.683; the HF
 // Trainer's MoE LoRA runs adapt every expert), ampere/pytorch 1.139 (1.327); the 95% factors
-// above stay, wider.
+// above stay, wider. With torch's foreach AdamW counted op by op (time_parts.cc
+// OptimizerBytesPerParam): hopper/pytorch median 1.032.
 #include "time_groups.h"
 
 #include <cstdio>
@@ -83,7 +84,7 @@ constexpr Row kRows[] = {
      17,
      2},  // NeMo 12 + Megatron-Bridge 5 (agree within 6%)
     // HF Trainer 86 + torchtitan 3 (disagree); q95 kept above --calibrate's 1.783: docs/time.md
-    {"hopper", false, {1.036, 1.933, 1.0}, 89, 2},
+    {"hopper", false, {1.032, 1.933, 1.0}, 89, 2},
     {"blackwell", true, OneSource(1.288, 1.543, 1.0), 15, 1},  // Megatron-Bridge
     {"blackwell", false, OneSource(2.889, 3.353, 1.0), 5, 1},  // torchtitan
     {"cdna3", false, {2.734, 3.102, 1.0}, 5, 2},               // torchtitan 4 + DeepSpeed 1

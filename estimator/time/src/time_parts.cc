@@ -228,7 +228,7 @@ double GradBytes(Precision p) {
 
 double ComputeWeightBytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
 
-double OptimizerBytesPerParam(Optimizer opt, Precision p) {
+double OptimizerBytesPerParam(Optimizer opt, Precision p, OptimizerImpl impl) {
   // Read + write of every state the update touches (an elementwise, memory-bound kernel).
   const double master = p == Precision::kPureBf16 ? 2 : 4;  // fp32 weights or master copy
   const double grad = GradBytes(p);
@@ -247,6 +247,14 @@ double OptimizerBytesPerParam(Optimizer opt, Precision p) {
     case Optimizer::kAdafactor:
       states = 0.1;
       break;  // factored row/column statistics
+  }
+  if (opt == Optimizer::kAdamW && impl == OptimizerImpl::kForeach) {
+    // torch's foreach AdamW (torch/optim/adamw.py, _multi_tensor_adamw) runs each op over every
+    // tensor in turn: the weight decay (read + write the weights), lerp of exp_avg with the
+    // gradient, exp_avg_sq scaled then addcmul'ed with the gradient, its square root into a new
+    // tensor, divided by the bias correction, plus eps, and addcdiv into the weights: 4 weight
+    // passes, 14 of one state's size, 2 gradient reads.
+    return 4 * master + 7 * states + 2 * grad + copy16;
   }
   return 2 * master + grad + 2 * states + copy16;
 }

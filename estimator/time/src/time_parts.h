@@ -214,8 +214,10 @@ RingSeconds RingAttentionSeconds(const ModelArch& model, const TrainingJob& job,
                                  double context, double attention_rate, bool cross_node,
                                  const Links& links, const TimeEfficiency& eff);
 
-// Bytes the optimizer step reads and writes per trainable parameter (memory-bound on HBM).
-double OptimizerBytesPerParam(Optimizer opt, Precision precision);
+// Bytes the optimizer step reads and writes per trainable parameter (memory-bound on HBM): one
+// fused pass, or, for torch's foreach AdamW (OptimizerImpl::kForeach), one pass per op.
+double OptimizerBytesPerParam(Optimizer opt, Precision precision,
+                              OptimizerImpl impl = OptimizerImpl::kAuto);
 // Bytes of one gradient element as it is reduced across data-parallel ranks.
 double GradBytes(Precision precision);
 // Bytes of one 16-bit (or fp32) weight element as held for compute.
