@@ -198,12 +198,7 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   // fine-tuning of Qwen2.5-3B under the HF Trainer's adamw_torch_fused peaks at weights + gradients
   // + states (16 bytes x 3.09e9 parameters = 45.98 GiB; 46.06 GiB measured on an H100,
   // tests/data/memory-measured/measured-h100-hf.csv).
-  const bool torch_optim = j.optimizer == Optimizer::kAdamW || j.optimizer == Optimizer::kSgd;
-  const bool foreach =
-      torch_optim && (j.optimizer_impl == OptimizerImpl::kForeach ||
-                      (j.optimizer_impl == OptimizerImpl::kAuto &&
-                       (j.framework == Framework::kFsdp || j.framework == Framework::kLitgpt)));
-  if (foreach)
+  if (j.ForeachOptimizerStep())
     s.step_temp = sharded(sp.trainable * dt.state, sp.expert_trainable * dt.state, shard_o);
   if (j.framework == Framework::kMegatron && dt.master > 0 && dt.grad < 4) {
     // Megatron's optimizer hands its fp32 master shard a gradient with

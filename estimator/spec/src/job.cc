@@ -331,6 +331,13 @@ bool TrainingJob::GradientsCoverFrozenWeights() const {
   return fsdp_frozen_grads && method != Method::kFull && FlattensUnits(sharding);
 }
 
+bool TrainingJob::ForeachOptimizerStep() const {
+  const bool torch_optim = optimizer == Optimizer::kAdamW || optimizer == Optimizer::kSgd;
+  return torch_optim && (optimizer_impl == OptimizerImpl::kForeach ||
+                         (optimizer_impl == OptimizerImpl::kAuto &&
+                          (framework == Framework::kFsdp || framework == Framework::kLitgpt)));
+}
+
 bool TrainingJob::MayKeepLastStepQuantInputs() const {
   // QLoRA without a quant is nf4; int8 runs MatMul8bitLt, not this product.
   return framework == Framework::kLitgpt && method == Method::kQlora && quant != Quant::kInt8 &&

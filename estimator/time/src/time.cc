@@ -311,11 +311,11 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     // and DeepSpeed as configured): a read of every gradient for the norm and a read + write to
     // scale it; and the fused/foreach kernels reach kOptimizerBandwidth of HBM bandwidth.
     const bool pytorch_step = job.framework != Framework::kMegatron;
-    const double opt_bytes =
-        opt_params *
-        (time_parts::OptimizerBytesPerParam(job.optimizer, job.precision, job.optimizer_impl) +
-         (pytorch_step ? 3 * time_parts::GradBytes(job.precision) : 0)) /
-        (pytorch_step ? time_parts::kOptimizerBandwidth : 1.0);
+    const double opt_bytes = opt_params *
+                             (time_parts::OptimizerBytesPerParam(job.optimizer, job.precision,
+                                                                 job.ForeachOptimizerStep()) +
+                              (pytorch_step ? 3 * time_parts::GradBytes(job.precision) : 0)) /
+                             (pytorch_step ? time_parts::kOptimizerBandwidth : 1.0);
     double opt_s = 0, off_s = 0;
     if (job.offload_optimizer) {
       // ZeRO-Offload: 16-bit gradients down, updated 16-bit weights up over PCIe, the update on the

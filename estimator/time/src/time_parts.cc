@@ -228,7 +228,7 @@ double GradBytes(Precision p) {
 
 double ComputeWeightBytes(Precision p) { return p == Precision::kFp32 ? 4 : 2; }
 
-double OptimizerBytesPerParam(Optimizer opt, Precision p, OptimizerImpl impl) {
+double OptimizerBytesPerParam(Optimizer opt, Precision p, bool foreach) {
   // Read + write of every state the update touches (an elementwise, memory-bound kernel).
   const double master = p == Precision::kPureBf16 ? 2 : 4;  // fp32 weights or master copy
   const double grad = GradBytes(p);
@@ -248,7 +248,7 @@ double OptimizerBytesPerParam(Optimizer opt, Precision p, OptimizerImpl impl) {
       states = 0.1;
       break;  // factored row/column statistics
   }
-  if (opt == Optimizer::kAdamW && impl == OptimizerImpl::kForeach) {
+  if (opt == Optimizer::kAdamW && foreach) {
     // torch's foreach AdamW (torch/optim/adamw.py, _multi_tensor_adamw) runs each op over every
     // tensor in turn: the weight decay (read + write the weights), lerp of exp_avg with the
     // gradient, exp_avg_sq scaled then addcmul'ed with the gradient, its square root into a new

@@ -215,9 +215,8 @@ RingSeconds RingAttentionSeconds(const ModelArch& model, const TrainingJob& job,
                                  const Links& links, const TimeEfficiency& eff);
 
 // Bytes the optimizer step reads and writes per trainable parameter (memory-bound on HBM): one
-// fused pass, or, for torch's foreach AdamW (OptimizerImpl::kForeach), one pass per op.
-double OptimizerBytesPerParam(Optimizer opt, Precision precision,
-                              OptimizerImpl impl = OptimizerImpl::kAuto);
+// fused pass, or, for torch's foreach AdamW (TrainingJob::ForeachOptimizerStep), one per op.
+double OptimizerBytesPerParam(Optimizer opt, Precision precision, bool foreach = false);
 // Bytes of one gradient element as it is reduced across data-parallel ranks.
 double GradBytes(Precision precision);
 // Bytes of one 16-bit (or fp32) weight element as held for compute.

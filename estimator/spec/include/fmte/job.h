@@ -367,6 +367,12 @@ struct TrainingJob {
   // bitsandbytes (memory.bound_bytes covers that reading).
   bool KeepsLastStepQuantInputs() const;
   bool MayKeepLastStepQuantInputs() const;
+  // Whether the optimizer steps with torch's foreach implementation (one op at a time over every
+  // tensor, torch/optim/adamw.py _multi_tensor_adamw): optimizer_impl foreach, or auto where the
+  // framework builds torch.optim's AdamW or SGD with its defaults (fms-fsdp and other plain FSDP
+  // loops, litgpt); the HF Trainer's default adamw_torch_fused, torchtitan's fused and
+  // Megatron/DeepSpeed/torchtune's own kernels are not.
+  bool ForeachOptimizerStep() const;
   // The experts' tensor-parallel size: etp, or tp when not set.
   int64_t ExpertTensorParallel() const;
   // Of a pipeline stage's `layers` (in `chunks` virtual chunks), how many full checkpointing
