@@ -324,6 +324,23 @@ TEST_F(ScriptFilesTest, LitgptYamlIsLitgpt) {
   EXPECT_DOUBLE_EQ(r.job.lora_dropout, 0.05);
 }
 
+// litgpt's --quantize on the command line (finetune/lora.py: bnb.nf4, bnb.nf4-dq, bnb.fp4,
+// bnb.fp4-dq, bnb.int8, applied by Lightning's BitsandbytesPrecision): the LoRA runs on a
+// quantised base, as the config files' `quantize` key says.
+TEST_F(ScriptFilesTest, LitgptQuantizeFlagIsQlora) {
+  const std::string run = "#!/bin/bash\nlitgpt finetune lora --checkpoint_dir x --quantize ";
+  const JobRequest nf4 = Read(run + "bnb.nf4\n");
+  EXPECT_EQ(nf4.job.method, Method::kQlora);
+  EXPECT_EQ(nf4.job.quant, Quant::kNf4);
+  EXPECT_FALSE(nf4.job.double_quant);
+  const JobRequest dq = Read(run + "bnb.fp4-dq\n");
+  EXPECT_EQ(dq.job.quant, Quant::kFp4);
+  EXPECT_TRUE(dq.job.double_quant);
+  EXPECT_EQ(Read(run + "bnb.int8\n").job.quant, Quant::kInt8);
+  EXPECT_EQ(Read("#!/bin/bash\nlitgpt finetune lora --checkpoint_dir x\n").job.method,
+            Method::kLora);
+}
+
 // litgpt pretrain --config: a model given by its litgpt.Config fields (model_config) instead of a
 // name. With TinyLlama-1.1B's fields (litgpt/config.py "tiny-llama-1.1b": LLaMAMLP, 22 layers, 4
 // query groups, 5632, vocabulary 32000) the count is the published 1,100,048,384 (TinyLlama's
