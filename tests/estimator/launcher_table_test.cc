@@ -341,6 +341,26 @@ TEST_F(ScriptFilesTest, LitgptQuantizeFlagIsQlora) {
             Method::kLora);
 }
 
+// litgpt's model on the command line: the checkpoint folder after the subcommand (`litgpt finetune
+// lora microsoft/phi-2`, litgpt/__main__.py's positional checkpoint_dir) or --checkpoint_dir
+// (lit-gpt's scripts); its own framework either way.
+TEST_F(ScriptFilesTest, LitgptModelOnTheCommandLine) {
+  const JobRequest pos =
+      Read("#!/bin/bash\nlitgpt finetune lora microsoft/phi-2 --quantize bnb.nf4\n");
+  EXPECT_EQ(pos.job.model, "microsoft/phi-2");
+  EXPECT_EQ(pos.job.framework, Framework::kLitgpt);
+  EXPECT_EQ(pos.job.method, Method::kQlora);
+  EXPECT_EQ(
+      Read("#!/bin/bash\nlitgpt finetune_full checkpoints/meta-llama/Llama-2-7b-hf\n").job.model,
+      "checkpoints/meta-llama/Llama-2-7b-hf");
+  const JobRequest flag =
+      Read("#!/bin/bash\nlitgpt finetune lora --checkpoint_dir checkpoints/microsoft/phi-2\n");
+  EXPECT_EQ(flag.job.model, "checkpoints/microsoft/phi-2");
+  EXPECT_EQ(flag.job.framework, Framework::kLitgpt);
+  // Not training: `litgpt download` names a model too.
+  EXPECT_FALSE(Read("#!/bin/bash\nlitgpt download microsoft/phi-2\n").is_llm_job);
+}
+
 // litgpt pretrain --config: a model given by its litgpt.Config fields (model_config) instead of a
 // name. With TinyLlama-1.1B's fields (litgpt/config.py "tiny-llama-1.1b": LLaMAMLP, 22 layers, 4
 // query groups, 5632, vocabulary 32000) the count is the published 1,100,048,384 (TinyLlama's

@@ -172,6 +172,9 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
     Result<std::string> format = StringAt(e, "format", "", origin, at);
     if (!format.ok()) return format.status();
     r.format = std::move(format).value();
+    Result<std::string> sub_positional = StringAt(e, "subcommand_positional", "", origin, at);
+    if (!sub_positional.ok()) return sub_positional.status();
+    r.subcommand_positional = std::move(sub_positional).value();
     if (t.Format(r.format) == nullptr)
       return TableError(origin, at + ".format", "the name of one of the formats",
                         e.value("format", json()));
@@ -248,6 +251,27 @@ bool Matches(const LauncherRule& r, const LaunchLine& l) {
         return true;
   }
   return false;
+}
+
+// The subcommand entry of `r` matching the most leading positionals of `l` ("finetune full" over
+// "finetune"), with how many words it took; nullptr when none matches.
+const LauncherRule::SubcommandKeys* MatchedSubcommand(const LauncherRule& r, const LaunchLine& l,
+                                                      size_t* words_out) {
+  const LauncherRule::SubcommandKeys* sub = nullptr;
+  size_t sub_words = 0;
+  for (const auto& entry : r.subcommand_set) {
+    const std::string& name = entry.first;
+    const size_t words = 1 + static_cast<size_t>(std::count(name.begin(), name.end(), ' '));
+    if (words <= sub_words || words > l.positionals.size()) continue;
+    std::string leading(l.positionals[0]);
+    for (size_t w = 1; w < words; ++w) leading.append(" ").append(l.positionals[w]);
+    if (leading == name) {
+      sub = &entry;
+      sub_words = words;
+    }
+  }
+  *words_out = sub_words;
+  return sub;
 }
 
 bool IsConfigName(std::string_view p) {
@@ -601,6 +625,15 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
       if (!v.empty())
         sink->SetWithOrigin(r.key, v, "line " + std::to_string(l->line) + ": --" + r.paths[0]);
     }
+    size_t sub_words = 0;
+    if (!own->subcommand_positional.empty() && MatchedSubcommand(*own, *l, &sub_words) != nullptr &&
+        l->positionals.size() > sub_words && !IsConfigName(l->positionals[sub_words]) &&
+        !sink->Has(own->subcommand_positional)) {
+      sink->SetWithOrigin(own->subcommand_positional, std::string(l->positionals[sub_words]),
+                          "line " + std::to_string(l->line) + ": " + own->name + " " +
+                              std::string(l->positionals[0]) + " ... " +
+                              std::string(l->positionals[sub_words]));
+    }
     for (const auto& [key, what] : own->unread) sink->MarkUnread(key, own->name, what);
     // An LLM trainer whose files named no model (one could not be read, or the model is set
     // elsewhere): still LLM training, its model unread (request.cc).
@@ -617,19 +650,8 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
     for (const auto& [key, value] : own->set)
       implied.push_back(Assignment{key, value, "launcher " + own->name});
     // The subcommand entry matching the most leading positionals ("finetune full" over "finetune").
-    const LauncherRule::SubcommandKeys* sub = nullptr;
     size_t sub_words = 0;
-    for (const auto& entry : own->subcommand_set) {
-      const std::string& name = entry.first;
-      const size_t words = 1 + static_cast<size_t>(std::count(name.begin(), name.end(), ' '));
-      if (words <= sub_words || words > l->positionals.size()) continue;
-      std::string leading(l->positionals[0]);
-      for (size_t w = 1; w < words; ++w) leading.append(" ").append(l->positionals[w]);
-      if (leading == name) {
-        sub = &entry;
-        sub_words = words;
-      }
-    }
+    const LauncherRule::SubcommandKeys* sub = MatchedSubcommand(*own, *l, &sub_words);
     if (sub != nullptr)
       for (const auto& [key, value] : sub->second)
         implied.push_back(Assignment{key, value, "launcher " + own->name + " " + sub->first});

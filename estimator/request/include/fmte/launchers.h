@@ -66,6 +66,9 @@ struct LauncherRule {
   // applies, below everything the files and the line say.
   using SubcommandKeys = std::pair<std::string, std::vector<std::pair<std::string, std::string>>>;
   std::vector<SubcommandKeys> subcommand_set;
+  // The request key the first positional after a matched subcommand sets, unless it names a
+  // config file (litgpt's `litgpt finetune lora <checkpoint_dir>`: model); empty: none.
+  std::string subcommand_positional;
   // Launch flags that set request keys (`paths` are flag names: Megatron-Bridge's --recipe NAME
   // names the model). A flag whose value the script leaves unknown marks its key unread.
   std::vector<ConfigKeyRule> flag_keys;
