@@ -98,15 +98,14 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
     // (TrainingJob::bnb_ctx_inputs). So at the end of a forward the previous step's inputs of the
     // quantised linears (every linear of the blocks; LoRA's own saved tensors were freed) and its
     // 16-bit logits are allocated beside the new ones, before the loss saves anything.
+    const double tokens = static_cast<double>(j.LocalSeqLen()) * static_cast<double>(j.micro_batch);
     double kept_inputs = 0;
     for (size_t kind = 0; kind < uses.size(); ++kind)
       if (uses[kind] > 0)
         kept_inputs += uses[kind] * memory::LinearInputBytesPerToken(m.block_kinds[kind], dt);
-    kept_inputs *= static_cast<double>(j.LocalSeqLen()) * static_cast<double>(j.micro_batch);
-    const double both_logits = logits > 0 ? 2 * static_cast<double>(j.LocalSeqLen()) *
-                                                static_cast<double>(j.micro_batch) *
-                                                static_cast<double>(m.vocab_size) * dt.act
-                                          : 0;
+    kept_inputs *= tokens;
+    const double both_logits =
+        logits > 0 ? 2 * tokens * static_cast<double>(m.vocab_size) * dt.act : 0;
     const double forward_end =
         base + act.gpu + kept_inputs + both_logits + turn_grads + buf.forward + buf.backward;
     if (forward_end > turn) {

@@ -41,11 +41,10 @@ bool UnderAutocast(const TrainingJob& j, const Dtypes& dt) {
 
 PeftChain PeftChainBytes(double in_bytes, double result_bytes, bool autocast, bool dropout,
                          double in, double out) {
-  constexpr double kAdapter = 4;  // fp32 adapter weights
+  const double x1 = 4;  // x after _cast_input_dtype to the fp32 adapters
   const double r = result_bytes;
-  const double x1 = kAdapter;                // x after _cast_input_dtype
-  const double c = autocast ? 2 : kAdapter;  // the products' dtype
-  const double sum = std::max(r, c);         // result + lora, promoted
+  const double c = autocast ? 2 : x1;  // the products' dtype
+  const double sum = std::max(r, c);   // result + lora, promoted
   const double cast_in = in_bytes != x1 ? in_bytes + x1 : 0;
   const double drop = dropout ? 2 * x1 + 1 : 0;  // read, write, 1-byte mask
   const double autocast_in = autocast ? x1 + c : 0;
@@ -295,10 +294,11 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
           (row_parallel ? peft_saved.tp : peft_saved.seq) += bytes;
           // The input's dtype: 16 bits, or under autocast over fp32 weights (amp) the fp32
           // residual stream's norm output for the attention and MLP inputs.
-          const bool fp32_in = UnderAutocast(j, dt) && dt.param >= 4 && (grp == 0 || grp == 2);
+          const bool autocast = UnderAutocast(j, dt);
+          const bool fp32_in = autocast && dt.param >= 4 && (grp == 0 || grp == 2);
           const PeftChain c =
-              PeftChainBytes(fp32_in ? 4 : ab, UnderAutocast(j, dt) ? 2 : ab, UnderAutocast(j, dt),
-                             j.lora_dropout > 0, in, static_cast<double>(l.out_features));
+              PeftChainBytes(fp32_in ? 4 : ab, autocast ? 2 : ab, autocast, j.lora_dropout > 0, in,
+                             static_cast<double>(l.out_features));
           peft_forward += copies * c.forward;
           peft_backward += copies * c.backward;
         }

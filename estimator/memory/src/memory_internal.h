@@ -106,10 +106,6 @@ CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt, con
 ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                                const Dtypes& dt, const StageParams& sp);
 
-// Activations saved for backward by one layer of kind `block` for one micro-batch on one GPU
-// (memory_activations.cc). `kept`, when given, receives the part of them that the layer keeps
-// alive without its kernels writing it for backward: the rest of a fused output that a saved view
-// holds, SDPA's converted mask (LayerWrittenActivationBytes leaves it out).
 // The bytes PEFT's LoRA module moves per token outside its two products (peft/tuners/lora/
 // layer.py Linear.forward, 0.7-0.21: x = _cast_input_dtype(x, lora_A.weight.dtype); result =
 // result + lora_B(lora_A(dropout(x))) * scaling; result = result.to(torch_result_dtype)), as
@@ -124,18 +120,23 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
 struct PeftChain {
   double forward = 0, backward = 0;
 };
+PeftChain PeftChainBytes(double in_bytes, double result_bytes, bool autocast, bool dropout,
+                         double in, double out);
+
 // Bytes per token of the distinct input tensors of a block's linears (the ones that share an input,
 // q/k/v or gate/up, read one tensor), in the activations' dtype, whole (before tensor parallelism);
 // a routed expert's input counted once per expert a token goes to.
 double LinearInputBytesPerToken(const BlockSpec& block, const Dtypes& dt);
 
-PeftChain PeftChainBytes(double in_bytes, double result_bytes, bool autocast, bool dropout,
-                         double in, double out);
-
+// Activations saved for backward by one layer of kind `block` for one micro-batch on one GPU
+// (memory_activations.cc). `kept`, when given, receives the part of them that the layer keeps
+// alive without its kernels writing it for backward: the rest of a fused output that a saved view
+// holds, SDPA's converted mask (LayerWrittenActivationBytes leaves it out). `peft`, when given,
+// receives PEFT's adapters' own part (fmte/memory.h PeftAdapterBytes).
 double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                         const Dtypes& dt, const LoraTargets& targets, const BlockSpec& block,
                         bool checkpointed, double* kept = nullptr,
-                        PeftAdapterBytes* peft = nullptr);  // fmte/memory.h
+                        PeftAdapterBytes* peft = nullptr);
 
 StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& j,
                                          const Layout& lay, const Dtypes& dt,

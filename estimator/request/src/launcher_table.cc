@@ -613,6 +613,9 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
   // The launch's own rule: the first that read its file, else the first that named the program.
   if (own == nullptr) own = first_match;
   if (own != nullptr) {
+    // The subcommand entry matching the most leading positionals ("finetune full" over "finetune").
+    size_t sub_words = 0;
+    const LauncherRule::SubcommandKeys* sub = MatchedSubcommand(*own, *l, &sub_words);
     // Its flags that set request keys: after the files' keys, so that the line wins.
     for (const ConfigKeyRule& r : own->flag_keys) {
       const Flag* f = l->Find(r.paths[0]);
@@ -625,8 +628,7 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
       if (!v.empty())
         sink->SetWithOrigin(r.key, v, "line " + std::to_string(l->line) + ": --" + r.paths[0]);
     }
-    size_t sub_words = 0;
-    if (!own->subcommand_positional.empty() && MatchedSubcommand(*own, *l, &sub_words) != nullptr &&
+    if (sub != nullptr && !own->subcommand_positional.empty() &&
         l->positionals.size() > sub_words && !IsConfigName(l->positionals[sub_words]) &&
         !sink->Has(own->subcommand_positional)) {
       sink->SetWithOrigin(own->subcommand_positional, std::string(l->positionals[sub_words]),
@@ -644,14 +646,11 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
     if (own->trains_llms && !other_subcommand && !sink->Has("model"))
       sink->MarkUnread("model", own->name,
                        not_read.empty() ? "(its files name no model)" : not_read + " (not read)");
-  }
-  if (own != nullptr) {  // what the launcher and its subcommand imply: below everything else
+
+    // What the launcher and its subcommand imply: below everything else.
     std::vector<Assignment> implied;
     for (const auto& [key, value] : own->set)
       implied.push_back(Assignment{key, value, "launcher " + own->name});
-    // The subcommand entry matching the most leading positionals ("finetune full" over "finetune").
-    size_t sub_words = 0;
-    const LauncherRule::SubcommandKeys* sub = MatchedSubcommand(*own, *l, &sub_words);
     if (sub != nullptr)
       for (const auto& [key, value] : sub->second)
         implied.push_back(Assignment{key, value, "launcher " + own->name + " " + sub->first});
