@@ -81,30 +81,38 @@ void Escaped(std::string_view v, std::string* out) {
   }
 }
 
-Result<std::string> Unescaped(std::string_view v, std::string_view field, bool newlines) {
-  std::string out;
-  out.reserve(v.size());
-  // The text between escapes is copied as a whole (a record or message has none or a few).
-  for (size_t i = 0; i < v.size();) {
-    const size_t pct = v.find('%', i);
-    out.append(v.substr(i, pct == std::string_view::npos ? std::string_view::npos : pct - i));
-    if (pct == std::string_view::npos) break;
-    unsigned value = 0;
-    const char* end = v.data() + std::min(pct + 3, v.size());
-    const auto r = std::from_chars(v.data() + pct + 1, end, value, 16);
-    if (pct + 2 >= v.size() || r.ec != std::errc() || r.ptr != end)
-      return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + std::string(field) +
-                                     ": a % escape needs two hex digits");
-    out.push_back(static_cast<char>(value));
-    i = pct + 3;
+// `v` with its % escapes decoded, into *out. Control characters are refused (tabs and newlines
+// too unless `newlines`), so that no forged line reaches slurmctld's log. A value without escapes,
+// the usual one, is checked and copied as a whole; only the string fields are decoded at all (the
+// numbers are read from the text as it came), so a decision costs a few allocations, not two per
+// field (job_submit decodes it on a cold RPC thread of slurmctld).
+Status UnescapeInto(std::string_view v, std::string_view field, bool newlines, std::string* out) {
+  out->clear();
+  if (v.find('%') == std::string_view::npos) {
+    out->assign(v);
+  } else {
+    out->reserve(v.size());
+    for (size_t i = 0; i < v.size();) {
+      const size_t pct = v.find('%', i);
+      out->append(v.substr(i, pct == std::string_view::npos ? std::string_view::npos : pct - i));
+      if (pct == std::string_view::npos) break;
+      unsigned value = 0;
+      const char* end = v.data() + std::min(pct + 3, v.size());
+      const auto r = std::from_chars(v.data() + pct + 1, end, value, 16);
+      if (pct + 2 >= v.size() || r.ec != std::errc() || r.ptr != end)
+        return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + std::string(field) +
+                                       ": a % escape needs two hex digits");
+      out->push_back(static_cast<char>(value));
+      i = pct + 3;
+    }
   }
-  for (const char c : out) {
+  for (const char c : *out) {
     const auto b = static_cast<unsigned char>(c);
     if ((b < 0x20 || b == 0x7f) && !(newlines && (b == '\n' || b == '\t')))
       return Status::InvalidArgument(std::string(kDecisionEnvName) + ": " + std::string(field) +
                                      ": control characters are not allowed");
   }
-  return out;
+  return Status::Ok();
 }
 
 // The fields, one name per member: Encode writes them in this order, Decode needs each once.
@@ -138,7 +146,7 @@ constexpr std::string_view kNames[kFieldCount] = {
     "gpu_field",   "gpu_tres", "gpu",       "per_gpu_bytes",  "usable_bytes", "model",
     "slurm_gpus",  "record",   "message"};
 
-Result<int64_t> Int(const std::string& v, std::string_view field, int64_t lo, int64_t hi) {
+Result<int64_t> Int(std::string_view v, std::string_view field, int64_t lo, int64_t hi) {
   int64_t out = 0;
   const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
   if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size() || out < lo || out > hi)
@@ -203,7 +211,7 @@ Result<ClientDecision> DecodeClientDecision(std::string_view text) {
   const size_t first = text.find('\n');
   if (text.substr(0, first) != kHeader)
     return Status::InvalidArgument(env + ": expected the header '" + std::string(kHeader) + "'");
-  std::string values[kFieldCount];
+  std::string_view values[kFieldCount];  // as they came: decoded below, each where it goes
   bool seen[kFieldCount] = {};
   int next = 0;  // the field Encode writes next: looked at first
   for (size_t at = first; at != std::string_view::npos && at + 1 < text.size();) {
@@ -222,14 +230,7 @@ Result<ClientDecision> DecodeClientDecision(std::string_view text) {
     next = f + 1;
     if (seen[f]) return Status::InvalidArgument(env + ": " + std::string(name) + " given twice");
     seen[f] = true;
-    const std::string_view raw = line.substr(eq + 1);
-    const size_t bound = f == kRecord ? kMaxRecordBytes : kMaxFieldBytes;
-    auto v = Unescaped(raw, name, f == kMessage);
-    if (!v.ok()) return v.status();
-    if (v->size() > bound)
-      return Status::InvalidArgument(env + ": " + std::string(name) + ": longer than " +
-                                     std::to_string(bound) + " bytes");
-    values[f] = std::move(v).value();
+    values[f] = line.substr(eq + 1);
   }
   for (int f = 0; f < kFieldCount; ++f)
     if (!seen[f]) return Status::InvalidArgument(env + ": " + std::string(kNames[f]) + " missing");
@@ -237,9 +238,21 @@ Result<ClientDecision> DecodeClientDecision(std::string_view text) {
   ClientDecision d;
   CachedDecision& c = d.decision;
   Outcome& o = c.outcome;
-  d.files = values[kFiles];
+  // The text fields, decoded into their places; each within its bound.
+  for (const auto& [f, out] : {std::pair<Field, std::string*>{kFiles, &d.files},
+                               {kGpuTres, &o.new_gpu_tres},
+                               {kGpu, &o.gpu},
+                               {kModel, &c.model},
+                               {kRecord, &c.record},
+                               {kMessage, &o.user_message}}) {
+    if (Status st = UnescapeInto(values[f], kNames[f], f == kMessage, out); !st.ok()) return st;
+    const size_t bound = f == kRecord ? kMaxRecordBytes : kMaxFieldBytes;
+    if (out->size() > bound)
+      return Status::InvalidArgument(env + ": " + std::string(kNames[f]) + ": longer than " +
+                                     std::to_string(bound) + " bytes");
+  }
   {
-    const std::string& h = values[kInputs];
+    const std::string_view h = values[kInputs];
     const auto r = std::from_chars(h.data(), h.data() + h.size(), d.inputs, 16);
     if (h.size() != 16 || r.ec != std::errc() || r.ptr != h.data() + h.size())
       return Status::InvalidArgument(env + ": inputs: expected 16 hex digits");
@@ -273,11 +286,6 @@ Result<ClientDecision> DecodeClientDecision(std::string_view text) {
   o.kind = static_cast<DecisionKind>(kind);
   o.reject_reason = static_cast<RejectReason>(reason);
   o.gpu_field = static_cast<GpuTresField>(field);
-  o.new_gpu_tres = std::move(values[kGpuTres]);
-  o.gpu = std::move(values[kGpu]);
-  o.user_message = std::move(values[kMessage]);
-  c.model = std::move(values[kModel]);
-  c.record = std::move(values[kRecord]);
   c.script_read = false;  // decided on the forwarded reading: the script is never read again
   if (!c.record.empty() && !std::string_view(c.record).starts_with(kRecordPrefix))
     return Status::InvalidArgument(env + ": record: expected an fmte record ('" +

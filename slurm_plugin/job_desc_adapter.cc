@@ -71,13 +71,18 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
   if (desc.spank_job_env != nullptr) {
     for (uint32_t i = 0; i < desc.spank_job_env_size; ++i) {
       env.push_back(desc.spank_job_env[i]);
-      spank_has_forwarded = spank_has_forwarded || IsForwarded(desc.spank_job_env[i], "");
+      in.spank_env_forwarded += IsForwarded(desc.spank_job_env[i], "");
     }
+    spank_has_forwarded = in.spank_env_forwarded > 0;
   }
-  if (!spank_has_forwarded && desc.environment != nullptr) {
-    for (uint32_t i = 0; i < desc.env_size; ++i)
-      if (IsForwarded(desc.environment[i], kEnvCopyPrefix))
+  if (!spank_has_forwarded) {
+    in.env_forwarded = 0;
+    for (uint32_t i = 0; desc.environment != nullptr && i < desc.env_size; ++i) {
+      if (IsForwarded(desc.environment[i], kEnvCopyPrefix)) {
         env.push_back(desc.environment[i] + kEnvCopyPrefix.size());
+        ++in.env_forwarded;
+      }
+    }
   }
   if (!env.empty()) {
     in.spank_values = SpankValuesFromEnv(env);
@@ -115,14 +120,18 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
 namespace {
 
 // Removes the entries "<prefix><name>=" of kForwardedEnvNames from an xmalloc'd array of `*size`
-// entries, keeping the others in order.
-void DropEntries(char** array, uint32_t* size, std::string_view prefix) {
-  if (array == nullptr) return;
+// entries, keeping the others in order. `count`: how many there are (-1: not known); once that
+// many are gone the rest are moved unread (each entry is a cache miss on the controller's RPC
+// thread).
+void DropEntries(char** array, uint32_t* size, std::string_view prefix, int32_t count) {
+  if (array == nullptr || count == 0) return;
   uint32_t kept = 0;
+  int32_t dropped = 0;
   for (uint32_t i = 0; i < *size; ++i) {
     char*& entry = array[i];
-    if (IsForwarded(entry, prefix)) {
+    if ((count < 0 || dropped < count) && IsForwarded(entry, prefix)) {
       slurm_xfree(reinterpret_cast<void**>(&entry));
+      ++dropped;
       continue;
     }
     array[kept++] = entry;
@@ -135,11 +144,13 @@ void DropEntries(char** array, uint32_t* size, std::string_view prefix) {
 
 }  // namespace
 
-void DropForwardedReading(job_desc_msg_t* desc) {
-  DropEntries(desc->spank_job_env, &desc->spank_job_env_size, "");
+void DropForwardedReading(job_desc_msg_t* desc, const SubmitInputs* read) {
+  DropEntries(desc->spank_job_env, &desc->spank_job_env_size, "",
+              read != nullptr ? read->spank_env_forwarded : -1);
   // From the environment (kEnvCopyPrefix): slurmctld would write them into the job's environment
   // file in its state directory and the job would see them.
-  if (desc->environment != nullptr) DropEntries(desc->environment, &desc->env_size, kEnvCopyPrefix);
+  DropEntries(desc->environment, &desc->env_size, kEnvCopyPrefix,
+              read != nullptr ? read->env_forwarded : -1);
 }
 
 void OverlayModify(const job_desc_msg_t& desc, SlurmFacts* facts) {

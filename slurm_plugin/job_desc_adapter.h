@@ -40,6 +40,10 @@ struct SubmitInputs {
   std::vector<std::pair<std::string, std::string>> spank_values;
   SlurmFacts facts;
   std::string client_decision;  // FMTE_DECISION's value (not a SPANK value: no key reads it)
+  // How many forwarded entries the reading found in spank_job_env and in the environment (-1:
+  // the environment was not scanned), so that DropForwardedReading need not look at every entry
+  // again.
+  int32_t spank_env_forwarded = 0, env_forwarded = -1;
 };
 
 // Reads what the core needs. NO_VAL/INFINITE sentinels become 0, NULL strings empty.
@@ -50,8 +54,10 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc);
 // with the job, in memory and in every save of its job state, and hands them to every prolog) and
 // the kEnvCopyPrefix entries of its environment (otherwise written to the job's environment file
 // in the state directory, ~2 KB a job, and seen by the job). The fmte options
-// (_SLURM_SPANK_OPTION_fmte_*) stay: the SPANK plugin's remote side receives them.
-void DropForwardedReading(job_desc_msg_t* desc);
+// (_SLURM_SPANK_OPTION_fmte_*) stay: the SPANK plugin's remote side receives them. With `read`,
+// ReadJobDesc's reading of this very `desc`: an array without forwarded entries is left alone,
+// and the entries after the last forwarded one are moved without being read.
+void DropForwardedReading(job_desc_msg_t* desc, const SubmitInputs* read = nullptr);
 
 // Overlays the fields a job_modify request changes (time limit, tres_per_*, nodes, partition) on
 // the facts recorded at submission.

@@ -300,7 +300,7 @@ extern "C" FMTE_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_
     // submission clears what an earlier, failed submission may have left under the same id.
     const uint32_t id = g.tracker.PredictJobId(job_desc->job_id);
     fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*job_desc);
-    fmte::slurm::DropForwardedReading(job_desc);  // read: not kept with the job
+    fmte::slurm::DropForwardedReading(job_desc, &in);  // read: not kept with the job
     // Decided in sbatch (client_decision.h) with the same files for this very submission: that
     // decision. Else the same submission as a recent one (DecisionCache): its decision. Either
     // way without parsing or estimating again.

@@ -174,7 +174,11 @@ TEST(JobDescAdapterTest, ValuesForwardedInTheEnvironmentAreReadThenDropped) {
   EXPECT_EQ(in.spank_values[1].second, "org/m");
   EXPECT_EQ(in.spank_values[2].second, "{\"v\":1}");
   EXPECT_EQ(in.client_decision, "fmte-decision 1");
-  DropForwardedReading(&desc.d);
+  EXPECT_EQ(in.spank_env_forwarded, 0);
+  EXPECT_EQ(in.env_forwarded, 3);
+  // As job_submit drops them: with the reading's counts, so that the entries after the last
+  // forwarded one are not read again (the user's own FMTE_DECISION is not a forwarded entry).
+  DropForwardedReading(&desc.d, &in);
   EXPECT_EQ(desc.d.spank_job_env_size, 1u);
   ASSERT_EQ(desc.d.env_size, 3u);
   EXPECT_STREQ(desc.d.environment[0], "HOME=/home/u");

@@ -368,6 +368,21 @@ std::string SpankEnvKey(std::string_view key) {
   return out;
 }
 
+namespace {
+
+// Whether `name` is SpankEnvKey(key) without its prefix (no string built: job_submit reads the
+// forwarded values on a cold RPC thread of slurmctld).
+bool SpankEnvKeyIs(std::string_view key, std::string_view name) {
+  if (key.size() != name.size()) return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    const char c = std::isalnum(static_cast<unsigned char>(key[i])) ? key[i] : '_';
+    if (c != name[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
     std::span<const char* const> env) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -387,9 +402,9 @@ std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
     if (!e.starts_with(kPrefix)) continue;
     const size_t eq = e.find('=');
     if (eq == std::string_view::npos) continue;
-    const std::string_view name = e.substr(0, eq);
+    const std::string_view name = e.substr(kPrefix.size(), eq - kPrefix.size());
     for (const OptionSpec& o : FmteOptions()) {
-      if (SpankEnvKey(o.key) == name) {
+      if (SpankEnvKeyIs(o.key, name)) {
         out.emplace_back(std::string(o.key), std::string(e.substr(eq + 1, kMaxValueBytes + 1)));
         break;
       }
