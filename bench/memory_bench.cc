@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "bench_jobs.h"
 #include "fmte/memory.h"
 #include "fmte/model.h"
 
@@ -95,24 +96,11 @@ void BM_EstimateMemoryLlama70bMegatronPp4(benchmark::State& state) {
 }
 BENCHMARK(BM_EstimateMemoryLlama70bMegatronPp4);
 
-// The features of issues 13 and 14 together: Nemotron 3 Nano (52 Mamba-2 / MoE / attention
-// layers) under Megatron on 64 GPUs with expert parallelism 8, context parallelism 2, FP8 linears
-// and selective recompute of the MoE layers.
+// The features of issues 13 and 14 together (bench_jobs.h).
 void BM_EstimateMemoryNemotronEpCpFp8(benchmark::State& state) {
-  const fmte::ModelArch* model = CatalogModel(state, "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+  const fmte::TrainingJob job = fmte::bench::NemotronEpCpFp8Job();
+  const fmte::ModelArch* model = CatalogModel(state, job.model.c_str());
   if (model == nullptr) return;
-  fmte::TrainingJob job;
-  job.model = model->id;
-  job.gpus = 64;
-  job.ep = 8;
-  job.cp = 2;
-  job.fp8 = fmte::Fp8::kTensorwise;
-  job.sharding = fmte::Sharding::kZero1;
-  job.precision = fmte::Precision::kMixedBf16;
-  job.framework = fmte::Framework::kMegatron;
-  job.seq_len = 16384;
-  job.activation_checkpointing = fmte::Checkpointing::kSelective;
-  job.recompute_modules = fmte::RecomputeModuleBit(fmte::RecomputeModule::kMoe);
   TimeEstimates(state, *model, job);
 }
 BENCHMARK(BM_EstimateMemoryNemotronEpCpFp8);
