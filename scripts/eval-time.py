@@ -2,7 +2,8 @@
 """Compare fmte's step time with the measured step times in the memory-measured tables.
 
 usage: scripts/eval-time.py [--advise BIN] [--csv FILE ...] [--throughput FILE ...] [--verbose]
-                            [--json] [--calibrate] [--check-bounds]
+                            [--json] [--calibrate] [--check-bounds] [--write-manifest]
+                            [--manifest FILE]
 
 The tables of tests/data/memory-measured (measured.csv, published; measured-h100-hf.csv, measured
 by this project with scripts/device/measure_hf.py) give, beside each peak, the run's step time
@@ -19,6 +20,11 @@ With them (unless --csv names other tables) the published Megatron throughput of
 tests/data/throughput-published (NeMo and Megatron-Bridge on H100 and B200, BLOOM's Megatron-DeepSpeed
 on 384 A100; a model given by its dimensions becomes a config.json in a temporary folder; Megatron-FSDP rows
 are skipped).
+
+regressors/time-bound.json records that calibration (per group: runs, sources, the ratios, the
+factor the limit applies and the runs under it, the step time's errors; each source left out in
+turn): --write-manifest writes it, --check-bounds also fails when it is not what the runs give now
+(a change that moves predictions rewrites it in the same commit).
 
 --calibrate prints, per group of jobs (GPU generation x framework family: Megatron or the PyTorch
 frameworks, x mixture of experts or dense), the split-conformal 95% quantile of measured / predicted step time that the time limit's bound uses
@@ -90,11 +96,21 @@ def calibrate(results, q=0.95):
     groups = collections.defaultdict(list)
     for x in results:
         groups[x["group"]].append(x)
+    record = {"groups": {}, "leave_one_source_out": []}
     print("group                      runs  sources   median    q%.0f     max" % (100 * q))
     factors = {}
     for g, xs in sorted(groups.items()):
         rs = [x["ratio"] for x in xs]
         factors[g] = quantile(rs, q)
+        errs = [x["err"] for x in xs]
+        record["groups"][g] = {
+            "runs": len(xs), "sources": sorted({x["source"] for x in xs}),
+            "median_ratio": statistics.median(rs), "q95_ratio": factors[g], "max_ratio": max(rs),
+            "limit_factor": statistics.median(x["bound_factor"] for x in xs),
+            "runs_under_limit": sum(1 for x in xs
+                                    if x["final_ratio"] <= x["bound_factor"] * (1 + 1e-3)),
+            "mean_abs_err": statistics.mean(abs(e) for e in errs),
+            "median_err": statistics.median(errs)}
         print("%-26s %5d  %7d  %6.3f  %6.3f  %6.3f" % (
             g, len(xs), len({x["source"] for x in xs}), statistics.median(rs), factors[g], max(rs)))
     print("widest: %.2f dense, %.2f with the mixtures of experts" % (
@@ -121,6 +137,7 @@ def calibrate(results, q=0.95):
         print("  %-22s %-28s %.3f" % (g, s[:28], m))
     margin = max([1.0] + [m for m, _, _ in margins])
     print("margin for a group seen from fewer than 2 sources (or not at all): %.3f" % margin)
+    record["new_source_margin"] = margin
     print()
     print("leave one source out: the group's factor from the other sources (else their widest),")
     print("times the margin from the other sources where fewer than 2 of them saw the group")
@@ -150,11 +167,16 @@ def calibrate(results, q=0.95):
             n = sum(1 for r in rs if r <= f)
             covered += n
             total += len(rs)
+            record["leave_one_source_out"].append({
+                "source": s, "group": g, "runs": len(rs), "factor": f, "covered": n,
+                "group_unseen": g not in rest_f})
             print("%-30s %-20s %5d  %6.2f  %3d of %d%s" % (
                 s[:30], g, len(rs), f, n, len(rs),
                 "" if g in rest_f else "  (group unseen: widest)"))
     print("covered: %d of %d runs (%.0f%%)" % (covered, total, 100.0 * covered / max(1, total)))
-    return covered / max(1, total)
+    record["leave_one_source_out_covered"] = covered
+    record["leave_one_source_out_runs"] = total
+    return covered / max(1, total), record
 
 
 def new_source_margins(results, q=0.95):
@@ -193,6 +215,59 @@ def check_bounds(results, loso_coverage):
     print("%s leave one source out: %.0f%% of the runs under the other sources' factor" % (
         "ok  " if ok else "FAIL", 100 * loso_coverage))
     return 1 if bad else 0
+
+def rounded(v):
+    """`v` with its floats at 4 significant digits: a manifest compares equal across machines."""
+    if isinstance(v, float):
+        return float("%.4g" % v)
+    if isinstance(v, dict):
+        return {k: rounded(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [rounded(x) for x in v]
+    return v
+
+
+def manifest_of(record, tables, throughput):
+    """What regressors/time-bound.json records: per group of measured runs (GPU generation x
+    framework family x mixture of experts) the runs, sources, measured / predicted (median, the
+    split-conformal 95% quantile, the largest), the factor fmte's time limit applies to the
+    predicted wall time and how many runs lie under it, and the step time's errors; then each
+    source left out in turn, its runs checked against the factor the other sources give."""
+    rel = lambda p: os.path.relpath(p, ROOT)
+    return rounded({
+        "what": "calibration of fmte's time-limit bound (time.wall_time_bound_s) on measured step "
+                "times: estimator/time/src/time_groups.cc applies it, scripts/eval-time.py "
+                "--write-manifest writes this file and --check-bounds (test time_measured_eval) "
+                "fails when it is stale",
+        "data": [rel(t) for t in tables] + [rel(t) for t in throughput],
+        "ratio": "measured / predicted step time of the model without the group's residual "
+                 "(time.measured_factor)",
+        "err": "predicted / measured - 1 of the step time fmte reports (negative: too fast)",
+        "groups": record["groups"],
+        "new_source_margin": record["new_source_margin"],
+        "leave_one_source_out": record["leave_one_source_out"],
+        "leave_one_source_out_covered": record["leave_one_source_out_covered"],
+        "leave_one_source_out_runs": record["leave_one_source_out_runs"],
+    })
+
+
+def check_manifest(manifest, path):
+    """1 when the file at `path` is not `manifest` (the runs give other figures now)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            shipped = json.load(f)
+    except (OSError, ValueError) as e:
+        print("FAIL %s: %s (scripts/eval-time.py --write-manifest writes it)" % (path, e))
+        return 1
+    if shipped != manifest:
+        changed = sorted(k for k in set(shipped) | set(manifest)
+                         if shipped.get(k) != manifest.get(k))
+        print("FAIL %s is stale (%s differ): a change moved the predictions; rerun "
+              "scripts/eval-time.py --write-manifest and commit it with the change" % (
+                  os.path.relpath(path, ROOT), ", ".join(changed)))
+        return 1
+    print("ok   %s is what the runs give" % os.path.relpath(path, ROOT))
+    return 0
 
 
 def measured_time(r):
@@ -268,6 +343,11 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--check-bounds", action="store_true")
+    ap.add_argument("--manifest", default=os.path.join(ROOT, "regressors", "time-bound.json"),
+                    help="the shipped record of the bound's calibration: --check-bounds fails "
+                         "when it is not what the runs give now")
+    ap.add_argument("--write-manifest", action="store_true",
+                    help="write --manifest from the runs (after a change that moves predictions)")
     ap.add_argument("--throughput", action="append",
                     help="tables of published Megatron throughput (default: "
                          "tests/data/throughput-published/megatron_nemo_bloom.csv)")
@@ -362,11 +442,19 @@ def main():
                     "median_err": statistics.median(v), "min": min(v), "max": max(v)}
                 for k, v in sorted(groups.items())}
 
-    if a.calibrate or a.check_bounds:
-        loso_coverage = calibrate(results)
+    if a.calibrate or a.check_bounds or a.write_manifest:
+        loso_coverage, record = calibrate(results)
+        manifest = manifest_of(record, tables, throughput)
+    if a.write_manifest:
+        with open(a.manifest, "w", encoding="utf-8") as f:
+            f.write(json.dumps(manifest, indent=1) + "\n")
+        print("wrote %s" % a.manifest)
     if a.check_bounds:
-        return check_bounds(results, loso_coverage)
-    if a.calibrate:
+        # The shipped record is of the shipped tables: other tables are checked on their own.
+        own_tables = not a.csv and a.throughput is None
+        return check_bounds(results, loso_coverage) | (
+            check_manifest(manifest, a.manifest) if own_tables or a.write_manifest else 0)
+    if a.calibrate or a.write_manifest:
         return 0
     out = {"by_source": table(lambda x: x["source"]),
            "by_framework_gpu": table(lambda x: x["framework"] + " / " + x["gpu"]),
