@@ -3,6 +3,7 @@
 
 usage: scripts/eval-memory.py [--advise BIN] [--csv FILE] [--verbose] [--json]
                               [--calibrate] [--check-bounds [--max-mean-abs-err F]]
+                              [--write-manifest] [--manifest FILE]
 
 Each row of the CSV (tests/data/memory-measured/measured.csv, a copy of the project data's
 memory-measured table; its README says what every column means) is turned into one
@@ -25,7 +26,10 @@ then the runs under-predicted by more than 10% (issue 14's yardstick), worst fir
 --calibrate prints the leave-one-source-out range of measured / predicted that
 memory.low_bytes and memory.bound_bytes use (estimator/memory/src/memory_overheads.cc);
 --check-bounds exits 1 when that range misses a run, when a run that ran would be rejected, or
-when the mean absolute error passes --max-mean-abs-err (test memory_measured_eval).
+when the mean absolute error passes --max-mean-abs-err (test memory_measured_eval), and when
+regressors/memory-bound.json, the shipped record of that calibration and of the errors per source,
+framework and statistic, is not what the runs give now: --write-manifest rewrites it (a change that
+moves predictions does so in the same commit).
 """
 import argparse
 import collections
@@ -503,6 +507,11 @@ def main():
                          "would be rejected, or the mean absolute error passes "
                          "--max-mean-abs-err")
     ap.add_argument("--max-mean-abs-err", type=float, default=0.20)
+    ap.add_argument("--manifest", default=os.path.join(ROOT, "regressors", "memory-bound.json"),
+                    help="the shipped record of the bound's calibration and the errors per "
+                         "source and framework: --check-bounds fails when it is stale")
+    ap.add_argument("--write-manifest", action="store_true",
+                    help="write --manifest from the runs (after a change that moves predictions)")
     a = ap.parse_args()
 
     data = os.path.join(ROOT, "tests", "data", "memory-measured")
@@ -614,8 +623,76 @@ def main():
         print("not estimated:")
         for k, v in skipped.most_common():
             print("  %3d  %s" % (v, k))
+    manifest = None
+    if a.write_manifest or (a.check_bounds and not a.csv):
+        manifest = manifest_of(results, tables, by_source, by_fw, by_metric, total[0])
+    if a.write_manifest:
+        with open(a.manifest, "w", encoding="utf-8") as f:
+            f.write(json.dumps(manifest, indent=1) + "\n")
+        print("wrote %s" % a.manifest)
     if a.check_bounds:
-        return check_bounds(results, total[0], a.max_mean_abs_err)
+        # The shipped record is of the shipped tables: other tables are checked on their own.
+        return check_bounds(results, total[0], a.max_mean_abs_err) | (
+            check_manifest(manifest, a.manifest) if manifest is not None else 0)
+    return 0
+
+
+def rounded(v):
+    """`v` with its floats at 4 significant digits: a manifest compares equal across machines."""
+    if isinstance(v, float):
+        return float("%.4g" % v)
+    if isinstance(v, dict):
+        return {k: rounded(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [rounded(x) for x in v]
+    return v
+
+
+def manifest_of(results, tables, by_source, by_fw, by_metric, total):
+    """What regressors/memory-bound.json records: the factors fmte's range applies
+    (memory.bound_bytes / per_gpu_bytes, memory.low_bytes / allocated_peak_bytes), their
+    leave-one-source-out calibration (calibrate), and the errors per source, framework and
+    statistic, with the runs under-predicted by more than UNDER_LIMIT."""
+    ran = [x for x in results if "err" in x]
+    # The plain factors: a run may have a wider range (another reading of the job, a synced
+    # allocation below the peak), never a narrower one.
+    est = [x for x in ran if x["pred_total"] and x["pred_alloc"]]
+    applied = {"high": min(x["bound"] / x["pred_total"] for x in est),
+               "low": max(x["low"] / x["pred_alloc"] for x in est)} if est else {}
+    return rounded({
+        "what": "calibration of fmte's memory range (memory.low_bytes, memory.bound_bytes) and its "
+                "errors on measured peaks: estimator/memory/src/memory_overheads.cc "
+                "MeasuredBoundFactors applies the factors, scripts/eval-memory.py --write-manifest "
+                "writes this file and --check-bounds (test memory_measured_eval) fails when it is "
+                "stale",
+        "data": [os.path.relpath(t, ROOT) for t in tables],
+        "err": "predicted / measured - 1 of the statistic each source measured",
+        "applied_factors": applied,
+        "leave_one_source_out": calibrate(results),
+        "by_source": by_source, "by_framework": by_fw, "by_metric": by_metric, "all": total,
+        "under_predicted_by_more_than_10pct": [
+            {"row": x["row"], "source": x["source"], "model": x["model"], "err": x["err"]}
+            for x in sorted(ran, key=lambda x: x["err"]) if x["err"] < -UNDER_LIMIT],
+    })
+
+
+def check_manifest(manifest, path, writer="scripts/eval-memory.py"):
+    """1 when the file at `path` is not `manifest` (the runs give other figures now); `writer`
+    is the script whose --write-manifest rewrites it."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            shipped = json.load(f)
+    except (OSError, ValueError) as e:
+        print("FAIL %s: %s (%s --write-manifest writes it)" % (path, e, writer))
+        return 1
+    if shipped != manifest:
+        changed = sorted(k for k in set(shipped) | set(manifest)
+                         if shipped.get(k) != manifest.get(k))
+        print("FAIL %s is stale (%s differ): a change moved the predictions; rerun "
+              "%s --write-manifest and commit it with the change" % (
+                  os.path.relpath(path, ROOT), ", ".join(changed), writer))
+        return 1
+    print("ok   %s is what the runs give" % os.path.relpath(path, ROOT))
     return 0
 
 

@@ -216,17 +216,6 @@ def check_bounds(results, loso_coverage):
         "ok  " if ok else "FAIL", 100 * loso_coverage))
     return 1 if bad else 0
 
-def rounded(v):
-    """`v` with its floats at 4 significant digits: a manifest compares equal across machines."""
-    if isinstance(v, float):
-        return float("%.4g" % v)
-    if isinstance(v, dict):
-        return {k: rounded(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [rounded(x) for x in v]
-    return v
-
-
 def manifest_of(record, tables, throughput):
     """What regressors/time-bound.json records: per group of measured runs (GPU generation x
     framework family x mixture of experts) the runs, sources, measured / predicted (median, the
@@ -234,7 +223,7 @@ def manifest_of(record, tables, throughput):
     predicted wall time and how many runs lie under it, and the step time's errors; then each
     source left out in turn, its runs checked against the factor the other sources give."""
     rel = lambda p: os.path.relpath(p, ROOT)
-    return rounded({
+    return load_eval_memory().rounded({
         "what": "calibration of fmte's time-limit bound (time.wall_time_bound_s) on measured step "
                 "times: estimator/time/src/time_groups.cc applies it, scripts/eval-time.py "
                 "--write-manifest writes this file and --check-bounds (test time_measured_eval) "
@@ -249,25 +238,6 @@ def manifest_of(record, tables, throughput):
         "leave_one_source_out_covered": record["leave_one_source_out_covered"],
         "leave_one_source_out_runs": record["leave_one_source_out_runs"],
     })
-
-
-def check_manifest(manifest, path):
-    """1 when the file at `path` is not `manifest` (the runs give other figures now)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            shipped = json.load(f)
-    except (OSError, ValueError) as e:
-        print("FAIL %s: %s (scripts/eval-time.py --write-manifest writes it)" % (path, e))
-        return 1
-    if shipped != manifest:
-        changed = sorted(k for k in set(shipped) | set(manifest)
-                         if shipped.get(k) != manifest.get(k))
-        print("FAIL %s is stale (%s differ): a change moved the predictions; rerun "
-              "scripts/eval-time.py --write-manifest and commit it with the change" % (
-                  os.path.relpath(path, ROOT), ", ".join(changed)))
-        return 1
-    print("ok   %s is what the runs give" % os.path.relpath(path, ROOT))
-    return 0
 
 
 def measured_time(r):
@@ -453,7 +423,8 @@ def main():
         # The shipped record is of the shipped tables: other tables are checked on their own.
         own_tables = not a.csv and a.throughput is None
         return check_bounds(results, loso_coverage) | (
-            check_manifest(manifest, a.manifest) if own_tables or a.write_manifest else 0)
+            load_eval_memory().check_manifest(manifest, a.manifest, "scripts/eval-time.py")
+            if own_tables or a.write_manifest else 0)
     if a.calibrate or a.write_manifest:
         return 0
     out = {"by_source": table(lambda x: x["source"]),
