@@ -459,13 +459,11 @@ BENCHMARK(BM_JobSubmitAsSlurmctld)
     ->Iterations(2000)
     ->Unit(benchmark::kMicrosecond);
 
-// What job_submit does with a decision made in sbatch, warm, per LLM job that carries one (the
-// forwarded values in its environment, as from sbatch): stage 0 reads the job (ReadJobDesc), 1
-// also decodes the decision, 2 also hashes the controller's reading to bind it (InputsHash).
-void BM_ClientDecisionPath(benchmark::State& state) {
+// The LLM jobs as sbatch sends them with fmte's SPANK plugin: each carries the decision made in
+// sbatch (the caller frees them with FreeDesc).
+std::vector<job_desc_msg_t*> ClientDecisionJobs() {
   std::vector<job_desc_msg_t*> jobs;
   for (const Description& d : Descriptions()) {
-    // The jobs as sbatch sends them with fmte's SPANK plugin.
     job_desc_msg_t* desc = NewDesc(d, /*forward=*/true, /*client=*/true);
     if (!fmte::slurm::ReadJobDesc(*desc).client_decision.empty()) {
       jobs.push_back(desc);
@@ -473,6 +471,41 @@ void BM_ClientDecisionPath(benchmark::State& state) {
       FreeDesc(desc);
     }
   }
+  return jobs;
+}
+
+// Times `call(i)` as slurmctld runs job_submit: each call on a new thread with the caches cold
+// (32 MiB written before it); the thread CPU time per call is the iteration's time, with its
+// median and mean as counters.
+template <typename Call>
+void TimeCold(benchmark::State& state, Call call) {
+  std::vector<char> other_work(size_t{32} << 20);
+  std::vector<double> cpu_us;
+  size_t i = 0;
+  for (auto _ : state) {
+    ++i;
+    std::fill(other_work.begin(), other_work.end(), static_cast<char>(i));
+    double cpu = 0;
+    std::thread rpc([&] {
+      const double start = ThreadCpuUs();
+      call(i);
+      cpu = ThreadCpuUs() - start;
+    });
+    rpc.join();
+    cpu_us.push_back(cpu);
+    state.SetIterationTime(cpu * 1e-6);
+  }
+  std::sort(cpu_us.begin(), cpu_us.end());
+  state.counters["cpu_p50_us"] = cpu_us[cpu_us.size() / 2];
+  state.counters["cpu_mean_us"] =
+      std::accumulate(cpu_us.begin(), cpu_us.end(), 0.0) / static_cast<double>(cpu_us.size());
+}
+
+// What job_submit does with a decision made in sbatch, warm, per LLM job that carries one (the
+// forwarded values in its environment, as from sbatch): stage 0 reads the job (ReadJobDesc), 1
+// also decodes the decision, 2 also hashes the controller's reading to bind it (InputsHash).
+void BM_ClientDecisionPath(benchmark::State& state) {
+  std::vector<job_desc_msg_t*> jobs = ClientDecisionJobs();
   if (jobs.empty()) {
     state.SkipWithError("no job carries a decision made in sbatch");
     return;
@@ -490,6 +523,34 @@ void BM_ClientDecisionPath(benchmark::State& state) {
   for (job_desc_msg_t* j : jobs) FreeDesc(j);
 }
 BENCHMARK(BM_ClientDecisionPath)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+// The same stages as the controller runs them: each call on a new thread after 32 MiB of other
+// work (BM_StagesCold's set-up), thread CPU time per call; the jobs carry this process's
+// environment as sbatch sends the user's (env | wc -l entries; ~100 from the lab's login shell),
+// the forwarded values among them.
+void BM_ClientDecisionPathCold(benchmark::State& state) {
+  std::vector<job_desc_msg_t*> jobs = ClientDecisionJobs();
+  if (jobs.empty()) {
+    state.SkipWithError("no job carries a decision made in sbatch");
+    return;
+  }
+  TimeCold(state, [&](size_t i) {
+    const fmte::slurm::SubmitInputs in = fmte::slurm::ReadJobDesc(*jobs[i % jobs.size()]);
+    if (state.range(0) >= 1) {
+      auto decision = fmte::slurm::DecodeClientDecision(in.client_decision);
+      benchmark::DoNotOptimize(decision);
+    }
+    if (state.range(0) >= 2) benchmark::DoNotOptimize(fmte::slurm::DecisionCache::InputsHash(in));
+  });
+  for (job_desc_msg_t* j : jobs) FreeDesc(j);
+}
+BENCHMARK(BM_ClientDecisionPathCold)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->UseManualTime()
+    ->Iterations(2000)
+    ->Unit(benchmark::kMicrosecond);
 
 // The fingerprint of fmte.conf, the catalogs and the regressors that binds a decision made in
 // sbatch to the files it was made with: computed once per sbatch (the SPANK plugin's load) and at
@@ -559,26 +620,8 @@ void BM_StagesCold(benchmark::State& state) {
     state.SkipWithError("cannot load config or catalogs");
     return;
   }
-  std::vector<char> other_work(size_t{32} << 20);
-  std::vector<double> cpu_us;
-  size_t i = 0;
-  for (auto _ : state) {
-    const job_desc_msg_t& job = *stages.jobs[i++ % stages.jobs.size()];
-    std::fill(other_work.begin(), other_work.end(), static_cast<char>(i));
-    double cpu = 0;
-    std::thread rpc([&] {
-      const double start = ThreadCpuUs();
-      stages.Run(state.range(0), job);
-      cpu = ThreadCpuUs() - start;
-    });
-    rpc.join();
-    cpu_us.push_back(cpu);
-    state.SetIterationTime(cpu * 1e-6);
-  }
-  std::sort(cpu_us.begin(), cpu_us.end());
-  state.counters["cpu_p50_us"] = cpu_us[cpu_us.size() / 2];
-  state.counters["cpu_mean_us"] =
-      std::accumulate(cpu_us.begin(), cpu_us.end(), 0.0) / static_cast<double>(cpu_us.size());
+  TimeCold(state,
+           [&](size_t i) { stages.Run(state.range(0), *stages.jobs[i % stages.jobs.size()]); });
 }
 BENCHMARK(BM_StagesCold)
     ->Arg(0)

@@ -77,6 +77,11 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
   }
   if (!spank_has_forwarded) {
     in.env_forwarded = 0;
+    // Each entry is a string of its own, cold in the controller's new RPC thread: asking for all
+    // of them first lets their cache misses overlap instead of following one another (~100
+    // entries a job).
+    for (uint32_t i = 0; desc.environment != nullptr && i < desc.env_size; ++i)
+      __builtin_prefetch(desc.environment[i]);
     for (uint32_t i = 0; desc.environment != nullptr && i < desc.env_size; ++i) {
       if (IsForwarded(desc.environment[i], kEnvCopyPrefix)) {
         env.push_back(desc.environment[i] + kEnvCopyPrefix.size());
