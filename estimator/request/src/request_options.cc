@@ -413,9 +413,10 @@ std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
   // In key order (a key given twice keeps its order): the same values read from environments in
   // different orders are the same list, as the decision made in sbatch is bound to
   // (slurm_plugin/client_decision.h).
-  if (out.size() > 1)
-    std::stable_sort(out.begin(), out.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  // An insertion sort, stable: a handful of values (std::stable_sort would allocate a buffer, on
+  // the controller's cold RPC thread, for three of them).
+  for (size_t i = 1; i < out.size(); ++i)
+    for (size_t j = i; j > 0 && out[j].first < out[j - 1].first; --j) std::swap(out[j], out[j - 1]);
   return out;
 }
 
