@@ -25,8 +25,9 @@ const GpuCatalog& Catalog() {
 }
 
 TEST(GpuCatalogTest, LoadsShippedCsv) {
-  // 13 rows of anchors/gpus.csv + MI250X-GCD + GH200-96GB + A40 + GB200 + GB300
-  EXPECT_EQ(Catalog().size(), 18u);
+  // 13 rows of anchors/gpus.csv + MI250X-GCD + GH200-96GB + A40 + GB200 + GB300 + H100-NVL-94GB +
+  // L4
+  EXPECT_EQ(Catalog().size(), 20u);
 }
 
 // What users type -> canonical row, and the device memory the driver reports (MiB, from the
@@ -56,6 +57,14 @@ TEST(GpuCatalogTest, AliasesAndDriverMemory) {
       {"nvidia_gb300", "GB300", 284208},
       {"l40s", "L40S", 46068},
       {"A10", "A10", 23028},
+      {"A10G", "A10", 23028},         // AWS G5: the A10's memory and bandwidth
+      {"NVIDIA A10G", "A10", 23028},  // nvidia-smi name
+      {"nvidia_a10g", "A10", 23028},  // Slurm AutoDetect=nvml gres type
+      {"L4", "L4", 23034},
+      {"NVIDIA L4", "L4", 23034},
+      {"H100 NVL", "H100-NVL-94GB", 95830},
+      {"NVIDIA H100 NVL", "H100-NVL-94GB", 95830},
+      {"h100-nvl", "H100-NVL-94GB", 95830},
       {"a40", "A40", 46068},  // nvidia-smi with ECC on
       {"V100", "V100-SXM2-32GB", 32768},
       {"V100-32GB", "V100-SXM2-32GB", 32768},
@@ -88,6 +97,15 @@ TEST(GpuCatalogTest, PeaksAndBandwidths) {
   const GpuSpec* v100 = *Catalog().Find("V100");
   EXPECT_DOUBLE_EQ(v100->peak_bf16_tflops, 0);  // Volta has no bf16
   EXPECT_DOUBLE_EQ(v100->PeakTflops(true), 125);
+  // H100 NVL: 1671 TFLOPS BF16 with sparsity, 3.9 TB/s, NVLink bridge 600 GB/s (H100 datasheet);
+  // L4: 242 TFLOPS BF16 with sparsity, 300 GB/s (L4 datasheet).
+  const GpuSpec* nvl = *Catalog().Find("H100 NVL");
+  EXPECT_DOUBLE_EQ(nvl->PeakTflops(true), 835);
+  EXPECT_DOUBLE_EQ(nvl->hbm_gbps, 3900);
+  EXPECT_DOUBLE_EQ(nvl->interconnect_gbps, 300);
+  const GpuSpec* l4 = *Catalog().Find("L4");
+  EXPECT_DOUBLE_EQ(l4->PeakTflops(true), 121);
+  EXPECT_DOUBLE_EQ(l4->hbm_gbps, 300);
   const GpuSpec* gh200 = *Catalog().Find("GH200");
   EXPECT_DOUBLE_EQ(gh200->PeakTflops(true), 989);
   EXPECT_DOUBLE_EQ(gh200->hbm_gbps, 4000);
