@@ -27,9 +27,9 @@ then the runs under-predicted by more than 10% (issue 14's yardstick), worst fir
 memory.low_bytes and memory.bound_bytes use (estimator/memory/src/memory_overheads.cc);
 --check-bounds exits 1 when that range misses a run, when a run that ran would be rejected, or
 when the mean absolute error passes --max-mean-abs-err (test memory_measured_eval), and when
-regressors/memory-bound.json, the shipped record of that calibration and of the errors per source,
-framework and statistic, is not what the runs give now: --write-manifest rewrites it (a change that
-moves predictions does so in the same commit).
+regressors/calibration/memory-bound.json, the shipped record of that calibration and of the errors
+per source, framework and statistic, is not what the runs give now: --write-manifest rewrites it (a
+change that moves predictions does so in the same commit; with --csv, --manifest names the record).
 """
 import argparse
 import collections
@@ -507,12 +507,16 @@ def main():
                          "would be rejected, or the mean absolute error passes "
                          "--max-mean-abs-err")
     ap.add_argument("--max-mean-abs-err", type=float, default=0.20)
-    ap.add_argument("--manifest", default=os.path.join(ROOT, "regressors", "memory-bound.json"),
-                    help="the shipped record of the bound's calibration and the errors per "
-                         "source and framework: --check-bounds fails when it is stale")
+    ap.add_argument("--manifest",
+                    help="the record of the bound's calibration and the errors per source and "
+                         "framework (default, for the shipped tables: " + SHIPPED_MANIFEST + "): "
+                         "--check-bounds fails when it is stale")
     ap.add_argument("--write-manifest", action="store_true",
                     help="write --manifest from the runs (after a change that moves predictions)")
     a = ap.parse_args()
+    manifest_path = a.manifest or (None if a.csv else os.path.join(ROOT, SHIPPED_MANIFEST))
+    if a.write_manifest and manifest_path is None:
+        ap.error("--write-manifest with other tables (--csv) needs --manifest FILE")
 
     data = os.path.join(ROOT, "tests", "data", "memory-measured")
     tables = a.csv or [os.path.join(data, "measured.csv"), os.path.join(data, "measured-h100-hf.csv")]
@@ -568,6 +572,14 @@ def main():
     by_fw = summarise(results, lambda x: x["framework"])
     by_metric = summarise(results, lambda x: x["metric"])
     total = summarise(results, lambda x: "all")
+    # The record of the shipped tables (or of --manifest's): written, or checked by --check-bounds.
+    manifest = None
+    if manifest_path is not None and (a.write_manifest or a.check_bounds):
+        manifest = manifest_of(results, tables, by_source, by_fw, by_metric, total[0])
+    if a.write_manifest:
+        with open(manifest_path, "w", encoding="utf-8") as f:
+            f.write(json.dumps(manifest, indent=1) + "\n")
+        print("wrote %s" % manifest_path, file=sys.stderr)
     if a.calibrate:
         c = calibrate(results)
         if a.json:
@@ -623,17 +635,9 @@ def main():
         print("not estimated:")
         for k, v in skipped.most_common():
             print("  %3d  %s" % (v, k))
-    manifest = None
-    if a.write_manifest or (a.check_bounds and not a.csv):
-        manifest = manifest_of(results, tables, by_source, by_fw, by_metric, total[0])
-    if a.write_manifest:
-        with open(a.manifest, "w", encoding="utf-8") as f:
-            f.write(json.dumps(manifest, indent=1) + "\n")
-        print("wrote %s" % a.manifest)
     if a.check_bounds:
-        # The shipped record is of the shipped tables: other tables are checked on their own.
         return check_bounds(results, total[0], a.max_mean_abs_err) | (
-            check_manifest(manifest, a.manifest) if manifest is not None else 0)
+            check_manifest(manifest, manifest_path) if manifest is not None else 0)
     return 0
 
 
@@ -649,7 +653,7 @@ def rounded(v):
 
 
 def manifest_of(results, tables, by_source, by_fw, by_metric, total):
-    """What regressors/memory-bound.json records: the factors fmte's range applies
+    """What regressors/calibration/memory-bound.json records: the factors fmte's range applies
     (memory.bound_bytes / per_gpu_bytes, memory.low_bytes / allocated_peak_bytes), their
     leave-one-source-out calibration (calibrate), and the errors per source, framework and
     statistic, with the runs under-predicted by more than UNDER_LIMIT."""
@@ -676,6 +680,19 @@ def manifest_of(results, tables, by_source, by_fw, by_metric, total):
     })
 
 
+def same(a, b, rel=2e-3):
+    """Whether two manifests (or parts) agree: floats within `rel` (a value on the edge of the
+    4-digit rounding may round the other way in another build), everything else exactly."""
+    if isinstance(a, float) or isinstance(b, float):
+        return (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                and abs(a - b) <= rel * max(abs(a), abs(b), 1e-12))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k], rel) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y, rel) for x, y in zip(a, b))
+    return a == b
+
+
 def check_manifest(manifest, path, writer="scripts/eval-memory.py"):
     """1 when the file at `path` is not `manifest` (the runs give other figures now); `writer`
     is the script whose --write-manifest rewrites it."""
@@ -685,9 +702,9 @@ def check_manifest(manifest, path, writer="scripts/eval-memory.py"):
     except (OSError, ValueError) as e:
         print("FAIL %s: %s (%s --write-manifest writes it)" % (path, e, writer))
         return 1
-    if shipped != manifest:
+    if not same(shipped, manifest):
         changed = sorted(k for k in set(shipped) | set(manifest)
-                         if shipped.get(k) != manifest.get(k))
+                         if not same(shipped.get(k), manifest.get(k)))
         print("FAIL %s is stale (%s differ): a change moved the predictions; rerun "
               "%s --write-manifest and commit it with the change" % (
                   os.path.relpath(path, ROOT), ", ".join(changed), writer))
@@ -697,6 +714,7 @@ def check_manifest(manifest, path, writer="scripts/eval-memory.py"):
 
 
 UNDER_LIMIT = 0.10  # an under-prediction beyond this is a job that may run out of memory
+SHIPPED_MANIFEST = os.path.join("regressors", "calibration", "memory-bound.json")
 
 
 def check_bounds(results, total, max_mean_abs_err):

@@ -21,10 +21,11 @@ tests/data/throughput-published (NeMo and Megatron-Bridge on H100 and B200, BLOO
 on 384 A100; a model given by its dimensions becomes a config.json in a temporary folder; Megatron-FSDP rows
 are skipped).
 
-regressors/time-bound.json records that calibration (per group: runs, sources, the ratios, the
-factor the limit applies and the runs under it, the step time's errors; each source left out in
-turn): --write-manifest writes it, --check-bounds also fails when it is not what the runs give now
-(a change that moves predictions rewrites it in the same commit).
+regressors/calibration/time-bound.json records that calibration (per group: runs, sources, the
+ratios, the factor the limit applies and the runs under it, the step time's errors; each source
+left out in turn): --write-manifest writes it, --check-bounds also fails when it is not what the
+runs give now (a change that moves predictions rewrites it in the same commit). With other tables
+(--csv, --throughput) --manifest names the record to write or check.
 
 --calibrate prints, per group of jobs (GPU generation x framework family: Megatron or the PyTorch
 frameworks, x mixture of experts or dense), the split-conformal 95% quantile of measured / predicted step time that the time limit's bound uses
@@ -216,12 +217,13 @@ def check_bounds(results, loso_coverage):
         "ok  " if ok else "FAIL", 100 * loso_coverage))
     return 1 if bad else 0
 
+
 def manifest_of(record, tables, throughput):
-    """What regressors/time-bound.json records: per group of measured runs (GPU generation x
-    framework family x mixture of experts) the runs, sources, measured / predicted (median, the
-    split-conformal 95% quantile, the largest), the factor fmte's time limit applies to the
-    predicted wall time and how many runs lie under it, and the step time's errors; then each
-    source left out in turn, its runs checked against the factor the other sources give."""
+    """What regressors/calibration/time-bound.json records: per group of measured runs (GPU
+    generation x framework family x mixture of experts) the runs, sources, measured / predicted
+    (median, the split-conformal 95% quantile, the largest), the factor fmte's time limit applies
+    to the predicted wall time and how many runs lie under it, and the step time's errors; then
+    each source left out in turn, its runs checked against the factor the other sources give."""
     rel = lambda p: os.path.relpath(p, ROOT)
     return load_eval_memory().rounded({
         "what": "calibration of fmte's time-limit bound (time.wall_time_bound_s) on measured step "
@@ -313,15 +315,21 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--check-bounds", action="store_true")
-    ap.add_argument("--manifest", default=os.path.join(ROOT, "regressors", "time-bound.json"),
-                    help="the shipped record of the bound's calibration: --check-bounds fails "
-                         "when it is not what the runs give now")
+    ap.add_argument("--manifest",
+                    help="the record of the bound's calibration (default, for the shipped tables: "
+                         "regressors/calibration/time-bound.json): --check-bounds fails when it is "
+                         "not what the runs give now")
     ap.add_argument("--write-manifest", action="store_true",
                     help="write --manifest from the runs (after a change that moves predictions)")
     ap.add_argument("--throughput", action="append",
                     help="tables of published Megatron throughput (default: "
                          "tests/data/throughput-published/megatron_nemo_bloom.csv)")
     a = ap.parse_args()
+    own_tables = not a.csv and a.throughput is None
+    manifest_path = a.manifest or (
+        os.path.join(ROOT, "regressors", "calibration", "time-bound.json") if own_tables else None)
+    if a.write_manifest and manifest_path is None:
+        ap.error("--write-manifest with other tables (--csv, --throughput) needs --manifest FILE")
     em = load_eval_memory()
     data = os.path.join(ROOT, "tests", "data", "memory-measured")
     tables = a.csv or [os.path.join(data, "measured.csv"), os.path.join(data, "measured-h100-hf.csv")]
@@ -416,15 +424,14 @@ def main():
         loso_coverage, record = calibrate(results)
         manifest = manifest_of(record, tables, throughput)
     if a.write_manifest:
-        with open(a.manifest, "w", encoding="utf-8") as f:
+        with open(manifest_path, "w", encoding="utf-8") as f:
             f.write(json.dumps(manifest, indent=1) + "\n")
-        print("wrote %s" % a.manifest)
+        print("wrote %s" % manifest_path)
     if a.check_bounds:
         # The shipped record is of the shipped tables: other tables are checked on their own.
-        own_tables = not a.csv and a.throughput is None
         return check_bounds(results, loso_coverage) | (
-            load_eval_memory().check_manifest(manifest, a.manifest, "scripts/eval-time.py")
-            if own_tables or a.write_manifest else 0)
+            load_eval_memory().check_manifest(manifest, manifest_path, "scripts/eval-time.py")
+            if manifest_path is not None else 0)
     if a.calibrate or a.write_manifest:
         return 0
     out = {"by_source": table(lambda x: x["source"]),

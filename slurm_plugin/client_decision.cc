@@ -282,6 +282,9 @@ Result<ClientDecision> DecodeClientDecision(std::string_view text) {
                  {kUsableBytes, 0, kBig, &o.usable_bytes},
                  {kSlurmGpus, 0, 1 << 20, &c.slurm_gpus}};
   for (const auto& n : numbers) {
+    if (values[n.f].size() > kMaxFieldBytes)  // zeros before a digit would read as a number
+      return Refused(std::string(kNames[n.f]) + ": longer than " + std::to_string(kMaxFieldBytes) +
+                     " bytes");
     if (!ReadInt(values[n.f], n.lo, n.hi, n.out))
       return NotAnInteger(values[n.f], kNames[n.f], n.lo, n.hi);
   }

@@ -7,6 +7,8 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace fmte {
 namespace {
@@ -287,6 +289,20 @@ TEST(RequestTest, SpankValuesFromEnv) {
   EXPECT_EQ(t[1].second, "4096");
   EXPECT_EQ(t[2].second, "8192");
   EXPECT_EQ(Parse("", {}, t).job.seq_len, 8192);
+  // Many entries (a hostile job's: past the insertion sort's handful) keep the same order rule.
+  std::vector<std::string> many;
+  for (int i = 0; i < 40; ++i)
+    many.push_back(i % 2 ? "_SLURM_SPANK_OPTION_fmte_fmte_seq_len=" + std::to_string(i)
+                         : "_SLURM_SPANK_OPTION_fmte_fmte_model=m/" + std::to_string(i));
+  std::vector<const char*> many_env;
+  for (const std::string& e : many) many_env.push_back(e.c_str());
+  const auto m = SpankValuesFromEnv(many_env);
+  ASSERT_EQ(m.size(), 40u);
+  for (size_t i = 0; i < 20; ++i) {
+    EXPECT_EQ(m[i], (std::pair<std::string, std::string>{"model", "m/" + std::to_string(2 * i)}));
+    EXPECT_EQ(m[20 + i],
+              (std::pair<std::string, std::string>{"seq-len", std::to_string(2 * i + 1)}));
+  }
 }
 
 TEST(RequestTest, ForwardedArchitectureFollowsTheModelSource) {

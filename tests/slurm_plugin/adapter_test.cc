@@ -139,7 +139,9 @@ TEST(JobDescAdapterTest, TheForwardedReadingIsReadThenDroppedFromTheJob) {
   ASSERT_EQ(in.spank_values.size(), 3u);
   EXPECT_EQ(in.spank_values[2].second, "{\"v\":1}");
   EXPECT_EQ(in.client_decision, "fmte-decision 1");
-  DropForwardedReading(&desc.d);
+  EXPECT_EQ(in.spank_env_forwarded, 3);
+  EXPECT_EQ(in.env_forwarded, -1);     // spank_job_env has them: the environment's are not read
+  DropForwardedReading(&desc.d, &in);  // as job_submit: the environment's copies go all the same
   ASSERT_EQ(desc.d.spank_job_env_size, 2u);
   EXPECT_STREQ(desc.d.spank_job_env[0], env[0].c_str());
   EXPECT_STREQ(desc.d.spank_job_env[1], "OTHER=1");

@@ -90,6 +90,7 @@ TEST(ClientDecisionTest, RefusesWhatIsNotExactlyOneDecision) {
   refused(with("kind", "3"), "kind: expected an integer in [0, 2]");
   refused(with("new_gpus", "-1"), "new_gpus");
   refused(with("time_limit_min", "12x"), "time_limit_min");
+  refused(with("time_limit_min", std::string(5000, '0') + "1"), "time_limit_min: longer than");
   refused(with("inputs", "123"), "inputs: expected 16 hex digits");
   refused(with("model", "a%0Ab"), "model: control characters");  // no forged log line
   refused(with("model", "a%4"), "model: a % escape");
