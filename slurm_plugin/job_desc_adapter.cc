@@ -114,7 +114,8 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
     else
       f.mem_per_node_mb = static_cast<int64_t>(std::min<uint64_t>(desc.pn_min_memory, 1ULL << 40));
   }
-  f.mem_per_gpu_mb = MemPerGpuMb(Str(desc.mem_per_tres));
+  // (Most jobs give none: the tres parser's code is not run for them on the cold RPC thread.)
+  f.mem_per_gpu_mb = desc.mem_per_tres != nullptr ? MemPerGpuMb(desc.mem_per_tres) : 0;
   f.cpus_per_task = desc.cpus_per_task == NO_VAL16 ? 0 : desc.cpus_per_task;
   f.job_name = Str(desc.name);
   // No getpwuid(): it may reach LDAP while slurmctld holds its locks. The uid is enough.
