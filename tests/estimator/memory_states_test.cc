@@ -629,5 +629,37 @@ TEST(MemoryStatesTest, FrozenWeightsInsideFsdpUnitsGetGradients) {
   EXPECT_LT(hf.bound_bytes, blocks.per_gpu_bytes);
 }
 
+// litgpt's PEFT loops call the output layer on 128-position chunks (model(input_ids,
+// lm_head_chunk_size=128), finetune/lora.py). Under autocast (bf16-mixed: fp32 weights) each call
+// casts the frozen head weight to bf16 anew: torch.autocast caches only casts of leaves that
+// require grad (autocast_mode.cpp cached_cast), and F.linear saves the cast for the chunk's input
+// gradient. So at the end of the forward the head's 16-bit copy is alive once per chunk. For
+// Llama-2-7b (head 32,000 x 4096) one more chunk (129 positions against 128) adds one copy,
+// 2 x 131,072,000 bytes, beyond what one more position adds elsewhere (130 against 129, the same
+// two chunks): the second difference of the forward-backward peak. With bf16 weights (bf16-true,
+// no autocast) there is no cast, and full fine-tuning (full.py) runs the head on the whole logits.
+TEST(MemoryStatesTest, LitgptPeftCastsTheFrozenHeadOncePerChunkUnderAutocast) {
+  const ModelArch m = Llama2_7b();
+  const auto peak = [&](Precision precision, Method method, int64_t seq) {
+    TrainingJob j = BaseJob();
+    j.framework = Framework::kLitgpt;
+    j.method = method;
+    j.lora_r = 8;
+    j.lora_targets = {"q_proj", "v_proj"};
+    j.precision = precision;
+    j.seq_len = seq;
+    Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? static_cast<double>(PhaseAllocated(*e, "forward-backward")) : 0.0;
+  };
+  const auto second_difference = [&](Precision precision, Method method) {
+    return (peak(precision, method, 129) - peak(precision, method, 128)) -
+           (peak(precision, method, 130) - peak(precision, method, 129));
+  };
+  EXPECT_NEAR(second_difference(Precision::kAmpBf16, Method::kLora), 2 * 32000.0 * 4096, 1e3);
+  EXPECT_NEAR(second_difference(Precision::kPureBf16, Method::kLora), 0, 1e3);
+  EXPECT_NEAR(second_difference(Precision::kAmpBf16, Method::kFull), 0, 1e3);
+}
+
 }  // namespace
 }  // namespace fmte

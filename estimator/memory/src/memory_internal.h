@@ -143,6 +143,11 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
                                          const LoraTargets& targets, const KindUses& uses,
                                          int stage);
 
+// litgpt's training loops run the output layer on chunks of this many positions
+// (model(input_ids, lm_head_chunk_size=128) in finetune/lora.py, adapter.py, adapter_v2.py) and
+// take chunked_cross_entropy over 128-token chunks (litgpt/utils.py).
+inline constexpr double kLitgptHeadChunk = 128;
+
 // Logits and loss at their peak on the last stage (memory_logits.cc).
 double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
                    const StageParams& last_stage);

@@ -59,7 +59,7 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
     // (16-bit; fp32 under autocast, where log_softmax autocasts to fp32). Backward turns one chunk
     // at a time into its gradients. So litgpt needs no --chunked-loss to be read this way.
     const double saved = dt.autocast ? 4 : ab;
-    const double chunk = std::min(tokens, 128.0 * static_cast<double>(j.micro_batch));
+    const double chunk = std::min(tokens, kLitgptHeadChunk * static_cast<double>(j.micro_batch));
     return tokens * vocab * (ab + saved) + chunk * vocab * (ab + saved);
   }
   if (j.chunked_loss) {

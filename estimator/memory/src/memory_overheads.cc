@@ -1,6 +1,7 @@
 // Framework buffers (DDP buckets, ZeRO buckets and live parameters, FSDP gathered units, autocast
 // weight casts), the CUDA context with NCCL, and allocator fragmentation.
 #include <algorithm>
+#include <cmath>
 
 #include "memory_internal.h"
 
@@ -96,9 +97,17 @@ Buffers ComputeBuffers(const ModelArch& m, const TrainingJob& j, const Layout& l
     // trainable weights are alive at the end of forward. Under FSDP the gathered copy is already
     // 16-bit (the MixedPrecision policy accelerate and the HF Trainer set from mixed_precision,
     // counted as FSDP's gathered units above): autocast finds nothing to cast.
-    const double cast =
-        j.activation_checkpointing == Checkpointing::kFull ? sp.trainable_linear : sp.linear;
+    const bool full_recompute = j.activation_checkpointing == Checkpointing::kFull;
+    const double cast = full_recompute ? sp.trainable_linear : sp.linear;
     b.forward += 2 * cast / (ShardsWeights(sh) ? static_cast<double>(lay.shard) : 1);
+    if (fw == Framework::kLitgpt && IsPeft(j.method) && sp.head > 0) {
+      // litgpt's PEFT loops run the frozen head once per kLitgptHeadChunk positions: each call
+      // casts its weight again (not a leaf that requires grad: not cached) and saves that cast for
+      // the chunk's input gradient, so the head's 16-bit copy is alive once per chunk at the end
+      // of the forward (outside the checkpointed blocks: also under full recompute), not once.
+      const double chunks = std::ceil(static_cast<double>(j.LocalSeqLen()) / kLitgptHeadChunk);
+      b.forward += 2 * sp.head * std::max(0.0, chunks - (full_recompute ? 0 : 1));
+    }
     // Under no_grad autocast still caches the casts of weights that require grad (cached_cast:
     // arg.requires_grad() && arg.is_leaf()), until the evaluation's autocast context exits.
     b.eval += 2 * sp.trainable_linear / (ShardsWeights(sh) ? static_cast<double>(lay.shard) : 1);
