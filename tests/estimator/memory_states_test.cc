@@ -640,9 +640,11 @@ TEST(MemoryStatesTest, FrozenWeightsInsideFsdpUnitsGetGradients) {
 // no autocast) there is no cast, and full fine-tuning (full.py) runs the head on the whole logits.
 TEST(MemoryStatesTest, LitgptPeftCastsTheFrozenHeadOncePerChunkUnderAutocast) {
   const ModelArch m = Llama2_7b();
+  Checkpointing checkpointing = Checkpointing::kNone;
   const auto peak = [&](Precision precision, Method method, int64_t seq) {
     TrainingJob j = BaseJob();
     j.framework = Framework::kLitgpt;
+    j.activation_checkpointing = checkpointing;
     j.method = method;
     j.lora_r = 8;
     j.lora_targets = {"q_proj", "v_proj"};
@@ -659,6 +661,9 @@ TEST(MemoryStatesTest, LitgptPeftCastsTheFrozenHeadOncePerChunkUnderAutocast) {
   EXPECT_NEAR(second_difference(Precision::kAmpBf16, Method::kLora), 2 * 32000.0 * 4096, 1e3);
   EXPECT_NEAR(second_difference(Precision::kPureBf16, Method::kLora), 0, 1e3);
   EXPECT_NEAR(second_difference(Precision::kAmpBf16, Method::kFull), 0, 1e3);
+  // The head runs outside the checkpointed blocks: the same under full recompute.
+  checkpointing = Checkpointing::kFull;
+  EXPECT_NEAR(second_difference(Precision::kAmpBf16, Method::kLora), 2 * 32000.0 * 4096, 1e3);
 }
 
 }  // namespace
