@@ -218,14 +218,15 @@ def check_bounds(results, loso_coverage):
     return 1 if bad else 0
 
 
-def manifest_of(record, tables, throughput):
+def manifest_of(em, record, tables, throughput):
     """What regressors/calibration/time-bound.json records: per group of measured runs (GPU
     generation x framework family x mixture of experts) the runs, sources, measured / predicted
     (median, the split-conformal 95% quantile, the largest), the factor fmte's time limit applies
     to the predicted wall time and how many runs lie under it, and the step time's errors; then
-    each source left out in turn, its runs checked against the factor the other sources give."""
+    each source left out in turn, its runs checked against the factor the other sources give.
+    `em`: scripts/eval-memory.py as loaded by main (its rounding)."""
     rel = lambda p: os.path.relpath(p, ROOT)
-    return load_eval_memory().rounded({
+    return em.rounded({
         "what": "calibration of fmte's time-limit bound (time.wall_time_bound_s) on measured step "
                 "times: estimator/time/src/time_groups.cc applies it, scripts/eval-time.py "
                 "--write-manifest writes this file and --check-bounds (test time_measured_eval) "
@@ -422,7 +423,7 @@ def main():
 
     if a.calibrate or a.check_bounds or a.write_manifest:
         loso_coverage, record = calibrate(results)
-        manifest = manifest_of(record, tables, throughput)
+        manifest = manifest_of(em, record, tables, throughput)
     if a.write_manifest:
         with open(manifest_path, "w", encoding="utf-8") as f:
             f.write(json.dumps(manifest, indent=1) + "\n")
@@ -430,7 +431,7 @@ def main():
     if a.check_bounds:
         # The shipped record is of the shipped tables: other tables are checked on their own.
         return check_bounds(results, loso_coverage) | (
-            load_eval_memory().check_manifest(manifest, manifest_path, "scripts/eval-time.py")
+            em.check_manifest(manifest, manifest_path, "scripts/eval-time.py")
             if manifest_path is not None else 0)
     if a.calibrate or a.write_manifest:
         return 0

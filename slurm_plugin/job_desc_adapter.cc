@@ -67,15 +67,11 @@ SubmitInputs ReadJobDesc(const job_desc_msg_t& desc) {
   // The spank_job_env entries, and the forwarded values sbatch sent in the environment
   // (kEnvCopyPrefix) unless spank_job_env has them (then the environment's are its copies).
   std::vector<const char*> env;
-  bool spank_has_forwarded = false;
-  if (desc.spank_job_env != nullptr) {
-    for (uint32_t i = 0; i < desc.spank_job_env_size; ++i) {
-      env.push_back(desc.spank_job_env[i]);
-      in.spank_env_forwarded += IsForwarded(desc.spank_job_env[i], "");
-    }
-    spank_has_forwarded = in.spank_env_forwarded > 0;
+  for (uint32_t i = 0; desc.spank_job_env != nullptr && i < desc.spank_job_env_size; ++i) {
+    env.push_back(desc.spank_job_env[i]);
+    in.spank_env_forwarded += IsForwarded(desc.spank_job_env[i], "");
   }
-  if (!spank_has_forwarded) {
+  if (in.spank_env_forwarded == 0) {
     in.env_forwarded = 0;
     // Each entry is a string of its own, cold in the controller's new RPC thread: asking for all
     // of them first lets their cache misses overlap instead of following one another (~100

@@ -106,6 +106,17 @@ TEST(MemoryStatesTest, OptimizersPerParameter) {
   }
 }
 
+// litgpt's default adapters: LoRA r 8 on query and value (finetune/lora.py).
+TrainingJob LitgptQvJob(Method method, Precision precision) {
+  TrainingJob j = BaseJob();
+  j.framework = Framework::kLitgpt;
+  j.method = method;
+  j.lora_r = 8;
+  j.lora_targets = {"q_proj", "v_proj"};
+  j.precision = precision;
+  return j;
+}
+
 TEST(MemoryStatesTest, LitgptQloraQuantisesItsHeadAndKeepsTheRestIn16Bits) {
   // litgpt builds the model under Lightning's BitsandbytesPrecision, which makes every nn.Linear
   // a 4-bit one (the lm_head too) and never calls PEFT's prepare_model_for_kbit_training: the
@@ -116,12 +127,7 @@ TEST(MemoryStatesTest, LitgptQloraQuantisesItsHeadAndKeepsTheRestIn16Bits) {
   // as PEFT's):
   //   3,238,002,688 + 2 x 131,338,240 + 0.5 x 131,072,000 + 4 x 4,194,304 = 3,582,992,384.
   const ModelArch m = Llama2_7b();
-  TrainingJob j = BaseJob();
-  j.framework = Framework::kLitgpt;
-  j.method = Method::kQlora;
-  j.lora_r = 8;
-  j.lora_targets = {"q_proj", "v_proj"};
-  j.precision = Precision::kPureBf16;
+  TrainingJob j = LitgptQvJob(Method::kQlora, Precision::kPureBf16);
   j.seq_len = 512;
   Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
   ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -642,13 +648,8 @@ TEST(MemoryStatesTest, LitgptPeftCastsTheFrozenHeadOncePerChunkUnderAutocast) {
   const ModelArch m = Llama2_7b();
   Checkpointing checkpointing = Checkpointing::kNone;
   const auto peak = [&](Precision precision, Method method, int64_t seq) {
-    TrainingJob j = BaseJob();
-    j.framework = Framework::kLitgpt;
+    TrainingJob j = LitgptQvJob(method, precision);
     j.activation_checkpointing = checkpointing;
-    j.method = method;
-    j.lora_r = 8;
-    j.lora_targets = {"q_proj", "v_proj"};
-    j.precision = precision;
     j.seq_len = seq;
     Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
     EXPECT_TRUE(e.ok()) << e.status().ToString();

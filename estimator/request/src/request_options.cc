@@ -413,17 +413,9 @@ std::vector<std::pair<std::string, std::string>> SpankValuesFromEnv(
   // In key order (a key given twice keeps its order): the same values read from environments in
   // different orders are the same list, as the decision made in sbatch is bound to
   // (slurm_plugin/client_decision.h).
-  // A handful of values (std::stable_sort would allocate a buffer, on the controller's cold RPC
-  // thread, for three of them): an insertion sort, stable; a hostile job's thousands of entries
-  // go to std::stable_sort (the insertion sort is quadratic).
-  constexpr size_t kInsertionSortMax = 16;
-  const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
-  if (out.size() > kInsertionSortMax) {
-    std::stable_sort(out.begin(), out.end(), by_key);
-  } else {
-    for (size_t i = 1; i < out.size(); ++i)
-      for (size_t j = i; j > 0 && by_key(out[j], out[j - 1]); --j) std::swap(out[j], out[j - 1]);
-  }
+  if (out.size() > 1)
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
