@@ -58,6 +58,15 @@ ROUNDS=${2:-40}
 RATE=${FMTE_CTLD_RATE:-10}
 WARMUP=${FMTE_CTLD_WARMUP:-20}
 PORT0=${FMTE_PORT_BASE:-16917}
+# The catalogs, regressors and fmte.conf the labs use: a copy taken now, so that editing the working
+# tree's etc/ or regressors/ during a run changes nothing (it changed the files' fingerprint between
+# sbatch and the controller, and the controller then decided those jobs itself until its reload).
+if [ -z "${FMTE_ETC_DIR:-}" ] && [ -z "${FMTE_REGRESSORS_DIR:-}" ]; then
+  FILES=$LAB_PREFIX-files
+  rm -rf "$FILES" && mkdir -p "$FILES" && cp -r etc regressors "$FILES/"
+  export FMTE_ETC_DIR=$FILES/etc FMTE_REGRESSORS_DIR=$FILES/regressors
+  export FMTE_CONF=${FMTE_CONF:-$FILES/etc/fmte.conf}
+fi
 export FMTE_CONF=${FMTE_CONF:-$PWD/etc/fmte.conf}
 # FMTE_CTLD_SCRIPT: another job script (a non-LLM one shows what fmte costs the other jobs).
 # FMTE_CTLD_DISTINCT=1: every submission a different job (below); by default they are all the same

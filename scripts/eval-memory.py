@@ -121,7 +121,7 @@ def lora_targets(v):
     if re.fullmatch(r"[a-z_,]+", v):
         parts = v.split(",")
         if all(p in short or p == "lm_head" for p in parts):
-            return ",".join(short[p] for p in parts if p in short)
+            return ",".join(short.get(p, p) for p in parts)
         if all(p.endswith("_proj") for p in parts):
             return v
     if re.fullmatch(r"[\w.,\[\]\\+()|?*^$-]+", v):

@@ -322,6 +322,24 @@ TEST_F(ScriptFilesTest, LitgptYamlIsLitgpt) {
   EXPECT_EQ(r.job.framework, Framework::kLitgpt);
   EXPECT_EQ(r.job.lora_r, 8);
   EXPECT_DOUBLE_EQ(r.job.lora_dropout, 0.05);
+  // Its LoRA parts, as config_hub/finetune/*/lora.yaml sets them: all of them here.
+  Write("cfg/all.yaml",
+        "checkpoint_dir: google/gemma-2b\nlora_r: 8\nlora_query: true\nlora_key: true\n"
+        "lora_value: true\nlora_projection: true\nlora_mlp: true\nlora_head: true\n");
+  EXPECT_EQ(Read("#!/bin/bash\nlitgpt finetune_lora --config cfg/all.yaml\n").job.lora_targets,
+            (std::vector<std::string>{"q", "k", "v", "o", "gate", "up", "down", "lm_head"}));
+}
+
+// litgpt's LoRA parts, one boolean each (litgpt/finetune/lora.py setup(): query and value on by
+// default, key, projection, mlp and head off).
+TEST_F(ScriptFilesTest, LitgptLoraPartsOnItsCommandLine) {
+  using V = std::vector<std::string>;
+  const std::string run = "litgpt finetune lora microsoft/phi-2 ";
+  EXPECT_EQ(Read("#!/bin/bash\n" + run + "--lora_mlp true --lora_head true\n").job.lora_targets,
+            (V{"q", "v", "gate", "up", "down", "lm_head"}));
+  EXPECT_EQ(Read("#!/bin/bash\n" + run + "--lora_query false --lora_key true\n").job.lora_targets,
+            (V{"k", "v"}));
+  EXPECT_TRUE(Read("#!/bin/bash\n" + run + "\n").job.lora_targets.empty());
 }
 
 // litgpt's --quantize on the command line (finetune/lora.py: bnb.nf4, bnb.nf4-dq, bnb.fp4,

@@ -196,6 +196,20 @@ TEST(LauncherTest, TorchtuneConfigNames) {
   EXPECT_EQ(q.job.quant, Quant::kNf4);
 }
 
+// torchtune's LoRA overrides (torchtune/models/llama3_1/_component_builders.py lora_llama3_1:
+// lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output), composed with the shipped configs'
+// values for the ones not overridden ([q_proj, v_proj, output_proj], mlp True, output False).
+TEST(LauncherTest, TorchtuneLoraOverridesComposeTheTargets) {
+  const std::string run = "tune run lora_finetune_single_device --config llama3_1/8B_lora ";
+  using V = std::vector<std::string>;
+  EXPECT_EQ(Parse(run + "model.apply_lora_to_output=True").job.lora_targets,
+            (V{"q_proj", "v_proj", "output_proj", "gate", "up", "down", "output"}));
+  EXPECT_EQ(Parse(run + "model.lora_attn_modules=[q_proj,k_proj] model.apply_lora_to_mlp=False")
+                .job.lora_targets,
+            (V{"q_proj", "k_proj"}));
+  EXPECT_TRUE(Parse(run).job.lora_targets.empty());  // the framework's default (fmte/lora.h)
+}
+
 // A model flag whose variable is empty (MODEL=$1 with no argument) is left bare: no model named,
 // never a model called "true" (a bare flag's value).
 TEST(LauncherTest, AnEmptyModelVariableNamesNoModel) {

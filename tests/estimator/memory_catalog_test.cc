@@ -101,6 +101,28 @@ TEST(MemoryCatalogTest, LoraPathsAndPatternsFollowPeftInMoeModels) {
   }
 }
 
+// LoRA on the output head: PEFT target_modules naming lm_head (transformers' name; torchtune's
+// output, Megatron's output_layer), litgpt lora_head. Derivation beside the test: lora_A is r x in
+// and lora_B out x r (peft/tuners/lora/layer.py update_layer; litgpt/lora.py LoRALinear), so
+// Llama-2-7b's head (4096 -> 32,000) at r 8 adds 8 x (4096 + 32,000) = 288,768 to PEFT's printed
+// 4,194,304 for q_proj,v_proj. PEFT's all-linear leaves the head out
+// (tuners_utils._maybe_include_all_linear_layers removes the output embedding's module): its
+// printed 39,976,960 above, unchanged.
+TEST(MemoryCatalogTest, LoraOnTheHeadAddsItsAdapter) {
+  Result<const ModelArch*> m = Catalog().Find("meta-llama/Llama-2-7b-hf");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  for (const char* head : {"lm_head", "output", "output_layer"}) {
+    TrainingJob j = BaseJob();
+    j.method = Method::kLora;
+    j.lora_r = 8;
+    j.lora_targets = {"q_proj", "v_proj", head};
+    EXPECT_EQ(TrainableParams(**m, j), 4194304 + 288768) << head;
+    j.lora_targets = {head};  // the head alone is a valid target
+    EXPECT_EQ(TrainableParams(**m, j), 288768) << head;
+    EXPECT_TRUE(ValidateLayout(**m, j).ok()) << head;
+  }
+}
+
 TEST(MemoryCatalogTest, PromptAndPrefixTuningCounts) {
   // PEFT: prompt tuning trains num_virtual_tokens x hidden (20 x 4096 = 81,920 for Llama-2-7b);
   // prefix tuning num_virtual_tokens x num_layers x 2 x kv width (20 x 32 x 2 x 4096 = 5,242,880).

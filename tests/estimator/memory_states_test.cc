@@ -106,10 +106,10 @@ TEST(MemoryStatesTest, OptimizersPerParameter) {
   }
 }
 
-// litgpt's default adapters: LoRA r 8 on query and value (finetune/lora.py).
-TrainingJob LitgptQvJob(Method method, Precision precision) {
+// LoRA r 8 on q_proj and v_proj (litgpt's default adapters, finetune/lora.py; PEFT's for Llama).
+TrainingJob QvJob(Framework framework, Method method, Precision precision) {
   TrainingJob j = BaseJob();
-  j.framework = Framework::kLitgpt;
+  j.framework = framework;
   j.method = method;
   j.lora_r = 8;
   j.lora_targets = {"q_proj", "v_proj"};
@@ -127,7 +127,7 @@ TEST(MemoryStatesTest, LitgptQloraQuantisesItsHeadAndKeepsTheRestIn16Bits) {
   // as PEFT's):
   //   3,238,002,688 + 2 x 131,338,240 + 0.5 x 131,072,000 + 4 x 4,194,304 = 3,582,992,384.
   const ModelArch m = Llama2_7b();
-  TrainingJob j = LitgptQvJob(Method::kQlora, Precision::kPureBf16);
+  TrainingJob j = QvJob(Framework::kLitgpt, Method::kQlora, Precision::kPureBf16);
   j.seq_len = 512;
   Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
   ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -648,7 +648,7 @@ TEST(MemoryStatesTest, LitgptPeftCastsTheFrozenHeadOncePerChunkUnderAutocast) {
   const ModelArch m = Llama2_7b();
   Checkpointing checkpointing = Checkpointing::kNone;
   const auto peak = [&](Precision precision, Method method, int64_t seq) {
-    TrainingJob j = LitgptQvJob(method, precision);
+    TrainingJob j = QvJob(Framework::kLitgpt, method, precision);
     j.activation_checkpointing = checkpointing;
     j.seq_len = seq;
     Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
@@ -665,6 +665,31 @@ TEST(MemoryStatesTest, LitgptPeftCastsTheFrozenHeadOncePerChunkUnderAutocast) {
   // The head runs outside the checkpointed blocks: the same under full recompute.
   checkpointing = Checkpointing::kFull;
   EXPECT_NEAR(second_difference(Precision::kAmpBf16, Method::kLora), 2 * 32000.0 * 4096, 1e3);
+}
+
+// LoRA on the output head (PEFT target_modules with lm_head) of Llama-2-7b (4096 -> 32,000) at r 8,
+// HF Trainer under bf16 autocast, 1 x 512 tokens, no dropout. Derivation beside the test: the
+// adapter's 8 x (4096 + 32,000) = 288,768 parameters are fp32 (PEFT's autocast_adapter_dtype) with
+// an fp32 gradient and AdamW's two fp32 states: 16 bytes each. For its backward it keeps the
+// 16-bit copy of its input that autocast's F.linear saves (PEFT first casts x to the fp32 adapter
+// dtype, autocast casts it back) and lora_A's 16-bit r-wide output: 512 x (2 x 4096 + 2 x 8).
+TEST(MemoryStatesTest, LoraOnTheHeadKeepsItsStatesAndItsInput) {
+  const ModelArch m = Llama2_7b();
+  const auto estimate = [&](std::vector<std::string> targets) {
+    TrainingJob j = QvJob(Framework::kHf, Method::kLora, Precision::kAmpBf16);
+    j.lora_dropout = 0;
+    j.seq_len = 512;
+    j.lora_targets = std::move(targets);
+    Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->breakdown : MemoryBreakdown{};
+  };
+  const MemoryBreakdown without = estimate({"q_proj", "v_proj"});
+  const MemoryBreakdown with = estimate({"q_proj", "v_proj", "lm_head"});
+  EXPECT_EQ((with.weights + with.gradients + with.optimizer) -
+                (without.weights + without.gradients + without.optimizer),
+            16 * 288768);
+  EXPECT_EQ(with.logits - without.logits, 512 * (2 * 4096 + 2 * 8));
 }
 
 }  // namespace

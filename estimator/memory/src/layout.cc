@@ -202,7 +202,7 @@ Status memory::ValidateLayout(const ModelArch& model, const TrainingJob& job,
         std::to_string(pp) + ", or --pp 1");
   }
   if (job.method == Method::kLora || job.method == Method::kQlora) {
-    bool any = false;
+    bool any = targets.head;
     for (const BlockSpec& b : model.block_kinds)
       for (const LinearShape& l : b.linears) any = any || targets.Matches(l);
     if (!any) {

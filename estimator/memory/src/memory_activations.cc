@@ -61,6 +61,13 @@ PeftChain PeftChainBytes(double in_bytes, double result_bytes, bool autocast, bo
   return b;
 }
 
+double HeadAdapterSavedBytes(const TrainingJob& j, const Dtypes& dt, double h) {
+  // As an adapted block linear below: PEFT's fp32 copy of x (16-bit under autocast), litgpt's
+  // 16-bit dropout output, torchtune's and NeMo's x itself; the dropout mask; lora_A's output.
+  const double xb = HfLike(j.framework) ? (UnderAutocast(j, dt) ? 2 : 4) : dt.act;
+  return (xb + (j.lora_dropout > 0 ? 1 : 0)) * h + xb * static_cast<double>(j.lora_r);
+}
+
 namespace {
 
 // Bytes one norm saves per token.

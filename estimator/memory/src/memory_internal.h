@@ -148,7 +148,12 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
 // take chunked_cross_entropy over 128-token chunks (litgpt/utils.py).
 inline constexpr double kLitgptHeadChunk = 128;
 
-// Logits and loss at their peak on the last stage (memory_logits.cc).
+// What a LoRA adapter on the output head saves per token for its backward, `h` its input features
+// (memory_activations.cc).
+double HeadAdapterSavedBytes(const TrainingJob& j, const Dtypes& dt, double h);
+
+// Logits and loss at their peak on the last stage, with a LoRA adapter's saved tensors when the
+// head carries one (memory_logits.cc).
 double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
                    const StageParams& last_stage);
 

@@ -25,10 +25,9 @@ double SoftcapBytes(const ModelArch& m, const TrainingJob& j, double ab) {
   return hf_model && m.final_logit_softcapping > 0 ? ab : 0;
 }
 
-}  // namespace
-
-double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
-                   const StageParams& last_stage) {
+// The logits and the loss alone (LogitsBytes).
+double LossBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
+                 const StageParams& last_stage) {
   const double s = static_cast<double>(j.LocalSeqLen()) +
                    (j.method == Method::kPromptTuning ? static_cast<double>(j.virtual_tokens) : 0);
   const double tokens = s * static_cast<double>(j.micro_batch);
@@ -82,6 +81,24 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
   // for backward: measured on an H100, Gemma-2-9B's peak holds it beside the three fp32 copies
   // (scripts/device/peak_snapshot.py).
   return tokens * vocab * (std::max(12.0, ab + 8) + SoftcapBytes(m, j, ab));
+}
+
+}  // namespace
+
+double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
+                   const StageParams& last_stage) {
+  // A LoRA adapter on the head (PEFT's Linear, litgpt's LoRALinear per 128-position chunk) keeps
+  // its input and lora_A's output until the head's backward, which comes after the loss's. Its
+  // products are transient: the forward's base output, lora_B's output, its scaled copy and their
+  // sum (3 logit-sized tensors at once, 6 bytes per entry in 16 bits) and the backward's scaled
+  // gradient stay below the loss peak of the frameworks whose heads take adapters (transformers'
+  // 12 bytes per entry; litgpt's and torchtune's per chunk, beside logits kept whole).
+  const double adapter = last_stage.head_adapter > 0
+                             ? static_cast<double>(j.LocalSeqLen()) *
+                                   static_cast<double>(j.micro_batch) *
+                                   HeadAdapterSavedBytes(j, dt, static_cast<double>(m.hidden_size))
+                             : 0;
+  return LossBytes(m, j, lay, dt, last_stage) + adapter;
 }
 
 double EvalLogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay,

@@ -258,6 +258,17 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
         (lay.p > 1 || j.framework == Framework::kLitgpt))
       head = static_cast<double>(m.embedding_params) / t;
   }
+  // LoRA on the output head (LoraTargets::head): A is r x h, B is vocab x r, split like the head's
+  // weight under tensor parallelism (column-parallel: B's rows); one adapter also when the head's
+  // weight is tied to the embeddings (PEFT wraps the lm_head Linear whatever its weight is).
+  if (lora && targets.head && last) {
+    const double a = r * h, bb = r * static_cast<double>(m.vocab_size) / t;
+    s.head_adapter = a + bb;
+    s.total += a + bb;
+    s.trainable_linear += a + bb;
+    AddTrainable(s, a, r, h);
+    AddTrainable(s, bb, static_cast<double>(m.vocab_size) / t, r);
+  }
   // A multimodal model's vision encoder and projector run before the first block, on the first
   // stage, replicated under tensor parallelism (their linears are small; counted as one tensor).
   const double vision = first && LoadsVisionTower(m, j) ? static_cast<double>(m.vision_params) : 0;

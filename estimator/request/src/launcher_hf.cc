@@ -307,6 +307,42 @@ void ReadSeqLenCap(const LaunchLine& l, Sink* sink) {
   if (cap) sink->Set("seq-len-cap", "true", "--" + std::string(which));
 }
 
+// litgpt's LoRA targets: one boolean per part, in its config file or on its command line
+// (litgpt/finetune/lora.py setup(): lora_query True, lora_key False, lora_value True,
+// lora_projection False, lora_mlp False, lora_head False). The mlp's linears are fc_1, fc_2 and
+// proj (LLaMAMLP, GemmaMLP) or fc and proj (GptNeoxMLP): the MLP roles.
+void ReadLitgptLoraTargets(const LaunchLine& l, Sink* sink) {
+  struct Part {
+    std::string_view flag;
+    bool on;
+    std::string_view targets;
+  };
+  Part parts[] = {{"lora_query", true, "q"},           {"lora_key", false, "k"},
+                  {"lora_value", true, "v"},           {"lora_projection", false, "o"},
+                  {"lora_mlp", false, "gate,up,down"}, {"lora_head", false, "lm_head"}};
+  std::string_view given;
+  for (Part& p : parts) {
+    const Flag* f = sink->Find(l, p.flag);
+    if (f == nullptr || f->unresolved) continue;
+    auto on = ParseBool(f->value, "");
+    if (!on.ok()) {
+      sink->Warn("--" + std::string(p.flag), "expected true or false; litgpt's default assumed");
+      continue;
+    }
+    p.on = *on;
+    if (given.empty()) given = p.flag;
+  }
+  if (given.empty()) return;  // litgpt's defaults: the framework's (fmte/lora.h)
+  std::string list;
+  for (const Part& p : parts)
+    if (p.on) list.append(list.empty() ? "" : ",").append(p.targets);
+  if (list.empty()) {
+    sink->Warn("--" + std::string(given), "every lora_* part is off: LoRA adapts nothing");
+    return;
+  }
+  sink->SetFromFlag("lora-targets", list, given);
+}
+
 }  // namespace
 
 void ReadHfFlags(const LaunchLine& l, Sink* sink) {
@@ -340,8 +376,9 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     has_model = true;
   }
   // DetectLauncher drops a launch that names no model (with its values and warnings): the rest
-  // would be read for nothing (python preprocessing steps, evaluation scripts).
-  if (!has_model) return;
+  // would be read for nothing (python preprocessing steps, evaluation scripts). litgpt names its
+  // model by a positional or --checkpoint_dir (the launcher table's), and its options are flags.
+  if (!has_model && l.launcher != "litgpt") return;
   struct Map {
     std::string_view flag;
     std::string_view key;
@@ -375,6 +412,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     sink->SetFromFlag(m.key, f->value, m.flag);
   }
   ReadSeqLenCap(l, sink);
+  if (l.launcher == "litgpt") ReadLitgptLoraTargets(l, sink);
   // litgpt's finetune scripts wrap the model in FSDPStrategy(activation_checkpointing_policy=
   // {Block}) when they run on more than one device (litgpt/finetune/lora.py, full.py, adapter.py);
   // pretrain's strategy checkpoints nothing.

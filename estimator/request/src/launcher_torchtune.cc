@@ -105,6 +105,9 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   // tokenizer.max_seq_len truncates each sample and torchtune's padded_collate_sft pads a batch to
   // its longest sample: a limit, unless dataset.packed=True packs samples to exactly that length.
   bool seq_cap = false, packed = false;
+  std::string_view lora_attn;  // model.lora_attn_modules
+  bool lora_mlp = true, lora_output = false;
+  std::string lora_shown;
   for (; k < l.positionals.size(); ++k) {
     const std::string_view o = l.positionals[k];
     const size_t eq = o.find('=');
@@ -138,8 +141,27 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
       sink->Set("optimizer",
                 Lower(value).find("8bit") != std::string::npos ? "adamw-8bit" : "adamw", shown);
     } else if (key == "model.lora_attn_modules") {
-      sink->Set("lora-targets", value, shown);
+      lora_attn = value;
+      lora_shown = shown;
+    } else if (key == "model.apply_lora_to_mlp" || key == "model.apply_lora_to_output") {
+      auto b = ParseBool(value, shown);
+      if (!b.ok()) {
+        sink->Warn(shown, "expected True or False; the config's own assumed");
+        continue;
+      }
+      (key == "model.apply_lora_to_mlp" ? lora_mlp : lora_output) = *b;
+      lora_shown = shown;
     }
+  }
+  if (!lora_shown.empty()) {
+    // The adapted linears: the attention's named ones, the MLP's (w1, w2, w3) and the output
+    // layer, with the shipped LoRA configs' values where not overridden (lora_attn_modules
+    // [q_proj, v_proj, output_proj], apply_lora_to_mlp True, apply_lora_to_output False: every
+    // recipes/configs/*/*_lora*.yaml of the models above).
+    std::string list = lora_attn.empty() ? "q_proj,v_proj,output_proj" : std::string(lora_attn);
+    if (lora_mlp) list += ",gate,up,down";
+    if (lora_output) list += ",output";
+    sink->Set("lora-targets", list, lora_shown);
   }
   if (seq_cap && !packed) sink->Set("seq-len-cap", "true", "override tokenizer.max_seq_len");
   if (steps_per_epoch > 0)

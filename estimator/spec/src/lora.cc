@@ -17,7 +17,7 @@ uint32_t RoleBits(std::string_view name) {
   if (name == "v") return Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
   if (name == "qkv")
     return Bit(LinearRole::kQ) | Bit(LinearRole::kK) | Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
-  if (name == "o") return Bit(LinearRole::kO);
+  if (name == "o" || name == "output_proj") return Bit(LinearRole::kO);  // torchtune: output_proj
   if (name == "gate") return Bit(LinearRole::kGate) | Bit(LinearRole::kGateUp);
   if (name == "up") return Bit(LinearRole::kUp) | Bit(LinearRole::kGateUp);
   if (name == "gate_up")
@@ -25,6 +25,12 @@ uint32_t RoleBits(std::string_view name) {
   if (name == "down") return Bit(LinearRole::kDown);
   if (name == "router") return Bit(LinearRole::kRouter);
   return 0;
+}
+
+// The output head's names: transformers' and litgpt's lm_head, torchtune's output
+// (TransformerDecoder.output; its attention's is output_proj), Megatron's output_layer.
+bool IsHeadName(std::string_view name) {
+  return name == "lm_head" || name == "output" || name == "output_layer";
 }
 
 bool HasModule(const ModelArch& m, std::string_view name) {
@@ -174,6 +180,8 @@ void AddPath(const ModelArch& m, std::string_view target, LoraTargets* t) {
   for (std::string& n : names) {
     if (HasModule(m, n))
       t->names.push_back({std::move(n), where});
+    else if (IsHeadName(n) && where != LoraTargets::Where::kExpert)
+      t->head = true;
     else
       t->roles |= RoleBits(n);
   }
@@ -207,6 +215,8 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
         AddPath(m, s, &t);
       } else if (HasModule(m, s)) {
         t.names.push_back({s});  // a module name wins over a role of the same spelling
+      } else if (IsHeadName(s)) {
+        t.head = true;
       } else {
         t.roles |= RoleBits(s);
       }

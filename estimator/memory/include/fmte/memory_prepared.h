@@ -69,6 +69,7 @@ struct StageParams {
   double largest_module = 0;  // one module (DeepSpeed's "largest layer")
   double root = 0;            // embedding + head + final norm (FSDP root unit)
   double head = 0;            // the output layer (in `linear` and `root`)
+  double head_adapter = 0;    // a LoRA adapter on the output layer (in `total`, `trainable`)
   double first_grads = 0;     // trainable params whose gradients appear first in backward
   // Routed-expert parameters on this GPU (1/ep of them under expert parallelism), included in
   // the counts above: with ep > 1 they are sharded over the expert-data-parallel group.

@@ -1,6 +1,7 @@
 // Which linears carry LoRA adapters: one rule for the memory and the time model.
 // Built from job.lora_targets (module names, roles q|k|v|qkv|o|gate|up|gate_up|down|router,
-// all-linear, dotted module paths or a PEFT regular expression: lora.cc says how they are read)
+// the output head (lm_head), all-linear, dotted module paths or a PEFT regular expression: lora.cc
+// says how they are read)
 // or, when empty, the framework's default (PEFT: per model family; torchtune: attention and MLP;
 // Megatron/NeMo: the fused qkv). Resolve once per estimate, then Matches() per linear.
 // Thread-safety: plain value.
@@ -27,6 +28,12 @@ struct LoraTargets {
   bool all_linear = false;
   std::vector<Name> names;
   uint32_t roles = 0;  // bit (1 << LinearRole)
+  // The output head (lm_head) carries an adapter too: PEFT target_modules naming lm_head, litgpt
+  // lora_head, torchtune apply_lora_to_output. Not a block linear, so Matches() never sees it;
+  // PEFT's all-linear leaves it out (peft/tuners/tuners_utils.py excludes the output layer). The
+  // memory model counts it (memory_params.cc, memory_logits.cc); the time model leaves its
+  // 6 r (h + vocab) FLOPs per token out (Gemma-2B at r 8: under 0.1% of the step's).
+  bool head = false;
   bool Matches(const LinearShape& l) const;
 };
 
