@@ -342,6 +342,24 @@ TEST_F(ScriptFilesTest, LitgptLoraPartsOnItsCommandLine) {
   EXPECT_TRUE(Read("#!/bin/bash\n" + run + "\n").job.lora_targets.empty());
 }
 
+// litgpt's command line sets its config's fields by their dotted paths (jsonargparse, as
+// `litgpt finetune_lora --help` lists them), over what its --config file says.
+TEST_F(ScriptFilesTest, LitgptCommandLineSetsItsTrainFields) {
+  Write("cfg/lora.yaml",
+        "checkpoint_dir: meta-llama/Llama-2-7b-hf\ntrain:\n  micro_batch_size: 1\n"
+        "  global_batch_size: 64\n  max_seq_length: 2048\ndevices: 8\n");
+  const JobRequest r = Read(
+      "#!/bin/bash\nlitgpt finetune_lora --config cfg/lora.yaml --train.micro_batch_size 4 "
+      "--train.max_seq_length 512 --train.epochs 3\n");
+  EXPECT_EQ(r.job.micro_batch, 4);
+  EXPECT_EQ(r.job.seq_len, 512);
+  EXPECT_TRUE(r.job.seq_len_is_cap);
+  EXPECT_DOUBLE_EQ(r.job.epochs, 3);
+  EXPECT_EQ(r.job.global_batch, 64);  // from the file: 64 / (4 x 8 devices) = 2 accumulated
+  EXPECT_EQ(r.job.grad_accum, 2);
+  EXPECT_EQ(ValueOf(r, "method"), "lora");
+}
+
 // litgpt's --quantize on the command line (finetune/lora.py: bnb.nf4, bnb.nf4-dq, bnb.fp4,
 // bnb.fp4-dq, bnb.int8, applied by Lightning's BitsandbytesPrecision): the LoRA runs on a
 // quantised base, as the config files' `quantize` key says.

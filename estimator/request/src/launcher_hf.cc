@@ -546,16 +546,22 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   if (const Flag* a = sink->Find(l, "attn_implementation"); a != nullptr)
     sink->Set("attention", Lower(a->value) == "eager" ? "eager" : "fused", "--attn_implementation");
   // Method: PEFT / QLoRA (bitsandbytes 4-bit base) / LLaMA-Factory.
-  lora = FlagTrue(sink->Find(l, "use_peft")) || FlagTrue(sink->Find(l, "model.use_peft")) ||
-         sink->Find(l, "lora_r") != nullptr;
+  std::string_view lora_flag = "--use_peft";  // what says LoRA, for the origin
+  lora = FlagTrue(sink->Find(l, "use_peft")) || FlagTrue(sink->Find(l, "model.use_peft"));
+  if (!lora && sink->Find(l, "lora_r") != nullptr) {
+    lora = true;
+    lora_flag = "--lora_r";
+  }
   if (const Flag* t = sink->Find(l, "finetuning_type"); t != nullptr) {
     const std::string v = Lower(t->value);
-    if (v == "lora")
+    if (v == "lora") {
       lora = true;
-    else if (v == "full")
+      lora_flag = "--finetuning_type";
+    } else if (v == "full") {
       sink->Set("method", "full", "--finetuning_type");
-    else
+    } else {
       sink->Warn("--finetuning_type", "'" + Shown(t->value) + "' not modelled");
+    }
   }
   std::string quant;
   if (FlagTrue(sink->Find(l, "load_in_4bit"))) {
@@ -578,7 +584,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
         FlagTrue(sink->Find(l, "use_bnb_nested_quant")))
       sink->Set("double-quant", "true", "--bnb_4bit_use_double_quant");
   } else if (lora) {
-    sink->Set("method", "lora", "--use_peft");
+    sink->Set("method", "lora", lora_flag);
   }
   ReadLoadDtype(l, deepspeed, sink);
   if (deepspeed) {
