@@ -360,6 +360,33 @@ TEST_F(ScriptFilesTest, LitgptCommandLineSetsItsTrainFields) {
   EXPECT_EQ(ValueOf(r, "method"), "lora");
 }
 
+// PEFT modules_to_save as the trainers spell it: axolotl's lora_modules_to_save (a YAML list; its
+// docs ask for [embed_tokens, lm_head] when new tokens are added), LLaMA-Factory's
+// additional_target (comma-separated), TRL's --lora_modules_to_save (nargs).
+TEST_F(ScriptFilesTest, ModulesToSaveFromTheTrainersKeys) {
+  Write("cfg/axo.yaml",
+        "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\nlora_r: 16\n"
+        "lora_modules_to_save:\n  - embed_tokens\n  - lm_head\n");
+  Write("cfg/lf.yaml",
+        "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nfinetuning_type: lora\n"
+        "additional_target: lm_head\n");
+  const struct {
+    const char* script;
+    bool embedding, head;
+  } kCases[] = {
+      {"accelerate launch -m axolotl.cli.train cfg/axo.yaml\n", true, true},
+      {"llamafactory-cli train cfg/lf.yaml\n", false, true},
+      {"accelerate launch trl/scripts/sft.py --model_name_or_path meta-llama/Llama-3.1-8B "
+       "--use_peft --lora_modules_to_save embed_tokens lm_head\n",
+       true, true},
+  };
+  for (const auto& c : kCases) {
+    const JobRequest r = Read(c.script);
+    EXPECT_EQ(r.job.save_embedding, c.embedding) << c.script;
+    EXPECT_EQ(r.job.save_head, c.head) << c.script;
+  }
+}
+
 // litgpt's --quantize on the command line (finetune/lora.py: bnb.nf4, bnb.nf4-dq, bnb.fp4,
 // bnb.fp4-dq, bnb.int8, applied by Lightning's BitsandbytesPrecision): the LoRA runs on a
 // quantised base, as the config files' `quantize` key says.

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "fmte/lora.h"
 #include "fmte/memory.h"
 #include "fmte/model.h"
 #include "memory_test_util.h"
@@ -121,6 +122,35 @@ TEST(MemoryCatalogTest, LoraOnTheHeadAddsItsAdapter) {
     EXPECT_EQ(TrainableParams(**m, j), 288768) << head;
     EXPECT_TRUE(ValidateLayout(**m, j).ok()) << head;
   }
+}
+
+// PEFT modules_to_save trains a copy of each named module (ModulesToSaveWrapper,
+// peft/utils/other.py), which print_trainable_parameters counts: Llama-2-7b's embeddings and head
+// are 32,000 x 4096 = 131,072,000 each, so r 8 on q_proj,v_proj with both saved trains
+// 4,194,304 + 2 x 131,072,000 = 266,338,304. Derivation beside the test.
+TEST(MemoryCatalogTest, ModulesToSaveTrainCopiesOfTheirModules) {
+  Result<const ModelArch*> m = Catalog().Find("meta-llama/Llama-2-7b-hf");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  TrainingJob j = BaseJob();
+  j.method = Method::kLora;
+  j.lora_r = 8;
+  ASSERT_TRUE(ParseModulesToSave("[embed_tokens, lm_head]", "modules_to_save", &j).ok());
+  EXPECT_EQ(TrainableParams(**m, j), 4194304 + 2 * 131072000);
+  ASSERT_TRUE(ParseModulesToSave("model.embed_tokens", "modules_to_save", &j).ok());
+  EXPECT_EQ(TrainableParams(**m, j), 4194304 + 131072000);
+  ASSERT_TRUE(ParseModulesToSave("none", "modules_to_save", &j).ok());
+  EXPECT_EQ(TrainableParams(**m, j), 4194304);
+  const Status bad = ParseModulesToSave("score", "--modules-to-save", &j);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("--modules-to-save"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("embed_tokens"), std::string::npos) << bad.message();
+  // Not PEFT: a full fine-tuning, or a framework without modules_to_save.
+  j.save_head = true;
+  j.method = Method::kFull;
+  EXPECT_FALSE(ValidateJob(j).ok());
+  j.method = Method::kLora;
+  j.framework = Framework::kTorchtune;
+  EXPECT_FALSE(ValidateJob(j).ok());
 }
 
 TEST(MemoryCatalogTest, PromptAndPrefixTuningCounts) {

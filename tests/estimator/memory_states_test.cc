@@ -692,5 +692,35 @@ TEST(MemoryStatesTest, LoraOnTheHeadKeepsItsStatesAndItsInput) {
   EXPECT_EQ(with.logits - without.logits, 512 * (2 * 4096 + 2 * 8));
 }
 
+// PEFT modules_to_save of Llama-2-7b's head (32,000 x 4096 = 131,072,000) beside LoRA r 8 on
+// q_proj,v_proj, AdamW, 1 x 512 tokens. Derivation beside the test: the copy trains in the dtype
+// of the module it copies (PEFT casts only its tuner layers to fp32), its gradient and AdamW's two
+// states (zeros_like) in that dtype too: 4 x 2 bytes per parameter with the weights loaded in bf16
+// (pure-bf16), 4 x 4 with them loaded in fp32 (amp-bf16), where autocast also saves F.linear's
+// 16-bit cast of the copy's weight (2 bytes per parameter) for the input gradient. Its input, the
+// 16-bit final-norm output, is kept for its weight gradient: 512 x 4096 x 2.
+TEST(MemoryStatesTest, ModulesToSaveTrainACopyInItsOwnDtype) {
+  const ModelArch m = Llama2_7b();
+  constexpr int64_t kHead = 32000LL * 4096;
+  for (const Precision precision : {Precision::kPureBf16, Precision::kAmpBf16}) {
+    const auto estimate = [&](bool save_head) {
+      TrainingJob j = QvJob(Framework::kHf, Method::kLora, precision);
+      j.seq_len = 512;
+      j.save_head = save_head;
+      Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
+      EXPECT_TRUE(e.ok()) << e.status().ToString();
+      return e.ok() ? e->breakdown : MemoryBreakdown{};
+    };
+    const MemoryBreakdown without = estimate(false), with = estimate(true);
+    const int64_t bytes = precision == Precision::kPureBf16 ? 2 : 4;
+    EXPECT_EQ(with.weights - without.weights, bytes * kHead) << ToString(precision);
+    EXPECT_EQ(with.gradients - without.gradients, bytes * kHead) << ToString(precision);
+    EXPECT_EQ(with.optimizer - without.optimizer, 2 * bytes * kHead) << ToString(precision);
+    EXPECT_EQ(with.logits - without.logits,
+              512 * 4096 * 2 + (precision == Precision::kAmpBf16 ? 2 * kHead : 0))
+        << ToString(precision);
+  }
+}
+
 }  // namespace
 }  // namespace fmte

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "fmte/lora.h"
 #include "fmte/zero.h"
 
 namespace fmte::tools {
@@ -206,6 +207,9 @@ void AddJobOptions(po::options_description* desc) {
       "PEFT lora_dropout (default 0, PEFT's: no dropout mask saved)")(
       "lora-targets", po::value<std::string>()->value_name("LIST|all-linear"),
       "LoRA target modules, comma-separated (default: the framework's default for the family)")(
+      "modules-to-save", po::value<std::string>()->value_name("embed_tokens,lm_head"),
+      "PEFT modules_to_save: the embeddings and/or the output head trained in full beside the "
+      "adapters, each a copy of its own (default: none)")(
       "quant", po::value<std::string>()->value_name("nf4|fp4|int8"),
       "QLoRA base weight quantisation (default with --method qlora: nf4)")(
       "double-quant", po::bool_switch(), "QLoRA double quantisation of the constants")(
@@ -322,6 +326,9 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
     if (!targets.ok()) return targets.status();
     job.lora_targets = *targets;
   }
+  if (vm.count("modules-to-save"))
+    FMTE_RETURN_IF_ERROR(
+        ParseModulesToSave(vm["modules-to-save"].as<std::string>(), "--modules-to-save", &job));
   job.offload_optimizer = FlagSet(vm, "offload-optimizer");
   job.offload_params = FlagSet(vm, "offload-params");
   job.sequence_parallel = FlagSet(vm, "sp");

@@ -122,6 +122,12 @@ nlohmann::json JobJson(const TrainingJob& job) {
     j["lora_dropout"] = job.lora_dropout;
     j["lora_targets"] = job.lora_targets;
   }
+  if (job.save_embedding || job.save_head) {
+    nlohmann::json saved = nlohmann::json::array();
+    if (job.save_embedding) saved.push_back("embed_tokens");
+    if (job.save_head) saved.push_back("lm_head");
+    j["modules_to_save"] = std::move(saved);
+  }
   if (job.method == Method::kQlora) {
     j["quant"] = ToString(job.quant == Quant::kNone ? Quant::kNf4 : job.quant);
     j["double_quant"] = job.double_quant;

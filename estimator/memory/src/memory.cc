@@ -214,9 +214,9 @@ auto PerStage(const memory::PreparedModel& prepared, const Layout& lay, Count co
 // splitting); `all_layers` holds every layer of the model.
 double PeftTrainable(const ModelArch& model, const TrainingJob& job, const LoraTargets& targets,
                      const KindUses& all_layers, int num_layers) {
-  return memory::CountStageParams(model, job, memory::MakeLayout(job, 1, 1, 1), targets, all_layers,
-                                  0, num_layers)
-      .trainable;
+  const StageParams sp = memory::CountStageParams(model, job, memory::MakeLayout(job, 1, 1, 1),
+                                                  targets, all_layers, 0, num_layers);
+  return sp.trainable + sp.saved_modules;
 }
 
 }  // namespace
@@ -309,8 +309,9 @@ std::vector<StageActivations> memory::CountPipelineActivations(const PreparedMod
 bool memory::SameParamCounts(const TrainingJob& a, const TrainingJob& b) {
   return a.method == b.method && a.lora_r == b.lora_r && a.virtual_tokens == b.virtual_tokens &&
          a.framework == b.framework && a.tp == b.tp && a.pp == b.pp && a.ep == b.ep &&
-         a.etp == b.etp && a.lora_targets == b.lora_targets && a.freeze_vision == b.freeze_vision &&
-         a.freeze_language == b.freeze_language;
+         a.etp == b.etp && a.lora_targets == b.lora_targets &&
+         a.save_embedding == b.save_embedding && a.save_head == b.save_head &&
+         a.freeze_vision == b.freeze_vision && a.freeze_language == b.freeze_language;
 }
 
 Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job,
@@ -365,7 +366,7 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
             ? (*stage_params)[st]
             : memory::CountStageParams(model, job, lay, targets, uses, static_cast<int>(st), n);
     // Without tensor and pipeline splitting the one stage's count is TrainableParams' own.
-    if (lay.t == 1 && lay.p == 1) est.trainable_params = Saturate(sp.trainable);
+    if (lay.t == 1 && lay.p == 1) est.trainable_params = Saturate(sp.trainable + sp.saved_modules);
     StagePeak peak =
         EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st),
                       stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);

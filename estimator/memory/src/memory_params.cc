@@ -269,6 +269,19 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
     AddTrainable(s, a, r, h);
     AddTrainable(s, bb, static_cast<double>(m.vocab_size) / t, r);
   }
+  // PEFT modules_to_save (TrainingJob::save_embedding, save_head): ModulesToSaveWrapper keeps the
+  // original module, frozen (counted above), and trains a deep copy of it (peft/utils/other.py):
+  // on the first stage a copy of the embeddings, on the last one of the head (of the tied
+  // embedding matrix where the head has no weight of its own).
+  if (!full) {
+    if (first && j.save_embedding)
+      s.saved_modules += static_cast<double>(m.embedding_params) / emb_split;
+    if (last && j.save_head) {
+      s.saved_head = head > 0 ? head : static_cast<double>(m.embedding_params) / t;
+      s.saved_modules += s.saved_head;
+    }
+    s.total += s.saved_modules;
+  }
   // A multimodal model's vision encoder and projector run before the first block, on the first
   // stage, replicated under tensor parallelism (their linears are small; counted as one tensor).
   const double vision = first && LoadsVisionTower(m, j) ? static_cast<double>(m.vision_params) : 0;

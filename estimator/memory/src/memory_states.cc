@@ -200,6 +200,35 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   // tests/data/memory-measured/measured-h100-hf.csv).
   if (j.ForeachOptimizerStep())
     s.step_temp = sharded(sp.trainable * dt.state, sp.expert_trainable * dt.state, shard_o);
+  if (sp.saved_modules > 0) {
+    // PEFT's modules_to_save copies (StageParams::saved_modules) train in the dtype of the module
+    // they copy: PEFT upcasts only its tuner layers to fp32 (_cast_adapter_dtype), not a
+    // ModulesToSaveWrapper. So their weights, their gradients and the optimizer's states of them
+    // (torch.optim's zeros_like(param), bitsandbytes' 8-bit states; no master copy) are in that
+    // dtype, sharded as the rest; the head's gradients are the first of the backward.
+    const double b = FrozenBytes(j, dt), n = sp.saved_modules;
+    s.weights += n * b / shard_w;
+    s.grads += n * b / shard_g;
+    s.first_grads += sp.saved_head * b / shard_g;
+    s.accum_grads += j.AccumulatesUnshardedGradients() ? n * dt.gather : n * b / shard_g;
+    double copy_states = 0;
+    switch (j.optimizer) {
+      case Optimizer::kAdamW:
+        copy_states = 2 * n * b;
+        break;
+      case Optimizer::kAdamW8bit:
+        copy_states = 2 * n * (1 + 4.0 / 256);
+        break;
+      case Optimizer::kSgd:
+        copy_states = n * b;
+        break;
+      case Optimizer::kAdafactor:
+        break;  // factored: a row and a column per matrix, next to nothing
+    }
+    s.optimizer += copy_states / shard_o;
+    if (!eager_states) s.lazy_states += copy_states / shard_o;
+    if (j.ForeachOptimizerStep()) s.step_temp += n * b / shard_o;
+  }
   if (j.framework == Framework::kMegatron && dt.master > 0 && dt.grad < 4) {
     // Megatron's optimizer hands its fp32 master shard a gradient with
     // `shard_main_param.grad = shard_model_grad.float()` (core/optimizer/distrib_optimizer.py

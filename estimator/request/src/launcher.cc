@@ -102,7 +102,8 @@ bool IsBooleanFlag(std::string_view n) {
 
 bool IsListFlag(std::string_view n) {
   return n == "lora_target_modules" || n == "target_modules" || n == "lora_target" ||
-         n == "recompute_modules";  // Megatron --recompute-modules core_attn moe_act ...
+         n == "lora_modules_to_save" ||  // TRL ModelConfig: nargs='+'
+         n == "recompute_modules";       // Megatron --recompute-modules core_attn moe_act ...
 }
 
 // A byte of a flag name as NormalizeFlag writes it: lower case, '-' as '_'.

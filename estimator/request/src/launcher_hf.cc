@@ -400,6 +400,9 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
       {"lora_dropout", "lora-dropout"},
       {"lora_target_modules", "lora-targets"},
       {"lora_target", "lora-targets"},
+      // PEFT modules_to_save: TRL's ModelConfig, axolotl's key; LLaMA-Factory's additional_target.
+      {"lora_modules_to_save", "modules-to-save"},
+      {"additional_target", "modules-to-save"},
       {"num_train_epochs", "epochs"},
   };
   for (const Map& m : kDirect) {

@@ -462,6 +462,12 @@ Status ValidateJob(const TrainingJob& job) {
   if (!(job.lora_dropout >= 0 && job.lora_dropout < 1))
     return Status::InvalidArgument("--lora-dropout: expected a probability in [0, 1), got " +
                                    std::to_string(job.lora_dropout));
+  if ((job.save_embedding || job.save_head) &&
+      (job.method == Method::kFull || job.framework == Framework::kLitgpt ||
+       job.framework == Framework::kTorchtune || job.framework == Framework::kMegatron))
+    return Status::InvalidArgument(
+        "--modules-to-save: PEFT's modules_to_save, for a PEFT method (lora, qlora, prompt- or "
+        "prefix-tuning) under --framework hf, deepspeed or fsdp");
   if ((job.method == Method::kPromptTuning || job.method == Method::kPrefixTuning) &&
       job.virtual_tokens <= 0)
     return NotPositive(job.virtual_tokens, "--virtual-tokens");

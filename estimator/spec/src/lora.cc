@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "fmte/text.h"
+
 namespace fmte {
 namespace {
 
@@ -25,12 +27,6 @@ uint32_t RoleBits(std::string_view name) {
   if (name == "down") return Bit(LinearRole::kDown);
   if (name == "router") return Bit(LinearRole::kRouter);
   return 0;
-}
-
-// The output head's names: transformers' and litgpt's lm_head, torchtune's output
-// (TransformerDecoder.output; its attention's is output_proj), Megatron's output_layer.
-bool IsHeadName(std::string_view name) {
-  return name == "lm_head" || name == "output" || name == "output_layer";
 }
 
 bool HasModule(const ModelArch& m, std::string_view name) {
@@ -180,7 +176,7 @@ void AddPath(const ModelArch& m, std::string_view target, LoraTargets* t) {
   for (std::string& n : names) {
     if (HasModule(m, n))
       t->names.push_back({std::move(n), where});
-    else if (IsHeadName(n) && where != LoraTargets::Where::kExpert)
+    else if (IsHeadModuleName(n) && where != LoraTargets::Where::kExpert)
       t->head = true;
     else
       t->roles |= RoleBits(n);
@@ -188,6 +184,43 @@ void AddPath(const ModelArch& m, std::string_view target, LoraTargets* t) {
 }
 
 }  // namespace
+
+bool IsHeadModuleName(std::string_view name) {
+  return name == "lm_head" || name == "output" || name == "output_layer" || name == "embed_out";
+}
+
+bool IsEmbeddingModuleName(std::string_view name) {
+  return name == "embed_tokens" || name == "wte" || name == "tok_embeddings" ||
+         name == "word_embeddings" || name == "embed_in" || name == "embedding";
+}
+
+Status ParseModulesToSave(std::string_view v, std::string_view shown, TrainingJob* job) {
+  job->save_embedding = job->save_head = false;
+  std::string_view rest = Trim(v);
+  if (EqualsIgnoreCase(rest, "none") || rest == "[]") return Status::Ok();
+  int items = 0;
+  while (!rest.empty() && items < 16) {
+    const size_t cut = rest.find_first_of(", []'\"");
+    std::string_view item = rest.substr(0, cut);
+    if (!item.empty()) {
+      ++items;
+      const std::string_view name = item.substr(item.rfind('.') + 1);
+      if (IsEmbeddingModuleName(name))
+        job->save_embedding = true;
+      else if (IsHeadModuleName(name))
+        job->save_head = true;
+      else
+        return Expected(shown,
+                        "embed_tokens and/or lm_head (the embeddings and the output head, trained "
+                        "in full beside the adapters), or none",
+                        v);
+    }
+    if (cut == std::string_view::npos) break;
+    rest.remove_prefix(cut + 1);
+  }
+  if (items == 0) return Expected(shown, "embed_tokens and/or lm_head, or none", v);
+  return Status::Ok();
+}
 
 bool IsLoraTargetPattern(std::string_view value) {
   return value.find_first_of("()|\\*+?^$") != std::string_view::npos;
@@ -215,7 +248,7 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
         AddPath(m, s, &t);
       } else if (HasModule(m, s)) {
         t.names.push_back({s});  // a module name wins over a role of the same spelling
-      } else if (IsHeadName(s)) {
+      } else if (IsHeadModuleName(s)) {
         t.head = true;
       } else {
         t.roles |= RoleBits(s);

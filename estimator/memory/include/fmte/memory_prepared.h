@@ -70,7 +70,11 @@ struct StageParams {
   double root = 0;            // embedding + head + final norm (FSDP root unit)
   double head = 0;            // the output layer (in `linear` and `root`)
   double head_adapter = 0;    // a LoRA adapter on the output layer (in `total`, `trainable`)
-  double first_grads = 0;     // trainable params whose gradients appear first in backward
+  // PEFT modules_to_save: the trained copies of the embeddings and the head (in `total`, not in
+  // `trainable`: they keep the copied module's dtype, not the adapters'), and the head's of them.
+  double saved_modules = 0;
+  double saved_head = 0;
+  double first_grads = 0;  // trainable params whose gradients appear first in backward
   // Routed-expert parameters on this GPU (1/ep of them under expert parallelism), included in
   // the counts above: with ep > 1 they are sharded over the expert-data-parallel group.
   double expert = 0;

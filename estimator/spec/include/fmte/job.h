@@ -320,6 +320,10 @@ struct TrainingJob {
   // Module names (q_proj,v_proj,... or roles q,k,v,o,gate,up,down) or the single entry
   // "all-linear". Empty: the framework's default (PEFT: the model family's default targets).
   std::vector<std::string> lora_targets;
+  // PEFT modules_to_save (TRL --lora_modules_to_save, axolotl lora_modules_to_save, LLaMA-Factory
+  // additional_target): the embeddings (embed_tokens) and/or the output head (lm_head) trained in
+  // full beside the adapters, each as a copy of its own (ModulesToSaveWrapper). Empty: none.
+  bool save_embedding = false, save_head = false;
   Quant quant = Quant::kNone;  // qlora with kNone means nf4
   bool double_quant = false;
   int64_t virtual_tokens = 20;  // prompt/prefix tuning

@@ -37,6 +37,19 @@ struct LoraTargets {
   bool Matches(const LinearShape& l) const;
 };
 
+// The output head's module names: transformers' and litgpt's lm_head, torchtune's output
+// (TransformerDecoder.output; its attention's is output_proj), Megatron's output_layer, GPT-NeoX's
+// embed_out.
+bool IsHeadModuleName(std::string_view name);
+// The token embeddings' module names: embed_tokens (Llama-style), wte (GPT-2, litgpt),
+// tok_embeddings (torchtune), word_embeddings (Megatron, BLOOM), embed_in (GPT-NeoX), embedding.
+bool IsEmbeddingModuleName(std::string_view name);
+
+// PEFT modules_to_save into job->save_embedding / save_head: "embed_tokens,lm_head",
+// "[embed_tokens, lm_head]", module paths (model.embed_tokens, by their last name), or none. An
+// error names `shown` and what is expected.
+Status ParseModulesToSave(std::string_view value, std::string_view shown, TrainingJob* job);
+
 // Whether a --lora-targets value is one PEFT regular expression (a `target_modules` string, which
 // PEFT matches with re.fullmatch against whole module paths) rather than a list of names.
 bool IsLoraTargetPattern(std::string_view value);
