@@ -387,6 +387,28 @@ TEST_F(ScriptFilesTest, ModulesToSaveFromTheTrainersKeys) {
   }
 }
 
+// DoRA as the trainers spell it (TRL/PEFT --use_dora, axolotl peft_use_dora, LLaMA-Factory
+// use_dora): read, and refused by the estimator with a message that names it, so the job is
+// accepted unestimated rather than given a memory figure or a time limit that DoRA would exceed.
+TEST_F(ScriptFilesTest, DoraIsReadAndNotEstimated) {
+  Write("cfg/axo.yaml",
+        "base_model: meta-llama/Llama-3.1-8B\nadapter: lora\npeft_use_dora: true\n");
+  Write("cfg/lf.yaml",
+        "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nfinetuning_type: lora\nuse_dora: true\n");
+  for (const char* script :
+       {"accelerate launch -m axolotl.cli.train cfg/axo.yaml\n",
+        "llamafactory-cli train cfg/lf.yaml\n",
+        "accelerate launch trl/scripts/sft.py --model_name_or_path meta-llama/Llama-3.1-8B "
+        "--use_peft --use_dora\n"}) {
+    const JobRequest r = Read(script);
+    EXPECT_TRUE(r.job.dora) << script;
+    const Status v = ValidateJob(r.job);
+    ASSERT_FALSE(v.ok()) << script;
+    EXPECT_NE(v.message().find("DoRA is not modelled"), std::string::npos) << v.message();
+  }
+  EXPECT_FALSE(Read("llamafactory-cli train cfg/lf.yaml\n").job.save_head);  // nothing else set
+}
+
 // litgpt's --quantize on the command line (finetune/lora.py: bnb.nf4, bnb.nf4-dq, bnb.fp4,
 // bnb.fp4-dq, bnb.int8, applied by Lightning's BitsandbytesPrecision): the LoRA runs on a
 // quantised base, as the config files' `quantize` key says.

@@ -208,6 +208,8 @@ TEST(LauncherTest, TorchtuneLoraOverridesComposeTheTargets) {
                 .job.lora_targets,
             (V{"q_proj", "k_proj"}));
   EXPECT_TRUE(Parse(run).job.lora_targets.empty());  // the framework's default (fmte/lora.h)
+  EXPECT_TRUE(Parse(run + "model.use_dora=True").job.dora);  // torchtune's DoRA: not estimated
+  EXPECT_FALSE(Parse(run).job.dora);
 }
 
 // A model flag whose variable is empty (MODEL=$1 with no argument) is left bare: no model named,

@@ -140,10 +140,19 @@ TEST(MemoryCatalogTest, ModulesToSaveTrainCopiesOfTheirModules) {
   EXPECT_EQ(TrainableParams(**m, j), 4194304 + 131072000);
   ASSERT_TRUE(ParseModulesToSave("none", "modules_to_save", &j).ok());
   EXPECT_EQ(TrainableParams(**m, j), 4194304);
-  const Status bad = ParseModulesToSave("score", "--modules-to-save", &j);
+  ASSERT_TRUE(ParseModulesToSave("lm_head", "modules_to_save", &j).ok());
+  // A value in error names the field, the names expected and the one that is neither, and leaves
+  // the job as it was.
+  const Status bad = ParseModulesToSave("embed_tokens,score", "--modules-to-save", &j);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("--modules-to-save"), std::string::npos) << bad.message();
-  EXPECT_NE(bad.message().find("embed_tokens"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("embed_tokens and/or lm_head"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("'score' is neither"), std::string::npos) << bad.message();
+  EXPECT_FALSE(j.save_embedding);
+  EXPECT_TRUE(j.save_head);
+  std::string many;
+  for (int i = 0; i < 17; ++i) many += "lm_head,";
+  EXPECT_FALSE(ParseModulesToSave(many, "--modules-to-save", &j).ok());
   // Not PEFT: a full fine-tuning, or a framework without modules_to_save.
   j.save_head = true;
   j.method = Method::kFull;

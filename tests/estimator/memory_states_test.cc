@@ -693,32 +693,42 @@ TEST(MemoryStatesTest, LoraOnTheHeadKeepsItsStatesAndItsInput) {
 }
 
 // PEFT modules_to_save of Llama-2-7b's head (32,000 x 4096 = 131,072,000) beside LoRA r 8 on
-// q_proj,v_proj, AdamW, 1 x 512 tokens. Derivation beside the test: the copy trains in the dtype
-// of the module it copies (PEFT casts only its tuner layers to fp32), its gradient and AdamW's two
-// states (zeros_like) in that dtype too: 4 x 2 bytes per parameter with the weights loaded in bf16
-// (pure-bf16), 4 x 4 with them loaded in fp32 (amp-bf16), where autocast also saves F.linear's
-// 16-bit cast of the copy's weight (2 bytes per parameter) for the input gradient. Its input, the
-// 16-bit final-norm output, is kept for its weight gradient: 512 x 4096 x 2.
-TEST(MemoryStatesTest, ModulesToSaveTrainACopyInItsOwnDtype) {
+// q_proj,v_proj, AdamW, 1 x 512 tokens, one GPU. Derivation beside the test: PEFT casts only its
+// tuner layers to fp32, so the copy trains as full fine-tuning would in the job's precision. HF
+// Trainer, weights loaded in bf16 (pure-bf16): copy, gradient and torch.optim's two states
+// (zeros_like) in bf16, 2 + 2 + 2 x 2 bytes per parameter; loaded in fp32 (amp-bf16): 4 + 4 + 2 x
+// 4, and autocast saves F.linear's 16-bit cast of the copy's weight (2 bytes per parameter) for the
+// input gradient; DeepSpeed's bf16 engine (mixed-bf16): 2 + 2 and fp32 states and master copy,
+// 2 x 4 + 4. The copy keeps its input, the 16-bit final-norm output, for its weight gradient:
+// 512 x 4096 x 2.
+TEST(MemoryStatesTest, ModulesToSaveTrainACopyAsFullFineTuningWould) {
   const ModelArch m = Llama2_7b();
   constexpr int64_t kHead = 32000LL * 4096;
-  for (const Precision precision : {Precision::kPureBf16, Precision::kAmpBf16}) {
+  const struct {
+    Framework framework;
+    Precision precision;
+    int64_t weight, grad, optimizer, cast;  // bytes per parameter of the copy
+  } kCases[] = {
+      {Framework::kHf, Precision::kPureBf16, 2, 2, 4, 0},
+      {Framework::kHf, Precision::kAmpBf16, 4, 4, 8, 2},
+      {Framework::kDeepspeed, Precision::kMixedBf16, 2, 2, 12, 0},
+  };
+  for (const auto& c : kCases) {
     const auto estimate = [&](bool save_head) {
-      TrainingJob j = QvJob(Framework::kHf, Method::kLora, precision);
+      TrainingJob j = QvJob(c.framework, Method::kLora, c.precision);
       j.seq_len = 512;
       j.save_head = save_head;
+      if (c.framework == Framework::kDeepspeed) j.sharding = Sharding::kZero2;
       Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
       EXPECT_TRUE(e.ok()) << e.status().ToString();
       return e.ok() ? e->breakdown : MemoryBreakdown{};
     };
     const MemoryBreakdown without = estimate(false), with = estimate(true);
-    const int64_t bytes = precision == Precision::kPureBf16 ? 2 : 4;
-    EXPECT_EQ(with.weights - without.weights, bytes * kHead) << ToString(precision);
-    EXPECT_EQ(with.gradients - without.gradients, bytes * kHead) << ToString(precision);
-    EXPECT_EQ(with.optimizer - without.optimizer, 2 * bytes * kHead) << ToString(precision);
-    EXPECT_EQ(with.logits - without.logits,
-              512 * 4096 * 2 + (precision == Precision::kAmpBf16 ? 2 * kHead : 0))
-        << ToString(precision);
+    const std::string name(ToString(c.precision));
+    EXPECT_EQ(with.weights - without.weights, c.weight * kHead) << name;
+    EXPECT_EQ(with.gradients - without.gradients, c.grad * kHead) << name;
+    EXPECT_EQ(with.optimizer - without.optimizer, c.optimizer * kHead) << name;
+    EXPECT_EQ(with.logits - without.logits, 512 * 4096 * 2 + c.cast * kHead) << name;
   }
 }
 

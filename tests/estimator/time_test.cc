@@ -627,6 +627,13 @@ TEST(StepTime, LoraSkipsFrozenWeightGradients) {
                                         DefaultCluster(testing::A100Sxm80()), Ideal());
   ASSERT_TRUE(qlora.ok());
   EXPECT_GT(qlora->step_time_s, lora->step_time_s);
+  // A PEFT modules_to_save copy of the head trains its weight: its gradient's 2hV per token again.
+  j.method = Method::kLora;
+  j.save_head = true;
+  auto saved = EstimateStepTimeAnalytic(m, j, testing::A100Sxm80(),
+                                        DefaultCluster(testing::A100Sxm80()), Ideal());
+  ASSERT_TRUE(saved.ok());
+  EXPECT_NEAR(saved->hardware_flops_per_step - lora->hardware_flops_per_step, 2.0 * h * V * s, 1.0);
 }
 
 TEST(StepTime, ErrorsNameTheField) {

@@ -207,6 +207,7 @@ void AddJobOptions(po::options_description* desc) {
       "PEFT lora_dropout (default 0, PEFT's: no dropout mask saved)")(
       "lora-targets", po::value<std::string>()->value_name("LIST|all-linear"),
       "LoRA target modules, comma-separated (default: the framework's default for the family)")(
+      "dora", po::bool_switch(), "DoRA (PEFT use_dora): not modelled, the estimate is refused")(
       "modules-to-save", po::value<std::string>()->value_name("embed_tokens,lm_head"),
       "PEFT modules_to_save: the embeddings and/or the output head trained in full beside the "
       "adapters, each a copy of its own (default: none)")(
@@ -329,6 +330,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   if (vm.count("modules-to-save"))
     FMTE_RETURN_IF_ERROR(
         ParseModulesToSave(vm["modules-to-save"].as<std::string>(), "--modules-to-save", &job));
+  job.dora = FlagSet(vm, "dora");
   job.offload_optimizer = FlagSet(vm, "offload-optimizer");
   job.offload_params = FlagSet(vm, "offload-params");
   job.sequence_parallel = FlagSet(vm, "sp");

@@ -44,6 +44,9 @@ struct Dtypes {
   double state = 4;        // one optimizer state element
   double gather = 2;       // FSDP/ZeRO-3 gathered (unsharded) weights while a unit runs
   bool autocast = false;   // amp-*: 16-bit casts of fp32 weights live for backward
+  // PEFT modules_to_save copies (StageParams::saved_modules) train as full fine-tuning would in
+  // this precision: PEFT upcasts only its adapters (param/grad/state/master above are theirs).
+  double copy_param = 2, copy_grad = 2, copy_state = 4, copy_master = 0;
 };
 Dtypes ChooseDtypes(const TrainingJob& j);
 

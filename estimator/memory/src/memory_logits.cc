@@ -105,7 +105,7 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
                           ? static_cast<double>(j.LocalSeqLen()) *
                                     static_cast<double>(j.micro_batch) * dt.act *
                                     static_cast<double>(m.hidden_size) +
-                                (dt.autocast ? 2 * last_stage.saved_head : 0)
+                                (dt.autocast && dt.copy_param >= 4 ? 2 * last_stage.saved_head : 0)
                           : 0;
   return LossBytes(m, j, lay, dt, last_stage) + adapter + copy;
 }

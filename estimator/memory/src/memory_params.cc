@@ -67,6 +67,17 @@ Dtypes ChooseDtypes(const TrainingJob& j) {
       }
     }
   }
+  d.copy_param = d.param;
+  d.copy_grad = d.grad;
+  d.copy_state = d.state;
+  d.copy_master = d.master;
+  if (j.method == Method::kQlora && j.kbit_upcast && j.framework != Framework::kTorchtune &&
+      j.framework != Framework::kMegatron && j.framework != Framework::kLitgpt) {
+    // prepare_model_for_kbit_training casts the embeddings and the head to fp32 before PEFT
+    // copies them (memory_states.cc FrozenBytes): the copies train in fp32.
+    d.copy_param = d.copy_grad = d.copy_state = 4;
+    d.copy_master = 0;
+  }
   if (IsPeft(j.method)) {
     // Adapters / virtual tokens. PEFT keeps them fp32 whatever the base dtype
     // (autocast_adapter_dtype=True, peft/tuners/tuners_utils.py), so their gradients and
@@ -259,9 +270,10 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
       head = static_cast<double>(m.embedding_params) / t;
   }
   // LoRA on the output head (LoraTargets::head): A is r x h, B is vocab x r, split like the head's
-  // weight under tensor parallelism (column-parallel: B's rows); one adapter also when the head's
-  // weight is tied to the embeddings (PEFT wraps the lm_head Linear whatever its weight is).
-  if (lora && targets.head && last) {
+  // weight under tensor parallelism (column-parallel: B's rows); one adapter also when PEFT's
+  // lm_head Linear shares the embeddings' weight. PEFT injects no adapter into a module it also
+  // saves (inject_adapter skips modules_to_save): then the copy below trains instead.
+  if (lora && targets.head && last && !j.save_head) {
     const double a = r * h, bb = r * static_cast<double>(m.vocab_size) / t;
     s.head_adapter = a + bb;
     s.total += a + bb;

@@ -158,7 +158,7 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   // The root unit (embeddings, final norm, head) holds no adapter unless the head is adapted.
   const bool frozen_grads = j.GradientsCoverFrozenWeights();
   const double grad_params =
-      frozen_grads ? std::max(sp.trainable, sp.total - sp.root) : sp.trainable;
+      frozen_grads ? std::max(sp.trainable, sp.total - sp.root - sp.saved_modules) : sp.trainable;
   const double grads = grad_params * dt.grad;
   s.grads = sharded(grads, grads * expert_share, shard_g);
   s.first_grads = std::min(sp.first_grads, sp.trainable) * dt.grad / shard_g;
@@ -201,33 +201,34 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
   if (j.ForeachOptimizerStep())
     s.step_temp = sharded(sp.trainable * dt.state, sp.expert_trainable * dt.state, shard_o);
   if (sp.saved_modules > 0) {
-    // PEFT's modules_to_save copies (StageParams::saved_modules) train in the dtype of the module
-    // they copy: PEFT upcasts only its tuner layers to fp32 (_cast_adapter_dtype), not a
-    // ModulesToSaveWrapper. So their weights, their gradients and the optimizer's states of them
-    // (torch.optim's zeros_like(param), bitsandbytes' 8-bit states; no master copy) are in that
-    // dtype, sharded as the rest; the head's gradients are the first of the backward.
-    const double b = FrozenBytes(j, dt), n = sp.saved_modules;
-    s.weights += n * b / shard_w;
-    s.grads += n * b / shard_g;
-    s.first_grads += sp.saved_head * b / shard_g;
-    s.accum_grads += j.AccumulatesUnshardedGradients() ? n * dt.gather : n * b / shard_g;
+    // PEFT's modules_to_save copies (StageParams::saved_modules) train as full fine-tuning would
+    // in this precision (Dtypes::copy_*): PEFT upcasts only its tuner layers to fp32
+    // (_cast_adapter_dtype), not a ModulesToSaveWrapper; the HF Trainer's torch.optim states follow
+    // the copy (zeros_like), DeepSpeed's and Megatron's mixed precision add their fp32 master and
+    // states. Sharded as the rest; the head's gradients are the first of the backward.
+    const double n = sp.saved_modules;
+    s.weights += n * dt.copy_param / shard_w;
+    s.grads += n * dt.copy_grad / shard_g;
+    s.first_grads += sp.saved_head * dt.copy_grad / shard_g;
+    s.accum_grads += j.AccumulatesUnshardedGradients() ? n * dt.gather : n * dt.copy_grad / shard_g;
     double copy_states = 0;
     switch (j.optimizer) {
       case Optimizer::kAdamW:
-        copy_states = 2 * n * b;
+        copy_states = 2 * n * dt.copy_state;
         break;
       case Optimizer::kAdamW8bit:
         copy_states = 2 * n * (1 + 4.0 / 256);
         break;
       case Optimizer::kSgd:
-        copy_states = n * b;
+        copy_states = n * dt.copy_state;
         break;
       case Optimizer::kAdafactor:
         break;  // factored: a row and a column per matrix, next to nothing
     }
+    copy_states += n * dt.copy_master;
     s.optimizer += copy_states / shard_o;
-    if (!eager_states) s.lazy_states += copy_states / shard_o;
-    if (j.ForeachOptimizerStep()) s.step_temp += n * b / shard_o;
+    if (!eager_states) s.lazy_states += (copy_states - n * dt.copy_master) / shard_o;
+    if (j.ForeachOptimizerStep()) s.step_temp += n * dt.copy_state / shard_o;
   }
   if (j.framework == Framework::kMegatron && dt.master > 0 && dt.grad < 4) {
     // Megatron's optimizer hands its fp32 master shard a gradient with

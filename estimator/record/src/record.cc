@@ -188,6 +188,9 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.freeze_language) put("fl", "1");
   if (j.fsdp_frozen_grads) put("ffg", "1");
   if (j.bnb_ctx_inputs) put("bci", "1");
+  // PEFT modules_to_save: e (embeddings), h (head), eh (both).
+  if (j.save_embedding || j.save_head)
+    put("mts", j.save_embedding && j.save_head ? "eh" : j.save_embedding ? "e" : "h");
   put("fw", ToString(j.framework));
   if (j.tokens > 0) put_int("tokens", j.tokens);
   if (j.samples > 0) put_int("samples", j.samples);
@@ -356,7 +359,10 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       j.fsdp_frozen_grads = v == "1";
     else if (key == "bci")
       j.bnb_ctx_inputs = v == "1";
-    else if (key == "fw")
+    else if (key == "mts") {
+      j.save_embedding = v == "e" || v == "eh";
+      j.save_head = v == "h" || v == "eh";
+    } else if (key == "fw")
       s = enum_field(&j.framework, ParseFramework);
     else if (key == "tokens")
       s = int_field(&j.tokens, 0, kBig);

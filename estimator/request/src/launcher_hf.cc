@@ -566,6 +566,9 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
       sink->Warn("--finetuning_type", "'" + Shown(t->value) + "' not modelled");
     }
   }
+  // DoRA: TRL/PEFT use_dora, LLaMA-Factory use_dora, axolotl peft_use_dora.
+  for (std::string_view name : {"use_dora", "peft_use_dora"})
+    if (FlagTrue(sink->Find(l, name))) sink->SetFromFlag("dora", "true", name);
   std::string quant;
   if (FlagTrue(sink->Find(l, "load_in_4bit"))) {
     quant = "nf4";

@@ -140,6 +140,8 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
     } else if (key == "optimizer._component_") {
       sink->Set("optimizer",
                 Lower(value).find("8bit") != std::string::npos ? "adamw-8bit" : "adamw", shown);
+    } else if (key == "model.use_dora") {
+      sink->Set("dora", value, shown);
     } else if (key == "model.lora_attn_modules") {
       lora_attn = value;
       lora_shown = shown;
@@ -155,9 +157,10 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   }
   if (!lora_shown.empty()) {
     // The adapted linears: the attention's named ones, the MLP's (w1, w2, w3) and the output
-    // layer, with the shipped LoRA configs' values where not overridden (lora_attn_modules
-    // [q_proj, v_proj, output_proj], apply_lora_to_mlp True, apply_lora_to_output False: every
-    // recipes/configs/*/*_lora*.yaml of the models above).
+    // layer, with the framework's default (fmte/lora.h) where not overridden: lora_attn_modules
+    // [q_proj, v_proj, output_proj], apply_lora_to_mlp True, apply_lora_to_output False, the
+    // llama3_1, llama3_2 and qwen2_5 LoRA configs' values. Some configs ship others
+    // (llama3/70B_lora: [q_proj, k_proj, v_proj], no MLP), not read per config.
     std::string list = lora_attn.empty() ? "q_proj,v_proj,output_proj" : std::string(lora_attn);
     if (lora_mlp) list += ",gate,up,down";
     if (lora_output) list += ",output";

@@ -462,6 +462,12 @@ Status ValidateJob(const TrainingJob& job) {
   if (!(job.lora_dropout >= 0 && job.lora_dropout < 1))
     return Status::InvalidArgument("--lora-dropout: expected a probability in [0, 1), got " +
                                    std::to_string(job.lora_dropout));
+  if (job.dora)
+    return Status::InvalidArgument(
+        "dora: DoRA is not modelled (per adapted module its forward computes the base output again "
+        "and keeps it and the LoRA output for the magnitude's gradient, and some PEFT versions "
+        "keep "
+        "a cast copy of the weight): fmte cannot estimate its memory or time");
   if ((job.save_embedding || job.save_head) &&
       (job.method == Method::kFull || job.framework == Framework::kLitgpt ||
        job.framework == Framework::kTorchtune || job.framework == Framework::kMegatron))

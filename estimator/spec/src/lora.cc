@@ -195,30 +195,38 @@ bool IsEmbeddingModuleName(std::string_view name) {
 }
 
 Status ParseModulesToSave(std::string_view v, std::string_view shown, TrainingJob* job) {
-  job->save_embedding = job->save_head = false;
+  // Read whole before anything is set: a value in error leaves the job as it was.
+  constexpr std::string_view kExpected =
+      "embed_tokens and/or lm_head (the embeddings and the output head, trained in full beside the "
+      "adapters), or none";
   std::string_view rest = Trim(v);
-  if (EqualsIgnoreCase(rest, "none") || rest == "[]") return Status::Ok();
+  if (rest.empty() || EqualsIgnoreCase(rest, "none") || EqualsIgnoreCase(rest, "null") ||
+      rest == "[]") {
+    job->save_embedding = job->save_head = false;
+    return Status::Ok();
+  }
+  bool embedding = false, head = false;
   int items = 0;
-  while (!rest.empty() && items < 16) {
+  while (!rest.empty()) {
     const size_t cut = rest.find_first_of(", []'\"");
-    std::string_view item = rest.substr(0, cut);
+    const std::string_view item = rest.substr(0, cut);
     if (!item.empty()) {
-      ++items;
+      if (++items > 16) return Expected(shown, "at most 16 module names", v);
       const std::string_view name = item.substr(item.rfind('.') + 1);
       if (IsEmbeddingModuleName(name))
-        job->save_embedding = true;
+        embedding = true;
       else if (IsHeadModuleName(name))
-        job->save_head = true;
+        head = true;
       else
-        return Expected(shown,
-                        "embed_tokens and/or lm_head (the embeddings and the output head, trained "
-                        "in full beside the adapters), or none",
+        return Expected(shown, std::string(kExpected) + "; '" + Shown(item, 32) + "' is neither",
                         v);
     }
     if (cut == std::string_view::npos) break;
     rest.remove_prefix(cut + 1);
   }
-  if (items == 0) return Expected(shown, "embed_tokens and/or lm_head, or none", v);
+  if (items == 0) return Expected(shown, kExpected, v);
+  job->save_embedding = embedding;
+  job->save_head = head;
   return Status::Ok();
 }
 
@@ -264,6 +272,11 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
       t.roles = Bit(LinearRole::kQ) | Bit(LinearRole::kV) | Bit(LinearRole::kQkv) |
                 Bit(LinearRole::kO) | Bit(LinearRole::kGate) | Bit(LinearRole::kUp) |
                 Bit(LinearRole::kGateUp) | Bit(LinearRole::kDown);
+      return t;
+    case Framework::kLitgpt:
+      // litgpt/finetune/lora.py setup(): lora_query and lora_value on, the other parts off, in
+      // every model family (its own LoRA, not PEFT's per-family mapping).
+      t.roles = Bit(LinearRole::kQ) | Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
       return t;
     case Framework::kMegatron:
       // NeMo's LoRA default target: the fused attention_qkv (linear_qkv).

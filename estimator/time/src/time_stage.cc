@@ -205,20 +205,28 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
           static_cast<double>(model.embedding_params + model.position_embedding_params);
     if (job.method == Method::kPromptTuning)
       w.trainable_elems += static_cast<double>(job.virtual_tokens) * h;
+    // PEFT modules_to_save: a trained copy of the embeddings (its gradient is a scatter-add, no
+    // GEMM), all-reduced and stepped with the rest.
+    if (!full_method && job.save_embedding)
+      w.trainable_elems += static_cast<double>(model.embedding_params);
   }
   if (last_stage) {
     // LM head: 2*h*V per token forward, its input gradient always, its weight gradient when trained
-    // (Megatron's V/(12*L*h) term). Logits and the fp32 loss are memory-bound traffic.
+    // (Megatron's V/(12*L*h) term; also for a PEFT modules_to_save copy of the head). Logits and
+    // the fp32 loss are memory-bound traffic.
+    const bool head_trains = full_method || job.save_head;
     w.fwd_flops += 2 * h * v;
-    w.bwd_flops += 2 * h * v + (full_method ? 2 * h * v : 0);
+    w.bwd_flops += 2 * h * v + (head_trains ? 2 * h * v : 0);
     // Megatron's vocabulary-parallel head: an (tokens, h, V/t) product (column-parallel).
     const GemmShape head_shape{tokens_mb, h, v / static_cast<double>(std::max<int64_t>(job.tp, 1))};
     w.fwd_weighted += FwdWeighted(eff, 2 * h * v, head_shape);
-    w.bwd_weighted += BwdWeighted(eff, 2 * h * v + (full_method ? 2 * h * v : 0), head_shape);
-    w.model_flops += 6 * h * v - (full_method ? 0 : 2 * h * v);
+    w.bwd_weighted += BwdWeighted(eff, 2 * h * v + (head_trains ? 2 * h * v : 0), head_shape);
+    w.model_flops += 6 * h * v - (head_trains ? 0 : 2 * h * v);
     const double head = static_cast<double>(model.lm_head_params > 0 ? model.lm_head_params : 0);
     w.weight_elems += head + static_cast<double>(model.final_norm_params);
     if (full_method) w.trainable_elems += head + static_cast<double>(model.final_norm_params);
+    if (!full_method && job.save_head)
+      w.trainable_elems += head > 0 ? head : static_cast<double>(model.embedding_params);
     w.logit_bytes_per_token = (job.chunked_loss ? 2.0 : 6.0) * v / static_cast<double>(job.tp);
     w.act_bytes_per_token += w.logit_bytes_per_token;
   }

@@ -324,6 +324,11 @@ struct TrainingJob {
   // additional_target): the embeddings (embed_tokens) and/or the output head (lm_head) trained in
   // full beside the adapters, each as a copy of its own (ModulesToSaveWrapper). Empty: none.
   bool save_embedding = false, save_head = false;
+  // DoRA (PEFT use_dora, axolotl peft_use_dora, torchtune use_dora): LoRA with a trained magnitude
+  // per output feature. Not modelled (ValidateJob refuses it, so the job is accepted unestimated):
+  // its forward recomputes the base output and keeps it and the LoRA output for the magnitude's
+  // gradient, and depending on the PEFT version a cast copy of every adapted weight.
+  bool dora = false;
   Quant quant = Quant::kNone;  // qlora with kNone means nf4
   bool double_quant = false;
   int64_t virtual_tokens = 20;  // prompt/prefix tuning
