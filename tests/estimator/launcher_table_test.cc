@@ -358,6 +358,13 @@ TEST_F(ScriptFilesTest, LitgptCommandLineSetsItsTrainFields) {
   EXPECT_EQ(r.job.global_batch, 64);  // from the file: 64 / (4 x 8 devices) = 2 accumulated
   EXPECT_EQ(r.job.grad_accum, 2);
   EXPECT_EQ(ValueOf(r, "method"), "lora");
+  // litgpt rounds the accumulation down (litgpt/args.py: global_batch_size // devices //
+  // micro_batch_size): 100 / 8 / 4 = 3.
+  EXPECT_EQ(
+      Read("#!/bin/bash\nlitgpt finetune_lora --config cfg/lora.yaml --train.micro_batch_size 4 "
+           "--train.global_batch_size 100\n")
+          .job.grad_accum,
+      3);
 }
 
 // PEFT modules_to_save as the trainers spell it: axolotl's lora_modules_to_save (a YAML list; its
