@@ -210,6 +210,13 @@ TEST(LauncherTest, TorchtuneLoraOverridesComposeTheTargets) {
   EXPECT_TRUE(Parse(run).job.lora_targets.empty());  // the framework's default (fmte/lora.h)
   EXPECT_TRUE(Parse(run + "model.use_dora=True").job.dora);  // torchtune's DoRA: not estimated
   EXPECT_FALSE(Parse(run).job.dora);
+  // The configs' own values (torchtune bd2a0fc): mistral/7B_lora adapts the output layer too,
+  // llama3/8B_dora is DoRA.
+  EXPECT_EQ(Parse("tune run lora_finetune_distributed --config mistral/7B_lora").job.lora_targets,
+            (V{"q_proj", "v_proj", "output_proj", "gate", "up", "down", "output"}));
+  EXPECT_TRUE(Parse("tune run lora_finetune_distributed --config mistral/7B_qlora_single_device")
+                  .job.lora_targets.empty());
+  EXPECT_TRUE(Parse("tune run lora_finetune_single_device --config llama3/8B_dora").job.dora);
 }
 
 // A model flag whose variable is empty (MODEL=$1 with no argument) is left bare: no model named,

@@ -105,9 +105,22 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   // tokenizer.max_seq_len truncates each sample and torchtune's padded_collate_sft pads a batch to
   // its longest sample: a limit, unless dataset.packed=True packs samples to exactly that length.
   bool seq_cap = false, packed = false;
-  std::string_view lora_attn;  // model.lora_attn_modules
+  // The LoRA targets (model.lora_attn_modules, apply_lora_to_mlp, apply_lora_to_output): every
+  // shipped LoRA config (torchtune bd2a0fc, recipes/configs/*/*lora*.yaml and *dora*.yaml of the
+  // models above) adapts [q_proj, v_proj, output_proj] and the MLP; the output layer too in
+  // llama2/13B_lora and mistral/7B_lora(_single_device) (their QLoRA configs do not).
+  std::string_view lora_attn;
   bool lora_mlp = true, lora_output = false;
   std::string lora_shown;
+  if (config.find("llama2/13b_lora") != std::string::npos ||
+      config.find("mistral/7b_lora") != std::string::npos) {
+    lora_output = true;
+    lora_shown = "--config " + Shown(cfg->value);
+  }
+  // The DoRA configs (llama3/8B_dora, 8B_dora_single_device, 8B_qdora_single_device: use_dora
+  // True): not estimated (TrainingJob::dora).
+  if (config.find("dora") != std::string::npos)
+    sink->Set("dora", "true", "--config " + Shown(cfg->value));
   for (; k < l.positionals.size(); ++k) {
     const std::string_view o = l.positionals[k];
     const size_t eq = o.find('=');
@@ -157,10 +170,7 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   }
   if (!lora_shown.empty()) {
     // The adapted linears: the attention's named ones, the MLP's (w1, w2, w3) and the output
-    // layer, with the framework's default (fmte/lora.h) where not overridden: lora_attn_modules
-    // [q_proj, v_proj, output_proj], apply_lora_to_mlp True, apply_lora_to_output False, the
-    // llama3_1, llama3_2 and qwen2_5 LoRA configs' values. Some configs ship others
-    // (llama3/70B_lora: [q_proj, k_proj, v_proj], no MLP), not read per config.
+    // layer, with the config's values (above) where not overridden.
     std::string list = lora_attn.empty() ? "q_proj,v_proj,output_proj" : std::string(lora_attn);
     if (lora_mlp) list += ",gate,up,down";
     if (lora_output) list += ",output";
