@@ -392,6 +392,17 @@ TEST_F(ScriptFilesTest, ModulesToSaveFromTheTrainersKeys) {
     EXPECT_EQ(r.job.save_embedding, c.embedding) << c.script;
     EXPECT_EQ(r.job.save_head, c.head) << c.script;
   }
+  // LLaMA-Factory casts every trainable parameter to fp32 unless pure_bf16 (model/adapter.py
+  // cast_trainable_params_to_fp32), its saved head with them; axolotl and TRL do not.
+  Write("cfg/lf_bf16.yaml",
+        "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nfinetuning_type: lora\nbf16: true\n"
+        "additional_target: lm_head\n");
+  EXPECT_TRUE(Read("llamafactory-cli train cfg/lf_bf16.yaml\n").job.trainable_fp32);
+  Write("cfg/lf_pure.yaml",
+        "model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nfinetuning_type: lora\npure_bf16: true\n"
+        "additional_target: lm_head\n");
+  EXPECT_FALSE(Read("llamafactory-cli train cfg/lf_pure.yaml\n").job.trainable_fp32);
+  EXPECT_FALSE(Read(kCases[0].script).job.trainable_fp32);
 }
 
 // DoRA as the trainers spell it (TRL/PEFT --use_dora, axolotl peft_use_dora, LLaMA-Factory

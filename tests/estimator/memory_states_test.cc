@@ -704,20 +704,25 @@ TEST(MemoryStatesTest, LoraOnTheHeadKeepsItsStatesAndItsInput) {
 TEST(MemoryStatesTest, ModulesToSaveTrainACopyAsFullFineTuningWould) {
   const ModelArch m = Llama2_7b();
   constexpr int64_t kHead = 32000LL * 4096;
+  // LLaMA-Factory casts every trainable parameter to fp32 after PEFT (trainable_fp32): 4 + 4 + 2 x
+  // 4 over a bf16-loaded model, and the HF Trainer's bf16 autocast saves the copy's 16-bit cast.
   const struct {
     Framework framework;
     Precision precision;
+    bool trainable_fp32;
     int64_t weight, grad, optimizer, cast;  // bytes per parameter of the copy
   } kCases[] = {
-      {Framework::kHf, Precision::kPureBf16, 2, 2, 4, 0},
-      {Framework::kHf, Precision::kAmpBf16, 4, 4, 8, 2},
-      {Framework::kDeepspeed, Precision::kMixedBf16, 2, 2, 12, 0},
+      {Framework::kHf, Precision::kPureBf16, false, 2, 2, 4, 0},
+      {Framework::kHf, Precision::kAmpBf16, false, 4, 4, 8, 2},
+      {Framework::kDeepspeed, Precision::kMixedBf16, false, 2, 2, 12, 0},
+      {Framework::kHf, Precision::kPureBf16, true, 4, 4, 8, 2},
   };
   for (const auto& c : kCases) {
     const auto estimate = [&](bool save_head) {
       TrainingJob j = QvJob(c.framework, Method::kLora, c.precision);
       j.seq_len = 512;
       j.save_head = save_head;
+      j.trainable_fp32 = c.trainable_fp32;
       if (c.framework == Framework::kDeepspeed) j.sharding = Sharding::kZero2;
       Result<MemoryEstimate> e = EstimateMemory(m, j, Gpu80());
       EXPECT_TRUE(e.ok()) << e.status().ToString();

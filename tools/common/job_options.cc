@@ -208,6 +208,8 @@ void AddJobOptions(po::options_description* desc) {
       "lora-targets", po::value<std::string>()->value_name("LIST|all-linear"),
       "LoRA target modules, comma-separated (default: the framework's default for the family)")(
       "dora", po::bool_switch(), "DoRA (PEFT use_dora): not modelled, the estimate is refused")(
+      "trainable-fp32", po::bool_switch(),
+      "the trainer casts every trainable parameter to fp32 (LLaMA-Factory unless pure_bf16)")(
       "modules-to-save", po::value<std::string>()->value_name("embed_tokens,lm_head"),
       "PEFT modules_to_save: the embeddings and/or the output head trained in full beside the "
       "adapters, each a copy of its own (default: none)")(
@@ -331,6 +333,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
     FMTE_RETURN_IF_ERROR(
         ParseModulesToSave(vm["modules-to-save"].as<std::string>(), "--modules-to-save", &job));
   job.dora = FlagSet(vm, "dora");
+  job.trainable_fp32 = FlagSet(vm, "trainable-fp32");
   job.offload_optimizer = FlagSet(vm, "offload-optimizer");
   job.offload_params = FlagSet(vm, "offload-params");
   job.sequence_parallel = FlagSet(vm, "sp");

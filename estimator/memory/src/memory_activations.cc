@@ -68,6 +68,14 @@ double HeadAdapterSavedBytes(const TrainingJob& j, const Dtypes& dt, double h) {
   return (xb + (j.lora_dropout > 0 ? 1 : 0)) * h + xb * static_cast<double>(j.lora_r);
 }
 
+double HeadCopySavedBytes(const TrainingJob& j, const Dtypes& dt, double tokens, double h,
+                          double head_params) {
+  // Its 16-bit input for its weight gradient and, where autocast runs over an fp32 copy, the
+  // 16-bit cast of its weight that F.linear saves (autocast caches the casts of leaves that
+  // require grad): as UnderAutocast says, the HF Trainer autocasts whenever bf16/fp16 is set.
+  return tokens * h * dt.act + (UnderAutocast(j, dt) && dt.copy_param >= 4 ? 2 * head_params : 0);
+}
+
 namespace {
 
 // Bytes one norm saves per token.

@@ -155,6 +155,11 @@ inline constexpr double kLitgptHeadChunk = 128;
 // (memory_activations.cc).
 double HeadAdapterSavedBytes(const TrainingJob& j, const Dtypes& dt, double h);
 
+// What a trained copy of the head (PEFT modules_to_save, `head_params` on this GPU) keeps for its
+// backward over `tokens` tokens (memory_activations.cc).
+double HeadCopySavedBytes(const TrainingJob& j, const Dtypes& dt, double tokens, double h,
+                          double head_params);
+
 // Logits and loss at their peak on the last stage, with a LoRA adapter's saved tensors when the
 // head carries one (memory_logits.cc).
 double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,

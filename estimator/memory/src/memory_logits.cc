@@ -98,15 +98,13 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
                                    static_cast<double>(j.micro_batch) *
                                    HeadAdapterSavedBytes(j, dt, static_cast<double>(m.hidden_size))
                              : 0;
-  // A trained copy of the head (PEFT modules_to_save) keeps its 16-bit input for its weight
-  // gradient and, under autocast over an fp32 copy, the 16-bit cast of its weight that F.linear
-  // saves (autocast caches the casts of leaves that require grad).
-  const double copy = last_stage.saved_head > 0
-                          ? static_cast<double>(j.LocalSeqLen()) *
-                                    static_cast<double>(j.micro_batch) * dt.act *
-                                    static_cast<double>(m.hidden_size) +
-                                (dt.autocast && dt.copy_param >= 4 ? 2 * last_stage.saved_head : 0)
-                          : 0;
+  // A trained copy of the head (PEFT modules_to_save): its input, and its weight's autocast copy.
+  const double copy =
+      last_stage.saved_head > 0
+          ? HeadCopySavedBytes(
+                j, dt, static_cast<double>(j.LocalSeqLen()) * static_cast<double>(j.micro_batch),
+                static_cast<double>(m.hidden_size), last_stage.saved_head)
+          : 0;
   return LossBytes(m, j, lay, dt, last_stage) + adapter + copy;
 }
 

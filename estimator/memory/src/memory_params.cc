@@ -71,10 +71,12 @@ Dtypes ChooseDtypes(const TrainingJob& j) {
   d.copy_grad = d.grad;
   d.copy_state = d.state;
   d.copy_master = d.master;
-  if (j.method == Method::kQlora && j.kbit_upcast && j.framework != Framework::kTorchtune &&
-      j.framework != Framework::kMegatron && j.framework != Framework::kLitgpt) {
+  if (j.trainable_fp32 ||
+      (j.method == Method::kQlora && j.kbit_upcast && j.framework != Framework::kTorchtune &&
+       j.framework != Framework::kMegatron && j.framework != Framework::kLitgpt)) {
     // prepare_model_for_kbit_training casts the embeddings and the head to fp32 before PEFT
-    // copies them (memory_states.cc FrozenBytes): the copies train in fp32.
+    // copies them (memory_states.cc FrozenBytes), LLaMA-Factory every trainable parameter after
+    // (TrainingJob::trainable_fp32): the copies train in fp32.
     d.copy_param = d.copy_grad = d.copy_state = 4;
     d.copy_master = 0;
   }

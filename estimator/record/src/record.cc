@@ -191,6 +191,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   // PEFT modules_to_save: e (embeddings), h (head), eh (both).
   if (j.save_embedding || j.save_head)
     put("mts", j.save_embedding && j.save_head ? "eh" : j.save_embedding ? "e" : "h");
+  if (j.trainable_fp32) put("tf32", "1");
   put("fw", ToString(j.framework));
   if (j.tokens > 0) put_int("tokens", j.tokens);
   if (j.samples > 0) put_int("samples", j.samples);
@@ -359,6 +360,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       j.fsdp_frozen_grads = v == "1";
     else if (key == "bci")
       j.bnb_ctx_inputs = v == "1";
+    else if (key == "tf32")
+      j.trainable_fp32 = v == "1";
     else if (key == "mts") {
       j.save_embedding = v == "e" || v == "eh";
       j.save_head = v == "h" || v == "eh";

@@ -277,6 +277,10 @@ void ReadLoadDtype(const LaunchLine& l, bool deepspeed, Sink* sink) {
   const bool llamafactory = l.launcher == "llamafactory" || l.program.starts_with("llamafactory");
   if (llamafactory && sink->Get("method") == "full") return;
   sink->Set("precision", "pure-bf16", "--" + std::string(which));
+  // LLaMA-Factory's PEFT methods cast what trains to fp32 too: the adapters are fp32 anyway, its
+  // modules_to_save copies (additional_target) become fp32.
+  if (llamafactory && sink->Find(l, "additional_target") != nullptr)
+    sink->Set("trainable-fp32", "true", "llamafactory (cast_trainable_params_to_fp32)");
 }
 
 // Whether the sequence length read is a truncation limit rather than every batch's length.

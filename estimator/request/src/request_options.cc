@@ -111,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 60> kKeys{{
+const std::array<KeySpec, 61> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -235,6 +235,9 @@ const std::array<KeySpec, 60> kKeys{{
      FMTE_SETTER(return SetInt(v, s, &j->global_batch, 1, int64_t{1} << 40);)},
     {{"lora-targets", "LIST|all-linear", ""}, false, FMTE_SETTER(return SetLoraTargets(v, s, j);)},
     {{"dora", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->dora);)},
+    {{"trainable-fp32", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->trainable_fp32);)},
     {{"modules-to-save", "embed_tokens,lm_head|none", ""},
      false,
      FMTE_SETTER(return ParseModulesToSave(v, s, j);)},

@@ -324,6 +324,10 @@ struct TrainingJob {
   // additional_target): the embeddings (embed_tokens) and/or the output head (lm_head) trained in
   // full beside the adapters, each as a copy of its own (ModulesToSaveWrapper). Empty: none.
   bool save_embedding = false, save_head = false;
+  // The trainer casts every trainable parameter to fp32 after PEFT has wrapped the model
+  // (LLaMA-Factory's cast_trainable_params_to_fp32, model/adapter.py, unless pure_bf16): the
+  // modules_to_save copies train in fp32, not in the loaded dtype.
+  bool trainable_fp32 = false;
   // DoRA (PEFT use_dora, axolotl peft_use_dora, torchtune use_dora): LoRA with a trained magnitude
   // per output feature. Not modelled (ValidateJob refuses it, so the job is accepted unestimated):
   // its forward recomputes the base output and keeps it and the LoRA output for the magnitude's
