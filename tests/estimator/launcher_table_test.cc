@@ -359,12 +359,13 @@ TEST_F(ScriptFilesTest, LitgptCommandLineSetsItsTrainFields) {
   EXPECT_EQ(r.job.grad_accum, 2);
   EXPECT_EQ(ValueOf(r, "method"), "lora");
   // litgpt rounds the accumulation down (litgpt/args.py: global_batch_size // devices //
-  // micro_batch_size): 100 / 8 / 4 = 3.
-  EXPECT_EQ(
-      Read("#!/bin/bash\nlitgpt finetune_lora --config cfg/lora.yaml --train.micro_batch_size 4 "
-           "--train.global_batch_size 100\n")
-          .job.grad_accum,
-      3);
+  // micro_batch_size): 100 / 8 / 4 = 3, so a step takes 3 x 32 = 96 sequences, which the time
+  // model's global batch must then be (it refuses one that is not a multiple).
+  const JobRequest rounded = Read(
+      "#!/bin/bash\nlitgpt finetune_lora --config cfg/lora.yaml --train.micro_batch_size 4 "
+      "--train.global_batch_size 100\n");
+  EXPECT_EQ(rounded.job.grad_accum, 3);
+  EXPECT_EQ(rounded.job.global_batch, 96);
 }
 
 // PEFT modules_to_save as the trainers spell it: axolotl's lora_modules_to_save (a YAML list; its

@@ -217,6 +217,9 @@ TEST(LauncherTest, TorchtuneLoraOverridesComposeTheTargets) {
   EXPECT_TRUE(Parse("tune run lora_finetune_distributed --config mistral/7B_qlora_single_device")
                   .job.lora_targets.empty());
   EXPECT_TRUE(Parse("tune run lora_finetune_single_device --config llama3/8B_dora").job.dora);
+  // A config of the user's own is read by nothing but its overrides, whatever its folder says.
+  EXPECT_FALSE(
+      Parse("tune run lora_finetune_single_device --config /home/pandora/8B_lora.yaml").job.dora);
 }
 
 // A model flag whose variable is empty (MODEL=$1 with no argument) is left bare: no model named,

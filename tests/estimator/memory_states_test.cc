@@ -729,7 +729,8 @@ TEST(MemoryStatesTest, ModulesToSaveTrainACopyAsFullFineTuningWould) {
       return e.ok() ? e->breakdown : MemoryBreakdown{};
     };
     const MemoryBreakdown without = estimate(false), with = estimate(true);
-    const std::string name(ToString(c.precision));
+    const std::string name =
+        std::string(ToString(c.precision)) + (c.trainable_fp32 ? " trainable-fp32" : "");
     EXPECT_EQ(with.weights - without.weights, c.weight * kHead) << name;
     EXPECT_EQ(with.gradients - without.gradients, c.grad * kHead) << name;
     EXPECT_EQ(with.optimizer - without.optimizer, c.optimizer * kHead) << name;

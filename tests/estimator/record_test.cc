@@ -36,7 +36,8 @@ AccountingRecord Sample() {
   j.quant = Quant::kNf4;
   j.lora_r = 64;
   j.lora_dropout = 0.05;
-  j.save_head = true;        // PEFT modules_to_save: the head only ("mts=h")
+  j.save_head = true;  // PEFT modules_to_save: the head only ("mts=h")
+  j.trainable_fp32 = true;
   j.attention_given = true;  // --attention fused, named: a config's pinned default must not win
   j.gpus = 16;
   j.gpus_per_node = 8;
@@ -111,6 +112,7 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.kbit_upcast, a.kbit_upcast);
   EXPECT_EQ(b.save_embedding, a.save_embedding);
   EXPECT_EQ(b.save_head, a.save_head);
+  EXPECT_EQ(b.trainable_fp32, a.trainable_fp32);
   EXPECT_EQ(b.recompute_modules, a.recompute_modules);
   EXPECT_EQ(b.sequence_parallel, a.sequence_parallel);
   EXPECT_EQ(b.micro_batch, a.micro_batch);

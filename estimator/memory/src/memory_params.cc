@@ -71,9 +71,10 @@ Dtypes ChooseDtypes(const TrainingJob& j) {
   d.copy_grad = d.grad;
   d.copy_state = d.state;
   d.copy_master = d.master;
-  if (j.trainable_fp32 ||
-      (j.method == Method::kQlora && j.kbit_upcast && j.framework != Framework::kTorchtune &&
-       j.framework != Framework::kMegatron && j.framework != Framework::kLitgpt)) {
+  if (d.master == 0 &&
+      (j.trainable_fp32 ||
+       (j.method == Method::kQlora && j.kbit_upcast && j.framework != Framework::kTorchtune &&
+        j.framework != Framework::kMegatron && j.framework != Framework::kLitgpt))) {
     // prepare_model_for_kbit_training casts the embeddings and the head to fp32 before PEFT
     // copies them (memory_states.cc FrozenBytes), LLaMA-Factory every trainable parameter after
     // (TrainingJob::trainable_fp32): the copies train in fp32.

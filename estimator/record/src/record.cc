@@ -363,6 +363,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
     else if (key == "tf32")
       j.trainable_fp32 = v == "1";
     else if (key == "mts") {
+      if (v != "e" && v != "h" && v != "eh")
+        s = Status::ParseError(std::string(shown) + ": expected e, h or eh");
       j.save_embedding = v == "e" || v == "eh";
       j.save_head = v == "h" || v == "eh";
     } else if (key == "fw")

@@ -112,14 +112,19 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
   std::string_view lora_attn;
   bool lora_mlp = true, lora_output = false;
   std::string lora_shown;
-  if (config.find("llama2/13b_lora") != std::string::npos ||
-      config.find("mistral/7b_lora") != std::string::npos) {
+  // The shipped config's name (<dir>/<name>, as `tune run` takes it, or a path into
+  // recipes/configs/), without .yaml; a config file of the user's own names none of them.
+  std::string_view name = config;
+  if (const size_t at = name.rfind("configs/"); at != std::string_view::npos)
+    name.remove_prefix(at + 8);
+  if (name.ends_with(".yaml")) name.remove_suffix(5);
+  if (name.starts_with("llama2/13b_lora") || name.starts_with("mistral/7b_lora")) {
     lora_output = true;
     lora_shown = "--config " + Shown(cfg->value);
   }
   // The DoRA configs (llama3/8B_dora, 8B_dora_single_device, 8B_qdora_single_device: use_dora
   // True): not estimated (TrainingJob::dora).
-  if (config.find("dora") != std::string::npos)
+  if (name.starts_with("llama3/8b_dora") || name.starts_with("llama3/8b_qdora"))
     sink->Set("dora", "true", "--config " + Shown(cfg->value));
   for (; k < l.positionals.size(); ++k) {
     const std::string_view o = l.positionals[k];

@@ -333,11 +333,16 @@ JobRequest ParseJobRequest(std::string_view script,
                   " GPUs are fewer than tp x cp x pp = " + std::to_string(r.job.ModelParallel()));
     else if (r.job.global_batch % per_step == 0)
       r.job.grad_accum = r.job.global_batch / per_step;
-    else if (r.job.framework == Framework::kLitgpt && r.job.global_batch > per_step)
+    else if (r.job.framework == Framework::kLitgpt && r.job.global_batch > per_step) {
       // litgpt rounds down: global_batch_size // devices // micro_batch_size (litgpt/args.py
-      // TrainArgs.gradient_accumulation_iters).
+      // TrainArgs.gradient_accumulation_iters), so a step takes that many micro-batches.
       r.job.grad_accum = r.job.global_batch / per_step;
-    else
+      AddWarning(&r, "global-batch: litgpt rounds " + std::to_string(r.job.global_batch) +
+                         " down to " + std::to_string(r.job.grad_accum * per_step) +
+                         " (micro-batch x data-parallel x " + std::to_string(r.job.grad_accum) +
+                         ") per step");
+      r.job.global_batch = r.job.grad_accum * per_step;
+    } else
       AddWarning(&r, "global-batch: " + std::to_string(r.job.global_batch) +
                          " is not a multiple of micro-batch x data-parallel = " +
                          std::to_string(per_step));

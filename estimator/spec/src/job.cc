@@ -462,8 +462,8 @@ Status ValidateJob(const TrainingJob& job) {
   if (!(job.lora_dropout >= 0 && job.lora_dropout < 1))
     return Status::InvalidArgument("--lora-dropout: expected a probability in [0, 1), got " +
                                    std::to_string(job.lora_dropout));
-  if (job.dora)
-    return Status::InvalidArgument(
+  if (job.dora && (job.method == Method::kLora || job.method == Method::kQlora))
+    return Status::Unsupported(
         "dora: DoRA is not modelled (per adapted module its forward computes the base output again "
         "and keeps it and the LoRA output for the magnitude's gradient, and some PEFT versions "
         "keep "

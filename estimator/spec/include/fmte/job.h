@@ -329,7 +329,8 @@ struct TrainingJob {
   // modules_to_save copies train in fp32, not in the loaded dtype.
   bool trainable_fp32 = false;
   // DoRA (PEFT use_dora, axolotl peft_use_dora, torchtune use_dora): LoRA with a trained magnitude
-  // per output feature. Not modelled (ValidateJob refuses it, so the job is accepted unestimated):
+  // per output feature. Not modelled (ValidateJob refuses it for LoRA methods as Unsupported, so
+  // the job is accepted unestimated, or rejected where fmte.conf says OnError=reject):
   // its forward recomputes the base output and keeps it and the LoRA output for the magnitude's
   // gradient, and depending on the PEFT version a cast copy of every adapted weight.
   bool dora = false;
