@@ -61,11 +61,11 @@ PeftChain PeftChainBytes(double in_bytes, double result_bytes, bool autocast, bo
   return b;
 }
 
-double HeadAdapterSavedBytes(const TrainingJob& j, const Dtypes& dt, double h) {
-  // As an adapted block linear below: PEFT's fp32 copy of x (16-bit under autocast), litgpt's
-  // 16-bit dropout output, torchtune's and NeMo's x itself; the dropout mask; lora_A's output.
+double AdapterSavedBytes(const TrainingJob& j, const Dtypes& dt, double in) {
+  // PEFT's copy of x (fp32, 16-bit under autocast: LayerActivations says why), litgpt's 16-bit
+  // dropout output, torchtune's and NeMo's x itself; the dropout mask; lora_A's r-wide output.
   const double xb = HfLike(j.framework) ? (UnderAutocast(j, dt) ? 2 : 4) : dt.act;
-  return (xb + (j.lora_dropout > 0 ? 1 : 0)) * h + xb * static_cast<double>(j.lora_r);
+  return (xb + (j.lora_dropout > 0 ? 1 : 0)) * in + xb * static_cast<double>(j.lora_r);
 }
 
 double HeadCopySavedBytes(const TrainingJob& j, const Dtypes& dt, double tokens, double h,
@@ -301,9 +301,7 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
         // Measured (tests/data/memory-measured/measured-h100-hf.csv): all-linear
         // LoRA of Llama-3.1-8B without checkpointing, 2 x 2048 tokens, dropout 0, HF Trainer bf16
         // peaks at 47.98 GiB, which 2 bytes per input element fit and 4 over-predict by 9.5 GiB.
-        const double xb = UnderAutocast(j, dt) ? 2 : 4;
-        const double bytes = copies * ((xb + (j.lora_dropout > 0 ? 1 : 0)) * in +
-                                       xb * static_cast<double>(j.lora_r));
+        const double bytes = copies * AdapterSavedBytes(j, dt, in);
         (row_parallel ? sv.tp : sv.seq) += bytes;
         if (!litgpt) {
           (row_parallel ? peft_saved.tp : peft_saved.seq) += bytes;

@@ -151,9 +151,10 @@ StageActivations ComputeStageActivations(const ModelArch& m, const TrainingJob& 
 // take chunked_cross_entropy over 128-token chunks (litgpt/utils.py).
 inline constexpr double kLitgptHeadChunk = 128;
 
-// What a LoRA adapter on the output head saves per token for its backward, `h` its input features
+// What one LoRA adapter saves per token for its backward when nothing else keeps its input (a
+// PEFT-style module's own copy of it, or the output head's), `in` its input features
 // (memory_activations.cc).
-double HeadAdapterSavedBytes(const TrainingJob& j, const Dtypes& dt, double h);
+double AdapterSavedBytes(const TrainingJob& j, const Dtypes& dt, double in);
 
 // What a trained copy of the head (PEFT modules_to_save, `head_params` on this GPU) keeps for its
 // backward over `tokens` tokens (memory_activations.cc).

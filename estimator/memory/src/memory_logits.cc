@@ -93,18 +93,12 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
   // sum (3 logit-sized tensors at once, 6 bytes per entry in 16 bits) and the backward's scaled
   // gradient stay below the loss peak of the frameworks whose heads take adapters (transformers'
   // 12 bytes per entry; litgpt's and torchtune's per chunk, beside logits kept whole).
-  const double adapter = last_stage.head_adapter > 0
-                             ? static_cast<double>(j.LocalSeqLen()) *
-                                   static_cast<double>(j.micro_batch) *
-                                   HeadAdapterSavedBytes(j, dt, static_cast<double>(m.hidden_size))
-                             : 0;
+  const double tokens = static_cast<double>(j.LocalSeqLen()) * static_cast<double>(j.micro_batch);
+  const double h = static_cast<double>(m.hidden_size);
+  const double adapter = last_stage.head_adapter > 0 ? tokens * AdapterSavedBytes(j, dt, h) : 0;
   // A trained copy of the head (PEFT modules_to_save): its input, and its weight's autocast copy.
   const double copy =
-      last_stage.saved_head > 0
-          ? HeadCopySavedBytes(
-                j, dt, static_cast<double>(j.LocalSeqLen()) * static_cast<double>(j.micro_batch),
-                static_cast<double>(m.hidden_size), last_stage.saved_head)
-          : 0;
+      last_stage.saved_head > 0 ? HeadCopySavedBytes(j, dt, tokens, h, last_stage.saved_head) : 0;
   return LossBytes(m, j, lay, dt, last_stage) + adapter + copy;
 }
 

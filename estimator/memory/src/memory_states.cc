@@ -211,23 +211,15 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
     s.grads += n * dt.copy_grad / shard_g;
     s.first_grads += sp.saved_head * dt.copy_grad / shard_g;
     s.accum_grads += j.AccumulatesUnshardedGradients() ? n * dt.gather : n * dt.copy_grad / shard_g;
-    double copy_states = 0;
-    switch (j.optimizer) {
-      case Optimizer::kAdamW:
-        copy_states = 2 * n * dt.copy_state;
-        break;
-      case Optimizer::kAdamW8bit:
-        copy_states = 2 * n * (1 + 4.0 / 256);
-        break;
-      case Optimizer::kSgd:
-        copy_states = n * dt.copy_state;
-        break;
-      case Optimizer::kAdafactor:
-        break;  // factored: a row and a column per matrix, next to nothing
-    }
-    copy_states += n * dt.copy_master;
-    s.optimizer += copy_states / shard_o;
-    if (!eager_states) s.lazy_states += (copy_states - n * dt.copy_master) / shard_o;
+    // Their states as OptimizerStateBytes counts any trainable tensors, in the copies' dtype (two
+    // big matrices: no small tensors, Adafactor's row and column statistics next to nothing).
+    StageParams copies;
+    copies.trainable = n;
+    Dtypes copy_dt = dt;
+    copy_dt.state = dt.copy_state;
+    const double copy_states = OptimizerStateBytes(j, copy_dt, copies);
+    s.optimizer += (copy_states + n * dt.copy_master) / shard_o;
+    if (!eager_states) s.lazy_states += copy_states / shard_o;
     if (j.ForeachOptimizerStep()) s.step_temp += n * dt.copy_state / shard_o;
   }
   if (j.framework == Framework::kMegatron && dt.master > 0 && dt.grad < 4) {

@@ -464,10 +464,9 @@ Status ValidateJob(const TrainingJob& job) {
                                    std::to_string(job.lora_dropout));
   if (job.dora && (job.method == Method::kLora || job.method == Method::kQlora))
     return Status::Unsupported(
-        "dora: DoRA is not modelled (per adapted module its forward computes the base output again "
-        "and keeps it and the LoRA output for the magnitude's gradient, and some PEFT versions "
-        "keep "
-        "a cast copy of the weight): fmte cannot estimate its memory or time");
+        "dora: DoRA is not modelled (per adapted module its forward computes the base output "
+        "again and keeps it and the LoRA output for the magnitude's gradient, and some PEFT "
+        "versions keep a cast copy of the weight): fmte cannot estimate its memory or time");
   if ((job.save_embedding || job.save_head) &&
       (job.method == Method::kFull || job.framework == Framework::kLitgpt ||
        job.framework == Framework::kTorchtune || job.framework == Framework::kMegatron))
