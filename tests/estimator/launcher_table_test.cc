@@ -81,6 +81,73 @@ TEST_F(ScriptFilesTest, LlamaFactoryYamlNamesItsDeepSpeedConfig) {
   EXPECT_EQ(r.files_read, (std::vector<std::string>{"cfg/sft.yaml", "cfg/z3.json"}));
 }
 
+// LLaMA-Factory run as a script from its checkout, as its examples and READMEs launch it: `torchrun
+// / accelerate launch / deepspeed ... src/train.py cfg.yaml [key=value ...]` (src/train.py calls
+// llamafactory.train.tuner.run_exp, which reads a YAML first argument and an OmegaConf dotlist
+// after it) and, before 0.8, `src/train_bash.py --stage sft ...` flags. Its defaults apply as for
+// llamafactory-cli (gradient checkpointing on: model_utils/checkpointing.py). Other projects name
+// a script src/train.py too: without LLaMA-Factory's stage/finetuning_type on the line or in the
+// file, none of that is assumed.
+TEST_F(ScriptFilesTest, LlamaFactorySrcTrainPyIsLlamaFactory) {
+  Write("cfg/sft.yaml",
+        "model_name_or_path: meta-llama/Llama-3.1-8B-Instruct\nstage: sft\nfinetuning_type: lora\n"
+        "lora_target: all\ncutoff_len: 2048\nper_device_train_batch_size: 1\nbf16: true\n");
+  Write("cfg/fsdp.yaml", "distributed_type: FSDP\nmixed_precision: bf16\nnum_processes: 8\n");
+  for (const std::string line :
+       {"torchrun --nproc_per_node 8 src/train.py cfg/sft.yaml cutoff_len=4096\n",
+        "accelerate launch --config_file cfg/fsdp.yaml src/train.py cfg/sft.yaml cutoff_len=4096\n",
+        "FORCE_TORCHRUN=1 deepspeed --num_gpus 8 /opt/LLaMA-Factory/src/train.py cfg/sft.yaml "
+        "cutoff_len=4096\n"}) {
+    const JobRequest r = Read(line);
+    ASSERT_TRUE(r.is_llm_job) << line;
+    EXPECT_EQ(r.job.model, "meta-llama/Llama-3.1-8B-Instruct") << line;
+    EXPECT_EQ(ValueOf(r, "method"), "lora") << line;
+    EXPECT_EQ(ValueOf(r, "seq-len"), "4096") << line;  // the dotlist's, after the file's
+    EXPECT_EQ(ValueOf(r, "activation-checkpointing"), "full") << line;
+    EXPECT_EQ(OriginOf(r, "activation-checkpointing"), "launcher llamafactory") << line;
+  }
+  EXPECT_EQ(
+      ValueOf(Read("accelerate launch --config_file cfg/fsdp.yaml src/train.py cfg/sft.yaml\n"),
+              "sharding"),
+      "fsdp-full");
+  // The 0.7-era flags form.
+  const JobRequest bash = Read(
+      "deepspeed --num_gpus 8 src/train_bash.py --stage sft --do_train --model_name_or_path "
+      "meta-llama/Llama-2-7b-hf --finetuning_type lora --lora_target q_proj,v_proj "
+      "--per_device_train_batch_size 4 --bf16\n");
+  ASSERT_TRUE(bash.is_llm_job);
+  EXPECT_EQ(ValueOf(bash, "activation-checkpointing"), "full");
+  EXPECT_EQ(ValueOf(bash, "lora-targets"), "q_proj,v_proj");
+  // Its own switch turns checkpointing off.
+  Write("cfg/nockpt.yaml",
+        "model_name_or_path: meta-llama/Llama-3.1-8B-Instruct\nstage: sft\nfinetuning_type: full\n"
+        "disable_gradient_checkpointing: true\n");
+  EXPECT_EQ(ValueOf(Read("torchrun src/train.py cfg/nockpt.yaml\n"), "activation-checkpointing"),
+            "none");
+  // Another project's src/train.py: not LLaMA-Factory's.
+  Write("cfg/resnet.yaml", "model: resnet50\nbatch_size: 256\n");
+  EXPECT_FALSE(Read("python src/train.py cfg/resnet.yaml\n").is_llm_job);
+  const JobRequest hf = Read(
+      "torchrun --nproc_per_node 8 src/train.py --model_name_or_path meta-llama/Llama-3.1-8B "
+      "--per_device_train_batch_size 2 cutoff_len=4096\n");
+  ASSERT_TRUE(hf.is_llm_job);
+  EXPECT_EQ(ValueOf(hf, "activation-checkpointing"), "");
+  EXPECT_EQ(ValueOf(hf, "seq-len"), "");  // an undotted word is no override of another trainer
+}
+
+// A trainer launched through accelerate is the trainer's launch: axolotl's own settings apply
+// (kbit-upcast false: axolotl casts norms and embeddings back after PEFT's preparation).
+TEST_F(ScriptFilesTest, TrainerUnderAccelerateKeepsItsOwnSettings) {
+  Write("cfg/fsdp.yaml", "distributed_type: FSDP\nmixed_precision: bf16\n");
+  Write("cfg/axo.yaml",
+        "base_model: meta-llama/Llama-3.1-8B\nadapter: qlora\nload_in_4bit: true\n");
+  const JobRequest r =
+      Read("accelerate launch --config_file cfg/fsdp.yaml -m axolotl.cli.train cfg/axo.yaml\n");
+  ASSERT_TRUE(r.is_llm_job);
+  EXPECT_EQ(ValueOf(r, "kbit-upcast"), "false");
+  EXPECT_EQ(ValueOf(r, "sharding"), "fsdp-full");
+}
+
 // Evaluation while training and its batch (eval-batch): transformers.TrainingArguments evaluates
 // when eval_strategy (evaluation_strategy before 4.41) is steps or epoch, or after training with
 // --do_eval in the example scripts, per_device_eval_batch_size sequences per GPU (default 8);

@@ -159,6 +159,20 @@ bool TakesDotlist(const LauncherTable* table, std::string_view program) {
   return false;
 }
 
+// Whether `script`, a positional of a launch, is the script of a dotlist rule named with its
+// folder (`torchrun ... src/train.py cfg.yaml cutoff_len=2048`: LLaMA-Factory's).
+bool ScriptTakesDotlist(const LauncherTable* table, std::string_view script) {
+  if (table == nullptr) return false;
+  for (const LauncherRule& r : table->launchers) {
+    if (!r.dotlist) continue;
+    for (const std::string& p : r.programs)
+      if (p.find('/') != std::string::npos &&
+          (script == p || (script.ends_with(p) && script[script.size() - p.size() - 1] == '/')))
+        return true;
+  }
+  return false;
+}
+
 // One option of an srun prefix (`--ntasks-per-node=8`, `-N 4`, `--nodes 4`; `joined`: the value is
 // in `w` itself, else `value` is the next word, empty when unknown): the node and task counts it
 // sets go to `l` (`unknown`: the value comes from an unknown variable). Returns whether `w` is an
@@ -265,7 +279,8 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
   for (size_t k = i; k < n; ++k) text_bytes += c.words[k].text.size() + 1;
   l->text_.reserve(text_bytes);
   l->flags.reserve(n - i);
-  const bool dotlist = TakesDotlist(table, l->program);
+  const bool program_dotlist = TakesDotlist(table, l->program);
+  bool dotlist = program_dotlist;
   for (; i < n; ++i) {
     const std::string_view w = c.words[i].text;
     if (w.size() > 2 && w[0] == '-' && w[1] == '-') {
@@ -316,6 +331,7 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
       // (model.tensor_model_parallel_size=$TP) is still a flag, whose value is unknown.
       const bool unknown = c.words[i].unresolved;
       if (!unknown) l->positionals.push_back(w);
+      if (!dotlist && !unknown) dotlist = ScriptTakesDotlist(table, w);
       // A Hydra override of a dotted key (HALOs' ++model.name_or_path=ID, verl's
       // actor_rollout_ref.model.path=ID) is also a flag of that name; "+" adds a key, "++" adds
       // or overrides it, "~" deletes it. Undotted ones (model=llama) pick config groups: not flags,
@@ -333,6 +349,7 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
         f.name = NormalizeFlag(key, &l->text_);
         f.value = w.substr(eq + 1);
         f.unresolved = unknown;
+        f.script_dotlist = !program_dotlist && key.find('.') == std::string_view::npos;
         l->flags.push_back(f);
       }
     }
@@ -522,6 +539,12 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
     f.values.reserve(32);  // a launch line gives up to some 30 values
     Sink sink(&f, l.line);
     const LauncherRule* rule = ReadConfigFiles(FileContext{ctx, written}, &l, &sink);
+    // Undotted overrides after a dotlist rule's script are its flags only if that rule applied.
+    if (rule == nullptr || !rule->dotlist) {
+      const size_t before = l.flags.size();
+      std::erase_if(l.flags, [](const Flag& f) { return f.script_dotlist; });
+      if (l.flags.size() != before) l.Index();
+    }
     const std::string_view reader = rule != nullptr ? std::string_view(rule->reader) : "";
     if (reader == "keys") {
       f.launcher = rule->name;

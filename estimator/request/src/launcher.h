@@ -27,6 +27,9 @@ struct Flag {
   int index = 0;            // word index in the command; -1 for a flag read from a config file
   bool file_read = false;   // the config file this flag names was read (its keys are flags too)
   std::string_view origin;  // a flag from a config file: "ds.json: zero_optimization.stage"
+  // An undotted `key=value` word after a script whose rule takes a dotlist (src/train.py): a flag
+  // only if that rule turns out to apply (ReadConfigFiles drops it otherwise).
+  bool script_dotlist = false;
 };
 
 // One split launch command. It refers to the Command it was split from (which must outlive it)

@@ -222,6 +222,16 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
     Result<bool> dotlist = BoolAt(e, "dotlist", origin, at);
     if (!dotlist.ok()) return dotlist.status();
     r.dotlist = *dotlist;
+    if (e.contains("markers")) {
+      auto markers = Strings(e["markers"], origin, at + ".markers");
+      if (!markers.ok()) return markers.status();
+      for (const std::string& m : markers.value()) {
+        if (m.empty())
+          return TableError(origin, at + ".markers", "names of flags or top-level keys",
+                            e["markers"]);
+        r.markers.push_back(internal::NormalizedFlagName(m));
+      }
+    }
     if (e.contains("other_subcommands")) {
       auto other = Strings(e["other_subcommands"], origin, at + ".other_subcommands");
       if (!other.ok()) return other.status();
@@ -239,17 +249,40 @@ using nlohmann::json;
 
 constexpr size_t kMaxConfigFiles = 16;  // config files read for one launch line
 
-bool Matches(const LauncherRule& r, const LaunchLine& l) {
+// How a rule applies to a launch line: not at all, by the launch command itself (its program or
+// launcher: `accelerate`, `llamafactory-cli`), or by the script or module it runs (the trainer:
+// `accelerate launch ... -m axolotl.cli.train`, `torchrun ... src/train.py`).
+enum class Match { kNone, kCommand, kScript };
+
+Match MatchOf(const LauncherRule& r, const LaunchLine& l) {
+  Match m = Match::kNone;
   for (const std::string& p : r.programs) {
-    if (p == "*" || p == l.program || p == l.launcher || (!l.module.empty() && p == l.module))
-      return true;
+    if (p == "*" || p == l.program || p == l.launcher) m = std::max(m, Match::kCommand);
+    if (!l.module.empty() && p == l.module) return Match::kScript;
     // A name with a folder ("scripts/train.py") matches a script path that ends with it.
     const bool has_dir = p.find('/') != std::string::npos;
     for (std::string_view pos : l.positionals)
       if (has_dir ? pos == p || (pos.ends_with(p) && pos[pos.size() - p.size() - 1] == '/')
                   : Basename(pos) == p)
-        return true;
+        return Match::kScript;
   }
+  return m;
+}
+
+// Whether the line sets one of the rule's markers as a flag (LauncherRule::markers).
+bool LineMarked(const LauncherRule& r, const LaunchLine& l) {
+  if (r.markers.empty()) return true;
+  for (const std::string& m : r.markers)
+    if (l.Find(m) != nullptr) return true;
+  return false;
+}
+
+// Whether a config file's top level has one of the rule's markers.
+bool FileMarked(const LauncherRule& r, const json& tree) {
+  if (!tree.is_object()) return false;
+  for (const auto& [key, value] : tree.items())
+    if (std::find(r.markers.begin(), r.markers.end(), NormalizedFlagName(key)) != r.markers.end())
+      return true;
   return false;
 }
 
@@ -548,8 +581,11 @@ bool IsTableProgram(const LauncherTable* table, std::string_view program) {
 const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sink* sink) {
   if (files.ctx == nullptr || files.ctx->launchers == nullptr) return nullptr;
   const LauncherTable& table = *files.ctx->launchers;
+  // The launch's own rule: the trainer's (matched by the script or module run) before the launch
+  // command's (`accelerate launch --config_file a.yaml -m axolotl.cli.train cfg.yml`: axolotl).
   const LauncherRule* own = nullptr;
   const LauncherRule* first_match = nullptr;
+  Match own_match = Match::kNone, first_match_kind = Match::kNone;
   std::set<std::string> done;  // format + path already read (a file named twice is read once)
   std::string not_read;        // the first file that could not be read
   // A file may name another (LLaMA-Factory's `deepspeed: ds_z3.json`): its key is a flag of the
@@ -557,9 +593,11 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
   for (int round = 0; round < 4; ++round) {
     bool read_any = false;
     for (const LauncherRule& r : table.launchers) {
-      if (!Matches(r, *l)) continue;
+      const Match match = MatchOf(r, *l);
+      if (match == Match::kNone) continue;
       const bool program_rule = !(r.programs.size() == 1 && r.programs[0] == "*");
-      if (program_rule && first_match == nullptr) first_match = &r;
+      // A rule with markers applies once the line or one of its files shows one.
+      bool marked = LineMarked(r, *l);
       const ConfigFormat* fmt = table.Format(r.format);
       std::vector<std::string> paths;  // copies: reading adds flags to the line
       std::vector<std::string> via;    // the flag that names each ("" for a positional)
@@ -591,10 +629,17 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
         std::string found_at;
         Result<json> tree = LoadConfig(files, paths[k], fmt->syntax, &found_at);
         if (!tree.ok()) {
-          if (files.ctx->files != nullptr)
+          if (files.ctx->files != nullptr && marked)
             sink->Warn(via[k].empty() ? paths[k] : "--" + via[k], tree.status().message());
-          if (not_read.empty()) not_read = paths[k];
+          if (not_read.empty() && marked) not_read = paths[k];
           continue;
+        }
+        if (!marked) {
+          if (!FileMarked(r, *tree)) {
+            done.erase(r.format + '\n' + paths[k]);  // not this rule's: another may read it
+            continue;
+          }
+          marked = true;
         }
         for (Flag& f : l->flags)  // the flag naming it: the framework reader must not guess
           if (!via[k].empty() && f.name == via[k] && f.value == paths[k]) f.file_read = true;
@@ -605,13 +650,22 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
         sink->out()->files_read.push_back(found_at.empty() ? paths[k] : found_at);
         ApplyFormat(*fmt, *tree, paths[k], l, sink);
         read_any = true;
-        if (program_rule && own == nullptr) own = &r;
+        if (program_rule && (own == nullptr || (match == Match::kScript && own_match != match))) {
+          own = &r;
+          own_match = match;
+        }
+      }
+      if (program_rule && marked &&
+          (first_match == nullptr || (match == Match::kScript && first_match_kind != match))) {
+        first_match = &r;
+        first_match_kind = match;
       }
     }
     if (!read_any) break;
   }
   // The launch's own rule: the first that read its file, else the first that named the program.
   if (own == nullptr) own = first_match;
+
   if (own != nullptr) {
     // The subcommand entry matching the most leading positionals ("finetune full" over "finetune").
     size_t sub_words = 0;

@@ -86,6 +86,10 @@ struct LauncherRule {
   // dotlist: `llamafactory-cli train cfg.yaml cutoff_len=2048`). Elsewhere only dotted ones are
   // (Hydra's undotted `model=llama` picks a config group, not a key).
   bool dotlist = false;
+  // For a script name other projects use too (LLaMA-Factory's `src/train.py`): the rule applies
+  // only to a launch whose line has one of these flags (`--stage sft`) or whose config file has
+  // one of them as a top-level key (`stage: sft`); empty: always.
+  std::vector<std::string> markers;
 };
 
 struct LauncherTable {
