@@ -135,6 +135,89 @@ TEST_F(ScriptFilesTest, LlamaFactorySrcTrainPyIsLlamaFactory) {
   EXPECT_EQ(ValueOf(hf, "seq-len"), "");  // an undotted word is no override of another trainer
 }
 
+// ms-swift (modelscope/ms-swift): `swift sft|pt|rlhf` train, its other subcommands do not
+// (swift/cli/main.py). Defaults read from its argument classes at v3.12.6 (swift/llm/argument/
+// base_args/base_args.py train_type 'lora', tuner_args.py target_modules ['all-linear'] and
+// lora_rank 8, trainers/arguments.py gradient_checkpointing True, quant_args.py: bnb with
+// quant_bits 4 is QLoRA, quant_bits alone quantises nothing) and 4.x (swift/arguments/: tuner_type;
+// a config file as the first positional, its ENV map setting NPROC_PER_NODE). Without
+// NPROC_PER_NODE swift runs one process that spreads the model over the visible GPUs
+// (swift/utils/env.py), which fmte does not model: the sharding is then unread (never rejected on).
+TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
+  const JobRequest lora = Read(
+      "NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct --dataset a.jsonl b.jsonl "
+      "--per_device_train_batch_size 2 --max_length 4096 --deepspeed zero3_offload\n");
+  ASSERT_TRUE(lora.is_llm_job);
+  EXPECT_EQ(lora.job.model, "Qwen/Qwen2.5-7B-Instruct");
+  EXPECT_EQ(ValueOf(lora, "method"), "lora");
+  EXPECT_EQ(ValueOf(lora, "lora-targets"), "all-linear");
+  EXPECT_EQ(ValueOf(lora, "lora-r"), "8");
+  EXPECT_EQ(ValueOf(lora, "activation-checkpointing"), "full");
+  EXPECT_EQ(ValueOf(lora, "sharding"), "zero3");
+  EXPECT_EQ(ValueOf(lora, "offload-params"), "true");
+  EXPECT_EQ(ValueOf(lora, "precision"), "mixed-bf16");  // DeepSpeed's fp32 master
+  EXPECT_EQ(ValueOf(lora, "seq-len"), "4096");
+  EXPECT_TRUE(lora.job.seq_len_is_cap);
+  for (const std::string& w : lora.warnings)  // a named built-in config is no file to read
+    EXPECT_EQ(w.find("zero3_offload: cannot read"), std::string::npos) << w;
+  EXPECT_TRUE(lora.unread.empty()) << lora.unread.front().key;
+
+  const JobRequest full = Read(
+      "NPROC_PER_NODE=4 swift sft --model Qwen/Qwen2.5-7B-Instruct --train_type full "
+      "--torch_dtype bfloat16 --gradient_checkpointing false --max_length 2048 --packing true\n");
+  EXPECT_EQ(ValueOf(full, "method"), "full");
+  EXPECT_EQ(ValueOf(full, "activation-checkpointing"), "none");
+  EXPECT_EQ(ValueOf(full, "precision"), "pure-bf16");  // bf16 weights under bf16 autocast
+  EXPECT_FALSE(full.job.seq_len_is_cap);               // packed rows are full
+
+  const JobRequest qlora = Read(
+      "NPROC_PER_NODE=1 swift sft --model Qwen/Qwen2.5-7B-Instruct --quant_method bnb "
+      "--quant_bits 4 --target_modules q_proj v_proj --max_length 2048\n");
+  EXPECT_EQ(ValueOf(qlora, "method"), "qlora");
+  EXPECT_EQ(ValueOf(qlora, "lora-targets"), "q_proj,v_proj");
+  EXPECT_EQ(ValueOf(Read("NPROC_PER_NODE=1 swift sft --model Qwen/Qwen2.5-7B-Instruct "
+                         "--quant_bits 4 --max_length 2048\n"),
+                    "method"),
+            "lora");
+
+  // 4.x: the config file first, its ENV map starting torchrun.
+  Write("cfg/swift.yaml",
+        "model: Qwen/Qwen2.5-7B-Instruct\ntuner_type: full\nfsdp: fsdp2\nmax_length: 8192\n"
+        "ENV:\n  NPROC_PER_NODE: 8\n");
+  const JobRequest yaml = Read("swift sft cfg/swift.yaml --per_device_train_batch_size 2\n");
+  ASSERT_TRUE(yaml.is_llm_job);
+  EXPECT_EQ(ValueOf(yaml, "method"), "full");
+  EXPECT_EQ(ValueOf(yaml, "sharding"), "fsdp-full");
+  EXPECT_EQ(ValueOf(yaml, "micro-batch"), "2");
+  EXPECT_EQ(OriginOf(yaml, "seq-len"), "cfg/swift.yaml: max_length");
+
+  // One process over every GPU (device_map): the sharding is unread; no max_length: the model's
+  // context length, unread.
+  const JobRequest mp = Read(
+      "CUDA_VISIBLE_DEVICES=0,1,2,3 swift sft --model Qwen/Qwen2.5-72B-Instruct --train_type "
+      "lora\n");
+  ASSERT_TRUE(mp.is_llm_job);
+  std::vector<std::string> unread;
+  for (const UnreadSetting& u : mp.unread) unread.push_back(u.key);
+  EXPECT_NE(std::find(unread.begin(), unread.end(), "sharding"), unread.end());
+  EXPECT_NE(std::find(unread.begin(), unread.end(), "seq-len"), unread.end());
+
+  // 2.x: sft_type, model_id_or_path, max_length 2048 by default.
+  const JobRequest v2 = Read(
+      "NPROC_PER_NODE=2 swift sft --model_id_or_path Qwen/Qwen2-7B-Instruct --sft_type lora "
+      "--quantization_bit 4 --deepspeed default-zero2\n");
+  EXPECT_EQ(v2.job.model, "Qwen/Qwen2-7B-Instruct");
+  EXPECT_EQ(ValueOf(v2, "method"), "qlora");
+  EXPECT_EQ(ValueOf(v2, "seq-len"), "2048");
+  EXPECT_EQ(ValueOf(v2, "sharding"), "zero2");
+
+  // Not training.
+  EXPECT_FALSE(
+      Read("swift infer --model Qwen/Qwen2.5-7B-Instruct --adapters out/ckpt\n").is_llm_job);
+  EXPECT_FALSE(Read("swift export --model Qwen/Qwen2.5-7B-Instruct --quant_bits 4\n").is_llm_job);
+  EXPECT_FALSE(Read("swift build -c release\n").is_llm_job);  // the Swift language's
+}
+
 // A trainer launched through accelerate is the trainer's launch: axolotl's own settings apply
 // (kbit-upcast false: axolotl casts norms and embeddings back after PEFT's preparation).
 TEST_F(ScriptFilesTest, TrainerUnderAccelerateKeepsItsOwnSettings) {
@@ -1021,6 +1104,19 @@ TEST_F(ScriptFilesTest, AnLlmTrainerWhoseConfigIsMissingIsStillLlmTraining) {
                          w.find("(unknown value)") != std::string::npos));
     EXPECT_TRUE(named) << c.script << ::testing::PrintToString(r.warnings);
   }
+}
+
+// A trainer's subcommand that does not train is no training job even when its file or flags name a
+// model (`llamafactory-cli chat` takes the training YAML's model_name_or_path and adapter): until
+// 2026-11-29 it was estimated as training, and could have been rejected.
+TEST_F(ScriptFilesTest, NonTrainingSubcommandsWithAModelAreNoTraining) {
+  Write("cfg/sft.yaml",
+        "model_name_or_path: meta-llama/Llama-3.1-70B\nstage: sft\nfinetuning_type: full\n"
+        "per_device_train_batch_size: 8\n");
+  EXPECT_TRUE(Read("llamafactory-cli train cfg/sft.yaml\n").is_llm_job);
+  EXPECT_FALSE(Read("llamafactory-cli chat cfg/sft.yaml\n").is_llm_job);
+  EXPECT_FALSE(Read("llamafactory-cli export cfg/sft.yaml\n").is_llm_job);
+  EXPECT_FALSE(Read("litgpt generate meta-llama/Llama-3.1-8B --prompt hi\n").is_llm_job);
 }
 
 // A script written for its cluster names its repository by an absolute path that does not exist

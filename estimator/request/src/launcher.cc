@@ -103,7 +103,8 @@ bool IsBooleanFlag(std::string_view n) {
 bool IsListFlag(std::string_view n) {
   return n == "lora_target_modules" || n == "target_modules" || n == "lora_target" ||
          n == "lora_modules_to_save" ||  // TRL ModelConfig: nargs='+'
-         n == "recompute_modules";       // Megatron --recompute-modules core_attn moe_act ...
+         n == "recompute_modules" ||     // Megatron --recompute-modules core_attn moe_act ...
+         n == "dataset" || n == "val_dataset";  // ms-swift --dataset a b (its lists are spaced)
 }
 
 // A byte of a flag name as NormalizeFlag writes it: lower case, '-' as '_'.
@@ -248,6 +249,9 @@ bool Split(const Command& c, const LauncherTable* table, LaunchLine* l) {
     if (!name.empty()) break;
     const std::string_view b = Basename(w);
     if (i == 0 && !IsPrefix(b) && w.find('=') == std::string::npos) return false;
+    if (!after_srun && w.find('=') != std::string::npos && !w.starts_with("-") &&
+        l->env_prefix.size() < 16)
+      l->env_prefix.push_back(w);
     if (b == "srun") {
       after_srun = true;
     } else if (after_srun && w.starts_with("-")) {
@@ -539,6 +543,7 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
     f.values.reserve(32);  // a launch line gives up to some 30 values
     Sink sink(&f, l.line);
     const LauncherRule* rule = ReadConfigFiles(FileContext{ctx, written}, &l, &sink);
+    if (rule != nullptr && IsOtherSubcommand(*rule, l)) continue;  // chat, serve, export, ...
     // Undotted overrides after a dotlist rule's script are its flags only if that rule applied.
     if (rule == nullptr || !rule->dotlist) {
       const size_t before = l.flags.size();
@@ -568,6 +573,7 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
       f.launcher = "openrlhf";
     } else {
       ReadHfFlags(l, &sink);
+      if (rule != nullptr && rule->name == "swift") ReadSwiftFlags(l, &sink);
       f.launcher = rule != nullptr ? std::string_view(rule->name) : l.launcher;
     }
     FileOrigins(l, &f);

@@ -56,6 +56,8 @@ struct LaunchLine {
   std::vector<std::string_view>
       positionals;          // non-flag words after the launcher (script, overrides)
   std::string_view module;  // python -m <module>
+  // The VAR=value words before the launcher (`NPROC_PER_NODE=8 swift sft ...`), as written.
+  std::vector<std::string_view> env_prefix;
   // An srun prefix's own counts (0: not given or unknown): --ntasks-per-node, --nodes, --ntasks.
   int64_t srun_tasks_per_node = 0, srun_nodes = 0, srun_tasks = 0;
   // Normalised flag names and joined list values; reserved once by Split so the views stay valid.
@@ -123,7 +125,8 @@ struct FlagDefault {
 void SetFlagsWithDefaults(const LaunchLine& l, std::span<const FlagDefault> flags,
                           std::string_view program, Sink* sink);
 
-void ReadHfFlags(const LaunchLine& l, Sink* sink);  // HF Trainer / TRL / PEFT / accelerate / DS
+void ReadHfFlags(const LaunchLine& l, Sink* sink);     // HF Trainer / TRL / PEFT / accelerate / DS
+void ReadSwiftFlags(const LaunchLine& l, Sink* sink);  // ms-swift `swift sft|pt|rlhf`, after it
 void ReadMegatronFlags(const LaunchLine& l, Sink* sink);  // pretrain_gpt.py
 void ReadTorchtune(const LaunchLine& l, Sink* sink);      // tune run <recipe> --config <cfg> k=v
 
@@ -138,6 +141,9 @@ struct FileContext {
 const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sink* sink);
 // Whether a table rule names `program` (a launch command's base name) as its own.
 bool IsTableProgram(const LauncherTable* table, std::string_view program);
+// Whether the launch runs one of the rule's subcommands that do not train (`llamafactory-cli chat
+// cfg.yaml`, `swift infer --model ...`): no training launch, whatever its files and flags name.
+bool IsOtherSubcommand(const LauncherRule& r, const LaunchLine& l);
 
 void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);    // fms-fsdp main_training.py
 bool IsFmsFsdpScript(const LaunchLine& l);                 // runs fms-fsdp's main_training.py

@@ -206,7 +206,9 @@ void ReadPeriodic(const LaunchLine& l, Sink* sink) {
 void ReadFsdp(const Flag& f, Sink* sink) {
   const std::string v = Lower(f.value);
   const char* shard = nullptr;
-  if (v.find("hybrid_shard") != std::string::npos)
+  if (v == "fsdp2")  // ms-swift's built-in FSDP2 config (swift/llm/fsdp_config): full sharding
+    shard = "fsdp-full";
+  else if (v.find("hybrid_shard") != std::string::npos)
     shard = "fsdp-hybrid";
   else if (v.find("full_shard") != std::string::npos)
     shard = "fsdp-full";
@@ -358,7 +360,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   for (std::string_view name :
        {"model_name_or_path", "model_name", "model_id", "pretrained_model_name_or_path",
         "base_model", "model", "model.name_or_path", "model.model_name_or_path", "model.path",
-        "model.model_path"}) {
+        "model.model_path", "model_id_or_path"}) {
     const Flag* f = sink->Find(l, name);
     if (f == nullptr) continue;
     if (f->unresolved) {
@@ -611,6 +613,101 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
                     std::to_string(kHfTrainerEvalSteps) + ")");
   } else if (!sink->Has("framework"))  // a config format's own (litgpt) stays
     sink->Set("framework", "hf", l.launcher);
+}
+
+// ms-swift (modelscope/ms-swift; `swift sft|pt|rlhf`, its own flags over the HF Trainer's, read
+// by ReadHfFlags first). Defaults from its argument classes (v3.12.6 swift/llm/argument/,
+// 4.x swift/arguments/; 2.x swift/llm/utils/argument.py): train_type (4.x tuner_type, 2.x
+// sft_type) lora; target_modules all-linear (2.x: the model's registered q/k/v list, PEFT's
+// per-family default here); gradient_checkpointing true (etc/launchers.json "set"); QLoRA is
+// quant_method bnb with quant_bits 4 (2.x quantization_bit 4, read by ReadHfFlags); the model is
+// loaded in torch_dtype (default its config's, bf16 for today's models) and trained under that
+// dtype's autocast, its weights unconverted (pure-bf16) unless DeepSpeed keeps an fp32 master;
+// max_length defaults to the model's context length (2.x: 2048). Without NPROC_PER_NODE (or
+// NNODES) swift runs one process, which spreads the model over every visible GPU (device_map)
+// when there are several (swift/utils/env.py): how the model is split then is not read.
+void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
+  // Method.
+  std::string_view which;
+  const Flag* type = KnownFlag(l, {"tuner_type", "train_type", "sft_type"}, &which);
+  if (type != nullptr) {
+    const std::string v = Lower(type->value);
+    if (v == "full") {
+      sink->SetFromFlag("method", "full", which);
+    } else if (v == "lora" || v == "longlora" || v == "lora_llm" || v == "qalora") {
+      if (sink->Get("method") != "qlora") sink->SetFromFlag("method", "lora", which);
+    } else {
+      sink->Warn("--" + std::string(which), "'" + Shown(type->value) +
+                                                "' not modelled; estimated as LoRA (set #FMTE "
+                                                "method=... to override)");
+      if (sink->Get("method") != "qlora") sink->SetFromFlag("method", "lora", which);
+    }
+  } else if (!sink->Has("method")) {
+    sink->Set("method", "lora", "swift (train_type default lora)");
+  }
+  // QLoRA: quant_method bnb with quant_bits 4 (8: int8); quant_bits alone quantises nothing.
+  if (const Flag* m = sink->Find(l, "quant_method"); m != nullptr && Lower(m->value) == "bnb") {
+    const Flag* bits = sink->Find(l, "quant_bits");
+    const std::string_view b = bits != nullptr ? bits->value : std::string_view();
+    if ((b == "4" || b == "8") && sink->Get("method") != "full") {
+      sink->Set("method", "qlora", "--quant_bits");
+      sink->Set("quant", b == "4" ? "nf4" : "int8", "--quant_bits");
+      // bnb_4bit_use_double_quant defaults to true (quant_args.py).
+      if (b == "4" && !(sink->Find(l, "bnb_4bit_use_double_quant") != nullptr &&
+                        !FlagTrue(sink->Find(l, "bnb_4bit_use_double_quant"))))
+        sink->Set("double-quant", "true", "--quant_bits (swift's bnb_4bit_use_double_quant)");
+    }
+  }
+  // LoRA targets: target_modules (lists spaced: `--target_modules q_proj v_proj`, joined by the
+  // line's list reading); all-linear and 2.x's ALL are every linear but the head; 2.x's DEFAULT
+  // the model's registered list.
+  if (const Flag* t = KnownFlag(l, {"target_modules", "lora_target_modules"}, &which);
+      t != nullptr && !t->unresolved) {
+    const std::string v = Lower(t->value);
+    if (v == "all-linear" || v == "all" || v == "all_linear")
+      sink->SetFromFlag("lora-targets", "all-linear", which);
+    else if (v != "default")
+      sink->SetFromFlag("lora-targets", t->value, which);
+  } else if (sink->Find(l, "sft_type") == nullptr && sink->Find(l, "model_type") == nullptr) {
+    sink->Set("lora-targets", "all-linear", "swift (target_modules default all-linear)");
+  }
+  // Gradient checkpointing is on unless turned off.
+  if (const Flag* g = sink->Find(l, "gradient_checkpointing"); g != nullptr && !FlagTrue(g))
+    sink->Set("activation-checkpointing", "none", "--gradient_checkpointing");
+  // Precision: the loaded dtype's autocast.
+  const Flag* dtype = KnownFlag(l, {"torch_dtype", "dtype"}, &which);
+  const std::string dt = dtype != nullptr ? Lower(dtype->value) : "bfloat16";
+  const bool ds = sink->Get("framework") == "deepspeed";
+  if (sink->Find(l, "bf16") == nullptr && sink->Find(l, "fp16") == nullptr) {
+    const std::string origin =
+        dtype != nullptr ? "--" + std::string(which) : "swift (the model's dtype, bf16 assumed)";
+    if (dt == "bfloat16" || dt == "bf16")
+      sink->Set("precision", ds ? "mixed-bf16" : "pure-bf16", origin);
+    else if (dt == "float16" || dt == "fp16")
+      sink->Set("precision", ds ? "mixed-fp16" : "amp-fp16", origin);
+    else if (dt == "float32" || dt == "fp32")
+      sink->Set("precision", "amp-fp16", origin);  // a float32 model trains under fp16 autocast
+  }
+  // Sequence length: the model's context length unless max_length (2.x: 2048).
+  if (sink->Find(l, "max_length") == nullptr && !sink->Has("seq-len")) {
+    if (sink->Find(l, "sft_type") != nullptr || sink->Find(l, "model_type") != nullptr) {
+      sink->Set("seq-len", "2048", "swift 2.x (max_length default 2048)");
+      sink->Set("seq-len-cap", "true", "swift 2.x (max_length default 2048)");
+    } else {
+      sink->MarkUnread("seq-len", "swift", "(max_length default: the model's context length)");
+    }
+  }
+  // Processes: NPROC_PER_NODE / NNODES on the line (or in the 4.x config's ENV map) start
+  // torchrun; else one process. DeepSpeed and FSDP refuse the one-process mode (train_args.py).
+  bool torchrun = !sink->Get("sharding").empty() ||
+                  sink->Find(l, "env.nproc_per_node") != nullptr ||
+                  sink->Find(l, "env.nnodes") != nullptr;
+  for (std::string_view w : l.env_prefix)
+    if (w.starts_with("NPROC_PER_NODE=") || w.starts_with("NNODES=")) torchrun = true;
+  if (!torchrun)
+    sink->MarkUnread("sharding", "swift",
+                     "(no NPROC_PER_NODE on the line: one process, the model spread over every "
+                     "visible GPU unless the script exports NPROC_PER_NODE)");
 }
 
 }  // namespace fmte::internal

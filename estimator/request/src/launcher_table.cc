@@ -232,6 +232,11 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
         r.markers.push_back(internal::NormalizedFlagName(m));
       }
     }
+    if (e.contains("builtin_values")) {
+      auto builtin = Strings(e["builtin_values"], origin, at + ".builtin_values");
+      if (!builtin.ok()) return builtin.status();
+      r.builtin_values = std::move(builtin).value();
+    }
     if (e.contains("other_subcommands")) {
       auto other = Strings(e["other_subcommands"], origin, at + ".other_subcommands");
       if (!other.ok()) return other.status();
@@ -570,6 +575,11 @@ Result<std::string> ReadNearScript(const ScriptContext& ctx, std::string_view pa
   return Status::NotFound(std::string(path));
 }
 
+bool IsOtherSubcommand(const LauncherRule& r, const LaunchLine& l) {
+  return !l.positionals.empty() && std::find(r.other_subcommands.begin(), r.other_subcommands.end(),
+                                             l.positionals.front()) != r.other_subcommands.end();
+}
+
 bool IsTableProgram(const LauncherTable* table, std::string_view program) {
   if (table == nullptr || program.empty()) return false;
   for (const LauncherRule& r : table->launchers)
@@ -604,6 +614,9 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
       for (const std::string& name : r.flags) {
         const Flag* f = l->Find(name);
         if (f == nullptr || f->unresolved || f->value == "true" || f->value.empty()) continue;
+        if (std::find(r.builtin_values.begin(), r.builtin_values.end(), f->value) !=
+            r.builtin_values.end())
+          continue;
         paths.emplace_back(f->value);
         via.push_back(name);
       }
@@ -693,11 +706,7 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
     for (const auto& [key, what] : own->unread) sink->MarkUnread(key, own->name, what);
     // An LLM trainer whose files named no model (one could not be read, or the model is set
     // elsewhere): still LLM training, its model unread (request.cc).
-    const bool other_subcommand =
-        !l->positionals.empty() &&
-        std::find(own->other_subcommands.begin(), own->other_subcommands.end(),
-                  l->positionals.front()) != own->other_subcommands.end();
-    if (own->trains_llms && !other_subcommand && !sink->Has("model"))
+    if (own->trains_llms && !IsOtherSubcommand(*own, *l) && !sink->Has("model"))
       sink->MarkUnread("model", own->name,
                        not_read.empty() ? "(its files name no model)" : not_read + " (not read)");
 

@@ -90,6 +90,9 @@ struct LauncherRule {
   // only to a launch whose line has one of these flags (`--stage sft`) or whose config file has
   // one of them as a top-level key (`stage: sft`); empty: always.
   std::vector<std::string> markers;
+  // Values of its file flags that name a trainer's built-in config, not a file (ms-swift's
+  // `--deepspeed zero2`): not read, no warning.
+  std::vector<std::string> builtin_values;
 };
 
 struct LauncherTable {
