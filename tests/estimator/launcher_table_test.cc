@@ -211,6 +211,15 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   EXPECT_EQ(ValueOf(v2, "seq-len"), "2048");
   EXPECT_EQ(ValueOf(v2, "sharding"), "zero2");
 
+  // 3.x with --model_type beside --model is no 2.x job; swift's script run by torchrun.
+  const JobRequest typed = Read(
+      "torchrun --standalone --nnodes=1 --nproc_per_node=4 /opt/venv/bin/swift sft --model "
+      "Qwen/Qwen2.5-7B-Instruct --model_type qwen2_5 --freeze_vit false --max_length 1024\n");
+  ASSERT_TRUE(typed.is_llm_job);
+  EXPECT_EQ(ValueOf(typed, "lora-targets"), "all-linear");
+  EXPECT_EQ(ValueOf(typed, "freeze-vision"), "false");
+  EXPECT_TRUE(typed.unread.empty()) << typed.unread.front().key;
+
   // Not training.
   EXPECT_FALSE(
       Read("swift infer --model Qwen/Qwen2.5-7B-Instruct --adapters out/ckpt\n").is_llm_job);

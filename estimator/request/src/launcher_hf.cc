@@ -627,6 +627,11 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
 // NNODES) swift runs one process, which spreads the model over every visible GPU (device_map)
 // when there are several (swift/utils/env.py): how the model is split then is not read.
 void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
+  // 2.x names its method sft_type and its model model_id_or_path or model_type alone (3.x and
+  // 4.x also take --model_type, beside --model).
+  const bool v2 = sink->Find(l, "sft_type") != nullptr ||
+                  sink->Find(l, "model_id_or_path") != nullptr ||
+                  (sink->Find(l, "model_type") != nullptr && sink->Find(l, "model") == nullptr);
   // Method.
   std::string_view which;
   const Flag* type = KnownFlag(l, {"tuner_type", "train_type", "sft_type"}, &which);
@@ -668,9 +673,15 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
       sink->SetFromFlag("lora-targets", "all-linear", which);
     else if (v != "default")
       sink->SetFromFlag("lora-targets", t->value, which);
-  } else if (sink->Find(l, "sft_type") == nullptr && sink->Find(l, "model_type") == nullptr) {
+  } else if (!v2) {
     sink->Set("lora-targets", "all-linear", "swift (target_modules default all-linear)");
   }
+  // A multimodal model's vision tower: frozen unless freeze_vit false (default true since 3.0;
+  // 2.x false, launchers.json sets true).
+  if (const Flag* f = sink->Find(l, "freeze_vit"); f != nullptr && !f->unresolved)
+    sink->SetFromFlag("freeze-vision", FlagTrue(f) ? "true" : "false", "freeze_vit");
+  else if (v2)
+    sink->Set("freeze-vision", "false", "swift 2.x (freeze_vit default false)");
   // Gradient checkpointing is on unless turned off.
   if (const Flag* g = sink->Find(l, "gradient_checkpointing"); g != nullptr && !FlagTrue(g))
     sink->Set("activation-checkpointing", "none", "--gradient_checkpointing");
@@ -690,7 +701,7 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
   }
   // Sequence length: the model's context length unless max_length (2.x: 2048).
   if (sink->Find(l, "max_length") == nullptr && !sink->Has("seq-len")) {
-    if (sink->Find(l, "sft_type") != nullptr || sink->Find(l, "model_type") != nullptr) {
+    if (v2) {
       sink->Set("seq-len", "2048", "swift 2.x (max_length default 2048)");
       sink->Set("seq-len-cap", "true", "swift 2.x (max_length default 2048)");
     } else {
@@ -698,8 +709,9 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
     }
   }
   // Processes: NPROC_PER_NODE / NNODES on the line (or in the 4.x config's ENV map) start
-  // torchrun; else one process. DeepSpeed and FSDP refuse the one-process mode (train_args.py).
-  bool torchrun = !sink->Get("sharding").empty() ||
+  // torchrun, as does running swift's own script under torchrun; else one process. DeepSpeed and
+  // FSDP refuse the one-process mode (train_args.py).
+  bool torchrun = l.launcher == "torchrun" || !sink->Get("sharding").empty() ||
                   sink->Find(l, "env.nproc_per_node") != nullptr ||
                   sink->Find(l, "env.nnodes") != nullptr;
   for (std::string_view w : l.env_prefix)
