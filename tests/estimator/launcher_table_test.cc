@@ -227,6 +227,45 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   EXPECT_FALSE(Read("swift build -c release\n").is_llm_job);  // the Swift language's
 }
 
+// Megatron-SWIFT: `megatron sft` with Megatron-LM's flags spelled with underscores (read by the
+// Megatron reader) and ms-swift's own (swift/megatron/argument/megatron_args.py at v3.12.6:
+// train_type default 'full', use_distributed_optimizer default True, recompute_granularity
+// default 'selective'; model_args torch_dtype default the model's). The script is ms-swift's
+// examples/megatron/lora/moe.sh shape. Megatron turns sequence parallelism off without tensor
+// parallelism (megatron/training/arguments.py), so `--sequence_parallel true` at tp 1 is no error.
+TEST_F(ScriptFilesTest, MegatronSwiftFlagsAndDefaults) {
+  const JobRequest lora = Read(
+      "NPROC_PER_NODE=2 megatron sft --model Qwen/Qwen3-30B-A3B --load_safetensors true "
+      "--train_type lora --lora_rank 8 --target_modules all-linear --expert_model_parallel_size 2 "
+      "--micro_batch_size 8 --global_batch_size 16 --recompute_granularity full "
+      "--recompute_method uniform --recompute_num_layers 1 --max_epochs 1 --max_length 2048 "
+      "--sequence_parallel true\n");
+  ASSERT_TRUE(lora.is_llm_job);
+  EXPECT_EQ(lora.job.model, "Qwen/Qwen3-30B-A3B");
+  EXPECT_EQ(ValueOf(lora, "framework"), "megatron");
+  EXPECT_EQ(ValueOf(lora, "method"), "lora");
+  EXPECT_EQ(ValueOf(lora, "lora-r"), "8");
+  EXPECT_EQ(ValueOf(lora, "ep"), "2");
+  EXPECT_EQ(ValueOf(lora, "micro-batch"), "8");
+  EXPECT_EQ(ValueOf(lora, "activation-checkpointing"), "full");
+  EXPECT_EQ(ValueOf(lora, "sharding"), "zero1");
+  EXPECT_EQ(ValueOf(lora, "precision"), "mixed-bf16");
+  EXPECT_EQ(ValueOf(lora, "seq-len"), "2048");
+  EXPECT_TRUE(lora.job.seq_len_is_cap);
+  EXPECT_EQ(ValueOf(lora, "sp"), "");
+  const JobRequest full = Read(
+      "NPROC_PER_NODE=8 megatron pt --model Qwen/Qwen2.5-7B --tensor_model_parallel_size 2 "
+      "--sequence_parallel true --use_distributed_optimizer false --max_length 4096 "
+      "--packing true --torch_dtype float16\n");
+  EXPECT_EQ(ValueOf(full, "method"), "full");
+  EXPECT_EQ(ValueOf(full, "activation-checkpointing"), "selective");
+  EXPECT_EQ(ValueOf(full, "sharding"), "ddp");
+  EXPECT_EQ(ValueOf(full, "sp"), "true");
+  EXPECT_EQ(ValueOf(full, "precision"), "mixed-fp16");
+  EXPECT_FALSE(full.job.seq_len_is_cap);
+  EXPECT_FALSE(Read("megatron export --load out/ckpt --to_hf true\n").is_llm_job);
+}
+
 // A trainer launched through accelerate is the trainer's launch: axolotl's own settings apply
 // (kbit-upcast false: axolotl casts norms and embeddings back after PEFT's preparation).
 TEST_F(ScriptFilesTest, TrainerUnderAccelerateKeepsItsOwnSettings) {

@@ -558,6 +558,7 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
       f.launcher = "tune";
     } else if (reader == "megatron" || IsMegatronScript(l)) {
       ReadMegatronFlags(l, &sink);
+      if (rule != nullptr && rule->name == "megatron-swift") ReadMegatronSwiftFlags(l, &sink);
       f.launcher = rule != nullptr ? rule->name : "megatron";
     } else if (IsFmsFsdpScript(l)) {
       ReadFmsFsdpFlags(l, &sink);

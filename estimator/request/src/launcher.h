@@ -127,8 +127,9 @@ void SetFlagsWithDefaults(const LaunchLine& l, std::span<const FlagDefault> flag
 
 void ReadHfFlags(const LaunchLine& l, Sink* sink);     // HF Trainer / TRL / PEFT / accelerate / DS
 void ReadSwiftFlags(const LaunchLine& l, Sink* sink);  // ms-swift `swift sft|pt|rlhf`, after it
-void ReadMegatronFlags(const LaunchLine& l, Sink* sink);  // pretrain_gpt.py
-void ReadTorchtune(const LaunchLine& l, Sink* sink);      // tune run <recipe> --config <cfg> k=v
+void ReadMegatronFlags(const LaunchLine& l, Sink* sink);       // pretrain_gpt.py
+void ReadMegatronSwiftFlags(const LaunchLine& l, Sink* sink);  // `megatron sft`, after it
+void ReadTorchtune(const LaunchLine& l, Sink* sink);  // tune run <recipe> --config <cfg> k=v
 
 // The config files `l` names under the launcher table's rules, read through the context's files
 // (and the files the script itself wrote): their keys become flags of `l` (AddFileFlags) or request

@@ -128,7 +128,11 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
       sink->Warn("--num-layers-per-virtual-pipeline-stage",
                  "needs --num-layers divisible by pp x this value");
   }
-  if (FlagTrue(sink->Find(l, "sequence_parallel"))) sink->Set("sp", "true", "--sequence-parallel");
+  // Megatron turns sequence parallelism off without tensor parallelism (training/arguments.py
+  // validate_args: "Disabling sequence parallelism because tensor model parallelism is disabled").
+  if (FlagTrue(sink->Find(l, "sequence_parallel")) &&
+      IntFlag(l, sink, "tensor_model_parallel_size") > 1)
+    sink->Set("sp", "true", "--sequence-parallel");
   // Megatron keeps bf16/fp16 weights with fp32 main params in the optimizer: mixed precision.
   const bool bf16 = FlagTrue(sink->Find(l, "bf16"));
   const bool fp16 = FlagTrue(sink->Find(l, "fp16"));
@@ -193,6 +197,77 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
   else
     sink->Set("sharding", "ddp", "pretrain_gpt.py");
   ReadMegatronPeriodic(l, sink);
+}
+
+}  // namespace fmte::internal
+
+namespace fmte::internal {
+
+// Megatron-SWIFT (ms-swift's `megatron sft|pt|rlhf`, swift/megatron/argument/megatron_args.py at
+// v3.12.6, swift/megatron/arguments/ in 4.x), after ReadMegatronFlags: the Hugging Face model
+// by --model (converted on the fly with --load_safetensors, or --load of a converted
+// checkpoint, whose architecture fmte cannot see), train_type / tuner_type (default full; lora),
+// precision from torch_dtype (default the model's: bf16 for today's models) as Megatron's mixed
+// precision, the distributed optimizer on unless turned off, selective recompute of core_attn
+// by default, max_length (default the model's context; packing makes it exact), and its epoch
+// and save flags (3.x max_epochs / save_interval, 4.x num_train_epochs / save_steps).
+void ReadMegatronSwiftFlags(const LaunchLine& l, Sink* sink) {
+  if (const Flag* m = sink->Find(l, "model"); m != nullptr) {
+    if (m->unresolved)
+      sink->UnreadUnknown("model", "--model");
+    else
+      sink->Set("model", m->value, "--model");
+  } else if (!sink->Has("model")) {
+    sink->MarkUnread("model", "megatron",
+                     "(--load names a converted checkpoint; give --model or #FMTE model=)");
+  }
+  std::string_view which;
+  if (const Flag* t = KnownFlag(l, {"tuner_type", "train_type"}, &which); t != nullptr) {
+    const std::string v = Lower(t->value);
+    if (v == "lora" || v == "lora_llm")
+      sink->SetFromFlag("method", "lora", which);
+    else if (v == "full")
+      sink->SetFromFlag("method", "full", which);
+    else
+      sink->Warn("--" + std::string(which), "'" + Shown(t->value) + "' not modelled");
+  } else {
+    sink->Set("method", "full", "megatron (train_type default full)");
+  }
+  if (const Flag* r = sink->Find(l, "lora_rank"); r != nullptr && !r->unresolved)
+    sink->Set("lora-r", r->value, "--lora_rank");
+  if (const Flag* t = sink->Find(l, "target_modules"); t != nullptr && !t->unresolved)
+    sink->Set("lora-targets", Lower(t->value) == "all-linear" ? "all-linear" : t->value,
+              "--target_modules");
+  if (!FlagTrue(sink->Find(l, "bf16")) && !FlagTrue(sink->Find(l, "fp16"))) {
+    const Flag* dtype = KnownFlag(l, {"torch_dtype", "dtype"}, &which);
+    const std::string dt = dtype != nullptr ? Lower(dtype->value) : "bfloat16";
+    const std::string origin =
+        dtype != nullptr ? "--" + std::string(which) : "megatron (the model's dtype, bf16 assumed)";
+    if (dt == "float16" || dt == "fp16")
+      sink->Set("precision", "mixed-fp16", origin);
+    else if (dt == "float32" || dt == "fp32")
+      sink->Set("precision", "fp32", origin);
+    else
+      sink->Set("precision", "mixed-bf16", origin);
+  }
+  if (const Flag* d = sink->Find(l, "use_distributed_optimizer"); d == nullptr || FlagTrue(d))
+    sink->Set("sharding", "zero1",
+              d == nullptr ? "megatron (use_distributed_optimizer default true)"
+                           : "--use_distributed_optimizer");
+  if (!sink->Has("activation-checkpointing") && sink->Find(l, "recompute_granularity") == nullptr)
+    sink->Set("activation-checkpointing", "selective", "megatron (recompute_granularity default)");
+  if (const Flag* f = sink->Find(l, "max_length"); f != nullptr && !f->unresolved) {
+    sink->Set("seq-len", f->value, "--max_length");
+    if (!FlagTrue(sink->Find(l, "packing"))) sink->Set("seq-len-cap", "true", "--max_length");
+  } else if (!sink->Has("seq-len")) {
+    sink->MarkUnread("seq-len", "megatron", "(max_length default: the model's context length)");
+  }
+  if (const Flag* e = KnownFlag(l, {"num_train_epochs", "max_epochs"}, &which);
+      e != nullptr && !e->unresolved)
+    sink->SetFromFlag("epochs", e->value, which);
+  if (const Flag* s = sink->Find(l, "save_steps");
+      s != nullptr && !s->unresolved && sink->Find(l, "save") != nullptr)
+    sink->Set("save-every", s->value, "--save_steps");
 }
 
 }  // namespace fmte::internal
