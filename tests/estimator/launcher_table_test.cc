@@ -225,6 +225,39 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
       Read("swift infer --model Qwen/Qwen2.5-7B-Instruct --adapters out/ckpt\n").is_llm_job);
   EXPECT_FALSE(Read("swift export --model Qwen/Qwen2.5-7B-Instruct --quant_bits 4\n").is_llm_job);
   EXPECT_FALSE(Read("swift build -c release\n").is_llm_job);  // the Swift language's
+  EXPECT_FALSE(Read("swift main.swift\n").is_llm_job);
+  // The SWIFT astrophysics code with its YAML parameter file (swiftsim.com): no LLM job.
+  Write("cfg/eagle_25.yml", "Cosmology:\n  h: 0.6777\nTimeIntegration:\n  time_begin: 0.\n");
+  EXPECT_FALSE(Read("srun ./swift --cosmology --hydro --threads=28 cfg/eagle_25.yml\n").is_llm_job);
+  // A non-training subcommand under a launcher.
+  EXPECT_FALSE(Read("torchrun --nproc_per_node=4 /opt/venv/bin/swift infer --model "
+                    "Qwen/Qwen2.5-72B-Instruct\n")
+                   .is_llm_job);
+
+  // 2.x with its own model type alone: training, the model unread, the other flags read.
+  const JobRequest typed2 = Read(
+      "NPROC_PER_NODE=8 swift sft --model_type qwen2-7b-instruct --sft_type lora --lora_rank 64 "
+      "--max_length 8192 --gradient_accumulation_steps 16 --deepspeed default-zero3\n");
+  ASSERT_TRUE(typed2.is_llm_job);
+  EXPECT_TRUE(typed2.job.model.empty());
+  EXPECT_EQ(ValueOf(typed2, "lora-r"), "64");
+  EXPECT_EQ(ValueOf(typed2, "seq-len"), "8192");
+  EXPECT_EQ(ValueOf(typed2, "grad-accum"), "16");
+  EXPECT_EQ(ValueOf(typed2, "sharding"), "zero3");
+
+  // --bf16 chooses the autocast only: the weights stay as loaded; FSDP upcasts them (accelerate).
+  const std::string base = "NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct ";
+  EXPECT_EQ(ValueOf(Read(base + "--bf16 true\n"), "precision"), "pure-bf16");
+  EXPECT_EQ(ValueOf(Read(base + "--fsdp fsdp2\n"), "precision"), "amp-bf16");
+  EXPECT_EQ(ValueOf(Read(base + "--torch_dtype float32 --deepspeed zero2\n"), "precision"),
+            "mixed-fp16");
+
+  // 4.x's ENV map alone starts torchrun: no one-process reading.
+  Write("cfg/swift_env.yaml",
+        "model: Qwen/Qwen2.5-7B-Instruct\nmax_length: 4096\nENV:\n  NPROC_PER_NODE: 8\n");
+  const JobRequest env = Read("swift sft cfg/swift_env.yaml\n");
+  ASSERT_TRUE(env.is_llm_job);
+  EXPECT_TRUE(env.unread.empty()) << env.unread.front().key;
 }
 
 // Megatron-SWIFT: `megatron sft` with Megatron-LM's flags spelled with underscores (read by the
@@ -267,8 +300,18 @@ TEST_F(ScriptFilesTest, MegatronSwiftFlagsAndDefaults) {
 }
 
 // A trainer launched through accelerate is the trainer's launch: axolotl's own settings apply
-// (kbit-upcast false: axolotl casts norms and embeddings back after PEFT's preparation).
+// (kbit-upcast false: axolotl casts norms and embeddings back after PEFT's preparation), also
+// when only accelerate's file is read (LLaMA-Factory's flags form, an axolotl YAML missing).
 TEST_F(ScriptFilesTest, TrainerUnderAccelerateKeepsItsOwnSettings) {
+  Write("cfg/acc.yaml", "distributed_type: FSDP\nmixed_precision: bf16\n");
+  const JobRequest lf = Read(
+      "accelerate launch --config_file cfg/acc.yaml src/train_bash.py --stage sft "
+      "--model_name_or_path meta-llama/Llama-2-7b-hf --finetuning_type lora\n");
+  ASSERT_TRUE(lf.is_llm_job);
+  EXPECT_EQ(ValueOf(lf, "freeze-vision"), "true");  // LLaMA-Factory's rule's, not accelerate's
+  EXPECT_TRUE(
+      Read("accelerate launch --config_file cfg/acc.yaml -m axolotl.cli.train missing.yml\n")
+          .is_llm_job);
   Write("cfg/fsdp.yaml", "distributed_type: FSDP\nmixed_precision: bf16\n");
   Write("cfg/axo.yaml",
         "base_model: meta-llama/Llama-3.1-8B\nadapter: qlora\nload_in_4bit: true\n");

@@ -539,11 +539,11 @@ LauncherFindings DetectLauncher(const std::vector<Command>& commands, const Scri
   for (const Command& c : commands) {
     LaunchLine l;
     if (!Split(c, table, &l)) continue;
+    if (NotTrainingLaunch(table, l)) continue;  // chat, serve, export, swift infer, ...
     LauncherFindings f;
     f.values.reserve(32);  // a launch line gives up to some 30 values
     Sink sink(&f, l.line);
     const LauncherRule* rule = ReadConfigFiles(FileContext{ctx, written}, &l, &sink);
-    if (rule != nullptr && IsOtherSubcommand(*rule, l)) continue;  // chat, serve, export, ...
     // Undotted overrides after a dotlist rule's script are its flags only if that rule applied.
     if (rule == nullptr || !rule->dotlist) {
       const size_t before = l.flags.size();

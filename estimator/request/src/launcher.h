@@ -142,9 +142,11 @@ struct FileContext {
 const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sink* sink);
 // Whether a table rule names `program` (a launch command's base name) as its own.
 bool IsTableProgram(const LauncherTable* table, std::string_view program);
-// Whether the launch runs one of the rule's subcommands that do not train (`llamafactory-cli chat
-// cfg.yaml`, `swift infer --model ...`): no training launch, whatever its files and flags name.
-bool IsOtherSubcommand(const LauncherRule& r, const LaunchLine& l);
+// Whether the launch runs a trainer's subcommand that does not train (`llamafactory-cli chat
+// cfg.yaml`, `swift infer --model ...`, also under a launcher: `torchrun ... swift infer`), or a
+// program of a rule that lists its training subcommands with another (`swift build`): no
+// training launch, whatever its files and flags name.
+bool NotTrainingLaunch(const LauncherTable* table, const LaunchLine& l);
 
 void ReadFmsFsdpFlags(const LaunchLine& l, Sink* sink);    // fms-fsdp main_training.py
 bool IsFmsFsdpScript(const LaunchLine& l);                 // runs fms-fsdp's main_training.py

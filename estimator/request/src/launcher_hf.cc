@@ -381,6 +381,18 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     sink->UnreadUnknown("model", "--" + std::string(unknown_model));
     has_model = true;
   }
+  // ms-swift 2.x names its model by its own --model_type (qwen2-7b-instruct) alone: training,
+  // the model unread, its other flags read.
+  const auto swift = [&l] {
+    if (l.launcher == "swift") return true;
+    for (std::string_view p : l.positionals)
+      if (Basename(p) == "swift") return true;  // torchrun ... /opt/venv/bin/swift sft
+    return false;
+  };
+  if (const Flag* t = sink->Find(l, "model_type"); !has_model && t != nullptr && swift()) {
+    sink->MarkUnread("model", "--model_type", "(ms-swift's model type, not a Hugging Face id)");
+    has_model = true;
+  }
   // DetectLauncher drops a launch that names no model (with its values and warnings): the rest
   // would be read for nothing (python preprocessing steps, evaluation scripts). litgpt names its
   // model by a positional or --checkpoint_dir (the launcher table's), and its options are flags.
@@ -654,7 +666,11 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
   if (const Flag* m = sink->Find(l, "quant_method"); m != nullptr && Lower(m->value) == "bnb") {
     const Flag* bits = sink->Find(l, "quant_bits");
     const std::string_view b = bits != nullptr ? bits->value : std::string_view();
-    if ((b == "4" || b == "8") && sink->Get("method") != "full") {
+    if ((b == "4" || b == "8") && sink->Get("method") == "full") {
+      sink->Warn("--quant_bits",
+                 "full fine-tuning of a bitsandbytes-quantised model: ms-swift "
+                 "trains adapters on it; estimated as full fine-tuning unquantised");
+    } else if (b == "4" || b == "8") {
       sink->Set("method", "qlora", "--quant_bits");
       sink->Set("quant", b == "4" ? "nf4" : "int8", "--quant_bits");
       // bnb_4bit_use_double_quant defaults to true (quant_args.py).
@@ -685,20 +701,24 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
   // Gradient checkpointing is on unless turned off.
   if (const Flag* g = sink->Find(l, "gradient_checkpointing"); g != nullptr && !FlagTrue(g))
     sink->Set("activation-checkpointing", "none", "--gradient_checkpointing");
-  // Precision: the loaded dtype's autocast.
+  // Precision: the weights as loaded (torch_dtype; 2.x dtype AUTO or none: the model's, bf16
+  // for today's models) under that dtype's autocast; --bf16/--fp16 only choose the autocast.
+  // DeepSpeed keeps an fp32 master copy; under FSDP accelerate upcasts the loaded low-precision
+  // parameters to fp32 (accelerator.py prepare_model), as ReadLoadDtype says.
   const Flag* dtype = KnownFlag(l, {"torch_dtype", "dtype"}, &which);
-  const std::string dt = dtype != nullptr ? Lower(dtype->value) : "bfloat16";
-  const bool ds = sink->Get("framework") == "deepspeed";
-  if (sink->Find(l, "bf16") == nullptr && sink->Find(l, "fp16") == nullptr) {
-    const std::string origin =
-        dtype != nullptr ? "--" + std::string(which) : "swift (the model's dtype, bf16 assumed)";
-    if (dt == "bfloat16" || dt == "bf16")
-      sink->Set("precision", ds ? "mixed-bf16" : "pure-bf16", origin);
-    else if (dt == "float16" || dt == "fp16")
-      sink->Set("precision", ds ? "mixed-fp16" : "amp-fp16", origin);
-    else if (dt == "float32" || dt == "fp32")
-      sink->Set("precision", "amp-fp16", origin);  // a float32 model trains under fp16 autocast
-  }
+  std::string dt = dtype != nullptr && !dtype->unresolved ? Lower(dtype->value) : "auto";
+  if (dt == "auto") dt = FlagTrue(sink->Find(l, "fp16")) ? "float16" : "bfloat16";
+  const std::string_view shard = sink->Get("sharding");
+  const std::string mode = sink->Get("framework") == "deepspeed" ? "mixed-"
+                           : shard.starts_with("fsdp")           ? "amp-"
+                                                                 : "";
+  const std::string origin =
+      dtype != nullptr ? "--" + std::string(which) : "swift (the model's dtype, bf16 assumed)";
+  if (dt == "bfloat16" || dt == "bf16")
+    sink->Set("precision", mode.empty() ? "pure-bf16" : mode + "bf16", origin);
+  else if (dt == "float16" || dt == "fp16" || dt == "float32" || dt == "fp32")
+    // A float16 model trains under fp16 autocast, a float32 one too (model_args.py).
+    sink->Set("precision", mode.empty() ? "amp-fp16" : mode + "fp16", origin);
   // Sequence length: the model's context length unless max_length (2.x: 2048).
   if (sink->Find(l, "max_length") == nullptr && !sink->Has("seq-len")) {
     if (v2) {
@@ -718,8 +738,8 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
     if (w.starts_with("NPROC_PER_NODE=") || w.starts_with("NNODES=")) torchrun = true;
   if (!torchrun)
     sink->MarkUnread("sharding", "swift",
-                     "(no NPROC_PER_NODE on the line: one process, the model spread over every "
-                     "visible GPU unless the script exports NPROC_PER_NODE)");
+                     "(no NPROC_PER_NODE on the launch line: one process, the model spread over "
+                     "every visible GPU; put NPROC_PER_NODE on the line or #FMTE sharding=)");
 }
 
 }  // namespace fmte::internal

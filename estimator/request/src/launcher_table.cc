@@ -232,6 +232,11 @@ Result<LauncherTable> ParseLauncherTable(std::string_view json_text, std::string
         r.markers.push_back(internal::NormalizedFlagName(m));
       }
     }
+    if (e.contains("subcommands")) {
+      auto subs = Strings(e["subcommands"], origin, at + ".subcommands");
+      if (!subs.ok()) return subs.status();
+      r.subcommands = std::move(subs).value();
+    }
     if (e.contains("builtin_values")) {
       auto builtin = Strings(e["builtin_values"], origin, at + ".builtin_values");
       if (!builtin.ok()) return builtin.status();
@@ -254,24 +259,52 @@ using nlohmann::json;
 
 constexpr size_t kMaxConfigFiles = 16;  // config files read for one launch line
 
+// Whether positional `pos` is `p`, a program of a rule: a name with a folder ("scripts/train.py")
+// matches a script path that ends with it, a bare name a script of that base name.
+bool IsProgramPath(std::string_view pos, std::string_view p) {
+  if (p.find('/') == std::string_view::npos) return Basename(pos) == p;
+  return pos == p || (pos.ends_with(p) && pos[pos.size() - p.size() - 1] == '/');
+}
+
+// The launch's subcommand as `r` sees it: the word after the rule's script when a launcher runs
+// it (`torchrun ... /opt/venv/bin/swift infer`), else the first word (`swift infer`); empty when
+// there is none.
+std::string_view SubcommandOf(const LauncherRule& r, const LaunchLine& l) {
+  for (size_t i = 0; i + 1 < l.positionals.size(); ++i)
+    for (const std::string& p : r.programs)
+      if (p != "*" && p != l.program && IsProgramPath(l.positionals[i], p))
+        return l.positionals[i + 1];
+  return l.positionals.empty() ? std::string_view() : l.positionals.front();
+}
+
 // How a rule applies to a launch line: not at all, by the launch command itself (its program or
 // launcher: `accelerate`, `llamafactory-cli`), or by the script or module it runs (the trainer:
 // `accelerate launch ... -m axolotl.cli.train`, `torchrun ... src/train.py`).
 enum class Match { kNone, kCommand, kScript };
 
-Match MatchOf(const LauncherRule& r, const LaunchLine& l) {
+// How the rule's program appears on the line, whatever its subcommand.
+Match ProgramMatch(const LauncherRule& r, const LaunchLine& l) {
   Match m = Match::kNone;
   for (const std::string& p : r.programs) {
     if (p == "*" || p == l.program || p == l.launcher) m = std::max(m, Match::kCommand);
     if (!l.module.empty() && p == l.module) return Match::kScript;
-    // A name with a folder ("scripts/train.py") matches a script path that ends with it.
-    const bool has_dir = p.find('/') != std::string::npos;
     for (std::string_view pos : l.positionals)
-      if (has_dir ? pos == p || (pos.ends_with(p) && pos[pos.size() - p.size() - 1] == '/')
-                  : Basename(pos) == p)
-        return Match::kScript;
+      if (IsProgramPath(pos, p)) return Match::kScript;
   }
   return m;
+}
+
+bool TrainingSubcommand(const LauncherRule& r, const LaunchLine& l) {
+  const std::string_view sub = SubcommandOf(r, l);
+  if (!r.subcommands.empty() &&
+      std::find(r.subcommands.begin(), r.subcommands.end(), sub) == r.subcommands.end())
+    return false;
+  return sub.empty() || std::find(r.other_subcommands.begin(), r.other_subcommands.end(), sub) ==
+                            r.other_subcommands.end();
+}
+
+Match MatchOf(const LauncherRule& r, const LaunchLine& l) {
+  return TrainingSubcommand(r, l) ? ProgramMatch(r, l) : Match::kNone;
 }
 
 // Whether the line sets one of the rule's markers as a flag (LauncherRule::markers).
@@ -575,9 +608,13 @@ Result<std::string> ReadNearScript(const ScriptContext& ctx, std::string_view pa
   return Status::NotFound(std::string(path));
 }
 
-bool IsOtherSubcommand(const LauncherRule& r, const LaunchLine& l) {
-  return !l.positionals.empty() && std::find(r.other_subcommands.begin(), r.other_subcommands.end(),
-                                             l.positionals.front()) != r.other_subcommands.end();
+bool NotTrainingLaunch(const LauncherTable* table, const LaunchLine& l) {
+  if (table == nullptr) return false;
+  for (const LauncherRule& r : table->launchers)
+    if ((!r.subcommands.empty() || !r.other_subcommands.empty()) &&
+        ProgramMatch(r, l) != Match::kNone && !TrainingSubcommand(r, l))
+      return true;
+  return false;
 }
 
 bool IsTableProgram(const LauncherTable* table, std::string_view program) {
@@ -676,8 +713,11 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
     }
     if (!read_any) break;
   }
-  // The launch's own rule: the first that read its file, else the first that named the program.
-  if (own == nullptr) own = first_match;
+  // The launch's own rule: the first that read its file, else the first that named the program;
+  // a trainer's rule before a launcher's even when only the launcher's file was read
+  // (`accelerate launch --config_file fsdp.yaml src/train_bash.py --stage sft ...`).
+  if (own == nullptr || (own_match == Match::kCommand && first_match_kind == Match::kScript))
+    own = first_match;
 
   if (own != nullptr) {
     // The subcommand entry matching the most leading positionals ("finetune full" over "finetune").
@@ -706,7 +746,7 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
     for (const auto& [key, what] : own->unread) sink->MarkUnread(key, own->name, what);
     // An LLM trainer whose files named no model (one could not be read, or the model is set
     // elsewhere): still LLM training, its model unread (request.cc).
-    if (own->trains_llms && !IsOtherSubcommand(*own, *l) && !sink->Has("model"))
+    if (own->trains_llms && !sink->Has("model"))
       sink->MarkUnread("model", own->name,
                        not_read.empty() ? "(its files name no model)" : not_read + " (not read)");
 

@@ -93,6 +93,11 @@ struct LauncherRule {
   // Values of its file flags that name a trainer's built-in config, not a file (ms-swift's
   // `--deepspeed zero2`): not read, no warning.
   std::vector<std::string> builtin_values;
+  // The subcommands that train, where a program of that name may be something else (ms-swift's
+  // `swift sft`, not the Swift language or the SWIFT astrophysics code): the rule applies only
+  // to a launch whose subcommand (its first word, or the word after the script run by a
+  // launcher) is one of them; empty: any.
+  std::vector<std::string> subcommands;
 };
 
 struct LauncherTable {
