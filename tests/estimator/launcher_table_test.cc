@@ -299,6 +299,40 @@ TEST_F(ScriptFilesTest, MegatronSwiftFlagsAndDefaults) {
   EXPECT_FALSE(Read("megatron export --load out/ckpt --to_hf true\n").is_llm_job);
 }
 
+// A YAML of the HF Trainer's and TRL's own argument names: TrlParser reads `--config x.yaml` (TRL's
+// CLI `trl sft --config`, open-r1's src/open_r1/sft.py), the alignment-handbook's
+// H4ArgumentParser a YAML first argument (scripts/run_sft.py recipes/.../config_full.yaml); the
+// line's own flags win. A --config or .yaml of another program is no such file (Lightning CLI's
+// `fit --config`): only one with model_name_or_path is read.
+TEST_F(ScriptFilesTest, HfArgumentYamlOfTrlAndTheAlignmentHandbook) {
+  Write("cfg/sft_full.yaml",
+        "model_name_or_path: mistralai/Mistral-7B-v0.1\ntorch_dtype: bfloat16\nbf16: true\n"
+        "gradient_checkpointing: true\nmax_seq_length: 2048\nper_device_train_batch_size: 16\n"
+        "gradient_accumulation_steps: 2\nnum_train_epochs: 1\n");
+  Write("cfg/zero3.yaml",
+        "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\nmixed_precision: bf16\n");
+  for (const std::string line :
+       {"accelerate launch --config_file cfg/zero3.yaml scripts/run_sft.py cfg/sft_full.yaml\n",
+        "accelerate launch --config_file cfg/zero3.yaml src/open_r1/sft.py --config "
+        "cfg/sft_full.yaml\n"}) {
+    const JobRequest r = Read(line);
+    ASSERT_TRUE(r.is_llm_job) << line;
+    EXPECT_EQ(r.job.model, "mistralai/Mistral-7B-v0.1") << line;
+    EXPECT_EQ(ValueOf(r, "micro-batch"), "16") << line;
+    EXPECT_EQ(ValueOf(r, "sharding"), "zero3") << line;
+    EXPECT_EQ(OriginOf(r, "activation-checkpointing"), "cfg/sft_full.yaml: gradient_checkpointing")
+        << line;
+  }
+  const JobRequest trl =
+      Read("trl sft --config cfg/sft_full.yaml --per_device_train_batch_size 4\n");
+  ASSERT_TRUE(trl.is_llm_job);
+  EXPECT_EQ(ValueOf(trl, "micro-batch"), "4");  // the line's flag over the file's key
+  Write("cfg/lightning.yaml", "model:\n  class_path: MyNet\n  lr: 0.1\ntrainer:\n  devices: 8\n");
+  EXPECT_FALSE(Read("python main.py fit --config cfg/lightning.yaml\n").is_llm_job);
+  Write("cfg/resnet.yaml", "model: resnet50\nbatch_size: 256\n");
+  EXPECT_FALSE(Read("torchrun --nproc_per_node 8 train.py cfg/resnet.yaml\n").is_llm_job);
+}
+
 // A trainer launched through accelerate is the trainer's launch: axolotl's own settings apply
 // (kbit-upcast false: axolotl casts norms and embeddings back after PEFT's preparation), also
 // when only accelerate's file is read (LLaMA-Factory's flags form, an axolotl YAML missing).

@@ -307,11 +307,13 @@ Match MatchOf(const LauncherRule& r, const LaunchLine& l) {
   return TrainingSubcommand(r, l) ? ProgramMatch(r, l) : Match::kNone;
 }
 
-// Whether the line sets one of the rule's markers as a flag (LauncherRule::markers).
+// Whether the line itself (not a file another rule read into it) sets one of the rule's markers
+// as a flag (LauncherRule::markers).
 bool LineMarked(const LauncherRule& r, const LaunchLine& l) {
   if (r.markers.empty()) return true;
-  for (const std::string& m : r.markers)
-    if (l.Find(m) != nullptr) return true;
+  for (const Flag& f : l.flags)
+    if (f.index >= 0 && std::find(r.markers.begin(), r.markers.end(), f.name) != r.markers.end())
+      return true;
   return false;
 }
 
