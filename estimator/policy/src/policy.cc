@@ -602,7 +602,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
           Cat({what, " needs ", Gib(need), " per GPU as fmte reads it (", Gib(d.usable_bytes),
                " usable), but ", UnreadOrigins(r), " was not read; with ", assumed, " it needs ",
                Gib(more_est.memory.per_gpu_bytes),
-               ": accepted unchecked; put what the file sets in #FMTE lines "
+               ": accepted unchecked; put what fmte could not read in #FMTE lines "
                "(#FMTE sharding=zero3, ...) so that fmte can check the job"}));
     } else if (int64_t longest = 0;
                job.seq_len_is_cap && (longest = LongestFittingSeq(ctx, job, &more_est)) > 0) {

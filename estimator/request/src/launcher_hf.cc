@@ -725,7 +725,7 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
       sink->Set("seq-len", "2048", "swift 2.x (max_length default 2048)");
       sink->Set("seq-len-cap", "true", "swift 2.x (max_length default 2048)");
     } else {
-      sink->MarkUnread("seq-len", "swift", "(max_length default: the model's context length)");
+      sink->MarkUnread("seq-len", "swift", "(max_length: the model's context length)");
     }
   }
   // Processes: NPROC_PER_NODE / NNODES on the line (or in the 4.x config's ENV map) start
@@ -738,8 +738,7 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
     if (w.starts_with("NPROC_PER_NODE=") || w.starts_with("NNODES=")) torchrun = true;
   if (!torchrun)
     sink->MarkUnread("sharding", "swift",
-                     "(no NPROC_PER_NODE on the launch line: one process, the model spread over "
-                     "every visible GPU; put NPROC_PER_NODE on the line or #FMTE sharding=)");
+                     "(one process: no NPROC_PER_NODE on the line)");
 }
 
 }  // namespace fmte::internal
