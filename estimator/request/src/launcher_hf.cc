@@ -737,8 +737,7 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
   for (std::string_view w : l.env_prefix)
     if (w.starts_with("NPROC_PER_NODE=") || w.starts_with("NNODES=")) torchrun = true;
   if (!torchrun)
-    sink->MarkUnread("sharding", "swift",
-                     "(one process: no NPROC_PER_NODE on the line)");
+    sink->MarkUnread("sharding", "swift", "(one process: no NPROC_PER_NODE on the line)");
 }
 
 }  // namespace fmte::internal
