@@ -234,6 +234,20 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
                     "Qwen/Qwen2.5-72B-Instruct\n")
                    .is_llm_job);
 
+  // NPROC_PER_NODE exported on an earlier line (a multi-node script's form) starts torchrun too;
+  // set without export, swift does not see it.
+  const auto sharding_unread = [](const JobRequest& r) {
+    for (const UnreadSetting& u : r.unread)
+      if (u.key == "sharding") return true;
+    return false;
+  };
+  const std::string launch = "swift sft --model Qwen/Qwen2.5-7B-Instruct --max_length 2048\n";
+  EXPECT_FALSE(
+      sharding_unread(Read("export NPROC_PER_NODE=8\nexport NNODES=$SLURM_NNODES\n" + launch)));
+  EXPECT_FALSE(sharding_unread(Read("declare -x NPROC_PER_NODE=8\n" + launch)));
+  EXPECT_TRUE(sharding_unread(Read("NPROC_PER_NODE=8\n" + launch)));
+  EXPECT_TRUE(sharding_unread(Read(launch)));
+
   // 2.x with its own model type alone: training, the model unread, the other flags read.
   const JobRequest typed2 = Read(
       "NPROC_PER_NODE=8 swift sft --model_type qwen2-7b-instruct --sft_type lora --lora_rank 64 "

@@ -532,13 +532,15 @@ void FileOrigins(const LaunchLine& l, LauncherFindings* f) {
 }  // namespace
 
 LauncherFindings DetectLauncher(const std::vector<Command>& commands, const ScriptContext* ctx,
-                                const std::vector<std::pair<std::string, std::string>>* written) {
+                                const std::vector<std::pair<std::string, std::string>>* written,
+                                const std::vector<std::string>* exported) {
   LauncherFindings best;
   size_t best_score = 0;
   const LauncherTable* table = ctx != nullptr ? ctx->launchers : nullptr;
   for (const Command& c : commands) {
     LaunchLine l;
     if (!Split(c, table, &l)) continue;
+    l.exported = exported;
     if (NotTrainingLaunch(table, l)) continue;  // chat, serve, export, swift infer, ...
     LauncherFindings f;
     f.values.reserve(32);  // a launch line gives up to some 30 values

@@ -58,6 +58,8 @@ struct LaunchLine {
   std::string_view module;  // python -m <module>
   // The VAR=value words before the launcher (`NPROC_PER_NODE=8 swift sft ...`), as written.
   std::vector<std::string_view> env_prefix;
+  // The variables the script exports (ScanOutput::exported); null when not known.
+  const std::vector<std::string>* exported = nullptr;
   // An srun prefix's own counts (0: not given or unknown): --ntasks-per-node, --nodes, --ntasks.
   int64_t srun_tasks_per_node = 0, srun_nodes = 0, srun_tasks = 0;
   // Normalised flag names and joined list values; reserved once by Split so the views stay valid.

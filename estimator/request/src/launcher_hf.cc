@@ -736,8 +736,9 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
                   sink->Find(l, "env.nnodes") != nullptr;
   for (std::string_view w : l.env_prefix)
     if (w.starts_with("NPROC_PER_NODE=") || w.starts_with("NNODES=")) torchrun = true;
-  if (!torchrun)
-    sink->MarkUnread("sharding", "swift", "(one process: no NPROC_PER_NODE on the line)");
+  for (size_t i = 0; l.exported != nullptr && i < l.exported->size(); ++i)
+    if ((*l.exported)[i] == "NPROC_PER_NODE" || (*l.exported)[i] == "NNODES") torchrun = true;
+  if (!torchrun) sink->MarkUnread("sharding", "swift", "(one process: no NPROC_PER_NODE set)");
 }
 
 }  // namespace fmte::internal

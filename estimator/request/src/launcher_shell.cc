@@ -209,6 +209,11 @@ class Scanner {
   // Scans `script`; `fixed_line` > 0: the commands found are reported at that line of the batch
   // script (the line of the `source` or `bash -c` that led here).
   void Scan(std::string_view script, int depth, int fixed_line);
+  // The names of the exported variables.
+  void ExportedInto(std::vector<std::string>* names) const {
+    for (const auto& [name, var] : vars_)
+      if (var.exported) names->emplace_back(name);
+  }
 
  private:
   void Set(std::string_view name, std::string_view value) {
@@ -524,7 +529,9 @@ ScanOutput ScanScript(std::string_view script, const ScriptContext* ctx) {
   const size_t binary = CountBinaryBytes(script);
   if (binary > 0)
     out.warnings.push_back("script: " + std::to_string(binary) + " binary/control bytes ignored");
-  Scanner(&out, ctx).Scan(script, 0, 0);
+  Scanner scanner(&out, ctx);
+  scanner.Scan(script, 0, 0);
+  scanner.ExportedInto(&out.exported);
   return out;
 }
 

@@ -216,7 +216,7 @@ JobRequest ParseJobRequest(std::string_view script,
   internal::LauncherFindings launch =
       forwarded.ok() ? std::move(forwarded).value()
                      : internal::DetectLauncher(scan.commands, client ? &context : nullptr,
-                                                &scan.written_files);
+                                                &scan.written_files, &scan.exported);
   for (std::string& w : launch.warnings) AddWarning(&r, std::move(w));
   r.files_read = std::move(scan.files_read);
   for (std::string& f : launch.files_read) r.files_read.push_back(std::move(f));

@@ -118,6 +118,9 @@ struct ScanOutput {
   // Files the script writes with heredocs (`cat > ds.json <<EOF`): (path as written, body).
   std::vector<std::pair<std::string, std::string>> written_files;
   std::vector<std::string> files_read;  // files `source`d (paths as written)
+  // The variables the script exports (`export NAME=value`), as they stand at its end: what the
+  // programs it launches see of them beyond the submission's environment.
+  std::vector<std::string> exported;
 };
 
 // Scans at most kMaxScriptBytes of `script`: #FMTE lines, VAR=value and VAR=( ... ) assignments
@@ -161,7 +164,8 @@ struct LauncherFindings {
 // are read under its launcher table (also those the script wrote itself, `written`).
 LauncherFindings DetectLauncher(
     const std::vector<Command>& commands, const ScriptContext* ctx = nullptr,
-    const std::vector<std::pair<std::string, std::string>>* written = nullptr);
+    const std::vector<std::pair<std::string, std::string>>* written = nullptr,
+    const std::vector<std::string>* exported = nullptr);
 
 // FMTE_READ's JSON (EncodeClientReading) back into findings. Errors name FMTE_READ and the field.
 Result<LauncherFindings> DecodeClientReading(std::string_view text);

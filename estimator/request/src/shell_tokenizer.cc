@@ -349,6 +349,10 @@ class TokenizerImpl {
         break;
     }
     if (first >= w.size()) return false;
+    bool exported = first > 0 && w[0].text == "export";
+    for (size_t k = 1; k < first && w[0].text == "declare"; ++k)
+      exported =
+          exported || (w[k].text.starts_with("-") && w[k].text.find('x') != std::string_view::npos);
     std::string_view n, v;
     for (size_t k = first; k < w.size(); ++k)
       if (!IsAssignmentWord(w[k].text, &n, &v)) return false;
@@ -363,6 +367,7 @@ class TokenizerImpl {
       }
       Var value;
       value.items.push_back(Word{v, false});
+      value.exported = exported || (it != vars_->end() && it->second.exported);
       // Unresolved parts are marked in the text; only an array item's flag has no mark.
       value.unresolved = w[k].unresolved && v.find(kUnresolvedMark) == std::string_view::npos;
       if (it == vars_->end())

@@ -43,6 +43,7 @@ constexpr bool IsShellSpace(char c) {
 struct ShellVar {
   std::vector<Word> items;
   bool unresolved = false;  // a scalar holding $(...) or an unknown variable
+  bool exported = false;  // set by `export NAME=...` (or declare -x): the launched programs see it
 };
 using ShellVars = std::map<std::string_view, ShellVar, std::less<>>;  // names: views into the arena
 
