@@ -220,6 +220,23 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   EXPECT_EQ(ValueOf(typed, "freeze-vision"), "false");
   EXPECT_TRUE(typed.unread.empty()) << typed.unread.front().key;
 
+  // Preference training: read as the policy's fine-tuning, with a note of what is not counted.
+  const auto noted = [](const JobRequest& r) {
+    for (const std::string& w : r.warnings)
+      if (w.find("chosen and rejected sequences") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(
+      noted(Read("NPROC_PER_NODE=8 swift rlhf --rlhf_type dpo --model "
+                 "Qwen/Qwen2.5-7B-Instruct --max_length 2048\n")));
+  EXPECT_FALSE(
+      noted(Read("NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct "
+                 "--max_length 2048\n")));
+  Write("cfg/lf_dpo.yaml",
+        "model_name_or_path: meta-llama/Llama-3.1-8B-Instruct\nstage: dpo\nfinetuning_type: lora\n"
+        "cutoff_len: 2048\n");
+  EXPECT_TRUE(noted(Read("llamafactory-cli train cfg/lf_dpo.yaml\n")));
+
   // Not training.
   EXPECT_FALSE(
       Read("swift infer --model Qwen/Qwen2.5-7B-Instruct --adapters out/ckpt\n").is_llm_job);

@@ -313,6 +313,33 @@ void ReadSeqLenCap(const LaunchLine& l, Sink* sink) {
   if (cap) sink->Set("seq-len-cap", "true", "--" + std::string(which));
 }
 
+// Preference and RL objectives read as their policy's fine-tuning, with a note of what is not
+// counted: DPO-style trainers put the chosen and the rejected sequence of each pair through the
+// model (TRL's DPOTrainer concatenated_forward; LLaMA-Factory's stage dpo and kto, whose ORPO and
+// SimPO are dpo's pref_loss; ms-swift's `swift rlhf` and 2.x `swift dpo|orpo|simpo`) and keep a
+// frozen reference model for full fine-tuning (LoRA runs the base with its adapters off); PPO
+// adds a reward and a value model. fmte estimates one sequence per micro-batch of the policy.
+void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
+  std::string objective;
+  if (const Flag* stage = sink->Find(l, "stage"); stage != nullptr && !stage->unresolved) {
+    const std::string v = Lower(stage->value);
+    if (v == "dpo" || v == "kto" || v == "ppo") objective = "stage " + v;
+  }
+  // ms-swift's subcommand: the first word after `swift`, also behind a launcher.
+  for (size_t i = 0; objective.empty() && i < l.positionals.size(); ++i) {
+    const bool after_swift =
+        i == 0 ? l.launcher == "swift" : Basename(l.positionals[i - 1]) == "swift";
+    const std::string_view sub = l.positionals[i];
+    if (after_swift && (sub == "rlhf" || sub == "dpo" || sub == "orpo" || sub == "simpo"))
+      objective = "swift " + std::string(sub);
+  }
+  if (objective.empty()) return;
+  sink->Warn(objective,
+             "estimated as the policy's fine-tuning: the chosen and rejected sequences of a pair "
+             "(twice the activations per micro-batch) and a reference, reward or value model are "
+             "not counted");
+}
+
 // litgpt's LoRA targets: one boolean per part, in its config file or on its command line
 // (litgpt/finetune/lora.py setup(): lora_query True, lora_key False, lora_value True,
 // lora_projection False, lora_mlp False, lora_head False). The mlp's linears are fc_1, fc_2 and
@@ -433,6 +460,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
     sink->SetFromFlag(m.key, f->value, m.flag);
   }
   ReadSeqLenCap(l, sink);
+  ReadPreferenceStage(l, sink);
   if (l.launcher == "litgpt") ReadLitgptLoraTargets(l, sink);
   // litgpt's finetune scripts wrap the model in FSDPStrategy(activation_checkpointing_policy=
   // {Block}) when they run on more than one device (litgpt/finetune/lora.py, full.py, adapter.py);
