@@ -223,7 +223,7 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   // Preference training: read as the policy's fine-tuning, with a note of what is not counted.
   const auto noted = [](const JobRequest& r) {
     for (const std::string& w : r.warnings)
-      if (w.find("chosen and rejected sequences") != std::string::npos) return true;
+      if (w.find("estimated as the policy's fine-tuning") != std::string::npos) return true;
     return false;
   };
   EXPECT_TRUE(
@@ -236,6 +236,15 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
         "model_name_or_path: meta-llama/Llama-3.1-8B-Instruct\nstage: dpo\nfinetuning_type: lora\n"
         "cutoff_len: 2048\n");
   EXPECT_TRUE(noted(Read("llamafactory-cli train cfg/lf_dpo.yaml\n")));
+  EXPECT_TRUE(
+      noted(Read("accelerate launch trl/scripts/dpo.py --model_name_or_path "
+                 "Qwen/Qwen2.5-7B-Instruct --per_device_train_batch_size 2\n")));
+  EXPECT_TRUE(noted(Read("trl dpo --model_name_or_path Qwen/Qwen2.5-7B-Instruct\n")));
+  Write("cfg/axo_dpo.yaml", "base_model: meta-llama/Llama-3.1-8B\nrl: dpo\nadapter: lora\n");
+  EXPECT_TRUE(noted(Read("axolotl train cfg/axo_dpo.yaml\n")));
+  EXPECT_FALSE(
+      noted(Read("accelerate launch trl/scripts/sft.py --model_name_or_path "
+                 "Qwen/Qwen2.5-7B-Instruct\n")));
 
   // Not training.
   EXPECT_FALSE(

@@ -317,27 +317,46 @@ void ReadSeqLenCap(const LaunchLine& l, Sink* sink) {
 // counted: DPO-style trainers put the chosen and the rejected sequence of each pair through the
 // model (TRL's DPOTrainer concatenated_forward; LLaMA-Factory's stage dpo and kto, whose ORPO and
 // SimPO are dpo's pref_loss; ms-swift's `swift rlhf` and 2.x `swift dpo|orpo|simpo`) and keep a
-// frozen reference model for full fine-tuning (LoRA runs the base with its adapters off); PPO
-// adds a reward and a value model. fmte estimates one sequence per micro-batch of the policy.
+// frozen reference model for full fine-tuning (LoRA runs the base with its adapters off); GRPO,
+// RLOO and PPO generate several completions per prompt and keep a reference (PPO also a reward
+// and a value model). fmte estimates one sequence per micro-batch of the policy.
 void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
-  std::string objective;
-  if (const Flag* stage = sink->Find(l, "stage"); stage != nullptr && !stage->unresolved) {
-    const std::string v = Lower(stage->value);
-    if (v == "dpo" || v == "kto" || v == "ppo") objective = "stage " + v;
-  }
-  // ms-swift's subcommand: the first word after `swift`, also behind a launcher.
-  for (size_t i = 0; objective.empty() && i < l.positionals.size(); ++i) {
+  std::string where;      // what names the objective
+  std::string_view what;  // dpo, kto, grpo, ... (empty: supervised)
+  const auto take = [&](std::string_view w, std::string_view objective) {
+    if (!what.empty()) return;
+    for (std::string_view t :
+         {"dpo", "ipo", "kto", "orpo", "simpo", "cpo", "grpo", "rloo", "ppo", "rlhf"})
+      if (objective == t) {
+        where = std::string(w);
+        what = t;
+      }
+  };
+  // LLaMA-Factory's stage (rm trains like sft); axolotl's `rl:` (its YAML keys are flags here).
+  for (std::string_view name : {"stage", "rl"})
+    if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved && f->value != "rm")
+      take("--" + std::string(name), Lower(f->value));
+  // TRL's CLI (`trl dpo`), scripts named for their trainer (TRL's examples/scripts/dpo.py, the
+  // alignment-handbook's scripts/run_dpo.py, open-r1's grpo.py), ms-swift's subcommand (the
+  // first word after `swift`, also behind a launcher; 2.x `swift dpo|orpo|simpo`).
+  for (size_t i = 0; i < l.positionals.size(); ++i) {
+    const std::string_view p = l.positionals[i];
+    std::string_view b = Basename(p);
+    const bool script = b.ends_with(".py");
+    if (script) b.remove_suffix(3);
+    if (b.starts_with("run_")) b.remove_prefix(4);
     const bool after_swift =
         i == 0 ? l.launcher == "swift" : Basename(l.positionals[i - 1]) == "swift";
-    const std::string_view sub = l.positionals[i];
-    if (after_swift && (sub == "rlhf" || sub == "dpo" || sub == "orpo" || sub == "simpo"))
-      objective = "swift " + std::string(sub);
+    if (script || (i == 0 && l.launcher == "trl") || after_swift) take(p, b);
   }
-  if (objective.empty()) return;
-  sink->Warn(objective,
-             "estimated as the policy's fine-tuning: the chosen and rejected sequences of a pair "
-             "(twice the activations per micro-batch) and a reference, reward or value model are "
-             "not counted");
+  if (what.empty()) return;
+  const bool generates = what == "grpo" || what == "rloo" || what == "ppo";
+  sink->Warn(where, generates ? "estimated as the policy's fine-tuning: generating the "
+                                "completions, several per prompt, and a reference, reward or "
+                                "value model are not counted"
+                              : "estimated as the policy's fine-tuning: the chosen and rejected "
+                                "sequences of a pair (twice the activations per micro-batch) and "
+                                "a reference model are not counted");
 }
 
 // litgpt's LoRA targets: one boolean per part, in its config file or on its command line
