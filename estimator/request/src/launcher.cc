@@ -167,9 +167,7 @@ bool ScriptTakesDotlist(const LauncherTable* table, std::string_view script) {
   for (const LauncherRule& r : table->launchers) {
     if (!r.dotlist) continue;
     for (const std::string& p : r.programs)
-      if (p.find('/') != std::string::npos &&
-          (script == p || (script.ends_with(p) && script[script.size() - p.size() - 1] == '/')))
-        return true;
+      if (p.find('/') != std::string::npos && IsProgramPath(script, p)) return true;
   }
   return false;
 }

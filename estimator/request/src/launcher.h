@@ -28,7 +28,7 @@ struct Flag {
   bool file_read = false;   // the config file this flag names was read (its keys are flags too)
   std::string_view origin;  // a flag from a config file: "ds.json: zero_optimization.stage"
   // An undotted `key=value` word after a script whose rule takes a dotlist (src/train.py): a flag
-  // only if that rule turns out to apply (ReadConfigFiles drops it otherwise).
+  // only if that rule turns out to apply (DetectLauncher drops it otherwise).
   bool script_dotlist = false;
 };
 
@@ -141,9 +141,13 @@ struct FileContext {
   const ScriptContext* ctx = nullptr;
   const std::vector<std::pair<std::string, std::string>>* written = nullptr;
 };
+// REQUIRES: !NotTrainingLaunch(table, *l) (a rule's program on the line is its training launch).
 const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sink* sink);
 // Whether a table rule names `program` (a launch command's base name) as its own.
 bool IsTableProgram(const LauncherTable* table, std::string_view program);
+// Whether positional `pos` is `p`, a program of a rule: a name with a folder ("scripts/train.py")
+// matches a script path that ends with it, a bare name a script of that base name.
+bool IsProgramPath(std::string_view pos, std::string_view p);
 // Whether the launch runs a trainer's subcommand that does not train (`llamafactory-cli chat
 // cfg.yaml`, `swift infer --model ...`, also under a launcher: `torchrun ... swift infer`), or a
 // program of a rule that lists its training subcommands with another (`swift build`): no

@@ -259,13 +259,6 @@ using nlohmann::json;
 
 constexpr size_t kMaxConfigFiles = 16;  // config files read for one launch line
 
-// Whether positional `pos` is `p`, a program of a rule: a name with a folder ("scripts/train.py")
-// matches a script path that ends with it, a bare name a script of that base name.
-bool IsProgramPath(std::string_view pos, std::string_view p) {
-  if (p.find('/') == std::string_view::npos) return Basename(pos) == p;
-  return pos == p || (pos.ends_with(p) && pos[pos.size() - p.size() - 1] == '/');
-}
-
 // The launch's subcommand as `r` sees it: the word after the rule's script when a launcher runs
 // it (`torchrun ... /opt/venv/bin/swift infer`), else the first word (`swift infer`); empty when
 // there is none.
@@ -294,6 +287,8 @@ Match ProgramMatch(const LauncherRule& r, const LaunchLine& l) {
   return m;
 }
 
+// Whether the launch runs one of the rule's training subcommands (any, where it lists none) and
+// none of its other ones.
 bool TrainingSubcommand(const LauncherRule& r, const LaunchLine& l) {
   const std::string_view sub = SubcommandOf(r, l);
   if (!r.subcommands.empty() &&
@@ -301,10 +296,6 @@ bool TrainingSubcommand(const LauncherRule& r, const LaunchLine& l) {
     return false;
   return sub.empty() || std::find(r.other_subcommands.begin(), r.other_subcommands.end(), sub) ==
                             r.other_subcommands.end();
-}
-
-Match MatchOf(const LauncherRule& r, const LaunchLine& l) {
-  return TrainingSubcommand(r, l) ? ProgramMatch(r, l) : Match::kNone;
 }
 
 // Whether the line itself (not a file another rule read into it) sets one of the rule's markers
@@ -619,6 +610,11 @@ bool NotTrainingLaunch(const LauncherTable* table, const LaunchLine& l) {
   return false;
 }
 
+bool IsProgramPath(std::string_view pos, std::string_view p) {
+  if (p.find('/') == std::string_view::npos) return Basename(pos) == p;
+  return pos == p || (pos.ends_with(p) && pos[pos.size() - p.size() - 1] == '/');
+}
+
 bool IsTableProgram(const LauncherTable* table, std::string_view program) {
   if (table == nullptr || program.empty()) return false;
   for (const LauncherRule& r : table->launchers)
@@ -642,7 +638,7 @@ const LauncherRule* ReadConfigFiles(const FileContext& files, LaunchLine* l, Sin
   for (int round = 0; round < 4; ++round) {
     bool read_any = false;
     for (const LauncherRule& r : table.launchers) {
-      const Match match = MatchOf(r, *l);
+      const Match match = ProgramMatch(r, *l);
       if (match == Match::kNone) continue;
       const bool program_rule = !(r.programs.size() == 1 && r.programs[0] == "*");
       // A rule with markers applies once the line or one of its files shows one.
