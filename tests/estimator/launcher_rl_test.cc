@@ -108,10 +108,24 @@ TEST(OpenRlhfTest, FlatAndDottedFlags) {
   EXPECT_EQ(dotted.job.sharding, Sharding::kZero3);
   EXPECT_EQ(dotted.job.seq_len, 8192);
   EXPECT_EQ(dotted.job.precision, Precision::kMixedBf16);
-  bool noted = false;  // DPO keeps a reference model
-  for (const std::string& w : dotted.warnings)
-    noted = noted || w.find("reference") != std::string::npos;
-  EXPECT_TRUE(noted);
+  // DPO (openrlhf/cli/train_dpo.py: a reference Actor beside the policy): the objective, whose
+  // reference model fmte counts for full fine-tuning; none left to a note.
+  EXPECT_EQ(dotted.job.objective, Objective::kDpo);
+  EXPECT_TRUE(dotted.job.KeepsReferenceModel());
+  for (const std::string& w : dotted.warnings) EXPECT_EQ(w.find("reference"), std::string::npos);
+  // With LoRA OpenRLHF still builds the reference as a model of its own, which fmte does not
+  // count: a note says so, unless --ref_offload keeps it on the host.
+  const auto reference_noted = [](const JobRequest& r) {
+    for (const std::string& w : r.warnings)
+      if (w.find("reference model OpenRLHF keeps") != std::string::npos) return true;
+    return false;
+  };
+  const std::string lora =
+      "deepspeed --module openrlhf.cli.train_dpo --pretrain meta-llama/Llama-3.1-8B "
+      "--zero_stage 2 --lora_rank 16";
+  EXPECT_TRUE(reference_noted(Parse(lora + "\n")));
+  EXPECT_FALSE(reference_noted(Parse(lora + " --ref_offload\n")));
+  EXPECT_EQ(Parse(lora + "\n").job.objective, Objective::kDpo);
 }
 
 // PPO under Ray, as OpenRLHF's train_ppo_ray_slurm.sh submits it: `ray job submit [OPTIONS] --

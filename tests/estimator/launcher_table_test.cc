@@ -220,31 +220,51 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   EXPECT_EQ(ValueOf(typed, "freeze-vision"), "false");
   EXPECT_TRUE(typed.unread.empty()) << typed.unread.front().key;
 
-  // Preference training: read as the policy's fine-tuning, with a note of what is not counted.
+  // Preference training: the objective each trainer names (its own option where it has one),
+  // and a note for the generating ones, which fmte does not model.
   const auto noted = [](const JobRequest& r) {
     for (const std::string& w : r.warnings)
       if (w.find("estimated as the policy's fine-tuning") != std::string::npos) return true;
     return false;
   };
-  EXPECT_TRUE(
-      noted(Read("NPROC_PER_NODE=8 swift rlhf --rlhf_type dpo --model "
-                 "Qwen/Qwen2.5-7B-Instruct --max_length 2048\n")));
-  EXPECT_FALSE(
-      noted(Read("NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct "
-                 "--max_length 2048\n")));
+  const auto objective = [](const JobRequest& r) { return std::string(ToString(r.job.objective)); };
+  EXPECT_EQ(objective(Read("NPROC_PER_NODE=8 swift rlhf --rlhf_type dpo --model "
+                           "Qwen/Qwen2.5-7B-Instruct --max_length 2048\n")),
+            "dpo");
+  // ms-swift's rlhf_type defaults to dpo (swift/arguments/rlhf_args.py).
+  EXPECT_EQ(objective(Read("swift rlhf --model Qwen/Qwen2.5-7B-Instruct\n")), "dpo");
+  EXPECT_EQ(objective(Read("swift rlhf --rlhf_type simpo --model Qwen/Qwen2.5-3B-Instruct\n")),
+            "simpo");
+  EXPECT_EQ(objective(Read("swift rlhf --rlhf_type kto --model Qwen/Qwen2.5-7B-Instruct\n")),
+            "kto");
+  const JobRequest grpo =
+      Read("swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct --num_generations 8\n");
+  EXPECT_EQ(objective(grpo), "sft");
+  EXPECT_TRUE(noted(grpo));
+  EXPECT_EQ(objective(Read("NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct "
+                           "--max_length 2048\n")),
+            "sft");
   Write("cfg/lf_dpo.yaml",
         "model_name_or_path: meta-llama/Llama-3.1-8B-Instruct\nstage: dpo\nfinetuning_type: lora\n"
         "cutoff_len: 2048\n");
-  EXPECT_TRUE(noted(Read("llamafactory-cli train cfg/lf_dpo.yaml\n")));
-  EXPECT_TRUE(
-      noted(Read("accelerate launch trl/scripts/dpo.py --model_name_or_path "
-                 "Qwen/Qwen2.5-7B-Instruct --per_device_train_batch_size 2\n")));
-  EXPECT_TRUE(noted(Read("trl dpo --model_name_or_path Qwen/Qwen2.5-7B-Instruct\n")));
-  Write("cfg/axo_dpo.yaml", "base_model: meta-llama/Llama-3.1-8B\nrl: dpo\nadapter: lora\n");
-  EXPECT_TRUE(noted(Read("axolotl train cfg/axo_dpo.yaml\n")));
-  EXPECT_FALSE(
-      noted(Read("accelerate launch trl/scripts/sft.py --model_name_or_path "
-                 "Qwen/Qwen2.5-7B-Instruct\n")));
+  EXPECT_EQ(objective(Read("llamafactory-cli train cfg/lf_dpo.yaml\n")), "dpo");
+  // LLaMA-Factory's pref_loss: orpo and simpo are reference-free objectives of stage dpo.
+  Write("cfg/lf_orpo.yaml",
+        "model_name_or_path: meta-llama/Llama-3.1-8B-Instruct\nstage: dpo\npref_loss: orpo\n"
+        "finetuning_type: full\n");
+  EXPECT_EQ(objective(Read("llamafactory-cli train cfg/lf_orpo.yaml\n")), "orpo");
+  const JobRequest trl_dpo = Read(
+      "accelerate launch trl/scripts/dpo.py --model_name_or_path "
+      "Qwen/Qwen2.5-7B-Instruct --per_device_train_batch_size 2 "
+      "--precompute_ref_log_probs true\n");
+  EXPECT_EQ(objective(trl_dpo), "dpo");
+  EXPECT_TRUE(trl_dpo.job.reference_precomputed);
+  EXPECT_EQ(objective(Read("trl dpo --model_name_or_path Qwen/Qwen2.5-7B-Instruct\n")), "dpo");
+  Write("cfg/axo_dpo.yaml", "base_model: meta-llama/Llama-3.1-8B\nrl: ipo\nadapter: lora\n");
+  EXPECT_EQ(objective(Read("axolotl train cfg/axo_dpo.yaml\n")), "dpo");  // IPO: a DPO loss
+  EXPECT_EQ(objective(Read("accelerate launch trl/scripts/sft.py --model_name_or_path "
+                           "Qwen/Qwen2.5-7B-Instruct\n")),
+            "sft");
 
   // Not training.
   EXPECT_FALSE(

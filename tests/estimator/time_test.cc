@@ -672,5 +672,55 @@ TEST(StepTime, BreakdownSumsToStepTimeAndTimelineDrawsEveryStage) {
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
 }
 
+// Preference objectives (docs/time.md "Preference objectives"): a pairwise objective runs the
+// policy over twice the batch (TRL's concatenated_forward) and dpo/kto run forwards under no_grad
+// beside it; Narayanan et al. 2021's formula (eq. 3, three forward passes' worth) at twice the
+// batch, plus a third per extra forward.
+TEST(StepTime, PairsAndReferenceForwards) {
+  const int64_t h = 4096, L = 32, heads = 32, V = 51200, s = 2048, B = 64;
+  const ModelArch m = Gpt(h, L, heads, V);
+  const TrainingJob j = Job(8, 8, 1, 1, B, s);
+  const GpuSpec gpu = testing::A100Sxm80();
+  const ClusterSpec cluster = DefaultCluster(gpu);
+  const double formula_2b = 72.0 * (2 * B) * s * L * double(h) * h *
+                            (1.0 + double(s) / (6.0 * h) + double(V) / (12.0 * L * h));
+  struct Row {
+    Objective objective;
+    bool precomputed;
+    double sequences;     // per sample
+    double extra_thirds;  // forward passes beside the policy's, each a third of formula(B')
+  };
+  const Row rows[] = {{Objective::kDpo, false, 2, 1},
+                      {Objective::kDpo, true, 2, 0},
+                      {Objective::kSimpo, false, 2, 0},
+                      {Objective::kKto, false, 1, 3},
+                      {Objective::kKto, true, 1, 1}};
+  for (const Row& r : rows) {
+    TrainingJob o = j;
+    o.objective = r.objective;
+    o.reference_precomputed = r.precomputed;
+    auto est = EstimateStepTimeAnalytic(m, o, gpu, cluster, Ideal());
+    ASSERT_TRUE(est.ok()) << est.status().ToString();
+    const double policy = formula_2b * r.sequences / 2;
+    EXPECT_NEAR(est->model_flops_per_step / policy, 1.0, 1e-12) << ToString(r.objective);
+    EXPECT_NEAR(est->hardware_flops_per_step / (policy * (1 + r.extra_thirds / 3)), 1.0, 1e-12)
+        << ToString(r.objective);
+    EXPECT_EQ(est->global_batch, B) << "the batch in samples, as the job counts it";
+  }
+  // The step of pairs is the supervised step of twice the batch, plus the reference's forward.
+  TrainingJob twice = j;
+  twice.micro_batch = 2;
+  twice.global_batch = 2 * B;
+  TrainingJob dpo = j;
+  dpo.objective = Objective::kDpo;
+  auto t = EstimateStepTimeAnalytic(m, twice, gpu, cluster, Ideal());
+  auto d = EstimateStepTimeAnalytic(m, dpo, gpu, cluster, Ideal());
+  ASSERT_TRUE(t.ok() && d.ok());
+  EXPECT_GT(d->step_time_s, t->step_time_s);
+  EXPECT_NEAR(d->breakdown.compute_s,
+              t->breakdown.compute_s + static_cast<double>(t->micro_batches) * t->stages[0].fwd_s,
+              1e-9 * t->breakdown.compute_s);
+}
+
 }  // namespace
 }  // namespace fmte

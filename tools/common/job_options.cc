@@ -229,6 +229,12 @@ void AddJobOptions(po::options_description* desc) {
       "FP8 linears (torchao recipes; Transformer Engine under --framework megatron)")(
       "fp8-param-gather", po::bool_switch(),
       "Megatron: FP8 primary weights of the layers' linears (with --fp8)")(
+      "objective", po::value<std::string>()->value_name(AcceptedNames(Objective::kSft)),
+      "what the job optimises: sft (default); dpo, orpo, simpo, cpo run a chosen and a rejected "
+      "sequence per sample; dpo and kto a frozen reference model (full fine-tuning) and its "
+      "forward")("precompute-ref", po::bool_switch(),
+                 "dpo/kto: reference log-probabilities computed before training (TRL "
+                 "precompute_ref_log_probs): no reference model or forward in the steps")(
       "grad-reduce-in-bf16", po::bool_switch(),
       "Megatron: gradients accumulated and reduced in bf16, not fp32 main grads")(
       "optimizer-states-bf16", po::bool_switch(),
@@ -300,6 +306,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
       ParseEnumFlag(vm, "optimizer-impl", &ParseOptimizerImpl, &job.optimizer_impl));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "quant", &ParseQuant, &job.quant));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "fp8", &ParseFp8, &job.fp8));
+  FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "objective", &ParseObjective, &job.objective));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "framework", &ParseFramework, &job.framework));
 
   constexpr int64_t kMaxGpus = 1 << 20;
@@ -338,6 +345,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.offload_params = FlagSet(vm, "offload-params");
   job.sequence_parallel = FlagSet(vm, "sp");
   job.fp8_params = FlagSet(vm, "fp8-param-gather");
+  job.reference_precomputed = FlagSet(vm, "precompute-ref");
   job.grad_reduce_bf16 = FlagSet(vm, "grad-reduce-in-bf16");
   job.optimizer_states_bf16 = FlagSet(vm, "optimizer-states-bf16");
   job.sync_each_batch = FlagSet(vm, "sync-each-batch");

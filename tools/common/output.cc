@@ -94,6 +94,8 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["etp"] = job.ExpertTensorParallel();
   j["cp"] = job.cp;
   j["fp8"] = ToString(job.fp8);
+  j["objective"] = ToString(job.objective);
+  j["precompute_ref"] = job.reference_precomputed;
   j["fp8_param_gather"] = job.fp8_params;
   j["grad_reduce_in_bf16"] = job.grad_reduce_bf16;
   j["optimizer_states_bf16"] = job.optimizer_states_bf16;
@@ -181,7 +183,8 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
   auto breakdown = [](const MemoryBreakdown& b) {
     return nlohmann::json{{"weights", b.weights},     {"gradients", b.gradients},
                           {"optimizer", b.optimizer}, {"activations", b.activations},
-                          {"logits", b.logits},       {"other", b.other}};
+                          {"logits", b.logits},       {"other", b.other},
+                          {"reference", b.reference}};
   };
   mem["breakdown"] = breakdown(m.breakdown);
   mem["layers_per_stage"] = m.layers_per_stage;
@@ -226,11 +229,22 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
     method += std::string(" ") +
               std::string(ToString(job.quant == Quant::kNone ? Quant::kNf4 : job.quant)) +
               (job.double_quant ? "+dq" : "");
+  std::string objective;
+  if (job.objective != Objective::kSft) {
+    objective = ", objective " + std::string(ToString(job.objective));
+    if (job.KeepsReferenceModel())
+      objective += " (reference model)";
+    else if (job.ExtraForwardPasses() > 0 && !job.reference_precomputed)
+      objective += " (reference: the base, adapters off)";
+    else if (job.reference_precomputed)
+      objective += " (reference precomputed)";
+  }
   head.AddRow({"job", method + ", " + std::string(ToString(job.precision)) + ", " +
                           std::string(ToString(job.optimizer)) + ", framework " +
-                          std::string(ToString(job.framework))});
-  head.AddRow({"batch", "micro-batch " + std::to_string(job.micro_batch) + " x seq-len " +
-                            std::to_string(job.seq_len) + ", grad-accum " +
+                          std::string(ToString(job.framework)) + objective});
+  head.AddRow({"batch", "micro-batch " + std::to_string(job.micro_batch) +
+                            (job.SequencesPerSample() > 1 ? " pairs (chosen + rejected)" : "") +
+                            " x seq-len " + std::to_string(job.seq_len) + ", grad-accum " +
                             std::to_string(job.grad_accum)});
   std::string layout = std::to_string(job.gpus) + " x " + gpu.name + " (" +
                        std::to_string(job.Nodes()) + (job.Nodes() > 1 ? " nodes" : " node") +
@@ -274,6 +288,8 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   t.AddRow({"  activations", FormatGiB(m.breakdown.activations)});
   t.AddRow({"  logits + loss", FormatGiB(m.breakdown.logits)});
   t.AddRow({"  other", FormatGiB(m.breakdown.other)});
+  if (m.breakdown.reference > 0)
+    t.AddRow({"  reference model", FormatGiB(m.breakdown.reference), "(frozen, no gradients)"});
   t.AddRow({"  allocator peak", FormatGiB(m.allocator_peak_bytes), "(max_memory_reserved)"});
   t.AddRow({"  CUDA context, NCCL", FormatGiB(m.cuda_context_bytes)});
   t.AddRow({"  total per GPU", FormatGiB(m.per_gpu_bytes),
@@ -298,11 +314,12 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
     ranks.AddRow(
         {"  stage", "layers", "weights", "grads", "optimizer", "activations", "total", "holds"});
     for (const MemoryRank& r : m.ranks)
-      ranks.AddRow(
-          {"  " + std::to_string(r.stage), std::to_string(r.layers), FormatGiB(r.breakdown.weights),
-           FormatGiB(r.breakdown.gradients), FormatGiB(r.breakdown.optimizer),
-           FormatGiB(r.breakdown.activations + r.breakdown.logits), FormatGiB(r.per_gpu_bytes),
-           std::string(r.embedding ? "embedding " : "") + (r.head ? "head, loss" : "")});
+      ranks.AddRow({"  " + std::to_string(r.stage), std::to_string(r.layers),
+                    FormatGiB(r.breakdown.weights + r.breakdown.reference),
+                    FormatGiB(r.breakdown.gradients), FormatGiB(r.breakdown.optimizer),
+                    FormatGiB(r.breakdown.activations + r.breakdown.logits),
+                    FormatGiB(r.per_gpu_bytes),
+                    std::string(r.embedding ? "embedding " : "") + (r.head ? "head, loss" : "")});
     ranks.Print(os);
   }
   std::ostringstream time;

@@ -43,6 +43,7 @@ struct StagePeak {
   // something the job says (docs/memory.md "Gradient accumulation under FSDP").
   double allocated_synced = 0;
   double weights = 0, grads = 0, optimizer = 0, activations = 0, logits = 0, other = 0;
+  double reference = 0;
   // Bytes the caching allocator keeps reserved beyond `allocated` (in `other`); the phase with
   // the most held (allocated + cached) is the peak, and `max_allocated` the largest allocated.
   double cached = 0;
@@ -62,7 +63,15 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   const Buffers buf = memory::ComputeBuffers(m, j, lay, dt, sp);
   const double logits = stage == lay.p - 1 ? memory::LogitsBytes(m, j, lay, dt, sp) : 0;
 
-  const double base = ms.weights + ms.quant_consts + ms.optimizer + buf.persistent;
+  // A frozen reference model (dpo and kto full fine-tuning, TrainingJob::KeepsReferenceModel):
+  // loaded as the policy is, in the same dtype (TRL's DPOTrainer builds it from the policy's
+  // model_init_kwargs; LLaMA-Factory's create_ref_model and ms-swift from the same model
+  // arguments) and placed as its weights are: sharded under ZeRO-3 (TRL prepare_deepspeed gives it
+  // the policy's stage 3 config, stage 0 otherwise) and FSDP (prepare_fsdp), split by Megatron's
+  // tensor and pipeline parallelism as the policy (Megatron-SWIFT), whole on every GPU under
+  // ZeRO-1/2 and DDP. So it holds what the policy's weights hold on this stage.
+  const double reference = j.KeepsReferenceModel() ? ms.weights : 0;
+  const double base = ms.weights + reference + ms.quant_consts + ms.optimizer + buf.persistent;
   // Accumulated gradients exist during later forwards (gradient accumulation, pipelining).
   // Megatron's DDP keeps every gradient in one contiguous main_grad buffer allocated when the
   // model is wrapped and only zeroed between steps (megatron/core/distributed/
@@ -138,6 +147,7 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
     best = StagePeak{};
     best.allocated = allocated;
     best.weights = ms.weights;
+    best.reference = reference;
     best.grads = grads;
     best.optimizer = ms.optimizer;
     best.activations = activations;
@@ -183,8 +193,10 @@ int64_t Breakdown(const StagePeak& p, MemoryBreakdown* b) {
   b->activations = Saturate(p.activations);
   b->logits = Saturate(p.logits);
   b->other = Saturate(p.other + p.cached + memory::FragmentationBytes(p.allocated));
+  b->reference = Saturate(p.reference);
   int64_t sum = 0;
-  for (int64_t part : {b->weights, b->gradients, b->optimizer, b->activations, b->logits, b->other})
+  for (int64_t part :
+       {b->weights, b->gradients, b->optimizer, b->activations, b->logits, b->other, b->reference})
     sum = part > INT64_MAX - sum ? INT64_MAX : sum + part;
   return sum;
 }
@@ -222,6 +234,13 @@ double PeftTrainable(const ModelArch& model, const TrainingJob& job, const LoraT
 }  // namespace
 
 namespace {
+
+// The job as the model's passes see it (TrainingJob::ModelPass: a pairwise objective's two
+// sequences per sample), built in `storage` only when it differs.
+const TrainingJob& ModelPassOf(const TrainingJob& job, std::optional<TrainingJob>* storage) {
+  if (job.SequencesPerSample() == 1) return job;
+  return storage->emplace(job.ModelPass());
+}
 
 // The parameters full fine-tuning trains: the language model's unless frozen, the vision
 // encoder's and projector's unless frozen.
@@ -297,7 +316,9 @@ std::vector<StageParams> memory::CountPipelineParams(const PreparedModel& prepar
 }
 
 std::vector<StageActivations> memory::CountPipelineActivations(const PreparedModel& prepared,
-                                                               const TrainingJob& job) {
+                                                               const TrainingJob& job_in) {
+  std::optional<TrainingJob> pass;
+  const TrainingJob& job = ModelPassOf(job_in, &pass);
   const Layout lay = MakeLayout(job);
   const Dtypes dt = ChooseDtypes(job);
   const LoraTargets targets = ResolveLoraTargets(prepared.arch, job);
@@ -314,10 +335,12 @@ bool memory::SameParamCounts(const TrainingJob& a, const TrainingJob& b) {
          a.freeze_vision == b.freeze_vision && a.freeze_language == b.freeze_language;
 }
 
-Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job,
+Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& job_in,
                               const GpuSpec& gpu, MemoryEstimate* out,
                               const std::vector<StageParams>* stage_params,
                               const std::vector<StageActivations>* stage_activations) {
+  std::optional<TrainingJob> pass;
+  const TrainingJob& job = ModelPassOf(job_in, &pass);
   // The block kind of every layer, counted once: the validation, the parameter counts, the
   // trainable parameters and (one pipeline stage) the stage's counts all read it.
   const ModelArch& model = prepared.arch;

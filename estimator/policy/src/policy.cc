@@ -524,7 +524,9 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
   d.usable_bytes = ctx.usable_bytes;
   const int64_t need = d.estimate.memory.per_gpu_bytes;
   const std::string what =
-      Cat({job.model, " ", MethodText(job), " on ", std::to_string(job.gpus), "x ", job.gpu});
+      Cat({job.model, " ", MethodText(job),
+           job.objective != Objective::kSft ? Cat({" (", ToString(job.objective), ")"}) : "",
+           " on ", std::to_string(job.gpus), "x ", job.gpu});
   const std::string against =
       Cat({Gib(need), " per GPU; ", job.gpu, " has ", Gib(d.capacity_bytes), " (",
            Gib(d.usable_bytes), " usable at ",

@@ -180,6 +180,8 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.quant != Quant::kNone) put("quant", ToString(j.quant));
   if (j.fp8 != Fp8::kNone) put("fp8", ToString(j.fp8));
   if (j.fp8_params) put("fp8p", "1");
+  if (j.objective != Objective::kSft) put("obj", ToString(j.objective));
+  if (j.reference_precomputed) put("pref", "1");
   if (j.grad_reduce_bf16) put("gr16", "1");
   if (j.optimizer_states_bf16) put("os16", "1");
   if (j.sync_each_batch) put("seb", "1");
@@ -344,6 +346,10 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = enum_field(&j.fp8, ParseFp8);
     else if (key == "fp8p")
       j.fp8_params = v == "1";
+    else if (key == "obj")
+      s = enum_field(&j.objective, ParseObjective);
+    else if (key == "pref")
+      j.reference_precomputed = v == "1";
     else if (key == "gr16")
       j.grad_reduce_bf16 = v == "1";
     else if (key == "os16")

@@ -132,6 +132,10 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink);  // ms-swift `swift sft|pt
 void ReadMegatronFlags(const LaunchLine& l, Sink* sink);       // pretrain_gpt.py
 void ReadMegatronSwiftFlags(const LaunchLine& l, Sink* sink);  // `megatron sft`, after it
 void ReadTorchtune(const LaunchLine& l, Sink* sink);  // tune run <recipe> --config <cfg> k=v
+// The objective a preference or RL trainer's launch names (LLaMA-Factory's stage and pref_loss,
+// axolotl's rl, TRL's CLI and scripts, ms-swift's and Megatron-SWIFT's rlhf): `objective`, or a
+// note where it is not modelled (launcher_hf.cc).
+void ReadPreferenceStage(const LaunchLine& l, Sink* sink);
 
 // The config files `l` names under the launcher table's rules, read through the context's files
 // (and the files the script itself wrote): their keys become flags of `l` (AddFileFlags) or request

@@ -294,7 +294,8 @@ void ReadLoadDtype(const LaunchLine& l, bool deepspeed, Sink* sink) {
 // stage "pt", which packs by default; axolotl sample_packing), when axolotl pads every batch to the
 // full length (pad_to_sequence_len), for run_clm.py's block_size and Megatron-style seq_length
 // (texts grouped into blocks), and for litgpt pretrain (its data modules cut the token stream into
-// blocks).
+// blocks). Padding-free batching alone (TRL and ms-swift padding_free) drops the padding but packs
+// nothing: each sample keeps its own length, so the length stays a cap.
 void ReadSeqLenCap(const LaunchLine& l, Sink* sink) {
   std::string_view which;
   for (std::string_view name :
@@ -303,8 +304,7 @@ void ReadSeqLenCap(const LaunchLine& l, Sink* sink) {
   bool cap = !which.empty();
   for (std::string_view name : {"block_size", "seq_length"})
     if (sink->Find(l, name) != nullptr) cap = false;
-  for (std::string_view name :
-       {"packing", "neat_packing", "sample_packing", "pad_to_sequence_len", "padding_free"})
+  for (std::string_view name : {"packing", "neat_packing", "sample_packing", "pad_to_sequence_len"})
     if (FlagTrue(sink->Find(l, name))) cap = false;
   if (const Flag* stage = sink->Find(l, "stage"); stage != nullptr && Lower(stage->value) == "pt")
     cap = false;
@@ -313,20 +313,22 @@ void ReadSeqLenCap(const LaunchLine& l, Sink* sink) {
   if (cap) sink->Set("seq-len-cap", "true", "--" + std::string(which));
 }
 
-// Preference and RL objectives read as their policy's fine-tuning, with a note of what is not
-// counted: DPO-style trainers put the chosen and the rejected sequence of each pair through the
-// model (TRL's DPOTrainer concatenated_forward; LLaMA-Factory's stage dpo and kto, whose ORPO and
-// SimPO are dpo's pref_loss; ms-swift's `swift rlhf` and 2.x `swift dpo|orpo|simpo`) and keep a
-// frozen reference model for full fine-tuning (LoRA runs the base with its adapters off); GRPO,
-// RLOO and PPO generate several completions per prompt and keep a reference (PPO also a reward
-// and a value model). fmte estimates one sequence per micro-batch of the policy.
+}  // namespace
+
+// Preference and RL objectives (TrainingJob::objective). DPO-style trainers put the chosen and the
+// rejected sequence of each pair through the model (TRL's DPOTrainer concatenated_forward;
+// LLaMA-Factory's stage dpo, whose pref_loss orpo and simpo are reference-free; ms-swift's `swift
+// rlhf --rlhf_type` (dpo by default, swift/arguments/rlhf_args.py) and 2.x `swift
+// dpo|orpo|simpo|cpo|kto`; Megatron-SWIFT's `megatron rlhf`) and keep a frozen reference model for
+// full fine-tuning: read as the objective. GRPO, RLOO, PPO and GKD generate completions and keep
+// reference, reward or value models: estimated as the policy's fine-tuning with a note.
 void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
   std::string where;      // what names the objective
   std::string_view what;  // dpo, kto, grpo, ... (empty: supervised)
   const auto take = [&](std::string_view w, std::string_view objective) {
     if (!what.empty()) return;
     for (std::string_view t :
-         {"dpo", "ipo", "kto", "orpo", "simpo", "cpo", "grpo", "rloo", "ppo", "rlhf"})
+         {"dpo", "ipo", "kto", "orpo", "simpo", "cpo", "grpo", "rloo", "ppo", "gkd", "rlhf"})
       if (objective == t) {
         where = std::string(w);
         what = t;
@@ -338,26 +340,50 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
       take("--" + std::string(name), Lower(f->value));
   // TRL's CLI (`trl dpo`), scripts named for their trainer (TRL's examples/scripts/dpo.py, the
   // alignment-handbook's scripts/run_dpo.py, open-r1's grpo.py), ms-swift's subcommand (the
-  // first word after `swift`, also behind a launcher; 2.x `swift dpo|orpo|simpo`).
+  // first word after `swift` or Megatron-SWIFT's `megatron`, also behind a launcher; 2.x `swift
+  // dpo|orpo|simpo`).
   for (size_t i = 0; i < l.positionals.size(); ++i) {
     const std::string_view p = l.positionals[i];
     std::string_view b = Basename(p);
     const bool script = b.ends_with(".py");
     if (script) b.remove_suffix(3);
     if (b.starts_with("run_")) b.remove_prefix(4);
-    const bool after_swift =
-        i == 0 ? l.launcher == "swift" : Basename(l.positionals[i - 1]) == "swift";
+    const bool after_swift = i == 0 ? l.launcher == "swift" || l.launcher == "megatron"
+                                    : Basename(l.positionals[i - 1]) == "swift";
     if (script || (i == 0 && l.launcher == "trl") || after_swift) take(p, b);
   }
   if (what.empty()) return;
-  const bool generates = what == "grpo" || what == "rloo" || what == "ppo";
-  sink->Warn(where, generates ? "estimated as the policy's fine-tuning: generating the "
-                                "completions, several per prompt, and a reference, reward or "
-                                "value model are not counted"
-                              : "estimated as the policy's fine-tuning: the chosen and rejected "
-                                "sequences of a pair (twice the activations per micro-batch) and "
-                                "a reference model are not counted");
+  std::string objective(what);
+  if (what == "rlhf") {  // swift rlhf: its --rlhf_type, dpo by default
+    objective = "dpo";
+    if (const Flag* t = sink->Find(l, "rlhf_type"); t != nullptr && !t->unresolved) {
+      objective = Lower(t->value);
+      where = "--rlhf_type";
+    }
+  } else if (what == "dpo") {  // LLaMA-Factory's pref_loss: sigmoid (DPO) unless orpo or simpo
+    if (const Flag* f = sink->Find(l, "pref_loss"); f != nullptr && !f->unresolved) {
+      const std::string loss = Lower(f->value);
+      if (loss == "orpo" || loss == "simpo") {
+        objective = loss;
+        where = "--pref_loss";
+      }
+    }
+  }
+  if (objective == "ipo") objective = "dpo";  // a DPO loss: the same passes and reference
+  if (objective == "rm") return;  // a reward model trains on one sequence at a time, as sft
+  if (ParseObjective(objective).ok()) {
+    sink->Set("objective", objective, where);
+    // TRL's precompute_ref_log_probs (DPOConfig, KTOConfig; ms-swift and axolotl pass it on).
+    if (FlagTrue(sink->Find(l, "precompute_ref_log_probs")))
+      sink->Set("precompute-ref", "true", "--precompute_ref_log_probs");
+    return;
+  }
+  sink->Warn(where,
+             "estimated as the policy's fine-tuning: generating the completions, several "
+             "per prompt, and a reference, reward or value model are not counted");
 }
+
+namespace {
 
 // litgpt's LoRA targets: one boolean per part, in its config file or on its command line
 // (litgpt/finetune/lora.py setup(): lora_query True, lora_key False, lora_value True,

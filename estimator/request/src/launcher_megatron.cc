@@ -235,6 +235,7 @@ void ReadMegatronSwiftFlags(const LaunchLine& l, Sink* sink) {
   }
   if (const Flag* r = sink->Find(l, "lora_rank"); r != nullptr && !r->unresolved)
     sink->Set("lora-r", r->value, "--lora_rank");
+  ReadPreferenceStage(l, sink);  // megatron rlhf --rlhf_type dpo|kto|grpo...
   if (const Flag* t = sink->Find(l, "target_modules"); t != nullptr && !t->unresolved)
     sink->Set("lora-targets", Lower(t->value) == "all-linear" ? "all-linear" : t->value,
               "--target_modules");

@@ -69,7 +69,17 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
   if (cli.find("ppo_ray") != std::string_view::npos)
     sink->MarkUnread("layout", "--actor.num_gpus_per_node",
                      "(the actor's share of the job's GPUs under Ray)");
-  if (cli.find("train_sft") == std::string_view::npos)
+  // train_dpo (chosen and rejected concatenated, a reference Actor) and train_kto: their
+  // objective. OpenRLHF builds the reference as a model of its own also for LoRA, unless
+  // --ref_offload moves it to the host; fmte counts it for full fine-tuning only.
+  const bool dpo = cli.find("train_dpo") != std::string_view::npos;
+  const bool kto = cli.find("train_kto") != std::string_view::npos;
+  if (dpo || kto) sink->Set("objective", dpo ? "dpo" : "kto", std::string(cli));
+  if ((dpo || kto) && lora && !FlagTrue(KnownFlag(l, {"ref_offload"}, &which)))
+    sink->Warn("openrlhf",
+               "the reference model OpenRLHF keeps beside the LoRA policy is not "
+               "counted (--ref_offload moves it to the host)");
+  else if (!dpo && !kto && cli.find("train_sft") == std::string_view::npos)
     sink->Warn("openrlhf",
                "the trained policy is estimated; a reference, reward or critic model "
                "kept on the same GPUs is not");

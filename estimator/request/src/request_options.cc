@@ -111,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 61> kKeys{{
+const std::array<KeySpec, 63> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -196,6 +196,16 @@ const std::array<KeySpec, 61> kKeys{{
      false,
      FMTE_SETTER(return SetEnum(v, s, &j->fp8, ParseFp8);)},
     {{"sp", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->sequence_parallel);)},
+    {{"objective", "sft|dpo|orpo|simpo|cpo|kto",
+      "what the job optimises: pairwise objectives run two sequences per sample, dpo and kto a "
+      "reference model"},
+     false,
+     FMTE_SETTER(return SetEnum(v, s, &j->objective, ParseObjective);)},
+    {{"precompute-ref", "true|false",
+      "dpo/kto: the reference log-probabilities computed before training (TRL "
+      "precompute_ref_log_probs)"},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->reference_precomputed);)},
     {{"seq-len-cap", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->seq_len_is_cap);)},

@@ -68,6 +68,12 @@ constexpr NameTable<Fp8, 5> kFp8Names{{{Fp8::kNone, "none"},
                                        {Fp8::kRowwise, "rowwise"},
                                        {Fp8::kDelayed, "delayed"},
                                        {Fp8::kMxfp8, "mxfp8"}}};
+constexpr NameTable<Objective, 6> kObjectiveNames{{{Objective::kSft, "sft"},
+                                                   {Objective::kDpo, "dpo"},
+                                                   {Objective::kOrpo, "orpo"},
+                                                   {Objective::kSimpo, "simpo"},
+                                                   {Objective::kCpo, "cpo"},
+                                                   {Objective::kKto, "kto"}}};
 constexpr NameTable<Quant, 4> kQuantNames{
     {{Quant::kNone, "none"}, {Quant::kNf4, "nf4"}, {Quant::kFp4, "fp4"}, {Quant::kInt8, "int8"}}};
 constexpr NameTable<Framework, 6> kFrameworkNames{{{Framework::kHf, "hf"},
@@ -124,6 +130,7 @@ std::string_view ToString(StateDict v) { return NameOf(kStateDictNames, v); }
 std::string_view ToString(OptimizerImpl v) { return NameOf(kOptimizerImplNames, v); }
 std::string_view ToString(Quant v) { return NameOf(kQuantNames, v); }
 std::string_view ToString(Fp8 v) { return NameOf(kFp8Names, v); }
+std::string_view ToString(Objective v) { return NameOf(kObjectiveNames, v); }
 std::string_view ToString(Framework v) { return NameOf(kFrameworkNames, v); }
 
 Result<Method> ParseMethod(std::string_view s, std::string_view f) {
@@ -156,6 +163,9 @@ Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s, std::string_view f)
   return ParseName(kOptimizerImplNames, s, f);
 }
 Result<Fp8> ParseFp8(std::string_view s, std::string_view f) { return ParseName(kFp8Names, s, f); }
+Result<Objective> ParseObjective(std::string_view s, std::string_view f) {
+  return ParseName(kObjectiveNames, s, f);
+}
 Result<Quant> ParseQuant(std::string_view s, std::string_view f) {
   return ParseName(kQuantNames, s, f);
 }
@@ -255,6 +265,7 @@ std::string AcceptedNames(StateDict) { return Joined(kStateDictNames); }
 std::string AcceptedNames(OptimizerImpl) { return Joined(kOptimizerImplNames); }
 std::string AcceptedNames(Quant) { return Joined(kQuantNames); }
 std::string AcceptedNames(Fp8) { return Joined(kFp8Names); }
+std::string AcceptedNames(Objective) { return Joined(kObjectiveNames); }
 std::string AcceptedNames(Framework) { return Joined(kFrameworkNames); }
 
 bool ShardsWeights(Sharding s) {
@@ -367,6 +378,42 @@ bool TrainingJob::SavesFullStateDict() const {
   if (!ShardsWithFsdp(sharding)) return false;
   if (state_dict != StateDict::kAuto) return state_dict == StateDict::kFull;
   return framework == Framework::kHf || framework == Framework::kLitgpt;
+}
+
+int64_t TrainingJob::SequencesPerSample() const {
+  switch (objective) {
+    case Objective::kDpo:
+    case Objective::kOrpo:
+    case Objective::kSimpo:
+    case Objective::kCpo:
+      return 2;
+    case Objective::kSft:
+    case Objective::kKto:
+      break;
+  }
+  return 1;
+}
+
+int64_t TrainingJob::ExtraForwardPasses() const {
+  if (objective == Objective::kDpo) return reference_precomputed ? 0 : 1;
+  if (objective == Objective::kKto) return reference_precomputed ? 1 : 3;
+  return 0;
+}
+
+bool TrainingJob::KeepsReferenceModel() const {
+  return (objective == Objective::kDpo || objective == Objective::kKto) && !reference_precomputed &&
+         method == Method::kFull;
+}
+
+TrainingJob TrainingJob::ModelPass() const {
+  TrainingJob pass = *this;
+  const int64_t k = SequencesPerSample();
+  if (k == 1) return pass;
+  const auto times = [k](int64_t v) { return v > INT64_MAX / k ? INT64_MAX : v * k; };
+  pass.micro_batch = times(micro_batch);
+  pass.eval_batch = times(eval_batch);
+  pass.global_batch = times(global_batch);
+  return pass;
 }
 
 int64_t TrainingJob::LocalSeqLen() const {

@@ -149,6 +149,11 @@ Result<PipelineConfig> PipelineConfigFor(const ModelArch& model, const TrainingJ
     return Status::Unsupported(
         "--cp: the operator-level model (the Distributed Training Estimator's) has no context "
         "parallelism");
+  if (job.objective != Objective::kSft)
+    return Status::Unsupported(
+        "--objective: the operator-level model (the Distributed Training Estimator's) times "
+        "supervised steps, not " +
+        std::string(ToString(job.objective)) + "'s pairs and reference forwards");
   if (model.hidden_size <= 0 || model.num_heads <= 0 || model.num_layers <= 0) {
     return Status::InvalidArgument("model " + model.id + ": hidden size, heads and layers needed");
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,9 +62,18 @@ namespace {
 
 // EstimateStepTimeAnalytic into `estimate` (default-constructed; written only when valid), so that
 // an estimate can be built in its final place instead of moved there.
-Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, const GpuSpec& gpu,
+Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job_in, const GpuSpec& gpu,
                             const ClusterSpec& cluster, const TimeEfficiency& eff,
                             TimeEstimate* estimate) {
+  // A pairwise objective's model runs two sequences per sample (TrainingJob::ModelPass): the step
+  // is timed in sequences, its global batch reported in samples.
+  std::optional<TrainingJob> pass;
+  if (job_in.SequencesPerSample() != 1) pass.emplace(job_in.ModelPass());
+  const TrainingJob& job = pass ? *pass : job_in;
+  const int64_t per_sample = job_in.SequencesPerSample();
+  // Forward passes under no_grad beside the policy's (the reference model's, KTO's KL set):
+  // forward work and the forward's collectives again, without recomputation.
+  const double extra_fwd = static_cast<double>(job_in.ExtraForwardPasses());
   const int64_t L = model.num_layers;
   if (L <= 0 || model.hidden_size <= 0 || model.num_heads <= 0 ||
       static_cast<int64_t>(model.block_kind_of_layer.size()) != L)
@@ -86,8 +96,8 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
   if (job.global_batch > 0) {
     if (job.global_batch % (b * d) != 0)
       return Status::InvalidArgument(
-          "--global-batch: " + std::to_string(job.global_batch) +
-          " is not a multiple of micro-batch x dp = " + std::to_string(b * d));
+          "--global-batch: " + std::to_string(job_in.global_batch) +
+          " is not a multiple of micro-batch x dp = " + std::to_string(job_in.micro_batch * d));
     m = job.global_batch / (b * d);
   }
   const double peak =
@@ -156,7 +166,7 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
                                                 i == p - 1, context, tokens_mb, eff);
     first += layers;
     model_flops_token += w.model_flops;
-    hw_flops_token += w.fwd_flops + w.bwd_flops + w.recompute_flops;
+    hw_flops_token += (1 + extra_fwd) * w.fwd_flops + w.bwd_flops + w.recompute_flops;
     const double gemm = peak * eff.gemm_efficiency;
     // Memory-bound kernels, one forward pass (backward: twice that). Eager PyTorch writes and
     // reads every intermediate tensor: its traffic follows the bytes each layer saves for
@@ -209,9 +219,10 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
     }
     if (eff.layer_fwd_s > 0) st.fwd_s = static_cast<double>(layers) * eff.layer_fwd_s;
     if (eff.layer_bwd_s > 0) st.bwd_s = static_cast<double>(layers) * eff.layer_bwd_s;
+    st.fwd_s *= 1 + extra_fwd;
     const double ar = time_parts::AllReduceSeconds(tp_bytes, t, tp_per_node, links, eff);
     const double fwd_ar = w.tp_fwd_allreduces * ar;
-    st.fwd_comm_s = fwd_ar;
+    st.fwd_comm_s = fwd_ar * (1 + extra_fwd);
     st.bwd_comm_s = std::max(0.0, w.tp_allreduces * ar - fwd_ar);
     if (cp > 1) {
       // Context-parallel ranks follow the tensor-parallel ones (Megatron order tp-cp-ep-dp-pp).
@@ -250,8 +261,11 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
           // prefetched under compute; the first unit cannot hide.
           const bool hybrid = job.sharding == Sharding::kFsdpHybrid;
           const int64_t shard_ranks = hybrid ? std::min<int64_t>(ranks, per_node) : ranks;
+          // (Each forward under no_grad gathers a model's weights once more: the reference's,
+          // sharded as the policy's, or the policy's own for KTO's KL pass.)
           const double mb =
-              2 * time_parts::AllGatherSeconds(weight_bytes, shard_ranks, per_node, links, eff) +
+              (2 + extra_fwd) *
+                  time_parts::AllGatherSeconds(weight_bytes, shard_ranks, per_node, links, eff) +
               time_parts::AllGatherSeconds(grad_bytes, shard_ranks, per_node, links, eff);
           const double hide = st.fwd_s + st.bwd_s;
           double out = static_cast<double>(m) *
@@ -361,6 +375,7 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job, cons
   const double tokens_step =
       static_cast<double>(out.global_batch) * static_cast<double>(job.seq_len);
   const double tokens_compute = static_cast<double>(out.global_batch) * s;
+  out.global_batch /= per_sample;  // samples (pairs), as the job counts its batch
   out.model_flops_per_step = model_flops_token * tokens_compute;
   out.hardware_flops_per_step = hw_flops_token * tokens_compute;
   out.tokens_per_s_per_gpu = tokens_step / out.step_time_s / static_cast<double>(job.gpus);

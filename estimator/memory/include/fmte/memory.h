@@ -25,9 +25,10 @@ struct MemoryBreakdown {
   int64_t gradients = 0;
   int64_t optimizer = 0;
   int64_t activations = 0;
-  int64_t logits = 0;  // logits + loss (fp32 upcast) + their gradients at the peak
-  int64_t other = 0;   // framework buffers (DDP buckets, FSDP gathered units, quant constants,
-                       // allocator fragmentation)
+  int64_t logits = 0;     // logits + loss (fp32 upcast) + their gradients at the peak
+  int64_t other = 0;      // framework buffers (DDP buckets, FSDP gathered units, quant constants,
+                          // allocator fragmentation)
+  int64_t reference = 0;  // a frozen reference model (TrainingJob::KeepsReferenceModel)
 };
 
 // One phase of a training step on the busiest GPU: its name and the device memory it needs

@@ -82,6 +82,13 @@ enum class Framework { kHf, kTorchtune, kMegatron, kDeepspeed, kFsdp, kLitgpt };
 // FP8 linears: none | tensorwise | rowwise | delayed | mxfp8 (torchao's recipes; Transformer
 // Engine's current/delayed scaling and MXFP8 under Megatron).
 enum class Fp8 { kNone, kTensorwise, kRowwise, kDelayed, kMxfp8 };
+// What the job optimises (docs/memory.md "Preference objectives"): sft (supervised or
+// pre-training: one sequence per sample) | dpo (a chosen and a rejected completion per sample
+// against a frozen reference; IPO and the other DPO losses run the same) | orpo | simpo | cpo
+// (pairs without a reference) | kto (unpaired completions against a reference, with a KL set).
+// GRPO, RLOO and PPO (generation with several completions per prompt, reward and value models)
+// are not modelled.
+enum class Objective { kSft, kDpo, kOrpo, kSimpo, kCpo, kKto };
 
 // Name tables. Parse* accept exactly the names above (case-sensitive, as the CLI documents);
 // the error names `field` and lists the accepted values.
@@ -98,6 +105,7 @@ std::string_view ToString(OptimizerImpl v);
 std::string_view ToString(Quant v);
 std::string_view ToString(Framework v);
 std::string_view ToString(Fp8 v);
+std::string_view ToString(Objective v);
 
 Result<Method> ParseMethod(std::string_view s, std::string_view field = "method");
 Result<Precision> ParsePrecision(std::string_view s, std::string_view field = "precision");
@@ -122,6 +130,7 @@ Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s,
 Result<Quant> ParseQuant(std::string_view s, std::string_view field = "quant");
 Result<Framework> ParseFramework(std::string_view s, std::string_view field = "framework");
 Result<Fp8> ParseFp8(std::string_view s, std::string_view field = "fp8");
+Result<Objective> ParseObjective(std::string_view s, std::string_view field = "objective");
 
 // "full|lora|qlora|prompt-tuning|prefix-tuning" etc., for help texts and error messages.
 std::string AcceptedNames(Method);
@@ -137,6 +146,7 @@ std::string AcceptedNames(OptimizerImpl);
 std::string AcceptedNames(Quant);
 std::string AcceptedNames(Framework);
 std::string AcceptedNames(Fp8);
+std::string AcceptedNames(Objective);
 
 // How often a job does something periodic during training (checkpoint saves, evaluations), as
 // the frameworks let people say it: every N optimizer steps, N times per epoch, a fraction of the
@@ -243,6 +253,12 @@ struct TrainingJob {
   // exp_avg_sq_dtype torch.bfloat16, set by its MoE recipes): 2 bytes per moment, the fp32 main
   // params kept.
   bool optimizer_states_bf16 = false;
+
+  // The objective (Objective) and, for dpo and kto, whether the reference model's
+  // log-probabilities were computed once before training (TRL precompute_ref_log_probs: the
+  // trainer then holds no reference model and runs no reference forward in its steps).
+  Objective objective = Objective::kSft;
+  bool reference_precomputed = false;
 
   // Memory savers.
   Checkpointing activation_checkpointing = Checkpointing::kNone;
@@ -408,6 +424,27 @@ struct TrainingJob {
   // Ranks that hold the same routed experts and shard their states (Megatron's expert data
   // parallel): tp * cp * dp / (etp * ep).
   int64_t ExpertDataParallel() const;
+  // Sequences the model runs per sample: 2 for the pairwise objectives (dpo, orpo, simpo, cpo),
+  // whose trainers put the chosen and the rejected completion of each pair through the model as
+  // one batch of twice the micro-batch (TRL's DPOTrainer and CPOTrainer/ORPOTrainer
+  // concatenated_forward, LLaMA-Factory's CustomDPOTrainer, ms-swift's, OpenRLHF's
+  // DPOTrainer concatenated_forward), else 1.
+  int64_t SequencesPerSample() const;
+  // Forward passes under no_grad that each micro-batch runs beside the policy's own, each over
+  // the same number of sequences: dpo, the reference's over the pair (TRL compute_loss after the
+  // policy's forward); kto, the reference's over the completions and over the KL set's
+  // mismatched completions, and the policy's over the KL set (TRL KTOTrainer forward,
+  // calculate_KL); with precomputed reference log-probabilities only kto's policy KL pass.
+  int64_t ExtraForwardPasses() const;
+  // Whether a frozen reference model stays on the GPUs during training: dpo and kto full
+  // fine-tuning without precomputed reference log-probabilities. PEFT methods take the
+  // reference from the base model with the adapters disabled (TRL use_adapter /
+  // disable_adapter, LLaMA-Factory and ms-swift ref_model None for LoRA).
+  bool KeepsReferenceModel() const;
+  // The job as the model's passes see it: micro_batch, eval_batch and global_batch counted in
+  // sequences (SequencesPerSample() per sample), for the memory and step-time models; the
+  // same job for sft.
+  TrainingJob ModelPass() const;
 };
 
 // Checks ranges and combinations that do not need the architecture (positive sizes, tp*pp

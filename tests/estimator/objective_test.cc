@@ -1,0 +1,178 @@
+// Preference objectives (TrainingJob::objective, docs/memory.md "Preference objectives"): what the
+// trainers' code runs per sample, checked as relations between estimates that follow from it:
+//  - TRL's DPOTrainer, CPOTrainer/ORPOTrainer and LLaMA-Factory's CustomDPOTrainer
+//    (concatenated_forward) put the chosen and the rejected sequence of a pair through the policy
+//    as one batch of twice the micro-batch: activations and logits are the supervised job's at
+//    twice the micro-batch;
+//  - dpo and kto keep a frozen reference model built from the policy's own model arguments and
+//    placed as its weights (TRL prepare_deepspeed: ZeRO-3 shards it, ZeRO-1/2 give every GPU a
+//    copy), except for PEFT methods (the base with adapters disabled) and with
+//    precompute_ref_log_probs;
+// (Their step time: time_test.cc StepTime.PairsAndReferenceForwards.)
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "fmte/job.h"
+#include "fmte/memory.h"
+#include "fmte/record.h"
+#include "fmte/request.h"
+#include "memory_test_util.h"
+
+namespace fmte {
+namespace {
+
+using testing::BaseJob;
+using testing::Gpu80;
+using testing::Llama2_7b;
+
+TrainingJob Full(Framework fw, Sharding sharding, int64_t gpus) {
+  TrainingJob j = BaseJob();
+  j.method = Method::kFull;
+  j.precision = Precision::kMixedBf16;
+  j.framework = fw;
+  j.sharding = sharding;
+  j.gpus = gpus;
+  j.micro_batch = 2;
+  j.seq_len = 2048;
+  j.activation_checkpointing = Checkpointing::kFull;
+  return j;
+}
+
+MemoryEstimate Mem(const TrainingJob& j) {
+  auto e = EstimateMemory(Llama2_7b(), j, Gpu80());
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return e.ok() ? *e : MemoryEstimate{};
+}
+
+int64_t Phase(const MemoryEstimate& e, std::string_view name) {
+  for (const MemoryPhase& p : e.phases)
+    if (p.name == name) return p.allocated_bytes;
+  ADD_FAILURE() << "no phase " << name;
+  return 0;
+}
+
+TEST(ObjectiveTest, NamesAndRecord) {
+  for (std::string_view name : {"sft", "dpo", "orpo", "simpo", "cpo", "kto"}) {
+    auto o = ParseObjective(name);
+    ASSERT_TRUE(o.ok()) << name;
+    EXPECT_EQ(ToString(*o), name);
+  }
+  const auto bad = ParseObjective("grpo");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("objective"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("sft|dpo|orpo|simpo|cpo|kto"), std::string::npos);
+
+  // The accounting record keeps the objective, so that retraining does not read a DPO job's
+  // peak as a supervised one's.
+  TrainingJob j = Full(Framework::kHf, Sharding::kZero2, 8);
+  j.model = "meta-llama/Llama-2-7b-hf";
+  j.objective = Objective::kDpo;
+  j.reference_precomputed = true;
+  AccountingRecord f;
+  f.job = j;
+  f.decision = "accept";
+  const std::string text = EncodeRecord(f);
+  auto back = DecodeRecord(text);
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << " " << text;
+  EXPECT_EQ(back->job.objective, Objective::kDpo);
+  EXPECT_TRUE(back->job.reference_precomputed);
+}
+
+TEST(ObjectiveTest, PairsRunTwiceTheSequencesAndDpoKeepsAReference) {
+  struct Row {
+    Framework fw;
+    Sharding sharding;
+    int64_t gpus;
+  };
+  const Row rows[] = {{Framework::kHf, Sharding::kZero2, 8},
+                      {Framework::kDeepspeed, Sharding::kZero3, 8},
+                      {Framework::kFsdp, Sharding::kFsdpFull, 4},
+                      {Framework::kHf, Sharding::kNone, 1},
+                      {Framework::kMegatron, Sharding::kZero1, 8}};
+  for (const Row& r : rows) {
+    SCOPED_TRACE(std::string(ToString(r.fw)) + " " + std::string(ToString(r.sharding)));
+    TrainingJob sft = Full(r.fw, r.sharding, r.gpus);
+    TrainingJob twice = sft;
+    twice.micro_batch = 2 * sft.micro_batch;
+    TrainingJob dpo = sft;
+    dpo.objective = Objective::kDpo;
+    const MemoryEstimate s = Mem(sft), t = Mem(twice), d = Mem(dpo);
+    // Each phase holds the supervised job's at twice the micro-batch, and the reference, which
+    // holds what the policy's weights hold on a GPU: sharded where they are.
+    EXPECT_EQ(d.breakdown.reference, d.breakdown.weights);
+    EXPECT_EQ(s.breakdown.reference, 0);
+    ASSERT_EQ(d.phases.size(), t.phases.size());
+    for (size_t i = 0; i < d.phases.size(); ++i)
+      EXPECT_NEAR(static_cast<double>(d.phases[i].allocated_bytes - d.breakdown.reference),
+                  static_cast<double>(t.phases[i].allocated_bytes), 1.0)
+          << d.phases[i].name;
+    EXPECT_GT(Phase(d, "forward-backward"), Phase(s, "forward-backward") + d.breakdown.reference);
+
+    // Reference-free pairs: the same passes, no reference.
+    for (Objective o : {Objective::kOrpo, Objective::kSimpo, Objective::kCpo}) {
+      TrainingJob free = sft;
+      free.objective = o;
+      const MemoryEstimate f = Mem(free);
+      EXPECT_EQ(f.breakdown.reference, 0) << ToString(o);
+      EXPECT_EQ(f.per_gpu_bytes, t.per_gpu_bytes) << ToString(o);
+      EXPECT_EQ(f.breakdown.activations, t.breakdown.activations) << ToString(o);
+      EXPECT_EQ(f.breakdown.logits, t.breakdown.logits) << ToString(o);
+    }
+    // Precomputed reference log-probabilities: no reference model during training.
+    TrainingJob pre = dpo;
+    pre.reference_precomputed = true;
+    EXPECT_EQ(Mem(pre).per_gpu_bytes, t.per_gpu_bytes);
+    // KTO: unpaired completions (the KL set's forward runs under no_grad), with a reference.
+    TrainingJob kto = sft;
+    kto.objective = Objective::kKto;
+    const MemoryEstimate k = Mem(kto);
+    EXPECT_EQ(k.breakdown.reference, k.breakdown.weights);
+    EXPECT_NEAR(static_cast<double>(Phase(k, "forward-backward") - k.breakdown.reference),
+                static_cast<double>(Phase(s, "forward-backward")), 1.0);
+  }
+  // ZeRO-3 shards the reference as the policy; ZeRO-2 keeps a whole copy on every GPU.
+  TrainingJob z2 = Full(Framework::kDeepspeed, Sharding::kZero2, 8);
+  TrainingJob z3 = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+  z2.objective = z3.objective = Objective::kDpo;
+  EXPECT_NEAR(static_cast<double>(Mem(z2).breakdown.reference) /
+                  static_cast<double>(Mem(z3).breakdown.reference),
+              8.0, 0.05);
+}
+
+TEST(ObjectiveTest, PeftTakesTheReferenceFromTheBase) {
+  TrainingJob lora = BaseJob();
+  lora.method = Method::kLora;
+  lora.precision = Precision::kPureBf16;
+  lora.micro_batch = 1;
+  lora.seq_len = 2048;
+  TrainingJob twice = lora;
+  twice.micro_batch = 2;
+  TrainingJob dpo = lora;
+  dpo.objective = Objective::kDpo;
+  const MemoryEstimate d = Mem(dpo), t = Mem(twice);
+  EXPECT_FALSE(dpo.KeepsReferenceModel());
+  EXPECT_EQ(d.breakdown.reference, 0);
+  EXPECT_EQ(d.per_gpu_bytes, t.per_gpu_bytes);
+}
+
+TEST(ObjectiveTest, FmteLineAndErrors) {
+  const JobRequest r = ParseJobRequest(
+      "#!/bin/bash\n#SBATCH --gres=gpu:8\n#FMTE model=meta-llama/Llama-3.1-8B\n"
+      "#FMTE objective=dpo\n#FMTE precompute-ref=true\npython train.py\n",
+      {}, SlurmFacts{});
+  EXPECT_EQ(r.job.objective, Objective::kDpo);
+  EXPECT_TRUE(r.job.reference_precomputed);
+  const JobRequest bad = ParseJobRequest(
+      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B\n#FMTE objective=grpo\npython t.py\n", {},
+      SlurmFacts{});
+  bool named = false;
+  for (const std::string& w : bad.warnings)
+    named = named || (w.find("objective") != std::string::npos &&
+                      w.find("sft|dpo|orpo|simpo|cpo|kto") != std::string::npos);
+  EXPECT_TRUE(named);
+  EXPECT_EQ(bad.job.objective, Objective::kSft);
+}
+
+}  // namespace
+}  // namespace fmte
