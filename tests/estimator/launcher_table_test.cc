@@ -265,6 +265,46 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   EXPECT_EQ(objective(Read("accelerate launch trl/scripts/sft.py --model_name_or_path "
                            "Qwen/Qwen2.5-7B-Instruct\n")),
             "sft");
+  // A script called rlhf.py names no objective (dpo by default is ms-swift's subcommand's).
+  const JobRequest rlhf_py = Read(
+      "torchrun --nproc_per_node 8 train/rlhf.py --model_name_or_path "
+      "meta-llama/Llama-3.1-8B --per_device_train_batch_size 4\n");
+  EXPECT_EQ(objective(rlhf_py), "sft");
+  EXPECT_FALSE(noted(rlhf_py));
+  // An --rlhf_type the script leaves to the environment: unread, read favourably, never a guess.
+  const JobRequest unknown =
+      Read("swift rlhf --rlhf_type $RLHF_TYPE --model Qwen/Qwen2.5-7B-Instruct\n");
+  EXPECT_EQ(objective(unknown), "sft");
+  bool objective_unread = false;
+  for (const UnreadSetting& u : unknown.unread)
+    objective_unread = objective_unread || u.key == "objective";
+  EXPECT_TRUE(objective_unread);
+  // Reward models put both sequences of a pair through the model: a note says what is not counted.
+  const auto reward_noted = [](const JobRequest& r) {
+    for (const std::string& w : r.warnings)
+      if (w.find("a reward model") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(reward_noted(
+      Read("swift rlhf --rlhf_type rm --model Qwen/Qwen2.5-7B-Instruct --max_length 4096\n")));
+  // TRL's own launches take its configs' defaults: max_length 1024 (a cap), and checkpointing
+  // on since TRL 0.22, off before: unread.
+  const JobRequest trl_defaults = Read("trl dpo --model_name_or_path Qwen/Qwen2.5-7B-Instruct\n");
+  EXPECT_EQ(trl_defaults.job.seq_len, 1024);
+  EXPECT_TRUE(trl_defaults.job.seq_len_is_cap);
+  bool ac_unread = false;
+  for (const UnreadSetting& u : trl_defaults.unread)
+    ac_unread = ac_unread || u.key == "activation-checkpointing";
+  EXPECT_TRUE(ac_unread);
+  const JobRequest trl_given = Read(
+      "trl sft --model_name_or_path Qwen/Qwen2.5-7B-Instruct --max_length 4096 "
+      "--gradient_checkpointing false\n");
+  EXPECT_EQ(trl_given.job.seq_len, 4096);
+  EXPECT_TRUE(trl_given.unread.empty());
+  // torchtune's DPO recipes.
+  EXPECT_EQ(objective(Read("tune run --nproc_per_node 8 full_dpo_distributed --config "
+                           "llama3_1/8B_full_dpo\n")),
+            "dpo");
 
   // Not training.
   EXPECT_FALSE(

@@ -92,6 +92,48 @@ TEST(WallTime, ComposesStartupLoadStepsEvalAndCheckpoints) {
               1e-9);
 }
 
+// Preference objectives (docs/time.md "Preference objectives"): --tokens counts tokens through
+// the model (both sequences of a pair, as tokens_per_s_per_gpu); an evaluation runs the forwards
+// a step runs under no_grad too (dpo: policy and reference over the pair, (1 + 1) of the step's
+// (3 + 1) forward-sized parts); precomputed reference log-probabilities cost one reference
+// forward per training sample before the first step (TRL _precompute_ref_logps).
+TEST(WallTime, PreferenceObjectivesCountTheirForwards) {
+  const ModelArch m = Tiny();
+  TrainingJob j;
+  j.model = "tiny";
+  j.seq_len = 1000;
+  j.objective = Objective::kDpo;
+  j.tokens = 40'000;
+  EXPECT_EQ(*StepsOfJob(j, 10), 2);  // 40,000 / (10 pairs x 2 x 1000)
+  j.tokens = 0;
+  j.samples = 800;
+  j.framework = Framework::kMegatron;
+  j.gpu = "A100-SXM4-80GB";
+  j.eval_every = {Every::Unit::kSteps, 50};
+  j.eval_samples = 80;
+  TimeEstimate step;
+  step.step_time_s = 2.0;
+  step.global_batch = 8;
+  auto w = WallTimeFromStep(j, ClusterSpec{}, TimeModel{}, step, ParamsOf(m, j), {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(w->steps, 100);
+  EXPECT_EQ(w->periodic.evaluations, 2);
+  EXPECT_NEAR(w->eval_s, 2 * 80 * (2.0 / 8) * 2 / 4, 1e-12);
+  EXPECT_EQ(w->reference_s, 0);
+  j.reference_precomputed = true;  // no reference forward in the steps: 1 of 3 parts
+  w = WallTimeFromStep(j, ClusterSpec{}, TimeModel{}, step, ParamsOf(m, j), {});
+  ASSERT_TRUE(w.ok());
+  EXPECT_NEAR(w->eval_s, 2 * 80 * (2.0 / 8) / 3, 1e-12);
+  EXPECT_NEAR(w->reference_s, 800 * (2.0 / 8) / 3, 1e-12);
+  EXPECT_NEAR(w->wall_time_s,
+              w->startup_s + w->load_s + w->train_s + w->eval_s + w->reference_s + w->checkpoint_s,
+              1e-9);
+  j.objective = Objective::kSimpo;  // no reference: nothing precomputed
+  w = WallTimeFromStep(j, ClusterSpec{}, TimeModel{}, step, ParamsOf(m, j), {});
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->reference_s, 0);
+}
+
 // How often a job saves and evaluates when it does not say: its framework's defaults (sources in
 // walltime.h: transformers TrainingArguments save_steps 500 and eval_steps = logging_steps 500;
 // litgpt TrainArgs.save_interval 1000, EvalArgs.interval 600 and max_iters 100; Megatron-LM

@@ -21,7 +21,8 @@ struct Part {
 };
 constexpr Part kParts[] = {{"weights", "#2563eb"},   {"gradients", "#7c3aed"},
                            {"optimizer", "#db2777"}, {"activations", "#ea580c"},
-                           {"logits", "#ca8a04"},    {"other", "#64748b"}};
+                           {"logits", "#ca8a04"},    {"other", "#64748b"},
+                           {"reference", "#0d9488"}};
 
 std::string Gib(double bytes) {
   char buf[32];
@@ -77,7 +78,7 @@ std::string MemoryBarSvg(const nlohmann::json& estimate) {
   const double scale = std::max(total, cap) > 0 ? std::max(total, cap) : 1;
   constexpr double kWidth = 900, kBar = 36;
   std::string svg =
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"920\" height=\"92\" "
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1060\" height=\"92\" "
       "font-family=\"sans-serif\" font-size=\"12\">";
   double x = 10;
   double legend_x = 10;

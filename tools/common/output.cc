@@ -232,12 +232,13 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   std::string objective;
   if (job.objective != Objective::kSft) {
     objective = ", objective " + std::string(ToString(job.objective));
+    const bool reference = job.objective == Objective::kDpo || job.objective == Objective::kKto;
     if (job.KeepsReferenceModel())
       objective += " (reference model)";
-    else if (job.ExtraForwardPasses() > 0 && !job.reference_precomputed)
-      objective += " (reference: the base, adapters off)";
-    else if (job.reference_precomputed)
+    else if (reference && job.reference_precomputed)
       objective += " (reference precomputed)";
+    else if (reference)
+      objective += " (reference: the base, adapters off)";
   }
   head.AddRow({"job", method + ", " + std::string(ToString(job.precision)) + ", " +
                           std::string(ToString(job.optimizer)) + ", framework " +

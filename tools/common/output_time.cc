@@ -49,11 +49,9 @@ void AddTimeJson(nlohmann::json& doc, const TrainingJob& /*job*/, const JobEstim
     t["wall_time_bound_s"] = estimate.wall_time_bound_s;
     t["time_limit_quantile"] = w.quantile;
     t["error_group"] = w.error_group;
-    t["wall_breakdown"] = {{"startup", w.startup_s},
-                           {"load", w.load_s},
-                           {"train", w.train_s},
-                           {"eval", w.eval_s},
-                           {"checkpoint", w.checkpoint_s}};
+    t["wall_breakdown"] = {{"startup", w.startup_s},     {"load", w.load_s},
+                           {"train", w.train_s},         {"eval", w.eval_s},
+                           {"reference", w.reference_s}, {"checkpoint", w.checkpoint_s}};
     const PeriodicWork& p = w.periodic;
     t["checkpoints"] = {{"count", p.checkpoints},
                         {"every_steps", p.checkpoint_every_steps},
@@ -70,7 +68,7 @@ void AddTimeJson(nlohmann::json& doc, const TrainingJob& /*job*/, const JobEstim
   }
 }
 
-void PrintTime(std::ostream& os, const TrainingJob& /*job*/, const JobEstimate& estimate) {
+void PrintTime(std::ostream& os, const TrainingJob& job, const JobEstimate& estimate) {
   if (!estimate.has_step_time && !estimate.has_time) return;
   char buf[256];
   const TimeEstimate& s = estimate.time.step;
@@ -104,6 +102,9 @@ void PrintTime(std::ostream& os, const TrainingJob& /*job*/, const JobEstimate& 
                   Duration(w.train_s).c_str(), Duration(w.eval_s).c_str(),
                   Duration(w.checkpoint_s).c_str());
     os << buf;
+    if (w.reference_s > 0)
+      os << "  reference log-probabilities precomputed before training: " << Duration(w.reference_s)
+         << "\n";
     const PeriodicWork& p = w.periodic;
     if (p.checkpoint_every_steps > 0)
       std::snprintf(buf, sizeof buf, "  checkpoint saves: %lld, every %lld steps (%.1f GiB each)\n",
@@ -122,10 +123,10 @@ void PrintTime(std::ostream& os, const TrainingJob& /*job*/, const JobEstimate& 
                       static_cast<long long>(p.evaluations),
                       static_cast<long long>(p.eval_every_steps));
       else
-        std::snprintf(buf, sizeof buf,
-                      "  evaluation: %lld passes, every %lld steps, of %.0f sequences\n",
+        std::snprintf(buf, sizeof buf, "  evaluation: %lld passes, every %lld steps, of %.0f %s\n",
                       static_cast<long long>(p.evaluations),
-                      static_cast<long long>(p.eval_every_steps), p.eval_samples);
+                      static_cast<long long>(p.eval_every_steps), p.eval_samples,
+                      job.SequencesPerSample() > 1 ? "pairs" : "sequences");
       os << buf;
     }
     if (w.sequence_tokens > 0) {

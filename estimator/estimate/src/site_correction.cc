@@ -176,7 +176,8 @@ SiteFeatureRow SiteFeatures(const TrainingJob& j, double pred_time_s, int64_t pr
       static_cast<float>(j.tp),
       static_cast<float>(j.pp),
       Log2OrNaN(static_cast<double>(j.gpus / model_parallel)),
-      Log2OrNaN(static_cast<double>(j.micro_batch)),
+      // Sequences through the model per micro-batch: a pairwise objective's two per sample.
+      Log2OrNaN(static_cast<double>(j.micro_batch) * static_cast<double>(j.SequencesPerSample())),
       Log2OrNaN(static_cast<double>(j.seq_len)),
       Log2OrNaN(static_cast<double>(j.grad_accum)),
       Code(static_cast<int>(j.method)),

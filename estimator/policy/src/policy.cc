@@ -37,6 +37,12 @@ void Finish(const JobRequest& r, Decision* d) {
   d->user_message = Join(d->reasons);
 }
 
+// What the job's batch counts, after a count of `n`: sequences, or pairs for a pairwise objective.
+std::string_view SamplesWord(const TrainingJob& j, int64_t n) {
+  if (j.SequencesPerSample() > 1) return n == 1 ? " pair" : " pairs";
+  return n == 1 ? " sequence" : " sequences";
+}
+
 std::string_view MethodText(const TrainingJob& j) {
   switch (j.method) {
     case Method::kFull:
@@ -249,7 +255,7 @@ void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
 // An unread setting other than sharding and checkpointing: a layout, a batch or token budget, a
 // memory option (what the favourable reading treats as "all of these").
 bool UnreadBeyondStatesAndCheckpointing(const UnreadSetting& u) {
-  return u.key != "sharding" && u.key != "activation-checkpointing";
+  return u.key != "sharding" && u.key != "activation-checkpointing" && u.key != "objective";
 }
 
 bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob* out,
@@ -261,6 +267,15 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
   };
   bool states = false, checkpointing = false, micro_batch = false;
   for (const UnreadSetting& u : r.unread) {
+    // An unread objective (swift rlhf --rlhf_type $TYPE) is read as supervised, one sequence per
+    // sample and no reference: what the request already holds.
+    if (u.key == "objective") {
+      if (out->objective != Objective::kSft) {
+        out->objective = Objective::kSft;
+        add("objective=sft");
+      }
+      continue;
+    }
     states = states || u.key != "activation-checkpointing";
     checkpointing = checkpointing || u.key != "sharding";
     micro_batch = micro_batch || UnreadBeyondStatesAndCheckpointing(u);
@@ -560,19 +575,19 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
                                   : -1;
     if (eval_fits >= 0) {
       const FieldSource* eb = r.SourceOf("eval-batch");
-      d.reasons.push_back(Cat(
-          {what, " needs ", Gib(need), " per GPU (", Gib(d.usable_bytes),
-           " usable) when it evaluates ", std::to_string(job.eval_batch),
-           job.eval_batch == 1 ? " sequence" : " sequences", " of ", std::to_string(job.seq_len),
-           " tokens per GPU", eb == nullptr ? std::string() : " (" + eb->origin + ")",
-           "; its training steps need ", Gib(training_bytes), ": accepted; ",
-           eval_fits > 0
-               ? "set per_device_eval_batch_size (eval_batch_size) to " +
-                     std::to_string(eval_fits) +
-                     " or less, or shorter evaluation samples, so that "
-                     "the evaluation fits"
-               : "even one evaluation sequence of that length does not fit: evaluate shorter "
-                 "samples, or on fewer tokens"}));
+      d.reasons.push_back(
+          Cat({what, " needs ", Gib(need), " per GPU (", Gib(d.usable_bytes),
+               " usable) when it evaluates ", std::to_string(job.eval_batch),
+               SamplesWord(job, job.eval_batch), " of ", std::to_string(job.seq_len),
+               " tokens per GPU", eb == nullptr ? std::string() : " (" + eb->origin + ")",
+               "; its training steps need ", Gib(training_bytes), ": accepted; ",
+               eval_fits > 0
+                   ? "set per_device_eval_batch_size (eval_batch_size) to " +
+                         std::to_string(eval_fits) +
+                         " or less, or shorter evaluation samples, so that "
+                         "the evaluation fits"
+                   : "even one evaluation sequence of that length does not fit: evaluate shorter "
+                     "samples, or on fewer tokens"}));
     } else if (can_raise && internal::FindMoreGpus(ctx, job, &more, &more_est)) {
       // The search judges by memory only; the chosen layout gets the full estimate (time included),
       // so a raised job still gets its time limit.
@@ -595,7 +610,7 @@ Decision Decide(const JobRequest& r, const Config& config, const Estimator& esti
             Cat({"the global batch grows from ",
                  std::to_string(job.micro_batch * job.grad_accum * job.DataParallel()), " to ",
                  std::to_string(more.micro_batch * more.grad_accum * more.DataParallel()),
-                 " sequences per step; lower the gradient accumulation to keep it"}));
+                 SamplesWord(job, 2), " per step; lower the gradient accumulation to keep it"}));
       d.job = std::move(more);
     } else if (FitsFavourably(ctx, r, job, &more_est, &assumed)) {
       // fmte could not read what may make it fit (a config file it does not open): a job that fits

@@ -315,33 +315,64 @@ void ReadSeqLenCap(const LaunchLine& l, Sink* sink) {
 
 }  // namespace
 
+namespace {
+
+// TRL's own launches: its CLI (`trl sft|dpo|kto|...`, trl/cli.py) and the scripts of its
+// repository (trl/scripts/, examples/scripts/ of a TRL checkout, run from its root as trl/scripts/
+// dpo.py or examples/scripts/dpo.py).
+bool IsTrlLaunch(const LaunchLine& l) {
+  if (l.launcher == "trl") return true;
+  for (std::string_view p : l.positionals)
+    if (p.ends_with(".py") && (p.starts_with("trl/") || p.find("/trl/") != std::string_view::npos))
+      return true;
+  return false;
+}
+
+// What TRL's configs default to where the launch says nothing: max_length 1024 (SFTConfig and
+// DPOConfig since TRL 0.14, "Truncate by default" #2587; a truncation limit, so a cap) and, since
+// TRL 0.22 (#3510, August 2025), gradient_checkpointing=True in every trainer's config; earlier
+// versions do not checkpoint, and which one runs is not in the launch: unread, read favourably.
+void ReadTrlDefaults(const LaunchLine& l, Sink* sink) {
+  if (!sink->Has("seq-len")) {
+    sink->Set("seq-len", "1024", "trl (max_length default 1024)");
+    sink->Set("seq-len-cap", "true", "trl (max_length default 1024)");
+  }
+  if (sink->Find(l, "gradient_checkpointing") == nullptr && !sink->Has("activation-checkpointing"))
+    sink->MarkUnread("activation-checkpointing", "trl",
+                     "(gradient_checkpointing: True by default since TRL 0.22, off before)");
+}
+
+}  // namespace
+
 // Preference and RL objectives (TrainingJob::objective). DPO-style trainers put the chosen and the
 // rejected sequence of each pair through the model (TRL's DPOTrainer concatenated_forward;
 // LLaMA-Factory's stage dpo, whose pref_loss orpo and simpo are reference-free; ms-swift's `swift
 // rlhf --rlhf_type` (dpo by default, swift/arguments/rlhf_args.py) and 2.x `swift
-// dpo|orpo|simpo|cpo|kto`; Megatron-SWIFT's `megatron rlhf`) and keep a frozen reference model for
-// full fine-tuning: read as the objective. GRPO, RLOO, PPO and GKD generate completions and keep
-// reference, reward or value models: estimated as the policy's fine-tuning with a note.
+// dpo|orpo|simpo`; Megatron-SWIFT's `megatron rlhf`) and keep a frozen reference model for full
+// fine-tuning: read as the objective. Reward models (LLaMA-Factory stage rm, rlhf_type rm, TRL's
+// reward trainer) and GRPO, RLOO, PPO and GKD (completions generated, several per prompt, and
+// reference, reward or value models) are estimated as the policy's fine-tuning with a note.
 void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
   std::string where;      // what names the objective
   std::string_view what;  // dpo, kto, grpo, ... (empty: supervised)
   const auto take = [&](std::string_view w, std::string_view objective) {
     if (!what.empty()) return;
-    for (std::string_view t :
-         {"dpo", "ipo", "kto", "orpo", "simpo", "cpo", "grpo", "rloo", "ppo", "gkd", "rlhf"})
+    for (std::string_view t : {"dpo", "ipo", "kto", "orpo", "simpo", "cpo", "grpo", "rloo", "ppo",
+                               "gkd", "rm", "reward", "reward_modeling", "rlhf"})
       if (objective == t) {
         where = std::string(w);
         what = t;
       }
   };
-  // LLaMA-Factory's stage (rm trains like sft); axolotl's `rl:` (its YAML keys are flags here).
+  // LLaMA-Factory's stage; axolotl's `rl:` (its YAML keys are flags here).
   for (std::string_view name : {"stage", "rl"})
-    if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved && f->value != "rm")
+    if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved)
       take("--" + std::string(name), Lower(f->value));
   // TRL's CLI (`trl dpo`), scripts named for their trainer (TRL's examples/scripts/dpo.py, the
   // alignment-handbook's scripts/run_dpo.py, open-r1's grpo.py), ms-swift's subcommand (the
   // first word after `swift` or Megatron-SWIFT's `megatron`, also behind a launcher; 2.x `swift
-  // dpo|orpo|simpo`).
+  // dpo|orpo|simpo`). `rlhf` is ms-swift's subcommand only: a script called rlhf.py names no
+  // objective.
   for (size_t i = 0; i < l.positionals.size(); ++i) {
     const std::string_view p = l.positionals[i];
     std::string_view b = Basename(p);
@@ -350,13 +381,19 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
     if (b.starts_with("run_")) b.remove_prefix(4);
     const bool after_swift = i == 0 ? l.launcher == "swift" || l.launcher == "megatron"
                                     : Basename(l.positionals[i - 1]) == "swift";
+    if (b == "rlhf" && !after_swift) continue;
     if (script || (i == 0 && l.launcher == "trl") || after_swift) take(p, b);
   }
   if (what.empty()) return;
   std::string objective(what);
   if (what == "rlhf") {  // swift rlhf: its --rlhf_type, dpo by default
     objective = "dpo";
-    if (const Flag* t = sink->Find(l, "rlhf_type"); t != nullptr && !t->unresolved) {
+    if (const Flag* t = sink->Find(l, "rlhf_type"); t != nullptr) {
+      if (t->unresolved) {
+        // Unknown at submission: read favourably (as supervised), never as a guess.
+        sink->UnreadUnknown("objective", "--rlhf_type");
+        return;
+      }
       objective = Lower(t->value);
       where = "--rlhf_type";
     }
@@ -370,11 +407,20 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
     }
   }
   if (objective == "ipo") objective = "dpo";  // a DPO loss: the same passes and reference
-  if (objective == "rm") return;  // a reward model trains on one sequence at a time, as sft
-  if (ParseObjective(objective).ok()) {
+  if (objective == "rm" || objective == "reward" || objective == "reward_modeling") {
+    // TRL's RewardTrainer, LLaMA-Factory's PairwiseTrainer and ms-swift's put the chosen and the
+    // rejected sequence through the model as one batch and score them with a one-output head.
+    sink->Warn(where,
+               "a reward model, estimated as supervised fine-tuning: the rejected sequence of "
+               "each pair (twice the activations per micro-batch) is not counted, the "
+               "vocabulary logits its score head replaces are");
+    return;
+  }
+  if (auto o = ParseObjective(objective); o.ok()) {
     sink->Set("objective", objective, where);
     // TRL's precompute_ref_log_probs (DPOConfig, KTOConfig; ms-swift and axolotl pass it on).
-    if (FlagTrue(sink->Find(l, "precompute_ref_log_probs")))
+    if ((*o == Objective::kDpo || *o == Objective::kKto) &&
+        FlagTrue(sink->Find(l, "precompute_ref_log_probs")))
       sink->Set("precompute-ref", "true", "--precompute_ref_log_probs");
     return;
   }
@@ -620,6 +666,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   else if (FlagTrue(sink->Find(l, "grad_checkpoint")))
     sink->Set("activation-checkpointing", "full", "--grad_checkpoint");
   if (FlagTrue(sink->Find(l, "torch_compile"))) sink->Set("compile", "true", "--torch_compile");
+  if (IsTrlLaunch(l)) ReadTrlDefaults(l, sink);
   // A multimodal model's vision encoder frozen: LLaMA-Factory's freeze_vision_tower (its YAML
   // keys are flags here), InternVL's --freeze_backbone.
   for (std::string_view name : {"freeze_vision_tower", "freeze_backbone"})

@@ -82,11 +82,16 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink) {
         recipe.find("qlora") != std::string::npos || config.find("qlora") != std::string::npos;
     sink->Set("method", q ? "qlora" : "lora", "tune run " + recipe);
     if (q) sink->Set("quant", "nf4", "tune run " + recipe);
-  } else if (recipe.find("full_finetune") != std::string::npos) {
+  } else if (recipe.find("full_finetune") != std::string::npos ||
+             recipe.find("full_dpo") != std::string::npos) {
     sink->Set("method", "full", "tune run " + recipe);
   } else {
     sink->Warn("tune run", "recipe '" + Shown(recipe) + "' not modelled");
   }
+  // The DPO recipes (lora_dpo_single_device, lora_dpo_distributed, full_dpo_distributed): chosen
+  // and rejected concatenated (recipes' concatenated_forward); full_dpo_distributed loads a
+  // reference model sharded as the policy, the LoRA ones disable the adapters for it.
+  if (recipe.find("_dpo") != std::string::npos) sink->Set("objective", "dpo", "tune run " + recipe);
   // Distributed recipes wrap the model in FSDP2 fully_shard; torchtune trains in bf16 end to end
   // (dtype: bf16 in every shipped config).
   if (recipe.find("distributed") != std::string::npos)

@@ -114,9 +114,12 @@ double MeasuredTimeFactor(std::string_view gpu, Framework framework, double quan
 Result<int64_t> StepsOfJob(const TrainingJob& job, int64_t global_batch) {
   if (global_batch <= 0) return Status::InvalidArgument("--global-batch: must be positive");
   if (job.steps > 0) return job.steps;
+  // Tokens through the model, as time.tokens_per_s_per_gpu counts them: both sequences of a
+  // pairwise objective's sample.
   if (job.tokens > 0)
     return CeilDiv(static_cast<double>(job.tokens),
-                   static_cast<double>(global_batch) * static_cast<double>(job.seq_len));
+                   static_cast<double>(global_batch) * static_cast<double>(job.seq_len) *
+                       static_cast<double>(job.SequencesPerSample()));
   if (job.samples > 0)
     return CeilDiv(static_cast<double>(job.samples) * std::max(job.epochs, 1.0),
                    static_cast<double>(global_batch));
@@ -151,14 +154,29 @@ Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
   w.train_s = static_cast<double>(w.steps) * step.step_time_s;
   w.periodic = PeriodicWorkOf(job, w.steps, step.global_batch);
   // An evaluation pass runs the forward only over its sequences: about a third of a training
-  // step's compute per sequence (forward 2P of the 6P per token; Kaplan et al. 2020).
-  w.eval_s = static_cast<double>(w.periodic.evaluations) * w.periodic.eval_samples *
-             step.step_time_s / (3.0 * static_cast<double>(step.global_batch));
+  // step's compute per sequence (forward 2P of the 6P per token; Kaplan et al. 2020). A step
+  // that also runs forwards under no_grad (a reference model's, TrainingJob::ExtraForwardPasses)
+  // runs them in evaluation too: (1 + extra) of its (3 + extra) forward-sized parts.
+  const double extra = static_cast<double>(job.ExtraForwardPasses());
+  const double per_sample_s = step.step_time_s / static_cast<double>(step.global_batch);
+  w.eval_s = static_cast<double>(w.periodic.evaluations) * w.periodic.eval_samples * per_sample_s *
+             (1 + extra) / (3 + extra);
+  // Precomputed reference log-probabilities: one forward of the reference over each training
+  // sample (dpo: the pair; kto: the completion and its KL completion) before the first step.
+  if (job.reference_precomputed &&
+      (job.objective == Objective::kDpo || job.objective == Objective::kKto)) {
+    const double once = job.samples > 0 ? static_cast<double>(job.samples)
+                                        : static_cast<double>(w.steps) *
+                                              static_cast<double>(step.global_batch) /
+                                              std::max(job.epochs, 1.0);
+    const double passes = job.objective == Objective::kKto ? 2 : 1;
+    w.reference_s = once * per_sample_s * passes / (3 + extra);
+  }
   const double ckpt_bytes = CheckpointBytes(job, params.total, params.trainable);
   w.checkpoint_bytes = static_cast<int64_t>(std::min(ckpt_bytes, 9e18));
   w.checkpoint_s = static_cast<double>(w.periodic.checkpoints) *
                    (ckpt_bytes / storage + cluster.checkpoint_fixed_s);
-  w.wall_time_s = w.startup_s + w.load_s + w.train_s + w.eval_s + w.checkpoint_s;
+  w.wall_time_s = w.startup_s + w.load_s + w.train_s + w.eval_s + w.reference_s + w.checkpoint_s;
   w.quantile = options.quantile;
   // The group's factor is against the model's own step time; the prediction may carry its median
   // already (TimeEstimate::measured_factor).
@@ -168,8 +186,9 @@ Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
       time_model.UpperFactor(options.quantile),
       MeasuredTimeFactor(gpu, job.framework, options.quantile, step.moe) / step.measured_factor);
   w.error_group = time_groups::DescribeGroup(gpu, job.framework, step.moe);
-  w.time_limit_s = w.startup_s + w.load_s + (w.train_s + w.eval_s) * w.upper_factor +
-                   w.checkpoint_s + options.limit_margin_s;
+  w.time_limit_s = w.startup_s + w.load_s +
+                   (w.train_s + w.eval_s + w.reference_s) * w.upper_factor + w.checkpoint_s +
+                   options.limit_margin_s;
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@ const COLORS = {
   weights: '#2563eb', gradients: '#7c3aed', optimizer: '#db2777', activations: '#ea580c',
   logits: '#ca8a04', other: '#64748b', compute: '#2563eb', communication: '#db2777',
   bubble: '#94a3b8', optimizer_step: '#7c3aed', overhead: '#64748b', offload: '#0d9488',
+  reference: '#0f766e',
 };
 const PLANS_KEY = 'fmte.plans';
 let lastEstimate = null;  // {request, result}

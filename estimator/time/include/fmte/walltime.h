@@ -63,11 +63,14 @@ struct WallTimeEstimate {
   double load_s = 0;     // weights from storage
   double train_s = 0;    // steps x step time
   double eval_s = 0;
+  // The reference model's log-probabilities computed over the training set before the first
+  // step (dpo and kto with TrainingJob::reference_precomputed: TRL _precompute_ref_logps).
+  double reference_s = 0;
   double checkpoint_s = 0;  // writes of the training state (+ fixed cost each)
   double wall_time_s = 0;   // predicted (median-like) total
   double time_limit_s = 0;  // upper bound at `quantile`
   double quantile = 0;
-  double upper_factor = 1;  // applied to train_s and eval_s
+  double upper_factor = 1;  // applied to train_s, eval_s and reference_s
   // The group of jobs whose measured error bounds this one (time_groups.h DescribeGroup): its
   // name, runs, sources and factors, as a user reads them.
   std::string error_group;
