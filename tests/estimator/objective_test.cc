@@ -140,6 +140,23 @@ TEST(ObjectiveTest, PairsRunTwiceTheSequencesAndDpoKeepsAReference) {
               8.0, 0.05);
 }
 
+// ZeRO-3 with the parameters offloaded: TRL's prepare_deepspeed copies the config, offload_param
+// included, so the reference's shard sits in host memory beside the policy's, not on the GPU.
+TEST(ObjectiveTest, OffloadedParametersTakeTheReferenceToTheHost) {
+  TrainingJob sft = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+  sft.offload_params = sft.offload_optimizer = true;
+  TrainingJob dpo = sft;
+  dpo.objective = Objective::kDpo;
+  TrainingJob on_gpu = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+  on_gpu.objective = Objective::kDpo;
+  const MemoryEstimate s = Mem(sft), d = Mem(dpo), g = Mem(on_gpu);
+  EXPECT_EQ(d.breakdown.reference, 0);
+  // Per node (8 GPUs): each rank's reference shard, the 16-bit weights the GPU holds without
+  // offload.
+  EXPECT_NEAR(static_cast<double>(d.cpu_bytes_per_node - s.cpu_bytes_per_node),
+              8.0 * static_cast<double>(g.breakdown.reference), 8.0);
+}
+
 TEST(ObjectiveTest, PeftTakesTheReferenceFromTheBase) {
   TrainingJob lora = BaseJob();
   lora.method = Method::kLora;

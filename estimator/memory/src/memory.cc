@@ -69,8 +69,11 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   // arguments) and placed as its weights are: sharded under ZeRO-3 (TRL prepare_deepspeed gives it
   // the policy's stage 3 config, stage 0 otherwise) and FSDP (prepare_fsdp), split by Megatron's
   // tensor and pipeline parallelism as the policy (Megatron-SWIFT), whole on every GPU under
-  // ZeRO-1/2 and DDP. So it holds what the policy's weights hold on this stage.
+  // ZeRO-1/2 and DDP. So it holds what the policy's weights hold on this stage; with the
+  // parameters offloaded (ZeRO-3 offload_param, which TRL's copy of the config keeps) it sits in
+  // host memory beside them.
   const double reference = j.KeepsReferenceModel() ? ms.weights : 0;
+  const double host_reference = j.KeepsReferenceModel() ? ms.host_weights : 0;
   const double base = ms.weights + reference + ms.quant_consts + ms.optimizer + buf.persistent;
   // Accumulated gradients exist during later forwards (gradient accumulation, pipelining).
   // Megatron's DDP keeps every gradient in one contiguous main_grad buffer allocated when the
@@ -167,7 +170,7 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   const double save_bytes = save.gpu > 0 ? base + save.gpu : 0;
   if (save.gpu > 0) take("checkpoint-save", save_bytes, 0, 0, 0, save.gpu, 0);
   best.max_allocated = std::max({turn, end_bwd, step, eval, save_bytes});
-  best.cpu = ms.cpu + act.cpu;
+  best.cpu = ms.cpu + act.cpu + host_reference;
   best.allocated_synced =
       std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step});
   best.turn = turn;

@@ -92,10 +92,11 @@ struct ModelStates {
   // Gradients alive while later micro-batches of a step run (gradient accumulation, pipelining):
   // `grads`, or the unsharded gradients an FSDP job accumulates without synchronising.
   double accum_grads = 0;
-  double optimizer = 0;    // optimizer states + fp32 master on the GPU
-  double lazy_states = 0;  // the part of `optimizer` allocated only in the first optimizer step
-  double step_temp = 0;    // temporaries of the optimizer step (foreach AdamW)
-  double cpu = 0;          // host bytes of this GPU's offloaded state
+  double optimizer = 0;     // optimizer states + fp32 master on the GPU
+  double lazy_states = 0;   // the part of `optimizer` allocated only in the first optimizer step
+  double step_temp = 0;     // temporaries of the optimizer step (foreach AdamW)
+  double cpu = 0;           // host bytes of this GPU's offloaded state
+  double host_weights = 0;  // of them, the weights offloaded with offload_params
 };
 // A checkpoint save that gathers the full state on rank 0 (TrainingJob::SavesFullStateDict):
 // what it adds on each GPU while it gathers one unit, and the host memory of rank 0's node for the

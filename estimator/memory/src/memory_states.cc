@@ -250,7 +250,8 @@ ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const L
     s.accum_grads = s.grads;
   }
   if (j.offload_params) {
-    s.cpu += s.weights + s.quant_consts;
+    s.host_weights = s.weights + s.quant_consts;
+    s.cpu += s.host_weights;
     s.weights = 0;
     s.quant_consts = 0;
   }

@@ -75,10 +75,15 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
   const bool dpo = cli.find("train_dpo") != std::string_view::npos;
   const bool kto = cli.find("train_kto") != std::string_view::npos;
   if (dpo || kto) sink->Set("objective", dpo ? "dpo" : "kto", std::string(cli));
-  if ((dpo || kto) && lora && !FlagTrue(KnownFlag(l, {"ref_offload"}, &which)))
+  const bool ref_offload = FlagTrue(KnownFlag(l, {"ref_offload"}, &which));
+  if ((dpo || kto) && lora && !ref_offload)
     sink->Warn("openrlhf",
                "the reference model OpenRLHF keeps beside the LoRA policy is not "
                "counted (--ref_offload moves it to the host)");
+  else if ((dpo || kto) && !lora && ref_offload)
+    sink->Warn("--ref_offload",
+               "the reference model is kept in host memory; fmte counts it on the GPUs: an "
+               "upper estimate");
   else if (!dpo && !kto && cli.find("train_sft") == std::string_view::npos)
     sink->Warn("openrlhf",
                "the trained policy is estimated; a reference, reward or critic model "
