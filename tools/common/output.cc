@@ -232,7 +232,7 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   std::string objective;
   if (job.objective != Objective::kSft) {
     objective = ", objective " + std::string(ToString(job.objective));
-    const bool reference = job.objective == Objective::kDpo || job.objective == Objective::kKto;
+    const bool reference = UsesReference(job.objective);
     if (job.KeepsReferenceModel())
       objective += " (reference model)";
     else if (reference && job.reference_precomputed)

@@ -238,13 +238,6 @@ double PeftTrainable(const ModelArch& model, const TrainingJob& job, const LoraT
 
 namespace {
 
-// The job as the model's passes see it (TrainingJob::ModelPass: a pairwise objective's two
-// sequences per sample), built in `storage` only when it differs.
-const TrainingJob& ModelPassOf(const TrainingJob& job, std::optional<TrainingJob>* storage) {
-  if (job.SequencesPerSample() == 1) return job;
-  return storage->emplace(job.ModelPass());
-}
-
 // The parameters full fine-tuning trains: the language model's unless frozen, the vision
 // encoder's and projector's unless frozen.
 int64_t FullTrainable(const ModelArch& model, const TrainingJob& job) {
@@ -321,7 +314,7 @@ std::vector<StageParams> memory::CountPipelineParams(const PreparedModel& prepar
 std::vector<StageActivations> memory::CountPipelineActivations(const PreparedModel& prepared,
                                                                const TrainingJob& job_in) {
   std::optional<TrainingJob> pass;
-  const TrainingJob& job = ModelPassOf(job_in, &pass);
+  const TrainingJob& job = job_in.ModelPass(&pass);  // a pair's two sequences
   const Layout lay = MakeLayout(job);
   const Dtypes dt = ChooseDtypes(job);
   const LoraTargets targets = ResolveLoraTargets(prepared.arch, job);
@@ -343,7 +336,7 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
                               const std::vector<StageParams>* stage_params,
                               const std::vector<StageActivations>* stage_activations) {
   std::optional<TrainingJob> pass;
-  const TrainingJob& job = ModelPassOf(job_in, &pass);
+  const TrainingJob& job = job_in.ModelPass(&pass);  // a pair's two sequences
   // The block kind of every layer, counted once: the validation, the parameter counts, the
   // trainable parameters and (one pipeline stage) the stage's counts all read it.
   const ModelArch& model = prepared.arch;

@@ -181,8 +181,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.fp8 != Fp8::kNone) put("fp8", ToString(j.fp8));
   if (j.fp8_params) put("fp8p", "1");
   if (j.objective != Objective::kSft) put("obj", ToString(j.objective));
-  if (j.reference_precomputed && (j.objective == Objective::kDpo || j.objective == Objective::kKto))
-    put("pref", "1");
+  if (j.reference_precomputed && UsesReference(j.objective)) put("pref", "1");
   if (j.grad_reduce_bf16) put("gr16", "1");
   if (j.optimizer_states_bf16) put("os16", "1");
   if (j.sync_each_batch) put("seb", "1");

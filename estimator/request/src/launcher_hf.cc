@@ -313,10 +313,6 @@ void ReadSeqLenCap(const LaunchLine& l, Sink* sink) {
   if (cap) sink->Set("seq-len-cap", "true", "--" + std::string(which));
 }
 
-}  // namespace
-
-namespace {
-
 // TRL's own launches: its CLI (`trl sft|dpo|kto|...`, trl/cli.py) and the scripts of its
 // repository (trl/scripts/, examples/scripts/ of a TRL checkout, run from its root as trl/scripts/
 // dpo.py or examples/scripts/dpo.py).
@@ -419,8 +415,7 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
   if (auto o = ParseObjective(objective); o.ok()) {
     sink->Set("objective", objective, where);
     // TRL's precompute_ref_log_probs (DPOConfig, KTOConfig; ms-swift and axolotl pass it on).
-    if ((*o == Objective::kDpo || *o == Objective::kKto) &&
-        FlagTrue(sink->Find(l, "precompute_ref_log_probs")))
+    if (UsesReference(*o) && FlagTrue(sink->Find(l, "precompute_ref_log_probs")))
       sink->Set("precompute-ref", "true", "--precompute_ref_log_probs");
     return;
   }

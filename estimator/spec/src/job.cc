@@ -401,14 +401,13 @@ int64_t TrainingJob::ExtraForwardPasses() const {
 }
 
 bool TrainingJob::KeepsReferenceModel() const {
-  return (objective == Objective::kDpo || objective == Objective::kKto) && !reference_precomputed &&
-         method == Method::kFull;
+  return UsesReference(objective) && !reference_precomputed && method == Method::kFull;
 }
 
-TrainingJob TrainingJob::ModelPass() const {
-  TrainingJob pass = *this;
+const TrainingJob& TrainingJob::ModelPass(std::optional<TrainingJob>* storage) const {
   const int64_t k = SequencesPerSample();
-  if (k == 1) return pass;
+  if (k == 1) return *this;
+  TrainingJob& pass = storage->emplace(*this);
   const auto times = [k](int64_t v) { return v > INT64_MAX / k ? INT64_MAX : v * k; };
   pass.micro_batch = times(micro_batch);
   pass.eval_batch = times(eval_batch);

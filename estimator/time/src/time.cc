@@ -68,8 +68,7 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job_in, c
   // A pairwise objective's model runs two sequences per sample (TrainingJob::ModelPass): the step
   // is timed in sequences, its global batch reported in samples.
   std::optional<TrainingJob> pass;
-  if (job_in.SequencesPerSample() != 1) pass.emplace(job_in.ModelPass());
-  const TrainingJob& job = pass ? *pass : job_in;
+  const TrainingJob& job = job_in.ModelPass(&pass);
   const int64_t per_sample = job_in.SequencesPerSample();
   // Forward passes under no_grad beside the policy's (the reference model's, KTO's KL set):
   // forward work and the forward's collectives again, without recomputation.

@@ -163,8 +163,7 @@ Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
              (1 + extra) / (3 + extra);
   // Precomputed reference log-probabilities: one forward of the reference over each training
   // sample (dpo: the pair; kto: the completion and its KL completion) before the first step.
-  if (job.reference_precomputed &&
-      (job.objective == Objective::kDpo || job.objective == Objective::kKto)) {
+  if (job.reference_precomputed && UsesReference(job.objective)) {
     const double once = job.samples > 0 ? static_cast<double>(job.samples)
                                         : static_cast<double>(w.steps) *
                                               static_cast<double>(step.global_batch) /

@@ -12,6 +12,7 @@
 #define FMTE_JOB_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -89,6 +90,9 @@ enum class Fp8 { kNone, kTensorwise, kRowwise, kDelayed, kMxfp8 };
 // GRPO, RLOO and PPO (generation with several completions per prompt, reward and value models)
 // are not modelled.
 enum class Objective { kSft, kDpo, kOrpo, kSimpo, kCpo, kKto };
+// Whether the objective compares the policy with a reference model's log-probabilities: dpo and
+// kto (held as a model, taken from the base with the adapters off, or precomputed).
+constexpr bool UsesReference(Objective o) { return o == Objective::kDpo || o == Objective::kKto; }
 
 // Name tables. Parse* accept exactly the names above (case-sensitive, as the CLI documents);
 // the error names `field` and lists the accepted values.
@@ -442,9 +446,9 @@ struct TrainingJob {
   // disable_adapter, LLaMA-Factory and ms-swift ref_model None for LoRA).
   bool KeepsReferenceModel() const;
   // The job as the model's passes see it: micro_batch, eval_batch and global_batch counted in
-  // sequences (SequencesPerSample() per sample), for the memory and step-time models; the
-  // same job for sft.
-  TrainingJob ModelPass() const;
+  // sequences (SequencesPerSample() per sample), for the memory and step-time models. This job
+  // itself where they are the same (one sequence per sample); else the pass, built in `storage`.
+  const TrainingJob& ModelPass(std::optional<TrainingJob>* storage) const;
 };
 
 // Checks ranges and combinations that do not need the architecture (positive sizes, tp*pp
