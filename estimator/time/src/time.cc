@@ -269,9 +269,17 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job_in, c
           const double hide = st.fwd_s + st.bwd_s;
           double out = static_cast<double>(m) *
                        (std::max(0.0, mb - hide) + mb / std::max(1.0, static_cast<double>(layers)));
-          if (hybrid && ranks > shard_ranks)  // replicas across nodes all-reduce the shards
-            out += time_parts::AllReduceSeconds(grad_bytes / static_cast<double>(shard_ranks),
-                                                ranks / shard_ranks, 1, links, eff);
+          if (hybrid && ranks > shard_ranks) {
+            // Replicas across nodes all-reduce the shards. PyTorch FSDP issues that all-reduce
+            // per unit right after the unit's reduce-scatter, on a stream of its own (FSDP1
+            // _runtime_utils._reduce_grad: _all_reduce_stream over _inter_node_pg; FSDP2's
+            // foreach_reduce likewise), so it runs over the network while backward computes
+            // the units before it: only what outlasts backward and the last unit's share show.
+            const double ar = time_parts::AllReduceSeconds(
+                grad_bytes / static_cast<double>(shard_ranks), ranks / shard_ranks, 1, links, eff);
+            out += std::max(0.0, ar - window) +
+                   (window > 0 ? ar / std::max(1.0, static_cast<double>(layers)) : 0);
+          }
           return out;
         }
         case Sharding::kZero1:
