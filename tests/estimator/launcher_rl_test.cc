@@ -41,6 +41,7 @@ TEST(VerlTest, ActorOverridesFromTheScript) {
   EXPECT_EQ(r.job.seq_len, 2048 + 4096);  // prompt + response
   EXPECT_EQ(r.job.activation_checkpointing, Checkpointing::kFull);
   EXPECT_EQ(r.job.method, Method::kFull);
+  EXPECT_EQ(r.job.objective, Objective::kGrpo);  // algorithm.adv_estimator=grpo: no wall time
   bool warned = false;
   for (const std::string& w : r.warnings) warned = warned || w.find("rollout") != std::string::npos;
   EXPECT_TRUE(warned);
@@ -156,8 +157,82 @@ TEST(OpenRlhfTest, PpoUnderRayJobSubmit) {
   EXPECT_EQ(r.job.sharding, Sharding::kZero3);
   EXPECT_EQ(r.job.micro_batch, 8);
   EXPECT_EQ(r.job.activation_checkpointing, Checkpointing::kFull);
+  EXPECT_EQ(r.job.objective, Objective::kPpo);  // --advantage_estimator gae by default
   ASSERT_FALSE(r.unread.empty());
   EXPECT_EQ(r.unread[0].key, "layout");
+}
+
+// The algorithm names the online objective (each generates its completions in every step, which
+// fmte does not model: no wall time, no time limit): verl's algorithm.adv_estimator (gae, PPO
+// with a critic, by default: verl/trainer/config/ppo_trainer.yaml), OpenRLHF's
+// --advantage_estimator (gae by default: openrlhf/cli/train_ppo_ray.py), TRL's trainers by their
+// script or CLI command.
+TEST(OnlineObjectiveTest, TheAlgorithmNamesTheObjective) {
+  const auto objective = [](const std::string& script) {
+    return std::string(ToString(Parse("#!/bin/bash\n" + script + "\n").job.objective));
+  };
+  const std::string verl =
+      "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-7B "
+      "data.max_prompt_length=512 data.max_response_length=1024";
+  EXPECT_EQ(objective(verl), "ppo");
+  EXPECT_EQ(objective(verl + " algorithm.adv_estimator=rloo"), "rloo");
+  EXPECT_EQ(objective(verl + " algorithm.adv_estimator=reinforce_plus_plus"), "ppo");
+  const std::string orlhf =
+      "python3 -m openrlhf.cli.train_ppo_ray --pretrain meta-llama/Llama-3.1-8B "
+      "--micro_train_batch_size 4";
+  EXPECT_EQ(objective(orlhf + " --advantage_estimator group_norm"), "grpo");
+  EXPECT_EQ(objective(orlhf + " --advantage_estimator rloo"), "rloo");
+  EXPECT_EQ(objective("trl grpo --model_name_or_path Qwen/Qwen2.5-7B"), "grpo");
+  EXPECT_EQ(objective("accelerate launch trl/scripts/rloo.py --model_name_or_path Qwen/Qwen2.5-7B"),
+            "rloo");
+  EXPECT_EQ(objective("accelerate launch examples/scripts/gkd.py --model_name_or_path "
+                      "Qwen/Qwen2-0.5B-Instruct"),
+            "gkd");
+}
+
+// The sequences an online TRL trainer puts through the policy are its prompts and completions
+// (GRPOConfig: max_completion_length, 512 by default now; the prompt truncated only with
+// max_prompt_length), not TRL's max_length 1024 of SFT and DPO. Also for scripts outside TRL that
+// name the trainer (open-r1's grpo.py).
+TEST(OnlineObjectiveTest, PromptAndCompletionMakeTheSequence) {
+  const JobRequest both = Parse(
+      "#!/bin/bash\naccelerate launch trl/scripts/grpo.py --model_name_or_path Qwen/Qwen2.5-7B "
+      "--max_prompt_length 256 --max_completion_length 2048\n");
+  EXPECT_EQ(both.job.seq_len, 256 + 2048);
+  EXPECT_TRUE(both.job.seq_len_is_cap);
+  const JobRequest default_completion = Parse(
+      "#!/bin/bash\naccelerate launch src/open_r1/grpo.py --model_name_or_path Qwen/Qwen2.5-7B "
+      "--max_prompt_length 512\n");
+  EXPECT_EQ(default_completion.job.objective, Objective::kGrpo);
+  EXPECT_EQ(default_completion.job.seq_len, 512 + 512);
+  // No prompt limit: the prompts' length is the data's, unread (never TRL's 1024).
+  const JobRequest open = Parse(
+      "#!/bin/bash\naccelerate launch trl/scripts/grpo.py --model_name_or_path Qwen/Qwen2.5-7B "
+      "--max_completion_length 2048\n");
+  bool unread = false;
+  for (const UnreadSetting& u : open.unread) unread = unread || u.key == "seq-len";
+  EXPECT_TRUE(unread);
+  for (const FieldSource& src : open.sources) EXPECT_NE(src.key, "seq-len") << src.origin;
+}
+
+// TRL's colocated vLLM takes vllm_gpu_memory_utilization of each GPU beside the update (GRPOConfig:
+// 0.3 by default), unless its sleep mode frees it while the policy trains: told, not counted.
+TEST(OnlineObjectiveTest, ColocatedVllmIsTold) {
+  const auto told = [](const std::string& flags) {
+    const JobRequest r = Parse(
+        "#!/bin/bash\naccelerate launch trl/scripts/grpo.py --model_name_or_path Qwen/Qwen2.5-7B "
+        "--max_prompt_length 512 " +
+        flags + "\n");
+    for (const std::string& w : r.warnings)
+      if (w.find("vllm_gpu_memory_utilization") != std::string::npos) return w;
+    return std::string();
+  };
+  EXPECT_NE(told("--use_vllm --vllm_mode colocate").find("0.3 (default)"), std::string::npos);
+  EXPECT_NE(told("--use_vllm --vllm_mode colocate --vllm_gpu_memory_utilization 0.45").find("0.45"),
+            std::string::npos);
+  EXPECT_EQ(told("--use_vllm --vllm_mode server"), "");
+  EXPECT_EQ(told("--use_vllm --vllm_mode colocate --vllm_enable_sleep_mode"), "");
+  EXPECT_EQ(told("--vllm_mode colocate"), "");  // no vLLM: model.generate
 }
 
 // A script with a local launch and a Slurm launch of the same trainer (OpenRLHF's

@@ -224,7 +224,7 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   // and a note for the generating ones, which fmte does not model.
   const auto noted = [](const JobRequest& r) {
     for (const std::string& w : r.warnings)
-      if (w.find("estimated as the policy's fine-tuning") != std::string::npos) return true;
+      if (w.find("only the policy's update step is estimated") != std::string::npos) return true;
     return false;
   };
   const auto objective = [](const JobRequest& r) { return std::string(ToString(r.job.objective)); };
@@ -239,7 +239,7 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
             "kto");
   const JobRequest grpo =
       Read("swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct --num_generations 8\n");
-  EXPECT_EQ(objective(grpo), "sft");
+  EXPECT_EQ(objective(grpo), "grpo");
   EXPECT_TRUE(noted(grpo));
   EXPECT_EQ(objective(Read("NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct "
                            "--max_length 2048\n")),

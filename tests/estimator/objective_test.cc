@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "fmte/estimator.h"
 #include "fmte/job.h"
 #include "fmte/memory.h"
 #include "fmte/record.h"
@@ -53,15 +54,17 @@ int64_t Phase(const MemoryEstimate& e, std::string_view name) {
 }
 
 TEST(ObjectiveTest, NamesAndRecord) {
-  for (std::string_view name : {"sft", "dpo", "orpo", "simpo", "cpo", "kto"}) {
+  for (std::string_view name :
+       {"sft", "dpo", "orpo", "simpo", "cpo", "kto", "grpo", "rloo", "ppo", "gkd"}) {
     auto o = ParseObjective(name);
     ASSERT_TRUE(o.ok()) << name;
     EXPECT_EQ(ToString(*o), name);
   }
-  const auto bad = ParseObjective("grpo");
+  const auto bad = ParseObjective("dapo");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("objective"), std::string::npos);
-  EXPECT_NE(bad.status().message().find("sft|dpo|orpo|simpo|cpo|kto"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("sft|dpo|orpo|simpo|cpo|kto|grpo|rloo|ppo|gkd"),
+            std::string::npos);
 
   // The accounting record keeps the objective, so that retraining does not read a DPO job's
   // peak as a supervised one's.
@@ -181,14 +184,65 @@ TEST(ObjectiveTest, FmteLineAndErrors) {
   EXPECT_EQ(r.job.objective, Objective::kDpo);
   EXPECT_TRUE(r.job.reference_precomputed);
   const JobRequest bad = ParseJobRequest(
-      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B\n#FMTE objective=grpo\npython t.py\n", {},
+      "#!/bin/bash\n#FMTE model=meta-llama/Llama-3.1-8B\n#FMTE objective=dapo\npython t.py\n", {},
       SlurmFacts{});
   bool named = false;
   for (const std::string& w : bad.warnings)
     named = named || (w.find("objective") != std::string::npos &&
-                      w.find("sft|dpo|orpo|simpo|cpo|kto") != std::string::npos);
+                      w.find("sft|dpo|orpo|simpo|cpo|kto|grpo|rloo|ppo|gkd") != std::string::npos);
   EXPECT_TRUE(named);
   EXPECT_EQ(bad.job.objective, Objective::kSft);
+}
+
+// The online objectives (GRPO, RLOO, PPO, GKD) generate their training completions in every step
+// (TRL GRPOTrainer._generate_and_score_completions, verl's rollout, OpenRLHF's vLLM engines): one
+// sequence per completion through the policy (per_device_train_batch_size counts completions), no
+// reference fmte counts, and no wall time, since the generation that fills most of such a step is
+// not modelled: a time limit from the update alone would end the job (the worst outcome).
+TEST(ObjectiveTest, OnlineObjectivesHaveNoWallTime) {
+  for (Objective o : {Objective::kGrpo, Objective::kRloo, Objective::kPpo, Objective::kGkd}) {
+    TrainingJob j = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+    j.objective = o;
+    EXPECT_TRUE(GeneratesCompletions(o)) << ToString(o);
+    EXPECT_EQ(j.SequencesPerSample(), 1) << ToString(o);
+    EXPECT_EQ(j.ExtraForwardPasses(), 0) << ToString(o);
+    EXPECT_FALSE(j.KeepsReferenceModel()) << ToString(o);
+    TrainingJob sft = j;
+    sft.objective = Objective::kSft;
+    EXPECT_EQ(Mem(j).per_gpu_bytes, Mem(sft).per_gpu_bytes) << ToString(o);
+  }
+  for (Objective o : {Objective::kSft, Objective::kDpo, Objective::kKto, Objective::kOrpo})
+    EXPECT_FALSE(GeneratesCompletions(o)) << ToString(o);
+
+  // Through the estimator: the update's step time, no wall time even with --steps, so the policy
+  // sets no limit on a job that gives none (and a supervised job's twin gets one).
+  const JobRequest r = ParseJobRequest(
+      "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\n"
+      "accelerate launch --num_processes 8 trl/scripts/grpo.py --model_name_or_path "
+      "meta-llama/Llama-2-7b-hf --per_device_train_batch_size 4 --max_prompt_length 512 "
+      "--max_completion_length 1024 --max_steps 200 --bf16 --gradient_checkpointing\n",
+      {}, SlurmFacts{});
+  EXPECT_EQ(r.job.objective, Objective::kGrpo);
+  EXPECT_EQ(r.job.seq_len, 512 + 1024);
+  EXPECT_EQ(r.job.steps, 200);
+  auto est = Estimator::Load();
+  ASSERT_TRUE(est.ok()) << est.status().ToString();
+  auto gpu = est->catalogs().gpus.Find("A100-SXM4-80GB");
+  ASSERT_TRUE(gpu.ok());
+  TrainingJob job = r.job;
+  job.gpus = 8;
+  auto arch = ResolveModel(est->catalogs().models, job.model);
+  ASSERT_TRUE(arch.ok());
+  auto e = est->Estimate(*arch, job, **gpu);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_TRUE(e->has_step_time);
+  EXPECT_FALSE(e->has_time);
+  job.objective = Objective::kSft;
+  auto twin = est->Estimate(*arch, job, **gpu);
+  ASSERT_TRUE(twin.ok());
+  EXPECT_TRUE(twin->has_time);
+  EXPECT_NEAR(e->time.step.step_time_s, twin->time.step.step_time_s,
+              1e-9 * twin->time.step.step_time_s);
 }
 
 }  // namespace

@@ -232,9 +232,11 @@ void AddJobOptions(po::options_description* desc) {
       "objective", po::value<std::string>()->value_name(AcceptedNames(Objective::kSft)),
       "what the job optimises: sft (default); dpo, orpo, simpo, cpo run a chosen and a rejected "
       "sequence per sample; dpo and kto a frozen reference model (full fine-tuning) and its "
-      "forward")("precompute-ref", po::bool_switch(),
-                 "dpo/kto: reference log-probabilities computed before training (TRL "
-                 "precompute_ref_log_probs): no reference model or forward in the steps")(
+      "forward; grpo, rloo, ppo, gkd generate their completions every step (not modelled: the "
+      "update step only, no wall time)")(
+      "precompute-ref", po::bool_switch(),
+      "dpo/kto: reference log-probabilities computed before training (TRL "
+      "precompute_ref_log_probs): no reference model or forward in the steps")(
       "grad-reduce-in-bf16", po::bool_switch(),
       "Megatron: gradients accumulated and reduced in bf16, not fp32 main grads")(
       "optimizer-states-bf16", po::bool_switch(),

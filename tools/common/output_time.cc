@@ -21,9 +21,11 @@ std::string Duration(double s) {
 
 }  // namespace
 
-void AddTimeJson(nlohmann::json& doc, const TrainingJob& /*job*/, const JobEstimate& estimate) {
+void AddTimeJson(nlohmann::json& doc, const TrainingJob& job, const JobEstimate& estimate) {
   if (!estimate.has_step_time && !estimate.has_time) return;
   nlohmann::json& t = doc["time"];
+  // The online objectives' step time is their update's alone (TrainingJob::objective).
+  if (GeneratesCompletions(job.objective)) t["generation_modelled"] = false;
   const TimeEstimate& s = estimate.time.step;
   if (estimate.has_step_time) {
     t["step_time_s"] = s.step_time_s;
@@ -75,7 +77,8 @@ void PrintTime(std::ostream& os, const TrainingJob& job, const JobEstimate& esti
   if (estimate.has_step_time) {
     const TimeBreakdown& b = s.breakdown;
     std::snprintf(buf, sizeof buf,
-                  "step time       %s  (%.0f tokens/s per GPU, MFU %.1f%%, %lld micro-batches)\n",
+                  "%s%s  (%.0f tokens/s per GPU, MFU %.1f%%, %lld micro-batches)\n",
+                  GeneratesCompletions(job.objective) ? "update step     " : "step time       ",
                   Duration(s.step_time_s).c_str(), s.tokens_per_s_per_gpu, 100 * s.mfu,
                   static_cast<long long>(s.micro_batches));
     os << buf;
@@ -136,6 +139,9 @@ void PrintTime(std::ostream& os, const TrainingJob& job, const JobEstimate& esti
           w.dataset_tokens, static_cast<long long>(w.sequence_tokens), 100 * w.padding_fraction);
       os << buf;
     }
+  } else if (GeneratesCompletions(job.objective)) {
+    os << "wall time       not estimated: " << ToString(job.objective)
+       << " generates its completions in every step, which fmte does not model\n";
   } else {
     os << "wall time       give --tokens, --samples (with --epochs) or --steps\n";
   }

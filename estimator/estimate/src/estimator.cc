@@ -192,7 +192,12 @@ Status PreparedEstimate::Estimate(const TrainingJob& job, const GpuSpec& gpu, Jo
   if (catalogs_.has_time_model) {
     ClusterSpec cluster;
     FMTE_RETURN_IF_ERROR(ResolveClusterNumbers(catalogs_.clusters, job, &cluster));
-    if (dataset != nullptr) {
+    if (GeneratesCompletions(job.objective)) {
+      // The update step only: the generation that fills most of such a step is not modelled,
+      // so there is no wall time (and the policy sets no limit), dataset or not.
+      if (EstimateStepTimeInto(model, job, gpu, cluster, catalogs_.time_model, &out.time.step).ok())
+        out.has_step_time = true;
+    } else if (dataset != nullptr) {
       // The dataset was asked for explicitly: its errors are the user's.
       auto wall = EstimateWallTimeForDataset(model, job, gpu, cluster, catalogs_.time_model,
                                              *dataset, params);

@@ -136,6 +136,8 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink);  // tune run <recipe> --con
 // axolotl's rl, TRL's CLI and scripts, ms-swift's and Megatron-SWIFT's rlhf): `objective`, or a
 // note where it is not modelled (launcher_hf.cc).
 void ReadPreferenceStage(const LaunchLine& l, Sink* sink);
+// The note of an online objective (GeneratesCompletions), from `where` (launcher_hf.cc).
+void WarnOnlineObjective(std::string_view where, Sink* sink);
 
 // The config files `l` names under the launcher table's rules, read through the context's files
 // (and the files the script itself wrote): their keys become flags of `l` (AddFileFlags) or request

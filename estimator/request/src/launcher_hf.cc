@@ -324,12 +324,63 @@ bool IsTrlLaunch(const LaunchLine& l) {
   return false;
 }
 
+// The sequences an online TRL trainer (GRPO, RLOO, GKD) puts through the policy: the prompt and
+// its completion. The completion is at most max_completion_length (GRPOConfig/RLOOConfig default
+// 256 until TRL 0.2x, 512 since); the prompt is truncated only where max_prompt_length is given
+// (GRPOConfig had a default of 512 until TRL removed the option in 2026): with it the sum is a
+// cap, without it the prompts' length is the data's, unread.
+void ReadTrlOnlineLength(const LaunchLine& l, Sink* sink) {
+  if (sink->Has("seq-len")) return;  // a --max_length the user gave (GKD's) or a config's
+  const Flag* prompt = sink->Find(l, "max_prompt_length");
+  const Flag* completion = sink->Find(l, "max_completion_length");
+  if (prompt == nullptr || prompt->unresolved ||
+      (completion != nullptr && completion->unresolved)) {
+    sink->MarkUnread("seq-len", "trl",
+                     "(the prompts' length is the data's: TRL truncates them only with "
+                     "--max_prompt_length)");
+    return;
+  }
+  auto p = ParseBoundedInt(prompt->value, 1, 1 << 24, "max_prompt_length");
+  auto c = completion != nullptr
+               ? ParseBoundedInt(completion->value, 1, 1 << 24, "max_completion_length")
+               : Result<int64_t>(int64_t{512});
+  if (!p.ok() || !c.ok()) {
+    sink->Warn("--max_prompt_length", !p.ok() ? p.status().message() : c.status().message());
+    return;
+  }
+  const std::string origin = completion != nullptr
+                                 ? "max_prompt_length + max_completion_length"
+                                 : "max_prompt_length + trl's max_completion_length (default 512)";
+  sink->Set("seq-len", std::to_string(*p + *c), origin);
+  sink->Set("seq-len-cap", "true", origin);
+}
+
+// TRL's vLLM in colocate mode (use_vllm, vllm_mode "colocate": TRL's default mode since 0.2x, when
+// it replaced "server") runs in every training process and takes vllm_gpu_memory_utilization of
+// each GPU (default 0.3), for its weights and KV cache, beside the update unless its sleep mode
+// frees it: told, not counted (how much of that share vLLM fills depends on its version).
+void WarnColocatedVllm(const LaunchLine& l, Sink* sink) {
+  if (!FlagTrue(sink->Find(l, "use_vllm"))) return;
+  const Flag* mode = sink->Find(l, "vllm_mode");
+  if (mode == nullptr || mode->unresolved || Lower(mode->value) != "colocate") return;
+  if (FlagTrue(sink->Find(l, "vllm_enable_sleep_mode"))) return;
+  const Flag* share = sink->Find(l, "vllm_gpu_memory_utilization");
+  const std::string what =
+      share != nullptr && !share->unresolved ? Shown(share->value) : std::string("0.3 (default)");
+  sink->Warn("--vllm_mode colocate",
+             "vLLM in each training process holds up to " + what +
+                 " of its GPU's memory (--vllm_gpu_memory_utilization) beside the update: not "
+                 "counted");
+}
+
 // What TRL's configs default to where the launch says nothing: max_length 1024 (SFTConfig and
 // DPOConfig since TRL 0.14, "Truncate by default" #2587; a truncation limit, so a cap) and, since
 // TRL 0.22 (#3510, August 2025), gradient_checkpointing=True in every trainer's config; earlier
 // versions do not checkpoint, and which one runs is not in the launch: unread, read favourably.
 void ReadTrlDefaults(const LaunchLine& l, Sink* sink) {
-  if (!sink->Has("seq-len")) {
+  const auto objective = ParseObjective(sink->Get("objective"));
+  const bool online = objective.ok() && GeneratesCompletions(*objective);  // its own length
+  if (!online && !sink->Has("seq-len")) {
     sink->Set("seq-len", "1024", "trl (max_length default 1024)");
     sink->Set("seq-len-cap", "true", "trl (max_length default 1024)");
   }
@@ -414,14 +465,24 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
   }
   if (auto o = ParseObjective(objective); o.ok()) {
     sink->Set("objective", objective, where);
+    if (GeneratesCompletions(*o)) {
+      WarnOnlineObjective(where, sink);
+      return;
+    }
     // TRL's precompute_ref_log_probs (DPOConfig, KTOConfig; ms-swift and axolotl pass it on).
     if (UsesReference(*o) && FlagTrue(sink->Find(l, "precompute_ref_log_probs")))
       sink->Set("precompute-ref", "true", "--precompute_ref_log_probs");
     return;
   }
+  sink->Warn(where, "'" + Shown(objective) +
+                        "' is not an objective fmte models: estimated as supervised fine-tuning");
+}
+
+void WarnOnlineObjective(std::string_view where, Sink* sink) {
   sink->Warn(where,
-             "estimated as the policy's fine-tuning: generating the completions, several "
-             "per prompt, and a reference, reward or value model are not counted");
+             "only the policy's update step is estimated: generating the completions in every "
+             "step (and a reference, reward or value model) is not modelled, so fmte sets no "
+             "time limit");
 }
 
 namespace {
@@ -661,6 +722,12 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   else if (FlagTrue(sink->Find(l, "grad_checkpoint")))
     sink->Set("activation-checkpointing", "full", "--grad_checkpoint");
   if (FlagTrue(sink->Find(l, "torch_compile"))) sink->Set("compile", "true", "--torch_compile");
+  // An online trainer's sequences (TRL's GRPO/RLOO/GKD, run by TRL's own scripts or others such as
+  // open-r1's grpo.py) are its prompts and completions, not TRL's max_length default.
+  if (auto o = ParseObjective(sink->Get("objective")); o.ok() && GeneratesCompletions(*o)) {
+    ReadTrlOnlineLength(l, sink);
+    WarnColocatedVllm(l, sink);
+  }
   if (IsTrlLaunch(l)) ReadTrlDefaults(l, sink);
   // A multimodal model's vision encoder frozen: LLaMA-Factory's freeze_vision_tower (its YAML
   // keys are flags here), InternVL's --freeze_backbone.

@@ -84,10 +84,22 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
     sink->Warn("--ref_offload",
                "the reference model is kept in host memory; fmte counts it on the GPUs: an "
                "upper estimate");
-  else if (!dpo && !kto && cli.find("train_sft") == std::string_view::npos)
+  else if (cli.find("train_ppo") != std::string_view::npos) {
+    // PPO and its critic-free variants (--advantage_estimator gae by default; grpo, rloo,
+    // reinforce, ...): online, their generation not modelled (TrainingJob::objective).
+    const Flag* adv = KnownFlag(l, {"advantage_estimator"}, &which);
+    const std::string a = adv != nullptr ? Lower(adv->value) : "gae";
+    sink->Set("objective",
+              a.find("grpo") != std::string::npos || a == "group_norm" ? "grpo"
+              : a.find("rloo") != std::string::npos                    ? "rloo"
+                                                                       : "ppo",
+              adv != nullptr ? "--advantage_estimator" : std::string(cli));
+    WarnOnlineObjective("openrlhf", sink);
+  } else if (!dpo && !kto && cli.find("train_sft") == std::string_view::npos) {
     sink->Warn("openrlhf",
                "the trained policy is estimated; a reference, reward or critic model "
                "kept on the same GPUs is not");
+  }
 }
 
 }  // namespace fmte::internal

@@ -71,9 +71,19 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
     sink->Set("method", "lora", "actor_rollout_ref.model.lora_rank");
     sink->Set("lora-r", r->value, "actor_rollout_ref.model.lora_rank");
   }
+  // The algorithm (algorithm.adv_estimator, gae by default: PPO with a critic; grpo, rloo and
+  // the others are critic-free): an online objective either way, whose rollouts are not
+  // modelled (TrainingJob::objective): no wall time, no time limit.
+  const Flag* adv = KnownFlag(l, {"algorithm.adv_estimator"});
+  const std::string estimator = adv != nullptr ? Lower(adv->value) : "gae";
+  sink->Set("objective",
+            estimator.find("grpo") != std::string::npos   ? "grpo"
+            : estimator.find("rloo") != std::string::npos ? "rloo"
+                                                          : "ppo",
+            adv != nullptr ? "algorithm.adv_estimator" : "verl (default adv_estimator gae)");
   sink->Warn("verl",
-             "the actor's training step is estimated; the rollout engine's memory and the "
-             "reference model are not");
+             "the actor's update step is estimated; the rollout engine's memory and time and "
+             "the reference model are not, so fmte sets no time limit");
   // What bounds the actor's memory beyond these keys (dynamic batch sizes by token budget, Ulysses
   // sequence parallelism, remove-padding, entropy checkpointing, offload of the reference and the
   // rollout) is not read: the policy reads it favourably and never rejects a verl job on a guess.

@@ -196,9 +196,10 @@ const std::array<KeySpec, 63> kKeys{{
      false,
      FMTE_SETTER(return SetEnum(v, s, &j->fp8, ParseFp8);)},
     {{"sp", "true|false", ""}, false, FMTE_SETTER(return SetBool(v, s, &j->sequence_parallel);)},
-    {{"objective", "sft|dpo|orpo|simpo|cpo|kto",
+    {{"objective", "sft|dpo|orpo|simpo|cpo|kto|grpo|rloo|ppo|gkd",
       "what the job optimises: pairwise objectives run two sequences per sample, dpo and kto a "
-      "reference model"},
+      "reference model; grpo, rloo, ppo and gkd generate completions (not modelled: no wall "
+      "time)"},
      false,
      FMTE_SETTER(return SetEnum(v, s, &j->objective, ParseObjective);)},
     {{"precompute-ref", "true|false",

@@ -68,12 +68,16 @@ constexpr NameTable<Fp8, 5> kFp8Names{{{Fp8::kNone, "none"},
                                        {Fp8::kRowwise, "rowwise"},
                                        {Fp8::kDelayed, "delayed"},
                                        {Fp8::kMxfp8, "mxfp8"}}};
-constexpr NameTable<Objective, 6> kObjectiveNames{{{Objective::kSft, "sft"},
-                                                   {Objective::kDpo, "dpo"},
-                                                   {Objective::kOrpo, "orpo"},
-                                                   {Objective::kSimpo, "simpo"},
-                                                   {Objective::kCpo, "cpo"},
-                                                   {Objective::kKto, "kto"}}};
+constexpr NameTable<Objective, 10> kObjectiveNames{{{Objective::kSft, "sft"},
+                                                    {Objective::kDpo, "dpo"},
+                                                    {Objective::kOrpo, "orpo"},
+                                                    {Objective::kSimpo, "simpo"},
+                                                    {Objective::kCpo, "cpo"},
+                                                    {Objective::kKto, "kto"},
+                                                    {Objective::kGrpo, "grpo"},
+                                                    {Objective::kRloo, "rloo"},
+                                                    {Objective::kPpo, "ppo"},
+                                                    {Objective::kGkd, "gkd"}}};
 constexpr NameTable<Quant, 4> kQuantNames{
     {{Quant::kNone, "none"}, {Quant::kNf4, "nf4"}, {Quant::kFp4, "fp4"}, {Quant::kInt8, "int8"}}};
 constexpr NameTable<Framework, 6> kFrameworkNames{{{Framework::kHf, "hf"},
@@ -389,6 +393,10 @@ int64_t TrainingJob::SequencesPerSample() const {
       return 2;
     case Objective::kSft:
     case Objective::kKto:
+    case Objective::kGrpo:  // per_device_train_batch_size counts completions, one sequence each
+    case Objective::kRloo:
+    case Objective::kPpo:
+    case Objective::kGkd:
       break;
   }
   return 1;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -142,6 +143,10 @@ Status WallTimeFromOwnStep(const TrainingJob& job, const ClusterSpec& cluster,
                            const WallTimeOptions& options, WallTimeEstimate* out) {
   if (!(options.quantile >= 0 && options.quantile <= 1))
     return Status::InvalidArgument("time quantile: expected a number in [0, 1]");
+  if (GeneratesCompletions(job.objective))
+    return Status::InvalidArgument(
+        "objective " + std::string(ToString(job.objective)) +
+        ": the completions the policy generates in every step are not modelled: no wall time");
   const TimeEstimate& step = out->step;
   Result<int64_t> steps = StepsOfJob(job, step.global_batch);
   if (!steps.ok()) return steps.status();

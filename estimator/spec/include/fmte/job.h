@@ -86,13 +86,22 @@ enum class Fp8 { kNone, kTensorwise, kRowwise, kDelayed, kMxfp8 };
 // What the job optimises (docs/memory.md "Preference objectives"): sft (supervised or
 // pre-training: one sequence per sample) | dpo (a chosen and a rejected completion per sample
 // against a frozen reference; IPO and the other DPO losses run the same) | orpo | simpo | cpo
-// (pairs without a reference) | kto (unpaired completions against a reference, with a KL set).
-// GRPO, RLOO and PPO (generation with several completions per prompt, reward and value models)
-// are not modelled.
-enum class Objective { kSft, kDpo, kOrpo, kSimpo, kCpo, kKto };
+// (pairs without a reference) | kto (unpaired completions against a reference, with a KL set) |
+// grpo | rloo | ppo | gkd (online: the policy generates completions, several per prompt, in every
+// step; GKD's on-policy share of them). For the online objectives fmte estimates the policy's
+// update step only (one sequence per completion); the generation, and any reference, reward,
+// value or teacher model, are not modelled.
+enum class Objective { kSft, kDpo, kOrpo, kSimpo, kCpo, kKto, kGrpo, kRloo, kPpo, kGkd };
 // Whether the objective compares the policy with a reference model's log-probabilities: dpo and
 // kto (held as a model, taken from the base with the adapters off, or precomputed).
 constexpr bool UsesReference(Objective o) { return o == Objective::kDpo || o == Objective::kKto; }
+// Whether the policy generates its own training completions in every step (grpo, rloo, ppo, gkd):
+// their generation (an inference engine's or model.generate's time, for hundreds of tokens per
+// completion) is not modelled, so such a job has no wall time and fmte sets no time limit on it.
+constexpr bool GeneratesCompletions(Objective o) {
+  return o == Objective::kGrpo || o == Objective::kRloo || o == Objective::kPpo ||
+         o == Objective::kGkd;
+}
 
 // Name tables. Parse* accept exactly the names above (case-sensitive, as the CLI documents);
 // the error names `field` and lists the accepted values.
