@@ -90,9 +90,13 @@ TrainingSets BuildSacctTrainingSets(const std::vector<JobRecord>& jobs) {
                      " (neither completed nor timed out)");
     }
 
-    // Memory.
+    // Memory. An online objective's measured peak holds its generation engine (a colocated vLLM,
+    // rollout and reference models), which its prediction leaves out: not a residual to learn.
     if (rec.pred_mem_bytes <= 0) {
       Skip(sets, "memory: no pred_mem in the record");
+    } else if (GeneratesCompletions(rec.job.objective)) {
+      Skip(sets, "memory: online objective (" + std::string(ToString(rec.job.objective)) +
+                     "), its generation not predicted");
     } else if (job.gpu_peak_bytes <= 0) {
       Skip(sets, "memory: no measured GPU peak (gres/gpumem or JS1)");
     } else if (MemoryCensored(job)) {

@@ -213,6 +213,13 @@ TEST(OnlineObjectiveTest, PromptAndCompletionMakeTheSequence) {
   for (const UnreadSetting& u : open.unread) unread = unread || u.key == "seq-len";
   EXPECT_TRUE(unread);
   for (const FieldSource& src : open.sources) EXPECT_NE(src.key, "seq-len") << src.origin;
+  // GKD's config is an SFTConfig: TRL's max_length (1024 by default) is its sequence.
+  const JobRequest gkd = Parse(
+      "#!/bin/bash\ntrl gkd --model_name_or_path Qwen/Qwen2-0.5B-Instruct "
+      "--teacher_model_name_or_path Qwen/Qwen2-1.5B-Instruct\n");
+  EXPECT_EQ(gkd.job.objective, Objective::kGkd);
+  EXPECT_EQ(gkd.job.seq_len, 1024);
+  EXPECT_TRUE(gkd.job.seq_len_is_cap);
 }
 
 // TRL's colocated vLLM takes vllm_gpu_memory_utilization of each GPU beside the update (GRPOConfig:

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "fmte/estimator.h"
 #include "fmte/model.h"
+#include "fmte/policy.h"
 #include "fmte/request.h"
 #include "fmte/script_files.h"
 
@@ -1474,6 +1476,42 @@ TEST(ConfigTextTest, TomlValuesKeepTheirOwnType) {
   EXPECT_EQ((*t)["ac"]["n"], 3);
   EXPECT_EQ((*t)["ac"]["f"], 2.5);
   EXPECT_EQ((*t)["ac"]["s"], "x");
+}
+
+// Where the objective is unknown at submission (a trainer type from a variable), it may be an
+// online one: the memory reads it favourably as supervised, the time as no limit at all, and no
+// time advice. LLaMA-Factory's stage alike.
+TEST_F(ScriptFilesTest, AnUnknownObjectiveGetsNoTimeLimit) {
+  const auto conf = ParseConfig("PartitionName=gpu Default=YES Gpu=A100-SXM4-80GB\n");
+  ASSERT_TRUE(conf.ok());
+  auto est = Estimator::Load();
+  ASSERT_TRUE(est.ok());
+  const std::string tail =
+      " --model Qwen/Qwen2.5-7B-Instruct --train_type lora --max_length 2048 --max_steps 300\n";
+  const auto decide = [&](const std::string& type) {
+    JobRequest r = Read("#!/bin/bash\nswift rlhf --rlhf_type " + type + tail);
+    r.job.gpu = "A100-SXM4-80GB";
+    return Decide(r, *conf, *est);
+  };
+  const Decision unknown = decide("$RLHF_TYPE");
+  ASSERT_TRUE(unknown.estimated) << unknown.user_message;
+  EXPECT_EQ(unknown.new_time_limit_min, 0) << unknown.user_message;
+  EXPECT_NE(unknown.user_message.find("the objective is unknown"), std::string::npos)
+      << unknown.user_message;
+  const Decision dpo = decide("dpo");
+  EXPECT_GT(dpo.new_time_limit_min, 0) << dpo.user_message;  // known and offline: a limit
+  const Decision grpo = decide("grpo");
+  ASSERT_TRUE(grpo.estimated) << grpo.user_message;
+  EXPECT_EQ(grpo.new_time_limit_min, 0) << grpo.user_message;
+  EXPECT_EQ(grpo.user_message.find("right-size"), std::string::npos) << grpo.user_message;
+
+  bool unread = false;
+  for (const UnreadSetting& u :
+       Read("#!/bin/bash\npython src/train.py --stage $STAGE --model_name_or_path "
+            "meta-llama/Llama-3.1-8B-Instruct --finetuning_type lora\n")
+           .unread)
+    unread = unread || u.key == "objective";
+  EXPECT_TRUE(unread);
 }
 
 }  // namespace

@@ -73,6 +73,25 @@ TEST(TrainingSetTest, TargetsAndCensoring) {
   EXPECT_EQ(static_cast<size_t>(s.time.x.cols), SacctFeatureNames().size());
 }
 
+// An online objective's record (obj=grpo: the update's memory predicted, its generation engine's
+// not, and no pred_time_s) teaches neither target: its measured peak holds a colocated vLLM or
+// rollout models the prediction leaves out.
+TEST(TrainingSetTest, OnlineObjectivesTeachNothing) {
+  const int64_t gib = 1LL << 30;
+  const std::string rec =
+      "fmte:v1;model=meta-llama/Llama-3.1-8B;method=full;gpus=1;gpn=1;"
+      "gpu=A100-SXM4-80GB;mb=2;seq=2048;ga=8;prec=amp-bf16;obj=grpo;"
+      "pred_mem=" +
+      std::to_string(30 * gib) + ";cap=85899345920;decision=accept";
+  const TrainingSets s = BuildSacctTrainingSets(
+      Read(std::string(kHeader) + "1|u|COMPLETED|05:00:00|1-00:00:00|cpu=8,gres/gpu=1,node=1||1|" +
+           rec + "\n1.0||COMPLETED|05:00:00||cpu=8,gres/gpu=1,node=1|gres/gpumem=70G|1|\n"));
+  EXPECT_EQ(s.with_record, 1);
+  EXPECT_EQ(s.time.x.rows + s.time.x_censored.rows, 0);
+  EXPECT_EQ(s.memory.x.rows + s.memory.x_censored.rows, 0);
+  EXPECT_EQ(s.skipped.at("memory: online objective (grpo), its generation not predicted"), 1);
+}
+
 TEST(TrainingSetTest, GroupsJoinResubmissionsOfOneShape) {
   const std::string r = Rec("lora", 2, 2048, 600, 1LL << 34);
   const std::string text = std::string(kHeader) + "1|alice|COMPLETED|00:10:00|||||" + r + "\n" +

@@ -239,7 +239,7 @@ int RunEstimate(const std::vector<std::string>& args) {
   nlohmann::json doc;
   if (!report.empty() || tools::FlagSet(vm, "json")) {
     doc = tools::EstimateJson(*model, *job, *gpu, *estimate);
-    tools::AddCorrectionJson(doc, *estimate, catalogs->corrections);  // site corrections
+    tools::AddCorrectionJson(doc, *job, *estimate, catalogs->corrections);  // site corrections
     if (!figures.is_null()) doc["figures"] = figures;
     if (dte) {
       doc["dte"] = {{"config", dte->path}, {"cluster", dte->cluster}, {"batch_us", dte->batch_us}};

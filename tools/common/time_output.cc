@@ -44,7 +44,8 @@ Status ApplyRegressorsDir(const std::string& dir, Catalogs* catalogs) {
   return LoadRegressors(dir, catalogs).WithContext("--regressors");
 }
 
-void AddCorrectionJson(nlohmann::json& doc, const JobEstimate& e, const SiteCorrections& c) {
+void AddCorrectionJson(nlohmann::json& doc, const TrainingJob& job, const JobEstimate& e,
+                       const SiteCorrections& c) {
   if (c.empty()) return;
   nlohmann::json& j = doc["correction"];
   j["regressors_dir"] = c.dir;
@@ -66,6 +67,9 @@ void AddCorrectionJson(nlohmann::json& doc, const JobEstimate& e, const SiteCorr
       t["bound"] = c.time->has_quantiles
                        ? "corrected wall time x exp(p95 of the held-out log residuals)"
                        : "the time model's bound x factor";
+    } else if (GeneratesCompletions(job.objective)) {
+      t["why_not"] = "no wall time: " + std::string(ToString(job.objective)) +
+                     " generates its completions in every step, which fmte does not model";
     } else {
       t["why_not"] = "no wall time: give --tokens, --samples (with --epochs) or --steps";
     }

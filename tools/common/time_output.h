@@ -22,7 +22,7 @@ Status ApplyRegressorsDir(const std::string& dir, Catalogs* catalogs);
 // doc["correction"] when the catalogs hold site corrections: per target the model's factor, the
 // factor applied after the guards, the values before and after, and the model's file, rows and
 // data range, so users see why a number moved. Nothing when no correction is installed.
-void AddCorrectionJson(nlohmann::json& doc, const JobEstimate& estimate,
+void AddCorrectionJson(nlohmann::json& doc, const TrainingJob& job, const JobEstimate& estimate,
                        const SiteCorrections& corrections);
 // The same as text lines ("site correction ...").
 void PrintCorrection(std::ostream& os, const JobEstimate& estimate,

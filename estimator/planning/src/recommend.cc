@@ -129,7 +129,8 @@ Result<Recommendation> Recommend(const ModelArch& model, const GpuSpec& gpu,
               c.tokens_per_s_per_gpu = t->tokens_per_s_per_gpu;
               c.mfu = t->mfu;
               Result<int64_t> steps = StepsOfJob(c.job, t->global_batch);
-              c.gpu_hours_whole_job = steps.ok();
+              // An online objective's steps also generate (not modelled): no whole-job figure.
+              c.gpu_hours_whole_job = steps.ok() && !GeneratesCompletions(c.job.objective);
               c.gpu_hours = (steps.ok() ? static_cast<double>(*steps) : 1000.0) * c.step_time_s *
                             static_cast<double>(n) / 3600.0;
               if (c.fits) {

@@ -14,6 +14,7 @@ namespace {
 using internal::Cat;
 using internal::Gib;
 using internal::PolicyContext;
+using internal::UnreadObjective;
 
 constexpr std::string_view kPrefix = "fmte: ";
 
@@ -147,6 +148,17 @@ void ApplyOperatorSet(const Catalogs& c, const PartitionConfig& p, const ModelAr
 void DecideTime(const JobRequest& r, const PartitionConfig& p, const ModelArch& arch, Decision* d) {
   d->time_limit_min = r.time_limit_min;
   if (!d->estimate.has_time || d->kind == DecisionKind::kReject) return;
+  // An objective the request could not read (a trainer type from an unknown variable) may be an
+  // online one, whose generation the prediction leaves out: the favourable reading for time is
+  // no limit and no warning (the memory's is supervised training, FavourableReading).
+  if (const UnreadSetting* u = UnreadObjective(r)) {
+    if (r.time_limit_min == 0)
+      d->reasons.push_back(
+          Cat({"no time limit given, and none set: the objective is unknown (", u->origin,
+               "); an online one (GRPO, PPO, ...) generates its completions, which fmte does not "
+               "model"}));
+    return;
+  }
   const double predicted_s = d->estimate.wall_time_s;
   const double bound_s =
       d->estimate.wall_time_bound_s > 0 ? d->estimate.wall_time_bound_s : predicted_s;

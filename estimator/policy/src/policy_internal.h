@@ -38,6 +38,10 @@ int64_t UsableBytes(const GpuSpec& gpu, const PartitionConfig& p);
 // "61.2 GiB"
 std::string Gib(int64_t bytes);
 
+// Where the request could not read the job's objective (a trainer type from an unknown
+// variable), or nullptr: it may be an online one, whose generation no prediction has.
+const UnreadSetting* UnreadObjective(const JobRequest& r);
+
 // The parts joined, built in one allocation (messages are concatenations of many pieces).
 std::string Cat(std::initializer_list<std::string_view> parts);
 

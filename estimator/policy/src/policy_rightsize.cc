@@ -142,13 +142,26 @@ void LongLimit(const JobRequest& r, const Decision& d, std::vector<std::string>*
 
 }  // namespace
 
+const UnreadSetting* UnreadObjective(const JobRequest& r) {
+  for (const UnreadSetting& u : r.unread)
+    if (u.key == "objective") return &u;
+  return nullptr;
+}
+
 void AddRightSizingNotices(const PolicyContext& ctx, const TrainingJob& job, Decision* d) {
   if (!ctx.partition->right_sizing || d->kind == DecisionKind::kReject || !d->estimated) return;
+  // An online objective's estimate is its update's alone: the engine that generates its
+  // completions (colocated vLLM, a server's GPUs, verl's and OpenRLHF's rollout, reference and
+  // critic models) needs GPUs and memory fmte does not count, so no fewer or smaller GPUs are
+  // suggested from it.
+  if (GeneratesCompletions(job.objective)) return;
   std::vector<std::string> notes;
   FewerGpus(ctx, job, *d, &notes);
   SmallerGpu(ctx, job, &notes);
   // A multimodal model's prediction leaves out its images' encoding (DecideTime): no time notice.
-  if (!LoadsVisionTower(*ctx.model, job)) LongLimit(*ctx.request, *d, &notes);
+  // Nor where the objective is unknown (DecideTime).
+  if (!LoadsVisionTower(*ctx.model, job) && UnreadObjective(*ctx.request) == nullptr)
+    LongLimit(*ctx.request, *d, &notes);
   for (std::string& n : notes) d->reasons.push_back(std::move(n));
 }
 

@@ -330,22 +330,29 @@ bool IsTrlLaunch(const LaunchLine& l) {
 // (GRPOConfig had a default of 512 until TRL removed the option in 2026): with it the sum is a
 // cap, without it the prompts' length is the data's, unread.
 void ReadTrlOnlineLength(const LaunchLine& l, Sink* sink) {
-  if (sink->Has("seq-len")) return;  // a --max_length the user gave (GKD's) or a config's
+  if (sink->Has("seq-len")) return;  // a config's, or a --max_length the script reads itself
   const Flag* prompt = sink->Find(l, "max_prompt_length");
   const Flag* completion = sink->Find(l, "max_completion_length");
-  if (prompt == nullptr || prompt->unresolved ||
-      (completion != nullptr && completion->unresolved)) {
+  if (completion != nullptr && completion->unresolved) {
+    sink->UnreadUnknown("seq-len", "--max_completion_length");
+    return;
+  }
+  if (prompt == nullptr || prompt->unresolved) {
     sink->MarkUnread("seq-len", "trl",
                      "(the prompts' length is the data's: TRL truncates them only with "
                      "--max_prompt_length)");
     return;
   }
   auto p = ParseBoundedInt(prompt->value, 1, 1 << 24, "max_prompt_length");
+  if (!p.ok()) {
+    sink->Warn("--max_prompt_length", p.status().message());
+    return;
+  }
   auto c = completion != nullptr
                ? ParseBoundedInt(completion->value, 1, 1 << 24, "max_completion_length")
                : Result<int64_t>(int64_t{512});
-  if (!p.ok() || !c.ok()) {
-    sink->Warn("--max_prompt_length", !p.ok() ? p.status().message() : c.status().message());
+  if (!c.ok()) {
+    sink->Warn("--max_completion_length", c.status().message());
     return;
   }
   const std::string origin = completion != nullptr
@@ -355,10 +362,11 @@ void ReadTrlOnlineLength(const LaunchLine& l, Sink* sink) {
   sink->Set("seq-len-cap", "true", origin);
 }
 
-// TRL's vLLM in colocate mode (use_vllm, vllm_mode "colocate": TRL's default mode since 0.2x, when
-// it replaced "server") runs in every training process and takes vllm_gpu_memory_utilization of
-// each GPU (default 0.3), for its weights and KV cache, beside the update unless its sleep mode
-// frees it: told, not counted (how much of that share vLLM fills depends on its version).
+// TRL's vLLM in colocate mode (use_vllm with vllm_mode "colocate", told only where the launch says
+// so: TRL's default mode was "server" before it became "colocate") runs in every training process
+// and takes vllm_gpu_memory_utilization of each GPU (GRPOConfig default 0.3), for its weights and
+// KV cache, beside the update unless its sleep mode frees it: told, not counted (how much of that
+// share vLLM fills depends on its version).
 void WarnColocatedVllm(const LaunchLine& l, Sink* sink) {
   if (!FlagTrue(sink->Find(l, "use_vllm"))) return;
   const Flag* mode = sink->Find(l, "vllm_mode");
@@ -373,13 +381,29 @@ void WarnColocatedVllm(const LaunchLine& l, Sink* sink) {
                  "counted");
 }
 
+// TRL's own launches, or a script named for a TRL trainer (open-r1's src/open_r1/grpo.py, the
+// alignment-handbook's scripts/run_dpo.py): TRL's configs and their defaults.
+bool RunsTrlTrainer(const LaunchLine& l) {
+  if (IsTrlLaunch(l)) return true;
+  for (std::string_view p : l.positionals) {
+    if (!p.ends_with(".py")) continue;
+    std::string_view b = Basename(p);
+    b.remove_suffix(3);
+    if (b.starts_with("run_")) b.remove_prefix(4);
+    for (std::string_view t : {"grpo", "rloo", "ppo", "gkd", "dpo", "kto", "orpo", "cpo"})
+      if (b == t) return true;
+  }
+  return false;
+}
+
 // What TRL's configs default to where the launch says nothing: max_length 1024 (SFTConfig and
 // DPOConfig since TRL 0.14, "Truncate by default" #2587; a truncation limit, so a cap) and, since
 // TRL 0.22 (#3510, August 2025), gradient_checkpointing=True in every trainer's config; earlier
 // versions do not checkpoint, and which one runs is not in the launch: unread, read favourably.
 void ReadTrlDefaults(const LaunchLine& l, Sink* sink) {
   const auto objective = ParseObjective(sink->Get("objective"));
-  const bool online = objective.ok() && GeneratesCompletions(*objective);  // its own length
+  const bool online = objective.ok() && GeneratesCompletions(*objective) &&
+                      *objective != Objective::kGkd;  // prompt + completion (GKD: max_length)
   if (!online && !sink->Has("seq-len")) {
     sink->Set("seq-len", "1024", "trl (max_length default 1024)");
     sink->Set("seq-len-cap", "true", "trl (max_length default 1024)");
@@ -397,8 +421,10 @@ void ReadTrlDefaults(const LaunchLine& l, Sink* sink) {
 // rlhf --rlhf_type` (dpo by default, swift/arguments/rlhf_args.py) and 2.x `swift
 // dpo|orpo|simpo`; Megatron-SWIFT's `megatron rlhf`) and keep a frozen reference model for full
 // fine-tuning: read as the objective. Reward models (LLaMA-Factory stage rm, rlhf_type rm, TRL's
-// reward trainer) and GRPO, RLOO, PPO and GKD (completions generated, several per prompt, and
-// reference, reward or value models) are estimated as the policy's fine-tuning with a note.
+// reward trainer) are estimated as supervised fine-tuning with a note. GRPO, RLOO, PPO and GKD
+// are online objectives (completions generated in every step, several per prompt, and reference,
+// reward, value or teacher models): their update is estimated, with a note, and no wall time. A
+// trainer type the script leaves to a variable is unread (favourably: no time limit).
 void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
   std::string where;      // what names the objective
   std::string_view what;  // dpo, kto, grpo, ... (empty: supervised)
@@ -412,9 +438,16 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
       }
   };
   // LLaMA-Factory's stage; axolotl's `rl:` (its YAML keys are flags here).
-  for (std::string_view name : {"stage", "rl"})
-    if (const Flag* f = sink->Find(l, name); f != nullptr && !f->unresolved)
-      take("--" + std::string(name), Lower(f->value));
+  for (std::string_view name : {"stage", "rl"}) {
+    const Flag* f = sink->Find(l, name);
+    if (f == nullptr) continue;
+    if (f->unresolved) {
+      // Unknown at submission: read favourably (supervised memory, no time limit), never guessed.
+      sink->UnreadUnknown("objective", "--" + std::string(name));
+      return;
+    }
+    take("--" + std::string(name), Lower(f->value));
+  }
   // TRL's CLI (`trl dpo`), scripts named for their trainer (TRL's examples/scripts/dpo.py, the
   // alignment-handbook's scripts/run_dpo.py, open-r1's grpo.py), ms-swift's subcommand (the
   // first word after `swift` or Megatron-SWIFT's `megatron`, also behind a launcher; 2.x `swift
@@ -481,8 +514,8 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
 void WarnOnlineObjective(std::string_view where, Sink* sink) {
   sink->Warn(where,
              "only the policy's update step is estimated: generating the completions in every "
-             "step (and a reference, reward or value model) is not modelled, so fmte sets no "
-             "time limit");
+             "step (and a reference, reward, value or teacher model) is not modelled, so fmte "
+             "sets no time limit");
 }
 
 namespace {
@@ -722,9 +755,12 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   else if (FlagTrue(sink->Find(l, "grad_checkpoint")))
     sink->Set("activation-checkpointing", "full", "--grad_checkpoint");
   if (FlagTrue(sink->Find(l, "torch_compile"))) sink->Set("compile", "true", "--torch_compile");
-  // An online trainer's sequences (TRL's GRPO/RLOO/GKD, run by TRL's own scripts or others such as
-  // open-r1's grpo.py) are its prompts and completions, not TRL's max_length default.
-  if (auto o = ParseObjective(sink->Get("objective")); o.ok() && GeneratesCompletions(*o)) {
+  // A TRL online trainer's sequences (GRPO/RLOO, run by TRL's own scripts or by scripts named for
+  // them, such as open-r1's grpo.py) are its prompts and completions, not TRL's max_length default;
+  // GKD's config is an SFTConfig, whose max_length it keeps. ms-swift, LLaMA-Factory and axolotl
+  // name the lengths their own way.
+  if (auto o = ParseObjective(sink->Get("objective"));
+      o.ok() && GeneratesCompletions(*o) && *o != Objective::kGkd && RunsTrlTrainer(l)) {
     ReadTrlOnlineLength(l, sink);
     WarnColocatedVllm(l, sink);
   }

@@ -93,7 +93,10 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
               a.find("grpo") != std::string::npos || a == "group_norm" ? "grpo"
               : a.find("rloo") != std::string::npos                    ? "rloo"
                                                                        : "ppo",
-              adv != nullptr ? "--advantage_estimator" : std::string(cli));
+              adv != nullptr ? "--advantage_estimator"
+              : l.Find("advantage_estimator") != nullptr
+                  ? "--advantage_estimator (unknown value: online whichever it is)"
+                  : std::string(cli) + " (default advantage_estimator gae)");
     WarnOnlineObjective("openrlhf", sink);
   } else if (!dpo && !kto && cli.find("train_sft") == std::string_view::npos) {
     sink->Warn("openrlhf",

@@ -80,7 +80,10 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
             estimator.find("grpo") != std::string::npos   ? "grpo"
             : estimator.find("rloo") != std::string::npos ? "rloo"
                                                           : "ppo",
-            adv != nullptr ? "algorithm.adv_estimator" : "verl (default adv_estimator gae)");
+            adv != nullptr ? "algorithm.adv_estimator"
+            : l.Find("algorithm.adv_estimator") != nullptr
+                ? "algorithm.adv_estimator (unknown value: online whichever it is)"
+                : "verl (default adv_estimator gae)");
   sink->Warn("verl",
              "the actor's update step is estimated; the rollout engine's memory and time and "
              "the reference model are not, so fmte sets no time limit");

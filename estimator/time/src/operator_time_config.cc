@@ -149,7 +149,9 @@ Result<PipelineConfig> PipelineConfigFor(const ModelArch& model, const TrainingJ
     return Status::Unsupported(
         "--cp: the operator-level model (the Distributed Training Estimator's) has no context "
         "parallelism");
-  if (job.objective != Objective::kSft)
+  // The online objectives' update is one sequence per completion with no other forward: timed as
+  // a supervised step (their generation is not modelled anywhere).
+  if (job.SequencesPerSample() != 1 || job.ExtraForwardPasses() != 0)
     return Status::Unsupported(
         "--objective: the operator-level model (the Distributed Training Estimator's) times "
         "supervised steps, not " +

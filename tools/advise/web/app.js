@@ -174,7 +174,8 @@ function renderEstimate(r, target) {
         el('img', {id: 'timeline', alt: 'step timeline', src: 'data:image/svg+xml,' + encodeURIComponent(r.timeline_svg)}));
     }
     const pairs = [
-      ['step time', secs(t.step_time_s)],
+      // An online objective (grpo, ppo, ...): the update alone, its generation not modelled.
+      [t.generation_modelled === false ? 'update step (generation not modelled)' : 'step time', secs(t.step_time_s)],
       ['tokens/s per GPU', Math.round(t.tokens_per_s_per_gpu).toLocaleString()],
       ['MFU', (100 * t.mfu).toFixed(1) + ' %'],
       ['global batch', `${t.global_batch} sequences, ${t.micro_batches} micro-batches`],
