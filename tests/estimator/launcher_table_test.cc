@@ -243,6 +243,23 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
       Read("swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct --num_generations 8\n");
   EXPECT_EQ(objective(grpo), "grpo");
   EXPECT_TRUE(noted(grpo));
+  // For GRPO, PPO and GKD ms-swift's --max_length is the prompt's (Command-line-parameters.md);
+  // the sequence adds --max_completion_length (512 by default, rlhf_args.py). Megatron-SWIFT too.
+  EXPECT_EQ(Read("swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct --max_length 2048 "
+                 "--max_completion_length 1024\n")
+                .job.seq_len,
+            2048 + 1024);
+  EXPECT_EQ(Read("swift rlhf --rlhf_type gkd --model Qwen/Qwen2.5-7B-Instruct --max_length 2048\n")
+                .job.seq_len,
+            2048 + 512);
+  EXPECT_EQ(Read("megatron rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct "
+                 "--max_length 1024 --max_completion_length 4096\n")
+                .job.seq_len,
+            1024 + 4096);
+  EXPECT_EQ(Read("swift rlhf --rlhf_type dpo --model Qwen/Qwen2.5-7B-Instruct --max_length 2048 "
+                 "--max_completion_length 1024\n")
+                .job.seq_len,
+            2048);  // offline: max_length is the whole sequence
   EXPECT_EQ(objective(Read("NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct "
                            "--max_length 2048\n")),
             "sft");

@@ -136,6 +136,9 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink);  // tune run <recipe> --con
 // axolotl's rl, TRL's CLI and scripts, ms-swift's and Megatron-SWIFT's rlhf): `objective`, or a
 // note where it is not modelled (launcher_hf.cc).
 void ReadPreferenceStage(const LaunchLine& l, Sink* sink);
+// ms-swift's online trainers (grpo, ppo, gkd): --max_length is the prompt's, the sequence adds
+// --max_completion_length (launcher_hf.cc).
+void ReadSwiftOnlineLength(const LaunchLine& l, Sink* sink);
 // The note of an online objective (GeneratesCompletions), from `where` (launcher_hf.cc).
 void WarnOnlineObjective(std::string_view where, Sink* sink);
 

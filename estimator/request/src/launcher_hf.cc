@@ -511,6 +511,36 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
                         "' is not an objective fmte models: estimated as supervised fine-tuning");
 }
 
+// ms-swift's and Megatron-SWIFT's online trainers: "In PPO, GRPO, GKD and inference scenarios,
+// max_length refers to max_prompt_length" (docs Command-line-parameters.md); the sequence through
+// the policy adds the completion, max_completion_length (512 by default, swift/arguments/
+// rlhf_args.py). Called after the reader took --max_length as the sequence.
+void ReadSwiftOnlineLength(const LaunchLine& l, Sink* sink) {
+  const auto o = ParseObjective(sink->Get("objective"));
+  if (!o.ok() || !GeneratesCompletions(*o)) return;
+  const Flag* prompt = sink->Find(l, "max_length");
+  if (prompt == nullptr || prompt->unresolved) return;  // the model's context length: unread
+  const Flag* completion = sink->Find(l, "max_completion_length");
+  if (completion != nullptr && completion->unresolved) {
+    sink->UnreadUnknown("seq-len", "--max_completion_length");
+    return;
+  }
+  auto p = ParseBoundedInt(prompt->value, 1, 1 << 24, "max_length");
+  auto c = completion != nullptr
+               ? ParseBoundedInt(completion->value, 1, 1 << 24, "max_completion_length")
+               : Result<int64_t>(int64_t{512});
+  if (!p.ok() || !c.ok()) {
+    sink->Warn(!p.ok() ? "--max_length" : "--max_completion_length",
+               !p.ok() ? p.status().message() : c.status().message());
+    return;
+  }
+  const std::string origin =
+      completion != nullptr ? "--max_length (the prompt's) + --max_completion_length"
+                            : "--max_length (the prompt's) + swift's max_completion_length 512";
+  sink->Set("seq-len", std::to_string(*p + *c), origin);
+  sink->Set("seq-len-cap", "true", origin);
+}
+
 void WarnOnlineObjective(std::string_view where, Sink* sink) {
   sink->Warn(where,
              "only the policy's update step is estimated: generating the completions in every "
@@ -946,6 +976,7 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
       sink->MarkUnread("seq-len", "swift", "(max_length: the model's context length)");
     }
   }
+  ReadSwiftOnlineLength(l, sink);
   // Processes: NPROC_PER_NODE / NNODES on the line (or in the 4.x config's ENV map) start
   // torchrun, as does running swift's own script under torchrun; else one process. DeepSpeed and
   // FSDP refuse the one-process mode (train_args.py).
