@@ -84,9 +84,16 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
             : l.Find("algorithm.adv_estimator") != nullptr
                 ? "algorithm.adv_estimator (unknown value: online whichever it is)"
                 : "verl (default adv_estimator gae)");
-  sink->Warn("verl",
-             "the actor's update step is estimated; the rollout engine's memory and time and "
-             "the reference model are not, so fmte sets no time limit");
+  // The rollout engine's share of each GPU while it generates (vLLM/SGLang gpu_memory_utilization;
+  // verl frees its cache while the actor trains), beside the actor's resident states: told where
+  // the script gives it.
+  const Flag* share = KnownFlag(l, {"actor_rollout_ref.rollout.gpu_memory_utilization"});
+  sink->Warn("verl", "the actor's update step is estimated; the rollout engine's memory" +
+                         (share != nullptr ? " (up to " + Shown(share->value) +
+                                                 " of each GPU while it generates, "
+                                                 "actor_rollout_ref.rollout.gpu_memory_utilization)"
+                                           : std::string()) +
+                         " and time and the reference model are not, so fmte sets no time limit");
   // What bounds the actor's memory beyond these keys (dynamic batch sizes by token budget, Ulysses
   // sequence parallelism, remove-padding, entropy checkpointing, offload of the reference and the
   // rollout) is not read: the policy reads it favourably and never rejects a verl job on a guess.
