@@ -224,17 +224,22 @@ TEST(OnlineObjectiveTest, PromptAndCompletionMakeTheSequence) {
   EXPECT_TRUE(gkd.job.seq_len_is_cap);
 }
 
+// The warning of a TRL GRPO launch with `flags` that contains `needle`, or "".
+std::string TrlGrpoWarning(const std::string& flags, std::string_view needle) {
+  const JobRequest r = Parse(
+      "#!/bin/bash\naccelerate launch trl/scripts/grpo.py --model_name_or_path Qwen/Qwen2.5-7B "
+      "--max_prompt_length 512 " +
+      flags + "\n");
+  for (const std::string& w : r.warnings)
+    if (w.find(needle) != std::string::npos) return w;
+  return std::string();
+}
+
 // TRL's colocated vLLM takes vllm_gpu_memory_utilization of each GPU beside the update (GRPOConfig:
 // 0.3 by default), unless its sleep mode frees it while the policy trains: told, not counted.
 TEST(OnlineObjectiveTest, ColocatedVllmIsTold) {
   const auto told = [](const std::string& flags) {
-    const JobRequest r = Parse(
-        "#!/bin/bash\naccelerate launch trl/scripts/grpo.py --model_name_or_path Qwen/Qwen2.5-7B "
-        "--max_prompt_length 512 " +
-        flags + "\n");
-    for (const std::string& w : r.warnings)
-      if (w.find("vllm_gpu_memory_utilization") != std::string::npos) return w;
-    return std::string();
+    return TrlGrpoWarning(flags, "vllm_gpu_memory_utilization");
   };
   EXPECT_NE(told("--use_vllm --vllm_mode colocate").find("0.3 (default)"), std::string::npos);
   EXPECT_NE(told("--use_vllm --vllm_mode colocate --vllm_gpu_memory_utilization 0.45").find("0.45"),
@@ -242,6 +247,18 @@ TEST(OnlineObjectiveTest, ColocatedVllmIsTold) {
   EXPECT_EQ(told("--use_vllm --vllm_mode server"), "");
   EXPECT_EQ(told("--use_vllm --vllm_mode colocate --vllm_enable_sleep_mode"), "");
   EXPECT_EQ(told("--vllm_mode colocate"), "");  // no vLLM: model.generate
+}
+
+// GRPO's KL term: with --beta above 0 (0.0 by default since TRL 0.19) full fine-tuning keeps a
+// reference model (GRPOTrainer.__init__ create_model_from_path); PEFT disables the adapters.
+TEST(OnlineObjectiveTest, AReferenceForBetaIsTold) {
+  const auto told = [](const std::string& flags) {
+    return !TrlGrpoWarning(flags, "a reference model (beta").empty();
+  };
+  EXPECT_TRUE(told("--beta 0.04"));
+  EXPECT_FALSE(told("--beta 0.0"));
+  EXPECT_FALSE(told(""));
+  EXPECT_FALSE(told("--beta 0.04 --use_peft --lora_r 16"));
 }
 
 // A script with a local launch and a Slurm launch of the same trainer (OpenRLHF's

@@ -381,6 +381,21 @@ void WarnColocatedVllm(const LaunchLine& l, Sink* sink) {
                  "counted");
 }
 
+// GRPO's and RLOO's KL term against a reference (beta: 0.0 by default since TRL 0.19, #3516; 0.04
+// before, whose full fine-tuning kept a reference without saying so): with beta given above 0,
+// full fine-tuning keeps a reference model built from the policy's own arguments
+// (GRPOTrainer.__init__: create_model_from_path; PEFT disables the adapters instead). Told: fmte
+// does not count an online objective's reference.
+void WarnTrlOnlineReference(const LaunchLine& l, Sink* sink) {
+  const Flag* beta = sink->Find(l, "beta");
+  const std::string_view method = sink->Get("method");  // empty: full, the default
+  if (beta == nullptr || beta->unresolved || !(method.empty() || method == "full")) return;
+  auto b = ParseBoundedDouble(beta->value, 0, 1e9, "beta");
+  if (!b.ok() || *b == 0) return;
+  sink->Warn("--beta", "a reference model (beta " + Shown(beta->value) +
+                           " > 0) is kept beside the policy, as its weights are: not counted");
+}
+
 // TRL's own launches, or a script named for a TRL trainer (open-r1's src/open_r1/grpo.py, the
 // alignment-handbook's scripts/run_dpo.py): TRL's configs and their defaults.
 bool RunsTrlTrainer(const LaunchLine& l) {
@@ -873,6 +888,10 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
                     std::to_string(kHfTrainerEvalSteps) + ")");
   } else if (!sink->Has("framework"))  // a config format's own (litgpt) stays
     sink->Set("framework", "hf", l.launcher);
+  // After the method is read (PEFT needs no reference).
+  if (auto o = ParseObjective(sink->Get("objective"));
+      o.ok() && GeneratesCompletions(*o) && RunsTrlTrainer(l))
+    WarnTrlOnlineReference(l, sink);
 }
 
 // ms-swift (modelscope/ms-swift; `swift sft|pt|rlhf`, its own flags over the HF Trainer's, read
