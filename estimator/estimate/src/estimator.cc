@@ -192,12 +192,9 @@ Status PreparedEstimate::Estimate(const TrainingJob& job, const GpuSpec& gpu, Jo
   if (catalogs_.has_time_model) {
     ClusterSpec cluster;
     FMTE_RETURN_IF_ERROR(ResolveClusterNumbers(catalogs_.clusters, job, &cluster));
-    if (GeneratesCompletions(job.objective)) {
-      // The update step only: the generation that fills most of such a step is not modelled,
-      // so there is no wall time (and the policy sets no limit), dataset or not.
-      if (EstimateStepTimeInto(model, job, gpu, cluster, catalogs_.time_model, &out.time.step).ok())
-        out.has_step_time = true;
-    } else if (dataset != nullptr) {
+    // An online objective's step also generates (not modelled): its update's step time only,
+    // dataset or not; WallTimeFromOwnStep refuses it a wall time (so the policy sets no limit).
+    if (dataset != nullptr && !GeneratesCompletions(job.objective)) {
       // The dataset was asked for explicitly: its errors are the user's.
       auto wall = EstimateWallTimeForDataset(model, job, gpu, cluster, catalogs_.time_model,
                                              *dataset, params);

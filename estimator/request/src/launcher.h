@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -139,6 +140,12 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink);
 // ms-swift's online trainers (grpo, ppo, gkd): --max_length is the prompt's, the sequence adds
 // --max_completion_length (launcher_hf.cc).
 void ReadSwiftOnlineLength(const LaunchLine& l, Sink* sink);
+// The objective this line has read so far where it is an online one (GeneratesCompletions).
+std::optional<Objective> OnlineObjective(const Sink& sink);
+// The online objective of an RL trainer's advantage estimator (verl's algorithm.adv_estimator,
+// OpenRLHF's --advantage_estimator): grpo (also OpenRLHF's group_norm), rloo, else ppo (gae, a
+// critic, and the other critic-free estimators of the PPO trainer).
+std::string_view OnlineObjectiveOfEstimator(std::string_view estimator);
 // The note of an online objective (GeneratesCompletions), from `where` (launcher_hf.cc).
 void WarnOnlineObjective(std::string_view where, Sink* sink);
 

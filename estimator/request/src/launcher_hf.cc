@@ -324,6 +324,52 @@ bool IsTrlLaunch(const LaunchLine& l) {
   return false;
 }
 
+}  // namespace
+
+std::optional<Objective> OnlineObjective(const Sink& sink) {
+  const auto o = ParseObjective(sink.Get("objective"));
+  if (!o.ok() || !GeneratesCompletions(*o)) return std::nullopt;
+  return *o;
+}
+
+std::string_view OnlineObjectiveOfEstimator(std::string_view estimator) {
+  if (estimator.find("grpo") != std::string_view::npos || estimator == "group_norm") return "grpo";
+  if (estimator.find("rloo") != std::string_view::npos) return "rloo";
+  return "ppo";
+}
+
+namespace {
+
+// seq-len from an online trainer's prompt limit `prompt` (known) and its completion limit,
+// max_completion_length (512 by default in TRL's GRPOConfig/RLOOConfig now and in ms-swift's
+// rlhf_args.py): their sum, a cap. An unknown completion limit leaves it unread. `prompt_name`
+// is the prompt limit's flag; `given` and `defaulted` the origins with and without the
+// completion's flag.
+void SetPromptPlusCompletion(const LaunchLine& l, Sink* sink, const Flag& prompt,
+                             std::string_view prompt_name, std::string_view given,
+                             std::string_view defaulted) {
+  const Flag* completion = sink->Find(l, "max_completion_length");
+  if (completion != nullptr && completion->unresolved) {
+    sink->UnreadUnknown("seq-len", "--max_completion_length");
+    return;
+  }
+  auto p = ParseBoundedInt(prompt.value, 1, 1 << 24, prompt_name);
+  if (!p.ok()) {
+    sink->Warn("--" + std::string(prompt_name), p.status().message());
+    return;
+  }
+  auto c = completion != nullptr
+               ? ParseBoundedInt(completion->value, 1, 1 << 24, "max_completion_length")
+               : Result<int64_t>(int64_t{512});
+  if (!c.ok()) {
+    sink->Warn("--max_completion_length", c.status().message());
+    return;
+  }
+  const std::string_view origin = completion != nullptr ? given : defaulted;
+  sink->Set("seq-len", std::to_string(*p + *c), origin);
+  sink->Set("seq-len-cap", "true", origin);
+}
+
 // The sequences an online TRL trainer (GRPO, RLOO, GKD) puts through the policy: the prompt and
 // its completion. The completion is at most max_completion_length (GRPOConfig/RLOOConfig default
 // 256 until TRL 0.2x, 512 since); the prompt is truncated only where max_prompt_length is given
@@ -343,23 +389,9 @@ void ReadTrlOnlineLength(const LaunchLine& l, Sink* sink) {
                      "--max_prompt_length)");
     return;
   }
-  auto p = ParseBoundedInt(prompt->value, 1, 1 << 24, "max_prompt_length");
-  if (!p.ok()) {
-    sink->Warn("--max_prompt_length", p.status().message());
-    return;
-  }
-  auto c = completion != nullptr
-               ? ParseBoundedInt(completion->value, 1, 1 << 24, "max_completion_length")
-               : Result<int64_t>(int64_t{512});
-  if (!c.ok()) {
-    sink->Warn("--max_completion_length", c.status().message());
-    return;
-  }
-  const std::string origin = completion != nullptr
-                                 ? "max_prompt_length + max_completion_length"
-                                 : "max_prompt_length + trl's max_completion_length (default 512)";
-  sink->Set("seq-len", std::to_string(*p + *c), origin);
-  sink->Set("seq-len-cap", "true", origin);
+  SetPromptPlusCompletion(l, sink, *prompt, "max_prompt_length",
+                          "max_prompt_length + max_completion_length",
+                          "max_prompt_length + trl's max_completion_length (default 512)");
 }
 
 // TRL's vLLM in colocate mode (use_vllm with vllm_mode "colocate", told only where the launch says
@@ -416,10 +448,8 @@ bool RunsTrlTrainer(const LaunchLine& l) {
 // TRL 0.22 (#3510, August 2025), gradient_checkpointing=True in every trainer's config; earlier
 // versions do not checkpoint, and which one runs is not in the launch: unread, read favourably.
 void ReadTrlDefaults(const LaunchLine& l, Sink* sink) {
-  const auto objective = ParseObjective(sink->Get("objective"));
-  const bool online = objective.ok() && GeneratesCompletions(*objective) &&
-                      *objective != Objective::kGkd;  // prompt + completion (GKD: max_length)
-  if (!online && !sink->Has("seq-len")) {
+  const auto online = OnlineObjective(*sink);  // prompt + completion (GKD: max_length)
+  if ((!online || *online == Objective::kGkd) && !sink->Has("seq-len")) {
     sink->Set("seq-len", "1024", "trl (max_length default 1024)");
     sink->Set("seq-len-cap", "true", "trl (max_length default 1024)");
   }
@@ -531,29 +561,12 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
 // the policy adds the completion, max_completion_length (512 by default, swift/arguments/
 // rlhf_args.py). Called after the reader took --max_length as the sequence.
 void ReadSwiftOnlineLength(const LaunchLine& l, Sink* sink) {
-  const auto o = ParseObjective(sink->Get("objective"));
-  if (!o.ok() || !GeneratesCompletions(*o)) return;
+  if (!OnlineObjective(*sink)) return;
   const Flag* prompt = sink->Find(l, "max_length");
   if (prompt == nullptr || prompt->unresolved) return;  // the model's context length: unread
-  const Flag* completion = sink->Find(l, "max_completion_length");
-  if (completion != nullptr && completion->unresolved) {
-    sink->UnreadUnknown("seq-len", "--max_completion_length");
-    return;
-  }
-  auto p = ParseBoundedInt(prompt->value, 1, 1 << 24, "max_length");
-  auto c = completion != nullptr
-               ? ParseBoundedInt(completion->value, 1, 1 << 24, "max_completion_length")
-               : Result<int64_t>(int64_t{512});
-  if (!p.ok() || !c.ok()) {
-    sink->Warn(!p.ok() ? "--max_length" : "--max_completion_length",
-               !p.ok() ? p.status().message() : c.status().message());
-    return;
-  }
-  const std::string origin =
-      completion != nullptr ? "--max_length (the prompt's) + --max_completion_length"
-                            : "--max_length (the prompt's) + swift's max_completion_length 512";
-  sink->Set("seq-len", std::to_string(*p + *c), origin);
-  sink->Set("seq-len-cap", "true", origin);
+  SetPromptPlusCompletion(l, sink, *prompt, "max_length",
+                          "--max_length (the prompt's) + --max_completion_length",
+                          "--max_length (the prompt's) + swift's max_completion_length 512");
 }
 
 void WarnOnlineObjective(std::string_view where, Sink* sink) {
@@ -804,8 +817,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   // them, such as open-r1's grpo.py) are its prompts and completions, not TRL's max_length default;
   // GKD's config is an SFTConfig, whose max_length it keeps. ms-swift, LLaMA-Factory and axolotl
   // name the lengths their own way.
-  if (auto o = ParseObjective(sink->Get("objective"));
-      o.ok() && GeneratesCompletions(*o) && *o != Objective::kGkd && RunsTrlTrainer(l)) {
+  if (const auto o = OnlineObjective(*sink); o && *o != Objective::kGkd && RunsTrlTrainer(l)) {
     ReadTrlOnlineLength(l, sink);
     WarnColocatedVllm(l, sink);
   }
@@ -889,9 +901,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   } else if (!sink->Has("framework"))  // a config format's own (litgpt) stays
     sink->Set("framework", "hf", l.launcher);
   // After the method is read (PEFT needs no reference).
-  if (auto o = ParseObjective(sink->Get("objective"));
-      o.ok() && GeneratesCompletions(*o) && RunsTrlTrainer(l))
-    WarnTrlOnlineReference(l, sink);
+  if (OnlineObjective(*sink) && RunsTrlTrainer(l)) WarnTrlOnlineReference(l, sink);
 }
 
 // ms-swift (modelscope/ms-swift; `swift sft|pt|rlhf`, its own flags over the HF Trainer's, read

@@ -88,11 +88,7 @@ void ReadOpenRlhfFlags(const LaunchLine& l, Sink* sink) {
     // PPO and its critic-free variants (--advantage_estimator gae by default; grpo, rloo,
     // reinforce, ...): online, their generation not modelled (TrainingJob::objective).
     const Flag* adv = KnownFlag(l, {"advantage_estimator"}, &which);
-    const std::string a = adv != nullptr ? Lower(adv->value) : "gae";
-    sink->Set("objective",
-              a.find("grpo") != std::string::npos || a == "group_norm" ? "grpo"
-              : a.find("rloo") != std::string::npos                    ? "rloo"
-                                                                       : "ppo",
+    sink->Set("objective", OnlineObjectiveOfEstimator(adv != nullptr ? Lower(adv->value) : "gae"),
               adv != nullptr ? "--advantage_estimator"
               : l.Find("advantage_estimator") != nullptr
                   ? "--advantage_estimator (unknown value: online whichever it is)"

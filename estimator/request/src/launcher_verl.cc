@@ -75,11 +75,7 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
   // the others are critic-free): an online objective either way, whose rollouts are not
   // modelled (TrainingJob::objective): no wall time, no time limit.
   const Flag* adv = KnownFlag(l, {"algorithm.adv_estimator"});
-  const std::string estimator = adv != nullptr ? Lower(adv->value) : "gae";
-  sink->Set("objective",
-            estimator.find("grpo") != std::string::npos   ? "grpo"
-            : estimator.find("rloo") != std::string::npos ? "rloo"
-                                                          : "ppo",
+  sink->Set("objective", OnlineObjectiveOfEstimator(adv != nullptr ? Lower(adv->value) : "gae"),
             adv != nullptr ? "algorithm.adv_estimator"
             : l.Find("algorithm.adv_estimator") != nullptr
                 ? "algorithm.adv_estimator (unknown value: online whichever it is)"
