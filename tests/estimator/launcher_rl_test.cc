@@ -42,14 +42,38 @@ TEST(VerlTest, ActorOverridesFromTheScript) {
   EXPECT_EQ(r.job.activation_checkpointing, Checkpointing::kFull);
   EXPECT_EQ(r.job.method, Method::kFull);
   EXPECT_EQ(r.job.objective, Objective::kGrpo);  // algorithm.adv_estimator=grpo: no wall time
+  // The actor's weights are on the host while the rollout generates: its share is told, not
+  // counted beside states the generation phase would count on the GPU.
+  EXPECT_EQ(r.job.generation_memory, 0);
   bool warned = false;
   for (const std::string& w : r.warnings)
-    warned =
-        warned || w.find("rollout engine's memory (up to 0.6 of each GPU") != std::string::npos;
+    warned = warned || w.find("(up to 0.6 of each GPU while it generates") != std::string::npos;
   EXPECT_TRUE(warned);
   // verl's token budgets and sequence parallelism are not read: never rejected on a guess.
   ASSERT_FALSE(r.unread.empty());
   EXPECT_EQ(r.unread[0].key, "offload");
+}
+
+// verl's rollout shares the actor's GPUs (the hybrid engine) with gpu_memory_utilization of each
+// (0.5 by default, verl/trainer/config/rollout/rollout.yaml) and sleeps while the actor trains
+// (free_cache_engine, true by default).
+TEST(VerlTest, TheRolloutsShareOfEachGpuIsCounted) {
+  const auto read = [](const std::string& overrides) {
+    return Parse("python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen3-8B " +
+                 overrides + " trainer.n_gpus_per_node=8\n")
+        .job;
+  };
+  const TrainingJob plain = read("");
+  EXPECT_DOUBLE_EQ(plain.generation_memory, 0.5);
+  EXPECT_TRUE(plain.generation_sleeps);
+  const TrainingJob given = read("actor_rollout_ref.rollout.gpu_memory_utilization=0.7");
+  EXPECT_DOUBLE_EQ(given.generation_memory, 0.7);
+  const TrainingJob awake = read("actor_rollout_ref.rollout.free_cache_engine=False");
+  EXPECT_DOUBLE_EQ(awake.generation_memory, 0.5);
+  EXPECT_FALSE(awake.generation_sleeps);  // held through the actor's update too
+  // An optimizer on the host while the rollout generates: not counted (told).
+  EXPECT_EQ(read("actor_rollout_ref.actor.fsdp_config.optimizer_offload=True").generation_memory,
+            0);
 }
 
 // With use_dynamic_bsz, verl cuts the mini-batch into micro-batches of at most
@@ -235,18 +259,31 @@ std::string TrlGrpoWarning(const std::string& flags, std::string_view needle) {
   return std::string();
 }
 
-// TRL's colocated vLLM takes vllm_gpu_memory_utilization of each GPU beside the update (GRPOConfig:
-// 0.3 by default), unless its sleep mode frees it while the policy trains: told, not counted.
-TEST(OnlineObjectiveTest, ColocatedVllmIsTold) {
-  const auto told = [](const std::string& flags) {
-    return TrlGrpoWarning(flags, "vllm_gpu_memory_utilization");
+// TRL's colocated vLLM takes vllm_gpu_memory_utilization of each GPU (GRPOConfig: 0.3 by
+// default); with its sleep mode it holds that only while it generates. In server mode it runs on
+// GPUs of its own; without --use_vllm, model.generate. The mode by default is TRL's version's
+// (colocate since 1.0, server before): told, not counted.
+TEST(OnlineObjectiveTest, ColocatedVllmIsCounted) {
+  const auto job = [](const std::string& flags) {
+    return Parse(
+               "#!/bin/bash\naccelerate launch trl/scripts/grpo.py --model_name_or_path "
+               "Qwen/Qwen2.5-7B --max_prompt_length 512 " +
+               flags + "\n")
+        .job;
   };
-  EXPECT_NE(told("--use_vllm --vllm_mode colocate").find("0.3 (default)"), std::string::npos);
-  EXPECT_NE(told("--use_vllm --vllm_mode colocate --vllm_gpu_memory_utilization 0.45").find("0.45"),
-            std::string::npos);
-  EXPECT_EQ(told("--use_vllm --vllm_mode server"), "");
-  EXPECT_EQ(told("--use_vllm --vllm_mode colocate --vllm_enable_sleep_mode"), "");
-  EXPECT_EQ(told("--vllm_mode colocate"), "");  // no vLLM: model.generate
+  const TrainingJob colocated = job("--use_vllm --vllm_mode colocate");
+  EXPECT_DOUBLE_EQ(colocated.generation_memory, 0.3);
+  EXPECT_FALSE(colocated.generation_sleeps);
+  EXPECT_DOUBLE_EQ(
+      job("--use_vllm --vllm_mode colocate --vllm_gpu_memory_utilization 0.45").generation_memory,
+      0.45);
+  const TrainingJob sleeping = job("--use_vllm --vllm_mode colocate --vllm_enable_sleep_mode");
+  EXPECT_DOUBLE_EQ(sleeping.generation_memory, 0.3);
+  EXPECT_TRUE(sleeping.generation_sleeps);
+  EXPECT_EQ(job("--use_vllm --vllm_mode server").generation_memory, 0);
+  EXPECT_EQ(job("--vllm_mode colocate").generation_memory, 0);  // no vLLM: model.generate
+  EXPECT_EQ(job("--use_vllm").generation_memory, 0);
+  EXPECT_NE(TrlGrpoWarning("--use_vllm", "give --vllm_mode"), "");
 }
 
 // GRPO's KL term: with --beta above 0 (0.0 by default since TRL 0.19) full fine-tuning keeps a

@@ -260,6 +260,30 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
                  "--max_completion_length 1024\n")
                 .job.seq_len,
             2048);  // offline: max_length is the whole sequence
+  // Their colocated vLLM (--vllm_mode colocate, required with --use_vllm) holds
+  // --vllm_gpu_memory_utilization of each GPU (0.9 by default, args_mixin.py); --sleep_level 1 or
+  // 2 frees it while the policy trains; with the policy's states offloaded while vLLM generates,
+  // the generation phase is told, not counted.
+  const auto swift_grpo = [&](const std::string& flags) {
+    return Read("swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct --use_vllm true " +
+                flags + "\n")
+        .job;
+  };
+  EXPECT_DOUBLE_EQ(swift_grpo("--vllm_mode colocate").generation_memory, 0.9);
+  EXPECT_FALSE(swift_grpo("--vllm_mode colocate").generation_sleeps);
+  const TrainingJob swift_sleeping =
+      swift_grpo("--vllm_mode colocate --vllm_gpu_memory_utilization 0.4 --sleep_level 1");
+  EXPECT_DOUBLE_EQ(swift_sleeping.generation_memory, 0.4);
+  EXPECT_TRUE(swift_sleeping.generation_sleeps);
+  EXPECT_EQ(
+      swift_grpo("--vllm_mode colocate --sleep_level 1 --offload_model true").generation_memory, 0);
+  EXPECT_DOUBLE_EQ(swift_grpo("--vllm_mode colocate --offload_model true").generation_memory,
+                   0.9);  // awake through the update: held beside it
+  EXPECT_EQ(swift_grpo("--vllm_mode server").generation_memory, 0);
+  EXPECT_DOUBLE_EQ(Read("megatron rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct "
+                        "--use_vllm true --vllm_mode colocate --vllm_gpu_memory_utilization 0.5\n")
+                       .job.generation_memory,
+                   0.5);
   EXPECT_EQ(objective(Read("NPROC_PER_NODE=8 swift sft --model Qwen/Qwen2.5-7B-Instruct "
                            "--max_length 2048\n")),
             "sft");

@@ -245,5 +245,52 @@ TEST(ObjectiveTest, OnlineObjectivesHaveNoWallTime) {
               1e-9 * twin->time.step.step_time_s);
 }
 
+// A colocated inference engine (TrainingJob::generation_memory): vLLM V1 takes
+// gpu_memory_utilization x the GPU's total memory for its weights, graphs and KV cache (it refuses
+// to start with less free: vllm/v1/worker/gpu_worker.py). Awake through the update (TRL without
+// vllm_enable_sleep_mode), every phase holds it beside the trainer's: the estimate, each phase and
+// the range move by exactly that share. Asleep while the policy trains (TRL's sleep mode, verl's
+// free_cache_engine), it is held only in the generation phase, beside the states that live between
+// steps: under ZeRO-3 on 8 GPUs the bf16 weights and the fp32 master weights and Adam moments,
+// 2 + 12 bytes per parameter over 8 GPUs (Rajbhandari et al. 2020, ZeRO, K = 12), the gradients
+// freed by zero_grad, with DeepSpeed's reduce bucket.
+TEST(ObjectiveTest, AColocatedEngineHoldsItsShare) {
+  TrainingJob j = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+  j.objective = Objective::kGrpo;
+  const MemoryEstimate plain = Mem(j);
+  const auto share_of_gpu = [](double share) {
+    return share * static_cast<double>(Gpu80().memory_bytes);
+  };
+  j.generation_memory = 0.3;
+  const MemoryEstimate awake = Mem(j);
+  const double engine = share_of_gpu(0.3);
+  EXPECT_NEAR(static_cast<double>(awake.per_gpu_bytes - plain.per_gpu_bytes), engine, 4);
+  EXPECT_NEAR(static_cast<double>(awake.breakdown.generation), engine, 2);
+  EXPECT_EQ(awake.peak_phase, plain.peak_phase);
+  ASSERT_EQ(awake.phases.size(), plain.phases.size());
+  for (size_t i = 0; i < plain.phases.size(); ++i)
+    EXPECT_NEAR(static_cast<double>(awake.phases[i].per_gpu_bytes - plain.phases[i].per_gpu_bytes),
+                engine, 4)
+        << plain.phases[i].name;
+  // The share is the setting's, not an estimate: the range does not widen it.
+  EXPECT_NEAR(static_cast<double>(awake.low_bytes - plain.low_bytes), engine, 4);
+  EXPECT_NEAR(static_cast<double>(awake.bound_bytes - plain.bound_bytes), engine, 4);
+
+  j.generation_memory = 0.6;
+  j.generation_sleeps = true;
+  const MemoryEstimate asleep = Mem(j);
+  for (const MemoryPhase& p : plain.phases)
+    EXPECT_EQ(Phase(asleep, p.name), p.allocated_bytes) << p.name;  // the update's, unchanged
+  // ... and DeepSpeed's reduce bucket, reduce_bucket_size 5e8 elements in 16 bits (its default).
+  const double params = static_cast<double>(Llama2_7b().Counts().total);
+  const double resident = (2 + 12) * params / 8 + 5e8 * 2;
+  EXPECT_NEAR(static_cast<double>(Phase(asleep, "generation")) - share_of_gpu(0.6), resident,
+              0.02 * resident);
+  EXPECT_EQ(asleep.peak_phase, "generation");  // 48 GiB beside the states: more than the update
+  EXPECT_EQ(asleep.breakdown.activations, 0);
+  EXPECT_NEAR(static_cast<double>(asleep.breakdown.generation), share_of_gpu(0.6), 2);
+  EXPECT_GT(asleep.low_bytes, static_cast<int64_t>(share_of_gpu(0.6)));
+}
+
 }  // namespace
 }  // namespace fmte

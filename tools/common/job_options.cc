@@ -237,6 +237,12 @@ void AddJobOptions(po::options_description* desc) {
       "precompute-ref", po::bool_switch(),
       "dpo/kto: reference log-probabilities computed before training (TRL "
       "precompute_ref_log_probs): no reference model or forward in the steps")(
+      "generation-memory", po::value<std::string>()->value_name("F"),
+      "online objectives: the share of each GPU's memory an inference engine in the training "
+      "processes holds (vLLM gpu_memory_utilization: TRL --vllm_mode colocate, verl's rollout)")(
+      "generation-sleeps", po::bool_switch(),
+      "the engine frees its share while the policy trains (vLLM sleep mode): held only while "
+      "it generates, beside the resident states")(
       "grad-reduce-in-bf16", po::bool_switch(),
       "Megatron: gradients accumulated and reduced in bf16, not fp32 main grads")(
       "optimizer-states-bf16", po::bool_switch(),
@@ -332,6 +338,12 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
     if (!p.ok()) return p.status();
     job.lora_dropout = *p;
   }
+  if (vm.count("generation-memory")) {
+    auto p = ParseDouble(vm["generation-memory"].as<std::string>(), "--generation-memory", 0, 0.99);
+    if (!p.ok()) return p.status();
+    job.generation_memory = *p;
+  }
+  job.generation_sleeps = FlagSet(vm, "generation-sleeps");
   job.gpu = vm.count("gpu") ? vm["gpu"].as<std::string>() : std::string(kDefaultGpu);
   if (vm.count("lora-targets")) {
     auto targets = SplitList(vm["lora-targets"].as<std::string>(), "--lora-targets");

@@ -13,6 +13,13 @@ std::string Printf2(double v, const char* unit) {
   return buf;
 }
 
+// A share such as 0.3 or 0.45, as a user writes it.
+std::string FormatShare(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", share);
+  return buf;
+}
+
 std::string Joined(const std::vector<int>& v, const char* sep) {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + std::to_string(v[i]);
@@ -96,6 +103,8 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["fp8"] = ToString(job.fp8);
   j["objective"] = ToString(job.objective);
   j["precompute_ref"] = job.reference_precomputed;
+  j["generation_memory"] = job.generation_memory;
+  j["generation_sleeps"] = job.generation_sleeps;
   j["fp8_param_gather"] = job.fp8_params;
   j["grad_reduce_in_bf16"] = job.grad_reduce_bf16;
   j["optimizer_states_bf16"] = job.optimizer_states_bf16;
@@ -184,7 +193,7 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
     return nlohmann::json{{"weights", b.weights},     {"gradients", b.gradients},
                           {"optimizer", b.optimizer}, {"activations", b.activations},
                           {"logits", b.logits},       {"other", b.other},
-                          {"reference", b.reference}};
+                          {"reference", b.reference}, {"generation", b.generation}};
   };
   mem["breakdown"] = breakdown(m.breakdown);
   mem["layers_per_stage"] = m.layers_per_stage;
@@ -291,6 +300,10 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   t.AddRow({"  other", FormatGiB(m.breakdown.other)});
   if (m.breakdown.reference > 0)
     t.AddRow({"  reference model", FormatGiB(m.breakdown.reference), "(frozen, no gradients)"});
+  if (m.breakdown.generation > 0)
+    t.AddRow({"  generation engine", FormatGiB(m.breakdown.generation),
+              "(" + FormatShare(job.generation_memory) + " of the GPU" +
+                  (job.generation_sleeps ? ", while it generates)" : ", held throughout)")});
   t.AddRow({"  allocator peak", FormatGiB(m.allocator_peak_bytes), "(max_memory_reserved)"});
   t.AddRow({"  CUDA context, NCCL", FormatGiB(m.cuda_context_bytes)});
   t.AddRow({"  total per GPU", FormatGiB(m.per_gpu_bytes),

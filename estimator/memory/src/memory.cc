@@ -44,6 +44,10 @@ struct StagePeak {
   double allocated_synced = 0;
   double weights = 0, grads = 0, optimizer = 0, activations = 0, logits = 0, other = 0;
   double reference = 0;
+  // A colocated inference engine's share held at this phase (in `allocated`, without the
+  // allocator's fragmentation: vLLM allocates its cache whole).
+  double generation = 0;
+  double generation_phase = 0;  // the generation phase of a sleeping engine (0: none)
   // Bytes the caching allocator keeps reserved beyond `allocated` (in `other`); the phase with
   // the most held (allocated + cached) is the peak, and `max_allocated` the largest allocated.
   double cached = 0;
@@ -52,10 +56,12 @@ struct StagePeak {
   const char* phase = "forward-backward";
 };
 
-// `known_act`: the stage's activations when the caller has them (else computed here).
+// `known_act`: the stage's activations when the caller has them (else computed here). `engine`:
+// the bytes of a colocated inference engine's share of the GPU (0: none).
 StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                         const Dtypes& dt, const LoraTargets& targets, const KindUses& uses,
-                        const StageParams& sp, int stage, const StageActivations* known_act) {
+                        const StageParams& sp, int stage, const StageActivations* known_act,
+                        double engine) {
   const ModelStates ms = memory::ComputeModelStates(m, j, lay, dt, sp);
   const StageActivations act =
       known_act != nullptr ? *known_act
@@ -74,7 +80,11 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   // host memory beside them.
   const double reference = j.KeepsReferenceModel() ? ms.weights : 0;
   const double host_reference = j.KeepsReferenceModel() ? ms.host_weights : 0;
-  const double base = ms.weights + reference + ms.quant_consts + ms.optimizer + buf.persistent;
+  // A colocated inference engine (TrainingJob::generation_memory) that never sleeps holds its
+  // share through every phase, as the states do; one that sleeps only while it generates.
+  const double engine_held = j.generation_sleeps ? 0 : engine;
+  const double base =
+      ms.weights + reference + ms.quant_consts + ms.optimizer + buf.persistent + engine_held;
   // Accumulated gradients exist during later forwards (gradient accumulation, pipelining).
   // Megatron's DDP keeps every gradient in one contiguous main_grad buffer allocated when the
   // model is wrapped and only zeroed between steps (megatron/core/distributed/
@@ -135,15 +145,17 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   // evaluate(), litgpt validate()). The peak: one layer's working set and, on the last stage, the
   // loss over the evaluation batch's logits.
   const bool evaluates = j.eval_batch > 0;
-  const double eval_grads = j.framework == Framework::kMegatron ? ms.grads : 0;
+  const double between_steps_grads = j.framework == Framework::kMegatron ? ms.grads : 0;
   const double eval_act = evaluates ? memory::EvalLayerBytes(m, j, lay, dt, uses) : 0;
   const double eval_logits =
       evaluates && stage == lay.p - 1 ? memory::EvalLogitsBytes(m, j, lay, dt) : 0;
-  const double eval = evaluates ? base + eval_grads + buf.eval + eval_act + eval_logits : 0;
+  const double eval =
+      evaluates ? base + between_steps_grads + buf.eval + eval_act + eval_logits : 0;
 
   // The phase that holds the most (allocated + cached) is the stage's peak, with its breakdown; a
   // later phase takes it only by holding more.
   StagePeak best;
+  double take_engine = engine_held;
   const auto take = [&](const char* phase, double allocated, double grads, double activations,
                         double logits_part, double buffers, double cached) {
     if (allocated <= best.allocated + best.cached) return;
@@ -157,22 +169,32 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
     best.logits = logits_part;
     best.cached = cached;
     best.other = ms.quant_consts + buf.persistent + buffers;
+    best.generation = take_engine;
     best.phase = phase;
   };
   take("forward-backward", turn, turn_grads, turn_act, turn_logits, buf.forward + buf.backward,
        turn_cached);
   take("end-of-backward", end_bwd, ms.grads, 0, 0, buf.backward, 0);
   take("optimizer-step", step, ms.grads, 0, 0, ms.step_temp, 0);
-  if (evaluates) take("evaluation", eval, eval_grads, eval_act, eval_logits, buf.eval, 0);
+  if (evaluates) take("evaluation", eval, between_steps_grads, eval_act, eval_logits, buf.eval, 0);
   // A checkpoint save after an optimizer step (gradients None again) that gathers the full state
   // on rank 0 (TrainingJob::SavesFullStateDict): one unit's gather beside the states.
   const memory::CheckpointSave save = memory::ComputeCheckpointSave(j, dt, sp);
   const double save_bytes = save.gpu > 0 ? base + save.gpu : 0;
   if (save.gpu > 0) take("checkpoint-save", save_bytes, 0, 0, 0, save.gpu, 0);
-  best.max_allocated = std::max({turn, end_bwd, step, eval, save_bytes});
+  // A sleeping engine generates between optimizer steps (TRL wakes it in _generate_and_score_
+  // completions at the start of a step, after zero_grad; verl's rollout before the actor's
+  // update): the resident states, Megatron's gradient buffer and the engine's whole share. The
+  // weights' gather into the engine (ZeRO-3, FSDP) is one unit at a time, not counted.
+  const double generation =
+      engine > 0 && j.generation_sleeps ? base + between_steps_grads + engine : 0;
+  take_engine = engine;
+  if (generation > 0) take("generation", generation, between_steps_grads, 0, 0, 0, 0);
+  best.max_allocated = std::max({turn, end_bwd, step, eval, save_bytes, generation});
+  best.generation_phase = generation;
   best.cpu = ms.cpu + act.cpu + host_reference;
-  best.allocated_synced =
-      std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step});
+  best.allocated_synced = std::max(
+      {turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step, generation});
   best.turn = turn;
   best.turn_cached = turn_cached;
   best.first_turn = turn - ms.lazy_states;
@@ -195,11 +217,12 @@ int64_t Breakdown(const StagePeak& p, MemoryBreakdown* b) {
   b->optimizer = Saturate(p.optimizer);
   b->activations = Saturate(p.activations);
   b->logits = Saturate(p.logits);
-  b->other = Saturate(p.other + p.cached + memory::FragmentationBytes(p.allocated));
+  b->other = Saturate(p.other + p.cached + memory::FragmentationBytes(p.allocated - p.generation));
   b->reference = Saturate(p.reference);
+  b->generation = Saturate(p.generation);
   int64_t sum = 0;
-  for (int64_t part :
-       {b->weights, b->gradients, b->optimizer, b->activations, b->logits, b->other, b->reference})
+  for (int64_t part : {b->weights, b->gradients, b->optimizer, b->activations, b->logits, b->other,
+                       b->reference, b->generation})
     sum = part > INT64_MAX - sum ? INT64_MAX : sum + part;
   return sum;
 }
@@ -377,6 +400,10 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   int first_layer = 0;
   est.ranks.resize(est.layers_per_stage.size());
   const int64_t context = Saturate(memory::CudaContextBytes(job, lay));
+  // A colocated inference engine's share: vLLM V1 takes gpu_memory_utilization of the GPU's
+  // total memory (its weights, activations, graphs and KV cache; it refuses to start with less
+  // free, vllm/v1/worker/gpu_worker.py).
+  const double engine = job.generation_memory * static_cast<double>(gpu.memory_bytes);
   for (size_t st = 0; st < est.layers_per_stage.size(); ++st) {
     const int n = est.layers_per_stage[st];
     const KindUses uses = lay.p == 1 ? all_layers : KindUses(model, first_layer, n);
@@ -388,11 +415,11 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     if (lay.t == 1 && lay.p == 1) est.trainable_params = Saturate(sp.trainable + sp.saved_modules);
     StagePeak peak =
         EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st),
-                      stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);
+                      stage_activations != nullptr ? &(*stage_activations)[st] : nullptr, engine);
     if (other_reading) {
       const StagePeak other =
           EstimateStage(model, *other_reading, lay, dt, targets, uses, sp, static_cast<int>(st),
-                        stage_activations != nullptr ? &(*stage_activations)[st] : nullptr);
+                        stage_activations != nullptr ? &(*stage_activations)[st] : nullptr, engine);
       if (st == 0 || Held(other) > Held(other_heaviest)) other_heaviest = other;
     }
     first_layer += n;
@@ -427,12 +454,16 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
       std::min(static_cast<double>(est.allocated_peak_bytes), heaviest.allocated_synced);
   if (other_reading) {
     const double other = other_heaviest.allocated;
-    bound_base = std::max(bound_base, Held(other_heaviest) + memory::FragmentationBytes(other) +
-                                          static_cast<double>(est.cuda_context_bytes));
+    bound_base =
+        std::max(bound_base, Held(other_heaviest) +
+                                 memory::FragmentationBytes(other - other_heaviest.generation) +
+                                 static_cast<double>(est.cuda_context_bytes));
     low_base = std::min(low_base, other_heaviest.allocated_synced);
   }
-  est.bound_bytes = Saturate(bound_base * bf.high);
-  est.low_bytes = Saturate(low_base * bf.low);
+  // The engine's share is what its setting says, not an estimate: the factors widen the rest.
+  const double held_engine = heaviest.generation;
+  est.bound_bytes = Saturate((bound_base - held_engine) * bf.high + held_engine);
+  est.low_bytes = Saturate((low_base - held_engine) * bf.low + held_engine);
   est.cpu_bytes_per_node =
       Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
   est.peak_phase = heaviest.phase;
@@ -442,28 +473,38 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   // report_memory) measured max(it, optimizer-step).
   // A job that evaluates has its evaluation forward, one that saves a full state dict its
   // checkpoint save (with the host memory of rank 0's node), after the step's phases.
-  constexpr size_t kPhases = 6;
-  const double phase_bytes[kPhases] = {heaviest.turn,           heaviest.end_of_backward,
-                                       heaviest.optimizer_step, heaviest.first_turn,
-                                       heaviest.evaluation,     heaviest.checkpoint_save};
-  const char* const phase_names[kPhases] = {"forward-backward", "end-of-backward",
-                                            "optimizer-step",   "first-forward-backward",
-                                            "evaluation",       "checkpoint-save"};
-  const bool present[kPhases] = {
-      true, true, true, true, job.eval_batch > 0, job.SavesFullStateDict()};
+  // A sleeping engine's generation phase last.
+  constexpr size_t kPhases = 7;
+  const double phase_bytes[kPhases] = {
+      heaviest.turn,       heaviest.end_of_backward, heaviest.optimizer_step,  heaviest.first_turn,
+      heaviest.evaluation, heaviest.checkpoint_save, heaviest.generation_phase};
+  const char* const phase_names[kPhases] = {
+      "forward-backward", "end-of-backward", "optimizer-step", "first-forward-backward",
+      "evaluation",       "checkpoint-save", "generation"};
+  const bool present[kPhases] = {true,
+                                 true,
+                                 true,
+                                 true,
+                                 job.eval_batch > 0,
+                                 job.SavesFullStateDict(),
+                                 heaviest.generation_phase > 0};
   // The blocks the allocator keeps beyond what a phase allocates (the forward-backward turns').
-  const double phase_cached[kPhases] = {heaviest.turn_cached, 0, 0, heaviest.turn_cached, 0, 0};
+  const double phase_cached[kPhases] = {heaviest.turn_cached, 0, 0, heaviest.turn_cached, 0, 0, 0};
   // Host memory of rank 0's node (the checkpoint save's gathered state).
-  const double phase_host[kPhases] = {0, 0, 0, 0, 0, heaviest.checkpoint_host};
+  const double phase_host[kPhases] = {0, 0, 0, 0, 0, heaviest.checkpoint_host, 0};
+  // The engine's share in each phase, which the allocator does not fragment.
+  const double held = job.generation_sleeps ? 0 : engine;
+  const double phase_engine[kPhases] = {held, held, held, held, held, held, engine};
   est.phases.clear();
   for (size_t i = 0; i < kPhases; ++i) {
     if (!present[i]) continue;
     MemoryPhase& phase = est.phases.emplace_back();
     phase.name = phase_names[i];
     phase.allocated_bytes = Saturate(phase_bytes[i]);
-    phase.per_gpu_bytes = PlusContext(
-        Saturate(phase_bytes[i] + phase_cached[i] + memory::FragmentationBytes(phase_bytes[i])),
-        est.cuda_context_bytes);
+    phase.per_gpu_bytes =
+        PlusContext(Saturate(phase_bytes[i] + phase_cached[i] +
+                             memory::FragmentationBytes(phase_bytes[i] - phase_engine[i])),
+                    est.cuda_context_bytes);
     phase.host_bytes = Saturate(phase_host[i]);
   }
   return Status::Ok();

@@ -235,6 +235,15 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
         "config and #FMTE sync-each-batch=true (transformers 4.47-5.1 ignore it)",
         std::move(j), gpu, part, ctx.partition_name);
   }
+  // 1c. A colocated inference engine awake through the update (TrainingJob::generation_memory)
+  // that sleeps instead: its share is then held only while it generates.
+  if (job.generation_memory > 0 && !job.generation_sleeps) {
+    TrainingJob j = job;
+    j.generation_sleeps = true;
+    add("vLLM's sleep mode while the policy trains (TRL --vllm_enable_sleep_mode, ms-swift "
+        "--sleep_level 1, verl free_cache_engine=True)",
+        std::move(j), gpu, part, ctx.partition_name);
+  }
   // 2. More tensor parallelism on the same GPUs (Megatron and others that support it).
   if (job.framework == Framework::kMegatron) {
     for (int64_t tp = job.tp * 2; tp <= std::min<int64_t>(job.gpus, part.gpus_per_node); tp *= 2) {

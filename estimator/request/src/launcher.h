@@ -138,8 +138,14 @@ void ReadTorchtune(const LaunchLine& l, Sink* sink);  // tune run <recipe> --con
 // note where it is not modelled (launcher_hf.cc).
 void ReadPreferenceStage(const LaunchLine& l, Sink* sink);
 // ms-swift's online trainers (grpo, ppo, gkd): --max_length is the prompt's, the sequence adds
-// --max_completion_length (launcher_hf.cc).
-void ReadSwiftOnlineLength(const LaunchLine& l, Sink* sink);
+// --max_completion_length; a colocated vLLM's share of each GPU (launcher_hf.cc).
+void ReadSwiftOnline(const LaunchLine& l, Sink* sink);
+// A vLLM engine colocated with the trainer (in each training process, or beside it on the same
+// GPUs) holds `share_flag` of each GPU's memory (generation-memory; the flag as the launch writes
+// it: "--vllm_gpu_memory_utilization", or verl's dotted key), `fallback` where the launch leaves it
+// to `program`'s default; unread from an unknown variable.
+void SetColocatedEngineShare(const LaunchLine& l, Sink* sink, std::string_view share_flag,
+                             std::string_view fallback, std::string_view program);
 // The objective this line has read so far where it is an online one (GeneratesCompletions).
 std::optional<Objective> OnlineObjective(const Sink& sink);
 // The online objective of an RL trainer's advantage estimator (verl's algorithm.adv_estimator,

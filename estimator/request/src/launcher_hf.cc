@@ -394,23 +394,48 @@ void ReadTrlOnlineLength(const LaunchLine& l, Sink* sink) {
                           "max_prompt_length + trl's max_completion_length (default 512)");
 }
 
-// TRL's vLLM in colocate mode (use_vllm with vllm_mode "colocate", told only where the launch says
-// so: TRL's default mode was "server" before it became "colocate") runs in every training process
-// and takes vllm_gpu_memory_utilization of each GPU (GRPOConfig default 0.3), for its weights and
-// KV cache, beside the update unless its sleep mode frees it: told, not counted (how much of that
-// share vLLM fills depends on its version).
-void WarnColocatedVllm(const LaunchLine& l, Sink* sink) {
+}  // namespace
+
+// A share from an unknown variable is unread: read favourably, never a rejection on a guess.
+void SetColocatedEngineShare(const LaunchLine& l, Sink* sink, std::string_view share_flag,
+                             std::string_view fallback, std::string_view program) {
+  const std::string shown(share_flag);
+  if (share_flag.starts_with("--")) share_flag.remove_prefix(2);
+  const Flag* share = sink->Find(l, share_flag);
+  if (share != nullptr && share->unresolved)
+    sink->UnreadUnknown("generation-memory", shown);
+  else if (share != nullptr)
+    sink->Set("generation-memory", share->value, shown);
+  else
+    sink->Set("generation-memory", fallback,
+              std::string(program) + " (default " + shown + " " + std::string(fallback) + ")");
+}
+
+namespace {
+
+// TRL's vLLM in colocate mode (use_vllm with vllm_mode "colocate"; TRL's default mode since 1.0,
+// "server" before, on GPUs of its own: so only an explicit mode is counted) runs in every training
+// process with vllm_gpu_memory_utilization of each GPU (GRPOConfig default 0.3,
+// trl/generation/vllm_generation.py LLM(gpu_memory_utilization=...)); with
+// vllm_enable_sleep_mode it sleeps (level 2) after each generate, so it holds that share only
+// while it generates.
+void ReadTrlColocatedVllm(const LaunchLine& l, Sink* sink) {
   if (!FlagTrue(sink->Find(l, "use_vllm"))) return;
   const Flag* mode = sink->Find(l, "vllm_mode");
-  if (mode == nullptr || mode->unresolved || Lower(mode->value) != "colocate") return;
-  if (FlagTrue(sink->Find(l, "vllm_enable_sleep_mode"))) return;
-  const Flag* share = sink->Find(l, "vllm_gpu_memory_utilization");
-  const std::string what =
-      share != nullptr && !share->unresolved ? Shown(share->value) : std::string("0.3 (default)");
-  sink->Warn("--vllm_mode colocate",
-             "vLLM in each training process holds up to " + what +
-                 " of its GPU's memory (--vllm_gpu_memory_utilization) beside the update: not "
-                 "counted");
+  if (mode == nullptr || mode->unresolved) {
+    sink->Warn("--use_vllm",
+               "vLLM's mode is " +
+                   std::string(mode == nullptr ? "TRL's default (colocate since TRL 1.0, server "
+                                                 "before)"
+                                               : "unknown") +
+                   ": colocated, it would hold --vllm_gpu_memory_utilization (0.3) of each GPU "
+                   "beside the update, not counted; give --vllm_mode");
+    return;
+  }
+  if (Lower(mode->value) != "colocate") return;
+  SetColocatedEngineShare(l, sink, "--vllm_gpu_memory_utilization", "0.3", "trl");
+  if (FlagTrue(sink->Find(l, "vllm_enable_sleep_mode")))
+    sink->Set("generation-sleeps", "true", "--vllm_enable_sleep_mode");
 }
 
 // GRPO's and RLOO's KL term against a reference (beta: 0.0 by default since TRL 0.19, #3516; 0.04
@@ -560,13 +585,34 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
 // max_length refers to max_prompt_length" (docs Command-line-parameters.md); the sequence through
 // the policy adds the completion, max_completion_length (512 by default, swift/arguments/
 // rlhf_args.py). Called after the reader took --max_length as the sequence.
-void ReadSwiftOnlineLength(const LaunchLine& l, Sink* sink) {
+// Their vLLM in colocate mode (--use_vllm true --vllm_mode colocate; the mode is required with
+// use_vllm, rlhf_args.py) holds --vllm_gpu_memory_utilization of each GPU (0.9 by default,
+// swift/rlhf_trainers/args_mixin.py) and frees it while the policy trains with --sleep_level 1 or
+// 2 (0 by default). --offload_model/--offload_optimizer move the policy's weights or optimizer
+// states to the host while vLLM generates, which the generation phase does not know: with a
+// sleeping engine that phase is told, not counted.
+void ReadSwiftOnline(const LaunchLine& l, Sink* sink) {
   if (!OnlineObjective(*sink)) return;
-  const Flag* prompt = sink->Find(l, "max_length");
-  if (prompt == nullptr || prompt->unresolved) return;  // the model's context length: unread
-  SetPromptPlusCompletion(l, sink, *prompt, "max_length",
-                          "--max_length (the prompt's) + --max_completion_length",
-                          "--max_length (the prompt's) + swift's max_completion_length 512");
+  if (const Flag* prompt = sink->Find(l, "max_length"); prompt != nullptr && !prompt->unresolved)
+    SetPromptPlusCompletion(l, sink, *prompt, "max_length",
+                            "--max_length (the prompt's) + --max_completion_length",
+                            "--max_length (the prompt's) + swift's max_completion_length 512");
+  // (an unknown or absent --max_length is the model's context length: unread)
+  const Flag* mode = sink->Find(l, "vllm_mode");
+  if (!FlagTrue(sink->Find(l, "use_vllm")) || mode == nullptr || mode->unresolved ||
+      Lower(mode->value) != "colocate")
+    return;
+  const Flag* sleep = sink->Find(l, "sleep_level");
+  const bool sleeps = sleep != nullptr && !sleep->unresolved && sleep->value != "0";
+  if (sleeps &&
+      (FlagTrue(sink->Find(l, "offload_model")) || FlagTrue(sink->Find(l, "offload_optimizer")))) {
+    sink->Warn("--sleep_level",
+               "vLLM's share of each GPU (--vllm_gpu_memory_utilization) while it generates, "
+               "beside the states not offloaded: not counted");
+    return;
+  }
+  SetColocatedEngineShare(l, sink, "--vllm_gpu_memory_utilization", "0.9", "swift");
+  if (sleeps) sink->Set("generation-sleeps", "true", "--sleep_level");
 }
 
 void WarnOnlineObjective(std::string_view where, Sink* sink) {
@@ -819,7 +865,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   // name the lengths their own way.
   if (const auto o = OnlineObjective(*sink); o && *o != Objective::kGkd && RunsTrlTrainer(l)) {
     ReadTrlOnlineLength(l, sink);
-    WarnColocatedVllm(l, sink);
+    ReadTrlColocatedVllm(l, sink);
   }
   if (IsTrlLaunch(l)) ReadTrlDefaults(l, sink);
   // A multimodal model's vision encoder frozen: LLaMA-Factory's freeze_vision_tower (its YAML
@@ -1005,7 +1051,7 @@ void ReadSwiftFlags(const LaunchLine& l, Sink* sink) {
       sink->MarkUnread("seq-len", "swift", "(max_length: the model's context length)");
     }
   }
-  ReadSwiftOnlineLength(l, sink);
+  ReadSwiftOnline(l, sink);
   // Processes: NPROC_PER_NODE / NNODES on the line (or in the 4.x config's ENV map) start
   // torchrun, as does running swift's own script under torchrun; else one process. DeepSpeed and
   // FSDP refuse the one-process mode (train_args.py).

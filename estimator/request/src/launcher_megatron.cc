@@ -263,7 +263,7 @@ void ReadMegatronSwiftFlags(const LaunchLine& l, Sink* sink) {
   } else if (!sink->Has("seq-len")) {
     sink->MarkUnread("seq-len", "megatron", "(max_length default: the model's context length)");
   }
-  ReadSwiftOnlineLength(l, sink);
+  ReadSwiftOnline(l, sink);
   if (const Flag* e = KnownFlag(l, {"num_train_epochs", "max_epochs"}, &which);
       e != nullptr && !e->unresolved)
     sink->SetFromFlag("epochs", e->value, which);

@@ -80,16 +80,45 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
             : l.Find("algorithm.adv_estimator") != nullptr
                 ? "algorithm.adv_estimator (unknown value: online whichever it is)"
                 : "verl (default adv_estimator gae)");
-  // The rollout engine's share of each GPU while it generates (vLLM/SGLang gpu_memory_utilization;
-  // verl frees its cache while the actor trains), beside the actor's resident states: told where
-  // the script gives it.
+  // The rollout engine shares the actor's GPUs (the hybrid engine) and takes
+  // actor_rollout_ref.rollout.gpu_memory_utilization of each (0.5 by default,
+  // verl/trainer/config/rollout/rollout.yaml; vLLM's, SGLang's mem_fraction_static); with
+  // free_cache_engine (true by default) it sleeps while the actor trains (vllm_async_server.py
+  // sleep(): level 1 or 2), so it holds that share while it generates, beside the actor's
+  // resident states. Where the actor's weights or optimizer are offloaded (fsdp_config
+  // param_offload/optimizer_offload) they are on the host then: told, not counted.
+  // (TensorRT-LLM's free_gpu_memory_fraction is a share of the memory free when it starts: not
+  // counted.)
+  const Flag* engine = KnownFlag(l, {"actor_rollout_ref.rollout.name"});
+  const bool share_of_total =
+      engine == nullptr || Lower(engine->value) == "vllm" || Lower(engine->value) == "sglang";
+  const bool actor_offloads =
+      FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.fsdp_config.param_offload"})) ||
+      FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.fsdp_config.optimizer_offload"}));
   const Flag* share = KnownFlag(l, {"actor_rollout_ref.rollout.gpu_memory_utilization"});
-  sink->Warn("verl", "the actor's update step is estimated; the rollout engine's memory" +
-                         (share != nullptr ? " (up to " + Shown(share->value) +
-                                                 " of each GPU while it generates, "
-                                                 "actor_rollout_ref.rollout.gpu_memory_utilization)"
-                                           : std::string()) +
-                         " and time and the reference model are not, so fmte sets no time limit");
+  const Flag* frees = l.Find("actor_rollout_ref.rollout.free_cache_engine");
+  const bool sleeps = frees == nullptr || frees->unresolved || FlagTrue(frees);
+  const bool counted = share_of_total && !(actor_offloads && sleeps);
+  if (counted) {
+    SetColocatedEngineShare(l, sink, "actor_rollout_ref.rollout.gpu_memory_utilization", "0.5",
+                            "verl");
+    if (sleeps)
+      sink->Set("generation-sleeps", "true",
+                frees != nullptr ? "actor_rollout_ref.rollout.free_cache_engine"
+                                 : "verl (default free_cache_engine true)");
+  }
+  const std::string shown = share != nullptr ? Shown(share->value) : std::string("0.5");
+  sink->Warn("verl", !counted
+                         ? "the actor's update step is estimated; the rollout engine's memory (up "
+                           "to " +
+                               shown +
+                               " of each GPU while it generates, beside the actor's states not "
+                               "offloaded), its time, the reference and any critic are not, so "
+                               "fmte sets no time limit"
+                         : "the actor's update step and the rollout engine's share of each GPU (" +
+                               shown +
+                               ") are estimated; the rollout's time, the reference and any critic "
+                               "are not, so fmte sets no time limit");
   // What bounds the actor's memory beyond these keys (dynamic batch sizes by token budget, Ulysses
   // sequence parallelism, remove-padding, entropy checkpointing, offload of the reference and the
   // rollout) is not read: the policy reads it favourably and never rejects a verl job on a guess.

@@ -111,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 63> kKeys{{
+const std::array<KeySpec, 65> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -207,6 +207,22 @@ const std::array<KeySpec, 63> kKeys{{
       "precompute_ref_log_probs)"},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->reference_precomputed);)},
+    {{"generation-memory", "F",
+      "online objectives: the share of each GPU's memory an inference engine in the training "
+      "processes holds (vLLM gpu_memory_utilization with TRL's vllm_mode colocate, verl's "
+      "rollout); "
+      "0: none on these GPUs"},
+     false,
+     FMTE_SETTER({
+       auto r = ParseBoundedDouble(v, 0, 0.99, s);
+       if (!r.ok()) return r.status();
+       j->generation_memory = *r;
+       return Status::Ok();
+     })},
+    {{"generation-sleeps", "true|false",
+      "the engine frees its share while the policy trains (vLLM sleep mode)"},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->generation_sleeps);)},
     {{"seq-len-cap", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->seq_len_is_cap);)},

@@ -513,6 +513,11 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
   if ((job.method == Method::kLora || job.method == Method::kQlora) && job.lora_r <= 0)
     return NotPositive(job.lora_r, "--lora-r");
+  if (!(job.generation_memory >= 0 && job.generation_memory < 1))
+    return Status::InvalidArgument(
+        "--generation-memory: expected the share of each GPU's memory a colocated inference "
+        "engine holds, in [0, 1) (vLLM's gpu_memory_utilization; 0: none), got " +
+        std::to_string(job.generation_memory));
   if (!(job.lora_dropout >= 0 && job.lora_dropout < 1))
     return Status::InvalidArgument("--lora-dropout: expected a probability in [0, 1), got " +
                                    std::to_string(job.lora_dropout));

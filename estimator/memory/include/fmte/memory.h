@@ -29,6 +29,9 @@ struct MemoryBreakdown {
   int64_t other = 0;      // framework buffers (DDP buckets, FSDP gathered units, quant constants,
                           // allocator fragmentation)
   int64_t reference = 0;  // a frozen reference model (TrainingJob::KeepsReferenceModel)
+  // A colocated inference engine's share of the GPU (TrainingJob::generation_memory) where it is
+  // held at the peak: in every phase unless it sleeps, then in the generation phase only.
+  int64_t generation = 0;
 };
 
 // One phase of a training step on the busiest GPU: its name and the device memory it needs
@@ -37,7 +40,9 @@ struct MemoryPhase {
   // "forward-backward" | "end-of-backward" | "optimizer-step" | "first-forward-backward" (the
   // first step's, before the optimizer has allocated its states) | "evaluation" (a no_grad forward
   // of TrainingJob::eval_batch sequences; only for a job that evaluates) | "checkpoint-save" (a
-  // save that gathers the full state on rank 0; only for TrainingJob::SavesFullStateDict)
+  // save that gathers the full state on rank 0; only for TrainingJob::SavesFullStateDict) |
+  // "generation" (a colocated inference engine that sleeps while the policy trains, awake beside
+  // the resident states; only with TrainingJob::generation_memory and generation_sleeps)
   const char* name = "";
   int64_t per_gpu_bytes = 0;
   int64_t allocated_bytes = 0;  // by tensors (max_memory_allocated), no fragmentation or context
@@ -87,8 +92,8 @@ struct MemoryEstimate {
 
   // When the peak happens: "forward-backward" (saved activations + logits + first gradients),
   // "end-of-backward" (all gradients), "optimizer-step" (step temporaries), "evaluation" (the
-  // evaluation batch's logits and loss) or "checkpoint-save" (a unit gathered for a full state
-  // dict).
+  // evaluation batch's logits and loss), "checkpoint-save" (a unit gathered for a full state
+  // dict) or "generation" (a sleeping inference engine's share beside the resident states).
   std::string peak_phase;
 };
 

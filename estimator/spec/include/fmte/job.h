@@ -272,6 +272,18 @@ struct TrainingJob {
   // trainer then holds no reference model and runs no reference forward in its steps).
   Objective objective = Objective::kSft;
   bool reference_precomputed = false;
+  // An inference engine inside the training processes that generates the completions of an
+  // online objective (TRL's vLLM with vllm_mode colocate, verl's rollout, ms-swift's and
+  // OpenRLHF's colocated vLLM): the share of each GPU's memory it holds (vLLM's
+  // gpu_memory_utilization: V1 sizes its KV cache so that its weights, activations, graphs and
+  // cache take that fraction of the GPU's total memory, vllm/v1/worker/gpu_worker.py
+  // determine_available_memory), 0 where it runs elsewhere or there is none; and whether it
+  // sleeps while the policy trains (vLLM sleep mode: TRL vllm_enable_sleep_mode puts it to sleep
+  // level 2 after each generate, verl frees its weights and cache after each rollout), so that its
+  // share is held only while it generates, beside the trainer's resident states
+  // (docs/memory.md "Generation engine").
+  double generation_memory = 0;
+  bool generation_sleeps = false;
 
   // Memory savers.
   Checkpointing activation_checkpointing = Checkpointing::kNone;
