@@ -12,6 +12,13 @@
 namespace fmte {
 namespace {
 
+// Whether the request left `key` unread (read favourably by the policy).
+bool LeftUnread(const JobRequest& r, std::string_view key) {
+  for (const UnreadSetting& u : r.unread)
+    if (u.key == key) return true;
+  return false;
+}
+
 JobRequest Parse(std::string_view script) {
   SlurmFacts f;
   f.tres_per_node = "gres:gpu:8";
@@ -74,6 +81,26 @@ TEST(VerlTest, TheRolloutsShareOfEachGpuIsCounted) {
   // An optimizer on the host while the rollout generates: not counted (told).
   EXPECT_EQ(read("actor_rollout_ref.actor.fsdp_config.optimizer_offload=True").generation_memory,
             0);
+  // A share out of range or from an unknown variable is not counted, and the note says so.
+  for (const std::string share : {"1.5", "${GMU}"}) {
+    const JobRequest r = Parse(
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen3-8B "
+        "actor_rollout_ref.rollout.gpu_memory_utilization=" +
+        share + " trainer.n_gpus_per_node=8\n");
+    EXPECT_EQ(r.job.generation_memory, 0) << share;
+    bool claimed = false;
+    for (const std::string& w : r.warnings)
+      claimed = claimed || w.find("share of each GPU (") != std::string::npos;
+    EXPECT_FALSE(claimed) << share;
+  }
+  // A reference policy (use_kl_loss or use_kl_in_reward) on the actor's GPUs, unless its weights
+  // wait on the host (ref.fsdp_config.param_offload).
+  EXPECT_FALSE(plain.kl_reference);
+  EXPECT_TRUE(read("actor_rollout_ref.actor.use_kl_loss=True").kl_reference);
+  EXPECT_TRUE(read("algorithm.use_kl_in_reward=true").kl_reference);
+  EXPECT_FALSE(read("actor_rollout_ref.actor.use_kl_loss=True "
+                    "actor_rollout_ref.ref.fsdp_config.param_offload=True")
+                   .kl_reference);
 }
 
 // With use_dynamic_bsz, verl cuts the mini-batch into micro-batches of at most
@@ -286,16 +313,40 @@ TEST(OnlineObjectiveTest, ColocatedVllmIsCounted) {
   EXPECT_NE(TrlGrpoWarning("--use_vllm", "give --vllm_mode"), "");
 }
 
-// GRPO's KL term: with --beta above 0 (0.0 by default since TRL 0.19) full fine-tuning keeps a
-// reference model (GRPOTrainer.__init__ create_model_from_path); PEFT disables the adapters.
-TEST(OnlineObjectiveTest, AReferenceForBetaIsTold) {
-  const auto told = [](const std::string& flags) {
-    return !TrlGrpoWarning(flags, "a reference model (beta").empty();
+// The KL term of TRL's online trainers: with --beta above 0 (GRPO's default 0.0 since TRL 0.19,
+// RLOO's 0.05: "If 0.0, the reference model is not loaded") full fine-tuning keeps a reference
+// model (GRPOTrainer.__init__ create_model_from_path); PEFT disables the adapters instead.
+TEST(OnlineObjectiveTest, AReferenceForBetaIsCounted) {
+  const auto job = [](const std::string& script, const std::string& flags) {
+    return Parse("#!/bin/bash\naccelerate launch trl/scripts/" + script +
+                 " --model_name_or_path Qwen/Qwen2.5-7B --max_prompt_length 512 " + flags + "\n")
+        .job;
   };
-  EXPECT_TRUE(told("--beta 0.04"));
-  EXPECT_FALSE(told("--beta 0.0"));
-  EXPECT_FALSE(told(""));
-  EXPECT_FALSE(told("--beta 0.04 --use_peft --lora_r 16"));
+  EXPECT_TRUE(job("grpo.py", "--beta 0.04").kl_reference);
+  EXPECT_TRUE(job("grpo.py", "--beta 0.04").KeepsReferenceModel());
+  EXPECT_FALSE(job("grpo.py", "--beta 0.0").kl_reference);
+  EXPECT_FALSE(job("grpo.py", "").kl_reference);
+  EXPECT_TRUE(job("rloo.py", "").kl_reference);  // RLOOConfig beta 0.05
+  EXPECT_FALSE(job("rloo.py", "--beta 0").kl_reference);
+  const TrainingJob peft = job("grpo.py", "--beta 0.04 --use_peft --lora_r 16");
+  EXPECT_TRUE(peft.kl_reference);
+  EXPECT_FALSE(peft.KeepsReferenceModel());  // the base with the adapters disabled
+  // A beta from an unknown variable: unread, read favourably (no reference).
+  const JobRequest unknown = Parse(
+      "#!/bin/bash\naccelerate launch trl/scripts/rloo.py --model_name_or_path Qwen/Qwen2.5-7B "
+      "--max_prompt_length 512 --beta $BETA\n");
+  EXPECT_FALSE(unknown.job.kl_reference);
+  EXPECT_TRUE(LeftUnread(unknown, "kl-reference"));
+}
+
+// A sleep mode from an unknown variable is left unread: the policy reads it favourably (asleep: the
+// share only while the engine generates) and never rejects on it.
+TEST(OnlineObjectiveTest, AnUnknownSleepModeIsReadAsAsleep) {
+  const JobRequest r = Parse(
+      "#!/bin/bash\naccelerate launch trl/scripts/grpo.py --model_name_or_path Qwen/Qwen2.5-7B "
+      "--max_prompt_length 512 --use_vllm --vllm_mode colocate --vllm_enable_sleep_mode $SLEEP\n");
+  EXPECT_DOUBLE_EQ(r.job.generation_memory, 0.3);
+  EXPECT_TRUE(LeftUnread(r, "generation-sleeps"));
 }
 
 // A script with a local launch and a Slurm launch of the same trainer (OpenRLHF's

@@ -226,7 +226,7 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   // and a note for the generating ones, which fmte does not model.
   const auto noted = [](const JobRequest& r) {
     for (const std::string& w : r.warnings)
-      if (w.find("only the policy's update step is estimated") != std::string::npos) return true;
+      if (w.find("the policy's update step is estimated") != std::string::npos) return true;
     return false;
   };
   const auto objective = [](const JobRequest& r) { return std::string(ToString(r.job.objective)); };
@@ -280,6 +280,9 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   EXPECT_DOUBLE_EQ(swift_grpo("--vllm_mode colocate --offload_model true").generation_memory,
                    0.9);  // awake through the update: held beside it
   EXPECT_EQ(swift_grpo("--vllm_mode server").generation_memory, 0);
+  // Its reference: GRPO's beta is 0.04 by default (rlhf_args.py), 0 drops the reference.
+  EXPECT_TRUE(swift_grpo("--vllm_mode colocate").kl_reference);
+  EXPECT_FALSE(swift_grpo("--vllm_mode colocate --beta 0").kl_reference);
   EXPECT_DOUBLE_EQ(Read("megatron rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct "
                         "--use_vllm true --vllm_mode colocate --vllm_gpu_memory_utilization 0.5\n")
                        .job.generation_memory,

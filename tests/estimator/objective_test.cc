@@ -11,6 +11,7 @@
 // (Their step time: time_test.cc StepTime.PairsAndReferenceForwards.)
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "fmte/estimator.h"
@@ -290,6 +291,73 @@ TEST(ObjectiveTest, AColocatedEngineHoldsItsShare) {
   EXPECT_EQ(asleep.breakdown.activations, 0);
   EXPECT_NEAR(static_cast<double>(asleep.breakdown.generation), share_of_gpu(0.6), 2);
   EXPECT_GT(asleep.low_bytes, static_cast<int64_t>(share_of_gpu(0.6)));
+
+  // A sleeping engine never lowers the estimate or its range, whichever phase is the peak, and the
+  // peak is the largest phase as the device holds it (fragmentation included).
+  for (int64_t seq : {512, 2048, 4096, 8192, 16384}) {
+    for (Checkpointing ac : {Checkpointing::kNone, Checkpointing::kFull}) {
+      TrainingJob update = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+      update.objective = Objective::kGrpo;
+      update.seq_len = seq;
+      update.activation_checkpointing = ac;
+      TrainingJob sleeping = update;
+      sleeping.generation_memory = 0.5;
+      sleeping.generation_sleeps = true;
+      const MemoryEstimate without = Mem(update), with = Mem(sleeping);
+      EXPECT_GE(with.per_gpu_bytes, without.per_gpu_bytes) << seq;
+      EXPECT_GE(with.bound_bytes, without.bound_bytes - 2) << seq;  // rounding
+      for (const MemoryPhase& p : with.phases)
+        EXPECT_LE(p.per_gpu_bytes, with.per_gpu_bytes) << seq << " " << p.name;
+    }
+  }
+}
+
+// TRL's and ms-swift's GRPO/RLOO ask the model for the completion's logits only (logits_to_keep)
+// and take selective_log_softmax row by row (trl/trainer/utils.py): each row's log_softmax output
+// is saved (fp32 under autocast, else 16-bit) and backward accumulates the 16-bit logits gradient,
+// 2 + 4 or 2 + 2 bytes per completion token and vocabulary entry, plus one row's fp32 transients
+// (8 bytes per entry of one sequence); the prompt's length does not enter. The supervised twin's
+// transformers loss holds 12 bytes per entry of the whole sequence.
+TEST(ObjectiveTest, OnlineTrainersTakeTheCompletionsLogitsOnly) {
+  const double vocab = static_cast<double>(Llama2_7b().vocab_size);
+  const auto logits = [](int64_t seq, int64_t completion) {
+    TrainingJob j = Full(Framework::kDeepspeed, Sharding::kZero3, 8);  // micro-batch 2
+    j.activation_checkpointing = Checkpointing::kNone;
+    j.objective = Objective::kGrpo;
+    j.seq_len = seq;
+    j.completion_len = completion;
+    return static_cast<double>(Mem(j).breakdown.logits);
+  };
+  const double c = 1024, b = 2;
+  const double per_entry = (logits(2048, 1024) - c * vocab * 8) / (c * b * vocab);
+  EXPECT_TRUE(std::abs(per_entry - 4) < 1e-6 || std::abs(per_entry - 6) < 1e-6) << per_entry;
+  EXPECT_NEAR(logits(4096, 1024), logits(2048, 1024), 2);  // the prompt's length does not enter
+  EXPECT_NEAR(logits(2048, 512) - 512 * vocab * 8, (logits(2048, 1024) - c * vocab * 8) / 2, 2);
+  // Unknown completion (0): the whole sequence, as the supervised twin.
+  TrainingJob sft = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+  sft.activation_checkpointing = Checkpointing::kNone;
+  EXPECT_NEAR(logits(2048, 0), static_cast<double>(Mem(sft).breakdown.logits), 2);
+  EXPECT_NEAR(logits(2048, 0), 2048 * b * vocab * 12, 2);
+}
+
+// An online objective's KL reference (TrainingJob::kl_reference) is held as dpo's: under ZeRO-3
+// the policy's weights sharded again (TRL prepare_deepspeed), none for PEFT.
+TEST(ObjectiveTest, AnOnlineKlReferenceIsHeldAsDposIs) {
+  TrainingJob grpo = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+  grpo.objective = Objective::kGrpo;
+  grpo.kl_reference = true;
+  const MemoryEstimate with = Mem(grpo);
+  EXPECT_GT(with.breakdown.reference, 0);
+  EXPECT_EQ(with.breakdown.reference, with.breakdown.weights);
+  grpo.kl_reference = false;
+  EXPECT_EQ(Mem(grpo).breakdown.reference, 0);
+  TrainingJob dpo = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+  dpo.objective = Objective::kDpo;
+  EXPECT_EQ(Mem(dpo).breakdown.reference, with.breakdown.reference);
+  grpo.kl_reference = true;
+  grpo.method = Method::kLora;
+  grpo.lora_r = 16;
+  EXPECT_EQ(Mem(grpo).breakdown.reference, 0);
 }
 
 }  // namespace

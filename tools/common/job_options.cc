@@ -237,6 +237,12 @@ void AddJobOptions(po::options_description* desc) {
       "precompute-ref", po::bool_switch(),
       "dpo/kto: reference log-probabilities computed before training (TRL "
       "precompute_ref_log_probs): no reference model or forward in the steps")(
+      "kl-reference", po::bool_switch(),
+      "online objectives: a KL term against a frozen reference model (TRL/ms-swift --beta above "
+      "0, verl use_kl_loss): full fine-tuning keeps one beside the policy")(
+      "completion-len", po::value<int64_t>()->value_name("N"),
+      "online objectives: the completion's tokens per sequence (TRL max_completion_length), "
+      "whose logits alone the policy computes")(
       "generation-memory", po::value<std::string>()->value_name("F"),
       "online objectives: the share of each GPU's memory an inference engine in the training "
       "processes holds (vLLM gpu_memory_utilization: TRL --vllm_mode colocate, verl's rollout)")(
@@ -339,11 +345,13 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
     job.lora_dropout = *p;
   }
   if (vm.count("generation-memory")) {
-    auto p = ParseDouble(vm["generation-memory"].as<std::string>(), "--generation-memory", 0, 0.99);
+    auto p = ParseDouble(vm["generation-memory"].as<std::string>(), "--generation-memory", 0, 1);
     if (!p.ok()) return p.status();
     job.generation_memory = *p;
   }
   job.generation_sleeps = FlagSet(vm, "generation-sleeps");
+  job.kl_reference = FlagSet(vm, "kl-reference");
+  if (vm.count("completion-len")) job.completion_len = vm["completion-len"].as<int64_t>();
   job.gpu = vm.count("gpu") ? vm["gpu"].as<std::string>() : std::string(kDefaultGpu);
   if (vm.count("lora-targets")) {
     auto targets = SplitList(vm["lora-targets"].as<std::string>(), "--lora-targets");

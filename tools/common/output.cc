@@ -103,6 +103,8 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["fp8"] = ToString(job.fp8);
   j["objective"] = ToString(job.objective);
   j["precompute_ref"] = job.reference_precomputed;
+  j["kl_reference"] = job.kl_reference;
+  j["completion_len"] = job.completion_len;
   j["generation_memory"] = job.generation_memory;
   j["generation_sleeps"] = job.generation_sleeps;
   j["fp8_param_gather"] = job.fp8_params;
@@ -241,10 +243,11 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   std::string objective;
   if (job.objective != Objective::kSft) {
     objective = ", objective " + std::string(ToString(job.objective));
-    const bool reference = UsesReference(job.objective);
+    const bool reference =
+        UsesReference(job.objective) || (GeneratesCompletions(job.objective) && job.kl_reference);
     if (job.KeepsReferenceModel())
       objective += " (reference model)";
-    else if (reference && job.reference_precomputed)
+    else if (UsesReference(job.objective) && job.reference_precomputed)
       objective += " (reference precomputed)";
     else if (reference)
       objective += " (reference: the base, adapters off)";

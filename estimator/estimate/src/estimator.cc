@@ -104,8 +104,10 @@ void ApplySiteCorrections(const SiteCorrections& corrections, const TrainingJob&
     if (a.applied) {
       e->correction.memory = a;
       e->correction.model_per_gpu_bytes = e->memory.per_gpu_bytes;
-      e->memory.per_gpu_bytes = static_cast<int64_t>(
-          std::llround(static_cast<double>(e->memory.per_gpu_bytes) * a.factor));
+      // A colocated engine's share is its setting's, not the model's: the trainer's part only.
+      const double engine = static_cast<double>(e->memory.breakdown.generation);
+      e->memory.per_gpu_bytes = static_cast<int64_t>(std::llround(
+          (static_cast<double>(e->memory.per_gpu_bytes) - engine) * a.factor + engine));
       e->memory.fits = e->memory.per_gpu_bytes <= e->memory.gpu_capacity_bytes;
     }
   }

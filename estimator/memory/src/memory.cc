@@ -48,6 +48,7 @@ struct StagePeak {
   // allocator's fragmentation: vLLM allocates its cache whole).
   double generation = 0;
   double generation_phase = 0;  // the generation phase of a sleeping engine (0: none)
+  double update_held = 0;  // with a sleeping engine: the update's peak, held with fragmentation
   // Bytes the caching allocator keeps reserved beyond `allocated` (in `other`); the phase with
   // the most held (allocated + cached) is the peak, and `max_allocated` the largest allocated.
   double cached = 0;
@@ -55,6 +56,12 @@ struct StagePeak {
   double cpu = 0;
   const char* phase = "forward-backward";
 };
+
+// What the allocator holds at a stage's peak with its fragmentation (the engine's share, whole, has
+// none): the device memory of the phase but for the CUDA context.
+double HeldWithFragmentation(const StagePeak& p) {
+  return p.allocated + p.cached + memory::FragmentationBytes(p.allocated - p.generation);
+}
 
 // `known_act`: the stage's activations when the caller has them (else computed here). `engine`:
 // the bytes of a colocated inference engine's share of the GPU (0: none).
@@ -158,7 +165,10 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   double take_engine = engine_held;
   const auto take = [&](const char* phase, double allocated, double grads, double activations,
                         double logits_part, double buffers, double cached) {
-    if (allocated <= best.allocated + best.cached) return;
+    // Compared as the device holds them: a sleeping engine's phase has its share unfragmented.
+    if (allocated + memory::FragmentationBytes(allocated - take_engine) <=
+        HeldWithFragmentation(best))
+      return;
     best = StagePeak{};
     best.allocated = allocated;
     best.weights = ms.weights;
@@ -188,10 +198,12 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   // weights' gather into the engine (ZeRO-3, FSDP) is one unit at a time, not counted.
   const double generation =
       engine > 0 && j.generation_sleeps ? base + between_steps_grads + engine : 0;
+  const double update_held = HeldWithFragmentation(best);
   take_engine = engine;
   if (generation > 0) take("generation", generation, between_steps_grads, 0, 0, 0, 0);
   best.max_allocated = std::max({turn, end_bwd, step, eval, save_bytes, generation});
   best.generation_phase = generation;
+  best.update_held = update_held;
   best.cpu = ms.cpu + act.cpu + host_reference;
   best.allocated_synced = std::max(
       {turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step, generation});
@@ -205,9 +217,6 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   best.checkpoint_host = save.host;
   return best;
 }
-
-// What the allocator holds at a stage's peak before fragmentation.
-double Held(const StagePeak& p) { return p.allocated + p.cached; }
 
 // The breakdown of a stage's peak with allocator fragmentation in `other`; returns their sum (the
 // allocator peak), each part saturated on its own.
@@ -420,7 +429,8 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
       const StagePeak other =
           EstimateStage(model, *other_reading, lay, dt, targets, uses, sp, static_cast<int>(st),
                         stage_activations != nullptr ? &(*stage_activations)[st] : nullptr, engine);
-      if (st == 0 || Held(other) > Held(other_heaviest)) other_heaviest = other;
+      if (st == 0 || HeldWithFragmentation(other) > HeldWithFragmentation(other_heaviest))
+        other_heaviest = other;
     }
     first_layer += n;
     MemoryRank& rank = est.ranks[st];
@@ -430,7 +440,7 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     rank.head = st + 1 == est.layers_per_stage.size();
     rank.per_gpu_bytes = PlusContext(Breakdown(peak, &rank.breakdown), context);
     rank.peak_phase = peak.phase;
-    if (st == 0 || Held(peak) > Held(heaviest)) {
+    if (st == 0 || HeldWithFragmentation(peak) > HeldWithFragmentation(heaviest)) {
       heaviest = peak;
       est.heaviest_stage = static_cast<int>(st);
     }
@@ -449,21 +459,26 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   est.gpu_capacity_bytes = gpu.memory_bytes;
   est.fits = est.per_gpu_bytes <= gpu.memory_bytes;
   const memory::BoundFactors bf = memory::MeasuredBoundFactors();
-  double bound_base = static_cast<double>(est.per_gpu_bytes);
+  // A colocated engine's share is what its setting says, not an estimate: the factors widen the
+  // trainer's part only; with a sleeping engine the update's phases, which do not hold it, are
+  // bounded too.
+  const auto bound_of = [&](double per_gpu, const StagePeak& p) {
+    double b = (per_gpu - p.generation) * bf.high + p.generation;
+    if (p.generation_phase > 0)
+      b = std::max(b, (p.update_held + static_cast<double>(context)) * bf.high);
+    return b;
+  };
+  double bound = bound_of(static_cast<double>(est.per_gpu_bytes), heaviest);
   double low_base =
       std::min(static_cast<double>(est.allocated_peak_bytes), heaviest.allocated_synced);
   if (other_reading) {
-    const double other = other_heaviest.allocated;
-    bound_base =
-        std::max(bound_base, Held(other_heaviest) +
-                                 memory::FragmentationBytes(other - other_heaviest.generation) +
-                                 static_cast<double>(est.cuda_context_bytes));
+    bound = std::max(bound, bound_of(HeldWithFragmentation(other_heaviest) +
+                                         static_cast<double>(est.cuda_context_bytes),
+                                     other_heaviest));
     low_base = std::min(low_base, other_heaviest.allocated_synced);
   }
-  // The engine's share is what its setting says, not an estimate: the factors widen the rest.
-  const double held_engine = heaviest.generation;
-  est.bound_bytes = Saturate((bound_base - held_engine) * bf.high + held_engine);
-  est.low_bytes = Saturate((low_base - held_engine) * bf.low + held_engine);
+  est.bound_bytes = Saturate(bound);
+  est.low_bytes = Saturate((low_base - heaviest.generation) * bf.low + heaviest.generation);
   est.cpu_bytes_per_node =
       Saturate(heaviest.cpu * static_cast<double>(std::min(job.gpus, lay.gpus_per_node)));
   est.peak_phase = heaviest.phase;

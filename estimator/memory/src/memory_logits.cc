@@ -61,6 +61,20 @@ double LossBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, co
     const double chunk = std::min(tokens, kLitgptHeadChunk * static_cast<double>(j.micro_batch));
     return tokens * vocab * (ab + saved) + chunk * vocab * (ab + saved);
   }
+  if (GeneratesCompletions(j.objective) && j.objective != Objective::kGkd && j.completion_len > 0 &&
+      (fw == Framework::kHf || fw == Framework::kDeepspeed || fw == Framework::kFsdp)) {
+    // TRL's and ms-swift's GRPO/RLOO (_get_per_token_logps_and_entropies): the model returns the
+    // logits of the completion only (logits_to_keep + 1), divided by the temperature in place, and
+    // selective_log_softmax takes log_softmax row by row (one sequence at a time) and gathers the
+    // completion's tokens: each row's log_softmax output is saved (fp32 under autocast, which
+    // log_softmax runs in; else the model's dtype). Backward turns one row at a time into fp32
+    // gradients (the gather's scatter and log_softmax's) and accumulates the logits' 16-bit
+    // gradient. No full-sequence fp32 loss as in supervised training.
+    const double rows = std::min(static_cast<double>(j.completion_len), s);
+    const double saved = dt.autocast ? 4 : ab;
+    return rows * static_cast<double>(j.micro_batch) * vocab * (ab + saved) + rows * vocab * 8 +
+           SoftcapBytes(m, j, ab) * rows * static_cast<double>(j.micro_batch) * vocab;
+  }
   if (j.chunked_loss) {
     // Liger's fused linear cross-entropy (transformers use_liger_kernel): logits exist one chunk of
     // about BT*h/V tokens at a time; it keeps the input gradient and an fp32 head-weight gradient

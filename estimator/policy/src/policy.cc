@@ -266,8 +266,15 @@ void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
 // what a GPU holds from above. False when nothing unread could change the memory.
 // An unread setting other than sharding and checkpointing: a layout, a batch or token budget, a
 // memory option (what the favourable reading treats as "all of these").
+// An unread setting of an online objective's other models (the generation engine's share and
+// sleep mode, the KL reference): read as the least memory (no share, asleep, no reference).
+bool UnreadOnlineModelSetting(const UnreadSetting& u) {
+  return u.key == "generation-memory" || u.key == "generation-sleeps" || u.key == "kl-reference";
+}
+
 bool UnreadBeyondStatesAndCheckpointing(const UnreadSetting& u) {
-  return u.key != "sharding" && u.key != "activation-checkpointing" && u.key != "objective";
+  return u.key != "sharding" && u.key != "activation-checkpointing" && u.key != "objective" &&
+         !UnreadOnlineModelSetting(u);
 }
 
 bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob* out,
@@ -285,6 +292,20 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
       if (out->objective != Objective::kSft) {
         out->objective = Objective::kSft;
         add("objective=sft");
+      }
+      continue;
+    }
+    if (UnreadOnlineModelSetting(u)) {
+      if (u.key == "generation-memory" && out->generation_memory > 0) {
+        out->generation_memory = 0;
+        add("generation-memory=0");
+      } else if (u.key == "generation-sleeps" && out->generation_memory > 0 &&
+                 !out->generation_sleeps) {
+        out->generation_sleeps = true;
+        add("generation-sleeps=true");
+      } else if (u.key == "kl-reference" && out->kl_reference) {
+        out->kl_reference = false;
+        add("kl-reference=false");
       }
       continue;
     }

@@ -146,6 +146,9 @@ void ReadSwiftOnline(const LaunchLine& l, Sink* sink);
 // to `program`'s default; unread from an unknown variable.
 void SetColocatedEngineShare(const LaunchLine& l, Sink* sink, std::string_view share_flag,
                              std::string_view fallback, std::string_view program);
+// An online trainer's KL coefficient --beta (TRL, ms-swift): above 0 a reference model is kept
+// (kl-reference); `keeps_default`: whether the trainer's default is above 0, `origin` whose.
+void ReadKlBeta(const LaunchLine& l, Sink* sink, bool keeps_default, std::string_view origin);
 // The objective this line has read so far where it is an online one (GeneratesCompletions).
 std::optional<Objective> OnlineObjective(const Sink& sink);
 // The online objective of an RL trainer's advantage estimator (verl's algorithm.adv_estimator,

@@ -368,6 +368,8 @@ void SetPromptPlusCompletion(const LaunchLine& l, Sink* sink, const Flag& prompt
   const std::string_view origin = completion != nullptr ? given : defaulted;
   sink->Set("seq-len", std::to_string(*p + *c), origin);
   sink->Set("seq-len-cap", "true", origin);
+  sink->Set("completion-len", std::to_string(*c),
+            completion != nullptr ? std::string_view("--max_completion_length") : defaulted);
 }
 
 // The sequences an online TRL trainer (GRPO, RLOO, GKD) puts through the policy: the prompt and
@@ -384,6 +386,11 @@ void ReadTrlOnlineLength(const LaunchLine& l, Sink* sink) {
     return;
   }
   if (prompt == nullptr || prompt->unresolved) {
+    // The completion's logits are known all the same (a cap: TRL's default 512).
+    if (completion == nullptr)
+      sink->Set("completion-len", "512", "trl (max_completion_length default 512)");
+    else
+      sink->Set("completion-len", completion->value, "--max_completion_length");
     sink->MarkUnread("seq-len", "trl",
                      "(the prompts' length is the data's: TRL truncates them only with "
                      "--max_prompt_length)");
@@ -434,23 +441,50 @@ void ReadTrlColocatedVllm(const LaunchLine& l, Sink* sink) {
   }
   if (Lower(mode->value) != "colocate") return;
   SetColocatedEngineShare(l, sink, "--vllm_gpu_memory_utilization", "0.3", "trl");
-  if (FlagTrue(sink->Find(l, "vllm_enable_sleep_mode")))
+  // A sleep mode from an unknown variable: unread (the policy reads it as asleep, the favourable
+  // reading, and never rejects on it).
+  const Flag* sleep = sink->Find(l, "vllm_enable_sleep_mode");
+  if (sleep != nullptr && sleep->unresolved)
+    sink->UnreadUnknown("generation-sleeps", "--vllm_enable_sleep_mode");
+  else if (FlagTrue(sleep))
     sink->Set("generation-sleeps", "true", "--vllm_enable_sleep_mode");
 }
 
-// GRPO's and RLOO's KL term against a reference (beta: 0.0 by default since TRL 0.19, #3516; 0.04
-// before, whose full fine-tuning kept a reference without saying so): with beta given above 0,
-// full fine-tuning keeps a reference model built from the policy's own arguments
-// (GRPOTrainer.__init__: create_model_from_path; PEFT disables the adapters instead). Told: fmte
-// does not count an online objective's reference.
-void WarnTrlOnlineReference(const LaunchLine& l, Sink* sink) {
+}  // namespace
+
+// An online trainer's KL coefficient --beta: above 0 a reference model is kept (kl-reference;
+// full fine-tuning holds it beside the policy, TrainingJob::KeepsReferenceModel); `keeps_default`:
+// whether the trainer's own default is above 0 (`origin` says whose).
+void ReadKlBeta(const LaunchLine& l, Sink* sink, bool keeps_default, std::string_view origin) {
   const Flag* beta = sink->Find(l, "beta");
-  const std::string_view method = sink->Get("method");  // empty: full, the default
-  if (beta == nullptr || beta->unresolved || !(method.empty() || method == "full")) return;
-  auto b = ParseBoundedDouble(beta->value, 0, 1e9, "beta");
-  if (!b.ok() || *b == 0) return;
-  sink->Warn("--beta", "a reference model (beta " + Shown(beta->value) +
-                           " > 0) is kept beside the policy, as its weights are: not counted");
+  if (beta != nullptr && beta->unresolved) {
+    sink->UnreadUnknown("kl-reference", "--beta");
+    return;
+  }
+  if (beta == nullptr) {
+    if (keeps_default) sink->Set("kl-reference", "true", origin);
+    return;
+  }
+  auto b = ParseBoundedDouble(beta->value, 0, 1e9, "--beta");
+  if (!b.ok()) {
+    sink->Warn("--beta", "expected a KL coefficient of 0 or more, got '" + Shown(beta->value) +
+                             "': no reference model counted");
+    return;
+  }
+  sink->Set("kl-reference", *b > 0 ? "true" : "false", "--beta");
+}
+
+namespace {
+
+// TRL's online trainers' KL term: GRPO's beta is 0.0 by default since TRL 0.19 (#3516; 0.04
+// before), RLOO's 0.05 (RLOOConfig: "If 0.0, the reference model is not loaded"); with beta above
+// 0, full fine-tuning keeps a reference model built from the policy's own arguments
+// (GRPOTrainer.__init__ create_model_from_path; PEFT disables the adapters instead). TRL's PPO
+// always keeps one.
+void ReadTrlOnlineReference(const LaunchLine& l, Sink* sink, Objective o) {
+  if (o == Objective::kGrpo) ReadKlBeta(l, sink, false, "trl (GRPO beta default 0.0)");
+  if (o == Objective::kRloo) ReadKlBeta(l, sink, true, "trl (RLOO beta default 0.05)");
+  if (o == Objective::kPpo) sink->Set("kl-reference", "true", "trl (PPO's reference model)");
 }
 
 // TRL's own launches, or a script named for a TRL trainer (open-r1's src/open_r1/grpo.py, the
@@ -592,7 +626,13 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
 // states to the host while vLLM generates, which the generation phase does not know: with a
 // sleeping engine that phase is told, not counted.
 void ReadSwiftOnline(const LaunchLine& l, Sink* sink) {
-  if (!OnlineObjective(*sink)) return;
+  const auto online = OnlineObjective(*sink);
+  if (!online) return;
+  // Its reference (rlhf_args.py _init_ref: full fine-tuning of grpo keeps one unless --beta 0,
+  // whose default is 0.04 for grpo; ppo always keeps one; gkd has a teacher instead).
+  if (*online == Objective::kGrpo) ReadKlBeta(l, sink, true, "swift (GRPO beta default 0.04)");
+  if (*online == Objective::kPpo)
+    sink->Set("kl-reference", "true", "swift (PPO's reference model)");
   if (const Flag* prompt = sink->Find(l, "max_length"); prompt != nullptr && !prompt->unresolved)
     SetPromptPlusCompletion(l, sink, *prompt, "max_length",
                             "--max_length (the prompt's) + --max_completion_length",
@@ -602,8 +642,12 @@ void ReadSwiftOnline(const LaunchLine& l, Sink* sink) {
   if (!FlagTrue(sink->Find(l, "use_vllm")) || mode == nullptr || mode->unresolved ||
       Lower(mode->value) != "colocate")
     return;
+  // A sleep level from an unknown variable: unread (the policy reads it as asleep, the favourable
+  // reading, and never rejects on it).
   const Flag* sleep = sink->Find(l, "sleep_level");
-  const bool sleeps = sleep != nullptr && !sleep->unresolved && sleep->value != "0";
+  const bool unknown_sleep = sleep != nullptr && sleep->unresolved;
+  const bool sleeps = sleep != nullptr && !unknown_sleep && sleep->value != "0";
+  if (unknown_sleep) sink->UnreadUnknown("generation-sleeps", "--sleep_level");
   if (sleeps &&
       (FlagTrue(sink->Find(l, "offload_model")) || FlagTrue(sink->Find(l, "offload_optimizer")))) {
     sink->Warn("--sleep_level",
@@ -617,9 +661,9 @@ void ReadSwiftOnline(const LaunchLine& l, Sink* sink) {
 
 void WarnOnlineObjective(std::string_view where, Sink* sink) {
   sink->Warn(where,
-             "only the policy's update step is estimated: generating the completions in every "
-             "step (and a reference, reward, value or teacher model) is not modelled, so fmte "
-             "sets no time limit");
+             "the policy's update step is estimated (with a colocated engine's share of each GPU "
+             "and a KL reference where read); generating the completions in every step and any "
+             "reward, value or teacher model are not, so fmte sets no time limit");
 }
 
 namespace {
@@ -946,8 +990,8 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
                     std::to_string(kHfTrainerEvalSteps) + ")");
   } else if (!sink->Has("framework"))  // a config format's own (litgpt) stays
     sink->Set("framework", "hf", l.launcher);
-  // After the method is read (PEFT needs no reference).
-  if (OnlineObjective(*sink) && RunsTrlTrainer(l)) WarnTrlOnlineReference(l, sink);
+  if (const auto o = OnlineObjective(*sink); o && RunsTrlTrainer(l))
+    ReadTrlOnlineReference(l, sink, *o);
 }
 
 // ms-swift (modelscope/ms-swift; `swift sft|pt|rlhf`, its own flags over the HF Trainer's, read

@@ -80,6 +80,22 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
             : l.Find("algorithm.adv_estimator") != nullptr
                 ? "algorithm.adv_estimator (unknown value: online whichever it is)"
                 : "verl (default adv_estimator gae)");
+  // A reference policy (verl/trainer/ppo/utils.py need_reference_policy: algorithm.use_kl_in_reward
+  // or actor.use_kl_loss, both false by default) is a module of its own on the actor's GPUs for
+  // full fine-tuning (LoRA takes the base with the adapters off, main_ppo.py ref_in_actor); with
+  // ref.fsdp_config.param_offload its weights wait on the host: told, not counted.
+  if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.use_kl_loss"})) ||
+      FlagTrue(KnownFlag(l, {"algorithm.use_kl_in_reward"}))) {
+    if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.ref.fsdp_config.param_offload"})))
+      sink->Warn("actor_rollout_ref.ref.fsdp_config.param_offload",
+                 "the reference policy's weights are on the host between its forwards: not "
+                 "counted");
+    else
+      sink->Set("kl-reference", "true",
+                FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.use_kl_loss"}))
+                    ? "actor_rollout_ref.actor.use_kl_loss"
+                    : "algorithm.use_kl_in_reward");
+  }
   // The rollout engine shares the actor's GPUs (the hybrid engine) and takes
   // actor_rollout_ref.rollout.gpu_memory_utilization of each (0.5 by default,
   // verl/trainer/config/rollout/rollout.yaml; vLLM's, SGLang's mem_fraction_static); with
@@ -95,11 +111,9 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
   const bool actor_offloads =
       FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.fsdp_config.param_offload"})) ||
       FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.fsdp_config.optimizer_offload"}));
-  const Flag* share = KnownFlag(l, {"actor_rollout_ref.rollout.gpu_memory_utilization"});
   const Flag* frees = l.Find("actor_rollout_ref.rollout.free_cache_engine");
   const bool sleeps = frees == nullptr || frees->unresolved || FlagTrue(frees);
-  const bool counted = share_of_total && !(actor_offloads && sleeps);
-  if (counted) {
+  if (share_of_total && !(actor_offloads && sleeps)) {
     SetColocatedEngineShare(l, sink, "actor_rollout_ref.rollout.gpu_memory_utilization", "0.5",
                             "verl");
     if (sleeps)
@@ -107,18 +121,26 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
                 frees != nullptr ? "actor_rollout_ref.rollout.free_cache_engine"
                                  : "verl (default free_cache_engine true)");
   }
-  const std::string shown = share != nullptr ? Shown(share->value) : std::string("0.5");
-  sink->Warn("verl", !counted
-                         ? "the actor's update step is estimated; the rollout engine's memory (up "
-                           "to " +
+  // What was counted (a share from an unknown variable or out of range is not).
+  const std::string_view set = sink->Get("generation-memory");
+  const auto share_set = ParseBoundedDouble(set, 0, 1, "");
+  const bool counted = !set.empty() && share_set.ok() && *share_set > 0;
+  const Flag* given = l.Find("actor_rollout_ref.rollout.gpu_memory_utilization");
+  const std::string shown = counted             ? std::string(set)
+                            : given == nullptr  ? std::string("0.5")
+                            : given->unresolved ? std::string("an unknown share")
+                                                : Shown(given->value);
+  sink->Warn("verl", counted
+                         ? "the actor's update step and the rollout engine's share of each GPU (" +
                                shown +
-                               " of each GPU while it generates, beside the actor's states not "
-                               "offloaded), its time, the reference and any critic are not, so "
-                               "fmte sets no time limit"
-                         : "the actor's update step and the rollout engine's share of each GPU (" +
+                               ") are estimated; the rollout's time and any critic model are "
+                               "not, so fmte sets no time limit"
+                         : "the actor's update step is estimated; the rollout engine's memory "
+                           "(up to " +
                                shown +
-                               ") are estimated; the rollout's time, the reference and any critic "
-                               "are not, so fmte sets no time limit");
+                               " of each GPU while it generates, beside the actor's states "
+                               "not offloaded), the rollout's time and any critic model are "
+                               "not, so fmte sets no time limit");
   // What bounds the actor's memory beyond these keys (dynamic batch sizes by token budget, Ulysses
   // sequence parallelism, remove-padding, entropy checkpointing, offload of the reference and the
   // rollout) is not read: the policy reads it favourably and never rejects a verl job on a guess.

@@ -111,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 65> kKeys{{
+const std::array<KeySpec, 67> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -207,6 +207,16 @@ const std::array<KeySpec, 65> kKeys{{
       "precompute_ref_log_probs)"},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->reference_precomputed);)},
+    {{"kl-reference", "true|false",
+      "online objectives: a KL term against a frozen reference model, which full fine-tuning "
+      "keeps beside the policy (TRL/ms-swift --beta above 0, verl use_kl_loss)"},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->kl_reference);)},
+    {{"completion-len", "N",
+      "online objectives: the completion's tokens per sequence, whose logits the policy "
+      "computes (TRL max_completion_length)"},
+     false,
+     FMTE_SETTER(return SetInt(v, s, &j->completion_len, 0, int64_t{1} << 24, true);)},
     {{"generation-memory", "F",
       "online objectives: the share of each GPU's memory an inference engine in the training "
       "processes holds (vLLM gpu_memory_utilization with TRL's vllm_mode colocate, verl's "
@@ -214,7 +224,7 @@ const std::array<KeySpec, 65> kKeys{{
       "0: none on these GPUs"},
      false,
      FMTE_SETTER({
-       auto r = ParseBoundedDouble(v, 0, 0.99, s);
+       auto r = ParseBoundedDouble(v, 0, 1, s);
        if (!r.ok()) return r.status();
        j->generation_memory = *r;
        return Status::Ok();

@@ -409,7 +409,8 @@ int64_t TrainingJob::ExtraForwardPasses() const {
 }
 
 bool TrainingJob::KeepsReferenceModel() const {
-  return UsesReference(objective) && !reference_precomputed && method == Method::kFull;
+  return method == Method::kFull && ((UsesReference(objective) && !reference_precomputed) ||
+                                     (GeneratesCompletions(objective) && kl_reference));
 }
 
 const TrainingJob& TrainingJob::ModelPass(std::optional<TrainingJob>* storage) const {
@@ -513,10 +514,14 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
   if ((job.method == Method::kLora || job.method == Method::kQlora) && job.lora_r <= 0)
     return NotPositive(job.lora_r, "--lora-r");
-  if (!(job.generation_memory >= 0 && job.generation_memory < 1))
+  if (job.completion_len < 0 || job.completion_len > kMaxSeq)
+    return Status::InvalidArgument(
+        "--completion-len: expected 0 (unknown) or a token count up to " + std::to_string(kMaxSeq) +
+        ", got " + std::to_string(job.completion_len));
+  if (!(job.generation_memory >= 0 && job.generation_memory <= 1))
     return Status::InvalidArgument(
         "--generation-memory: expected the share of each GPU's memory a colocated inference "
-        "engine holds, in [0, 1) (vLLM's gpu_memory_utilization; 0: none), got " +
+        "engine holds, from 0 to 1 (vLLM's gpu_memory_utilization; 0: none), got " +
         std::to_string(job.generation_memory));
   if (!(job.lora_dropout >= 0 && job.lora_dropout < 1))
     return Status::InvalidArgument("--lora-dropout: expected a probability in [0, 1), got " +

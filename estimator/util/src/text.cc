@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -169,8 +170,9 @@ Result<int64_t> ParseBoundedInt(std::string_view text, int64_t min, int64_t max,
 Result<double> ParseBoundedDouble(std::string_view text, double min, double max,
                                   std::string_view shown) {
   const auto fail = [&] {
-    return Expected(shown, "a number in [" + std::to_string(min) + ", " + std::to_string(max) + "]",
-                    text);
+    char range[64];
+    std::snprintf(range, sizeof range, "a number in [%g, %g]", min, max);
+    return Expected(shown, range, text);
   };
   const std::string_view t = Trim(text).substr(0, 64);
   if (t.empty()) return fail();

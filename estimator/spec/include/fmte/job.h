@@ -272,6 +272,17 @@ struct TrainingJob {
   // trainer then holds no reference model and runs no reference forward in its steps).
   Objective objective = Objective::kSft;
   bool reference_precomputed = false;
+  // An online objective's KL term against a frozen reference model (TRL GRPO/RLOO with beta above
+  // 0: GRPO's default is 0.0 since TRL 0.19, RLOO's 0.05; ms-swift GRPO unless --beta 0, its
+  // default 0.04, and PPO; verl's use_kl_loss or use_kl_in_reward): full fine-tuning keeps one
+  // beside the policy, placed as its weights are (KeepsReferenceModel); PEFT disables the
+  // adapters instead.
+  bool kl_reference = false;
+  // The completion's tokens in each sequence of an online objective (TRL's and ms-swift's
+  // max_completion_length, a cap): their GRPO/RLOO trainers ask the model for the logits of the
+  // completion only (logits_to_keep) and take its log-probabilities with selective_log_softmax,
+  // row by row (trl/trainer/utils.py). 0: unknown, the whole sequence's logits are counted.
+  int64_t completion_len = 0;
   // An inference engine inside the training processes that generates the completions of an
   // online objective (TRL's vLLM with vllm_mode colocate, verl's rollout, ms-swift's and
   // OpenRLHF's colocated vLLM): the share of each GPU's memory it holds (vLLM's
