@@ -310,6 +310,21 @@ TEST(OnlineObjectiveTest, ColocatedVllmIsCounted) {
   EXPECT_EQ(job("--use_vllm --vllm_mode server").generation_memory, 0);
   EXPECT_EQ(job("--vllm_mode colocate").generation_memory, 0);  // no vLLM: model.generate
   EXPECT_EQ(job("--use_vllm").generation_memory, 0);
+  // A PEFT model's weights are synced into vLLM gathered whole under ZeRO-3 (sync_weights).
+  EXPECT_FALSE(colocated.generation_gathers);
+  EXPECT_TRUE(job("--use_vllm --vllm_mode colocate --use_peft").generation_gathers);
+  // Without vLLM the trainer's own model generates per_device_train_batch_size x
+  // steps_per_generation (gradient_accumulation_steps by default) sequences per GPU at once,
+  // gathered under ZeRO-3 unless --ds3_gather_for_generation false.
+  const TrainingJob own = job("--per_device_train_batch_size 8 --gradient_accumulation_steps 4");
+  EXPECT_EQ(own.generation_batch, 32);
+  EXPECT_TRUE(own.generation_gathers);
+  EXPECT_EQ(job("--per_device_train_batch_size 8 --gradient_accumulation_steps 4 "
+                "--steps_per_generation 2")
+                .generation_batch,
+            16);
+  EXPECT_FALSE(job("--ds3_gather_for_generation false").generation_gathers);
+  EXPECT_EQ(colocated.generation_batch, 0);  // vLLM generates
   EXPECT_NE(TrlGrpoWarning("--use_vllm", "give --vllm_mode"), "");
 }
 

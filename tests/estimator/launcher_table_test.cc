@@ -280,6 +280,9 @@ TEST_F(ScriptFilesTest, MsSwiftFlagsAndDefaults) {
   EXPECT_DOUBLE_EQ(swift_grpo("--vllm_mode colocate --offload_model true").generation_memory,
                    0.9);  // awake through the update: held beside it
   EXPECT_EQ(swift_grpo("--vllm_mode server").generation_memory, 0);
+  // Its sync into vLLM gathers the weights in one batch unless --move_model_batches splits them.
+  EXPECT_TRUE(swift_grpo("--vllm_mode colocate").generation_gathers);
+  EXPECT_FALSE(swift_grpo("--vllm_mode colocate --move_model_batches 8").generation_gathers);
   // Its reference: GRPO's beta is 0.04 by default (rlhf_args.py), 0 drops the reference.
   EXPECT_TRUE(swift_grpo("--vllm_mode colocate").kl_reference);
   EXPECT_FALSE(swift_grpo("--vllm_mode colocate --beta 0").kl_reference);

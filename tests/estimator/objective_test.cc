@@ -340,6 +340,47 @@ TEST(ObjectiveTest, OnlineTrainersTakeTheCompletionsLogitsOnly) {
   EXPECT_NEAR(logits(2048, 0), 2048 * b * vocab * 12, 2);
 }
 
+// Generating with the trainer's own model (TRL GRPO without vLLM: unwrapped_model.generate over
+// per_device_train_batch_size x steps_per_generation sequences per GPU): under ZeRO-3 the whole
+// model gathered in 16 bits (deepspeed.zero.GatheredParameters(model.parameters()), TRL's
+// ds3_gather_for_generation, true by default), and the KV cache of every sequence at its full
+// length: 2 (K, V) x 32 layers x 32 heads x 128 x 2 bytes = 0.5 MiB per token for Llama-2-7B.
+// Syncing a gathered model into a sleeping vLLM wakes its weights only (at most the 16-bit model).
+TEST(ObjectiveTest, GenerationGathersTheModelAndHoldsItsCache) {
+  const double params = static_cast<double>(Llama2_7b().Counts().total);
+  const auto phase = [](int64_t batch, bool gathers, std::string_view name) {
+    TrainingJob j = Full(Framework::kDeepspeed, Sharding::kZero3, 8);  // seq 2048
+    j.objective = Objective::kGrpo;
+    j.generation_batch = batch;
+    j.generation_gathers = gathers;
+    return static_cast<double>(Phase(Mem(j), name));
+  };
+  EXPECT_NEAR(phase(8, true, "generation") - phase(8, false, "generation"), 2 * params, 1);
+  EXPECT_NEAR(phase(8, false, "generation") - phase(4, false, "generation"), 4 * 2048 * 524288.0,
+              1);
+  TrainingJob zero2 = Full(Framework::kDeepspeed, Sharding::kZero2, 8);
+  zero2.objective = Objective::kGrpo;
+  zero2.generation_batch = 8;
+  zero2.generation_gathers = true;  // nothing to gather: the weights are whole
+  TrainingJob zero2_none = zero2;
+  zero2_none.generation_gathers = false;
+  EXPECT_EQ(Phase(Mem(zero2), "generation"), Phase(Mem(zero2_none), "generation"));
+
+  TrainingJob synced = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+  synced.objective = Objective::kGrpo;
+  synced.generation_memory = 0.6;
+  synced.generation_sleeps = true;
+  TrainingJob one_at_a_time = synced;
+  synced.generation_gathers = true;
+  const MemoryEstimate gathered = Mem(synced);
+  // The generation phase (the whole share) is unchanged; the sync holds the gathered model and
+  // the engine's 16-bit weights beside the same resident states.
+  EXPECT_EQ(Phase(gathered, "generation"), Phase(Mem(one_at_a_time), "generation"));
+  const double share = 0.6 * static_cast<double>(Gpu80().memory_bytes);
+  EXPECT_NEAR(Phase(gathered, "weight-sync") - (Phase(gathered, "generation") - share),
+              2 * params + 2 * params, 2);
+}
+
 // An online objective's KL reference (TrainingJob::kl_reference) is held as dpo's: under ZeRO-3
 // the policy's weights sharded again (TRL prepare_deepspeed), none for PEFT.
 TEST(ObjectiveTest, AnOnlineKlReferenceIsHeldAsDposIs) {

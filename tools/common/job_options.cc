@@ -243,6 +243,12 @@ void AddJobOptions(po::options_description* desc) {
       "completion-len", po::value<int64_t>()->value_name("N"),
       "online objectives: the completion's tokens per sequence (TRL max_completion_length), "
       "whose logits alone the policy computes")(
+      "generation-batch", po::value<int64_t>()->value_name("N"),
+      "online objectives: sequences one GPU generates at once with the trainer's own model "
+      "(model.generate), whose KV cache it holds")(
+      "generation-gathers", po::bool_switch(),
+      "under ZeRO-3 the whole 16-bit model is gathered to generate or to sync it into the engine "
+      "(TRL ds3_gather_for_generation, ms-swift's weight sync)")(
       "generation-memory", po::value<std::string>()->value_name("F"),
       "online objectives: the share of each GPU's memory an inference engine in the training "
       "processes holds (vLLM gpu_memory_utilization: TRL --vllm_mode colocate, verl's rollout)")(
@@ -351,6 +357,8 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   }
   job.generation_sleeps = FlagSet(vm, "generation-sleeps");
   job.kl_reference = FlagSet(vm, "kl-reference");
+  job.generation_gathers = FlagSet(vm, "generation-gathers");
+  if (vm.count("generation-batch")) job.generation_batch = vm["generation-batch"].as<int64_t>();
   if (vm.count("completion-len")) job.completion_len = vm["completion-len"].as<int64_t>();
   job.gpu = vm.count("gpu") ? vm["gpu"].as<std::string>() : std::string(kDefaultGpu);
   if (vm.count("lora-targets")) {

@@ -107,6 +107,8 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["completion_len"] = job.completion_len;
   j["generation_memory"] = job.generation_memory;
   j["generation_sleeps"] = job.generation_sleeps;
+  j["generation_batch"] = job.generation_batch;
+  j["generation_gathers"] = job.generation_gathers;
   j["fp8_param_gather"] = job.fp8_params;
   j["grad_reduce_in_bf16"] = job.grad_reduce_bf16;
   j["optimizer_states_bf16"] = job.optimizer_states_bf16;

@@ -49,6 +49,8 @@ struct StagePeak {
   double generation = 0;
   double generation_phase = 0;  // the generation phase of a sleeping engine (0: none)
   double update_held = 0;  // with a sleeping engine: the update's peak, held with fragmentation
+  double weight_sync = 0;  // a sync of gathered weights into the engine (0: none)
+  double weight_sync_engine = 0;  // the engine's bytes awake during it
   // Bytes the caching allocator keeps reserved beyond `allocated` (in `other`); the phase with
   // the most held (allocated + cached) is the peak, and `max_allocated` the largest allocated.
   double cached = 0;
@@ -199,14 +201,50 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   const double generation =
       engine > 0 && j.generation_sleeps ? base + between_steps_grads + engine : 0;
   const double update_held = HeldWithFragmentation(best);
+  // Under ZeRO-3 with the whole model gathered at once to generate or to sync it into the engine
+  // (TrainingJob::generation_gathers: TRL's unwrap_model_for_generation and its PEFT sync,
+  // deepspeed.zero.GatheredParameters(model.parameters()); ms-swift's sync in one batch), each GPU
+  // holds the 16-bit model beside its shards.
+  const double gathered =
+      GeneratesCompletions(j.objective) && j.generation_gathers && j.sharding == Sharding::kZero3
+          ? memory::ZeroGatheredModelBytes(dt, sp)
+          : 0;
+  // model.generate's KV cache (TrainingJob::generation_batch; transformers' DynamicCache): keys
+  // and values of every layer for each sequence up to its full length, in the activations' dtype.
+  double stage_layers = 0;
+  for (size_t kind = 0; kind < uses.size(); ++kind) stage_layers += uses[kind];
+  const double kv_heads = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads);
+  const double head_dim = static_cast<double>(
+      m.head_dim > 0 ? m.head_dim : m.hidden_size / std::max<int64_t>(1, m.num_heads));
+  const double kv_cache = static_cast<double>(j.generation_batch) * static_cast<double>(j.seq_len) *
+                          2 * kv_heads * head_dim * stage_layers * dt.act;
+  // The generation between optimizer steps: a sleeping engine's whole share, or the trainer's own
+  // model generating (gathered under ZeRO-3) with its KV cache; resident states beside either.
+  const double own_generation =
+      engine == 0 && j.generation_batch > 0 ? base + between_steps_grads + gathered + kv_cache : 0;
+  if (own_generation > 0)
+    take("generation", own_generation, between_steps_grads, 0, 0, gathered + kv_cache, 0);
+  // Syncing the weights into an engine with the model gathered: a sleeping engine has woken its
+  // weights only (vLLM wake_up(tags=["weights"]) before the sync, its KV cache after; at most the
+  // 16-bit model, one copy with vLLM's tensor parallel size 1), an awake one holds its share.
+  const double engine_weights =
+      j.generation_sleeps ? std::min(engine, memory::ZeroGatheredModelBytes(dt, sp)) : 0;
+  const double weight_sync =
+      engine > 0 && gathered > 0 ? base + between_steps_grads + gathered + engine_weights : 0;
+  take_engine = j.generation_sleeps ? engine_weights : engine_held;
+  if (weight_sync > 0) take("weight-sync", weight_sync, between_steps_grads, 0, 0, gathered, 0);
   take_engine = engine;
   if (generation > 0) take("generation", generation, between_steps_grads, 0, 0, 0, 0);
-  best.max_allocated = std::max({turn, end_bwd, step, eval, save_bytes, generation});
-  best.generation_phase = generation;
+  const double generation_phase = std::max(generation, own_generation);
+  best.max_allocated =
+      std::max({turn, end_bwd, step, eval, save_bytes, generation_phase, weight_sync});
+  best.generation_phase = generation_phase;
+  best.weight_sync = weight_sync;
+  best.weight_sync_engine = weight_sync > 0 ? (j.generation_sleeps ? engine_weights : engine) : 0;
   best.update_held = update_held;
   best.cpu = ms.cpu + act.cpu + host_reference;
-  best.allocated_synced = std::max(
-      {turn - turn_grads + (grads_live ? ms.grads : ms.first_grads), end_bwd, step, generation});
+  best.allocated_synced = std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads),
+                                    end_bwd, step, generation_phase, weight_sync});
   best.turn = turn;
   best.turn_cached = turn_cached;
   best.first_turn = turn - ms.lazy_states;
@@ -488,28 +526,32 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   // report_memory) measured max(it, optimizer-step).
   // A job that evaluates has its evaluation forward, one that saves a full state dict its
   // checkpoint save (with the host memory of rank 0's node), after the step's phases.
-  // A sleeping engine's generation phase last.
-  constexpr size_t kPhases = 7;
-  const double phase_bytes[kPhases] = {
-      heaviest.turn,       heaviest.end_of_backward, heaviest.optimizer_step,  heaviest.first_turn,
-      heaviest.evaluation, heaviest.checkpoint_save, heaviest.generation_phase};
+  // An online job's weight sync and generation last.
+  constexpr size_t kPhases = 8;
+  const double phase_bytes[kPhases] = {heaviest.turn,           heaviest.end_of_backward,
+                                       heaviest.optimizer_step, heaviest.first_turn,
+                                       heaviest.evaluation,     heaviest.checkpoint_save,
+                                       heaviest.weight_sync,    heaviest.generation_phase};
   const char* const phase_names[kPhases] = {
       "forward-backward", "end-of-backward", "optimizer-step", "first-forward-backward",
-      "evaluation",       "checkpoint-save", "generation"};
+      "evaluation",       "checkpoint-save", "weight-sync",    "generation"};
   const bool present[kPhases] = {true,
                                  true,
                                  true,
                                  true,
                                  job.eval_batch > 0,
                                  job.SavesFullStateDict(),
+                                 heaviest.weight_sync > 0,
                                  heaviest.generation_phase > 0};
   // The blocks the allocator keeps beyond what a phase allocates (the forward-backward turns').
-  const double phase_cached[kPhases] = {heaviest.turn_cached, 0, 0, heaviest.turn_cached, 0, 0, 0};
+  const double phase_cached[kPhases] = {
+      heaviest.turn_cached, 0, 0, heaviest.turn_cached, 0, 0, 0, 0};
   // Host memory of rank 0's node (the checkpoint save's gathered state).
-  const double phase_host[kPhases] = {0, 0, 0, 0, 0, heaviest.checkpoint_host, 0};
+  const double phase_host[kPhases] = {0, 0, 0, 0, 0, heaviest.checkpoint_host, 0, 0};
   // The engine's share in each phase, which the allocator does not fragment.
   const double held = job.generation_sleeps ? 0 : engine;
-  const double phase_engine[kPhases] = {held, held, held, held, held, held, engine};
+  const double phase_engine[kPhases] = {
+      held, held, held, held, held, held, heaviest.weight_sync_engine, engine};
   est.phases.clear();
   for (size_t i = 0; i < kPhases; ++i) {
     if (!present[i]) continue;

@@ -106,6 +106,9 @@ struct CheckpointSave {
   double host = 0;
 };
 CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt, const StageParams& sp);
+// The stage's weights gathered whole in 16 bits under ZeRO-3 (deepspeed.zero.GatheredParameters
+// over every parameter; 4-bit base weights stay packed): a full state dict's, or a generation's.
+double ZeroGatheredModelBytes(const Dtypes& dt, const StageParams& sp);
 
 ModelStates ComputeModelStates(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                                const Dtypes& dt, const StageParams& sp);

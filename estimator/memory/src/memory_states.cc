@@ -82,6 +82,10 @@ StoredWeights WeightsOf(const TrainingJob& j, const Dtypes& dt, const StageParam
 
 }  // namespace
 
+double ZeroGatheredModelBytes(const Dtypes& dt, const StageParams& sp) {
+  return (sp.frozen + sp.trainable) * dt.gather + sp.quantized * 0.5;
+}
+
 CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt,
                                      const StageParams& sp) {
   CheckpointSave c;
@@ -92,7 +96,7 @@ CheckpointSave ComputeCheckpointSave(const TrainingJob& j, const Dtypes& dt,
     // gathered in 16 bits (GatheredParameters), rank 0 copying them to its host; the optimizer
     // goes to the sharded ZeRO checkpoint, each rank its own partition.
     c.gpu = sp.largest_module * dt.gather;
-    c.host = (sp.frozen + sp.trainable) * dt.gather + sp.quantized * 0.5;
+    c.host = ZeroGatheredModelBytes(dt, sp);
     return c;
   }
   // FSDP1's FULL_STATE_DICT with offload_to_cpu and rank0_only (accelerate's FullStateDictConfig

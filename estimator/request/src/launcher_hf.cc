@@ -420,16 +420,45 @@ void SetColocatedEngineShare(const LaunchLine& l, Sink* sink, std::string_view s
 
 namespace {
 
-// TRL's vLLM in colocate mode (use_vllm with vllm_mode "colocate"; TRL's default mode since 1.0,
-// "server" before, on GPUs of its own: so only an explicit mode is counted) runs in every training
-// process with vllm_gpu_memory_utilization of each GPU (GRPOConfig default 0.3,
-// trl/generation/vllm_generation.py LLM(gpu_memory_utilization=...)); with
-// vllm_enable_sleep_mode it sleeps (level 2) after each generate, so it holds that share only
-// while it generates.
-void ReadTrlColocatedVllm(const LaunchLine& l, Sink* sink) {
-  if (!FlagTrue(sink->Find(l, "use_vllm"))) return;
+// How a TRL online trainer generates its completions (GRPOTrainer._generate_and_score_completions):
+// - without --use_vllm, with its own model (unwrapped_model.generate) over a generation batch of
+//   per_device_train_batch_size x steps_per_generation (gradient_accumulation_steps by default)
+//   sequences per GPU at once, under ZeRO-3 with the whole model gathered unless
+//   --ds3_gather_for_generation false (trl/models/utils.py _unwrap_model_for_generation);
+// - with vLLM in colocate mode (TRL's default mode since 1.0, "server" before, on GPUs of its own:
+//   so only an explicit mode is counted) in every training process, holding
+//   vllm_gpu_memory_utilization of each GPU (GRPOConfig default 0.3,
+//   trl/generation/vllm_generation.py LLM(gpu_memory_utilization=...)); with
+//   vllm_enable_sleep_mode it sleeps (level 2) after each generate, so it holds that share only
+//   while it generates. A PEFT model's weights are synced into it gathered whole under ZeRO-3
+//   (sync_weights: gather_params(list(model.parameters()))), a full model's one at a time.
+void ReadTrlGeneration(const LaunchLine& l, Sink* sink) {
+  const Flag* vllm = sink->Find(l, "use_vllm");
+  if (vllm == nullptr || (!vllm->unresolved && !FlagTrue(vllm))) {
+    const auto count = [&](std::string_view key, int64_t fallback) {
+      auto v = ParseBoundedInt(sink->Get(key), 1, 1 << 20, key);
+      return v.ok() ? *v : fallback;
+    };
+    const Flag* steps = sink->Find(l, "steps_per_generation");
+    auto per_step = steps != nullptr && !steps->unresolved
+                        ? ParseBoundedInt(steps->value, 1, 1 << 20, "steps_per_generation")
+                        : Result<int64_t>(count("grad-accum", 1));
+    // per_device_train_batch_size: the HF Trainer's default 8 where the launch gives none.
+    if (per_step.ok())
+      sink->Set("generation-batch", std::to_string(count("micro-batch", 8) * *per_step),
+                steps != nullptr ? "per_device_train_batch_size x --steps_per_generation"
+                                 : "trl (per_device_train_batch_size x gradient accumulation)");
+    const Flag* gather = sink->Find(l, "ds3_gather_for_generation");
+    if (gather != nullptr && gather->unresolved)
+      sink->UnreadUnknown("generation-gathers", "--ds3_gather_for_generation");
+    else
+      sink->Set("generation-gathers", gather == nullptr || FlagTrue(gather) ? "true" : "false",
+                gather != nullptr ? "--ds3_gather_for_generation"
+                                  : "trl (ds3_gather_for_generation default true)");
+    return;
+  }
   const Flag* mode = sink->Find(l, "vllm_mode");
-  if (mode == nullptr || mode->unresolved) {
+  if (vllm->unresolved || mode == nullptr || mode->unresolved) {
     sink->Warn("--use_vllm",
                "vLLM's mode is " +
                    std::string(mode == nullptr ? "TRL's default (colocate since TRL 1.0, server "
@@ -448,6 +477,8 @@ void ReadTrlColocatedVllm(const LaunchLine& l, Sink* sink) {
     sink->UnreadUnknown("generation-sleeps", "--vllm_enable_sleep_mode");
   else if (FlagTrue(sleep))
     sink->Set("generation-sleeps", "true", "--vllm_enable_sleep_mode");
+  if (FlagTrue(sink->Find(l, "use_peft")))
+    sink->Set("generation-gathers", "true", "trl (a PEFT model's sync into vLLM)");
 }
 
 }  // namespace
@@ -657,6 +688,11 @@ void ReadSwiftOnline(const LaunchLine& l, Sink* sink) {
   }
   SetColocatedEngineShare(l, sink, "--vllm_gpu_memory_utilization", "0.9", "swift");
   if (sleeps) sink->Set("generation-sleeps", "true", "--sleep_level");
+  // Its weights go into vLLM in one batch under ZeRO-3 unless --move_model_batches splits them
+  // (rollout_mixin.py: "If args.move_model_batches is None, all parameters are returned in a
+  // single batch", gathered with gather_if_zero3).
+  if (sink->Find(l, "move_model_batches") == nullptr)
+    sink->Set("generation-gathers", "true", "swift (move_model_batches unset: one batch)");
 }
 
 void WarnOnlineObjective(std::string_view where, Sink* sink) {
@@ -909,7 +945,7 @@ void ReadHfFlags(const LaunchLine& l, Sink* sink) {
   // name the lengths their own way.
   if (const auto o = OnlineObjective(*sink); o && *o != Objective::kGkd && RunsTrlTrainer(l)) {
     ReadTrlOnlineLength(l, sink);
-    ReadTrlColocatedVllm(l, sink);
+    ReadTrlGeneration(l, sink);
   }
   if (IsTrlLaunch(l)) ReadTrlDefaults(l, sink);
   // A multimodal model's vision encoder frozen: LLaMA-Factory's freeze_vision_tower (its YAML

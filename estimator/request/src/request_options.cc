@@ -111,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 67> kKeys{{
+const std::array<KeySpec, 69> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -217,6 +217,16 @@ const std::array<KeySpec, 67> kKeys{{
       "computes (TRL max_completion_length)"},
      false,
      FMTE_SETTER(return SetInt(v, s, &j->completion_len, 0, int64_t{1} << 24, true);)},
+    {{"generation-batch", "N",
+      "online objectives: sequences one GPU generates at once with the trainer's own model "
+      "(model.generate), whose KV cache it holds"},
+     false,
+     FMTE_SETTER(return SetInt(v, s, &j->generation_batch, 0, 1 << 20);)},
+    {{"generation-gathers", "true|false",
+      "under ZeRO-3 the whole 16-bit model is gathered to generate or to sync it into the engine "
+      "(TRL ds3_gather_for_generation)"},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->generation_gathers);)},
     {{"generation-memory", "F",
       "online objectives: the share of each GPU's memory an inference engine in the training "
       "processes holds (vLLM gpu_memory_utilization with TRL's vllm_mode colocate, verl's "

@@ -514,6 +514,10 @@ Status ValidateJob(const TrainingJob& job) {
     return Status::InvalidArgument("--sp: sequence parallelism needs --tp > 1");
   if ((job.method == Method::kLora || job.method == Method::kQlora) && job.lora_r <= 0)
     return NotPositive(job.lora_r, "--lora-r");
+  if (job.generation_batch < 0 || job.generation_batch > kMaxBatch)
+    return Status::InvalidArgument("--generation-batch: expected 0 (none) or a count up to " +
+                                   std::to_string(kMaxBatch) + ", got " +
+                                   std::to_string(job.generation_batch));
   if (job.completion_len < 0 || job.completion_len > kMaxSeq)
     return Status::InvalidArgument(
         "--completion-len: expected 0 (unknown) or a token count up to " + std::to_string(kMaxSeq) +

@@ -41,8 +41,11 @@ struct MemoryPhase {
   // first step's, before the optimizer has allocated its states) | "evaluation" (a no_grad forward
   // of TrainingJob::eval_batch sequences; only for a job that evaluates) | "checkpoint-save" (a
   // save that gathers the full state on rank 0; only for TrainingJob::SavesFullStateDict) |
-  // "generation" (a colocated inference engine that sleeps while the policy trains, awake beside
-  // the resident states; only with TrainingJob::generation_memory and generation_sleeps)
+  // "weight-sync" (an online job's weights gathered whole under ZeRO-3 to sync them into its
+  // engine: TrainingJob::generation_gathers with generation_memory) | "generation" (a colocated
+  // inference engine that sleeps while the policy trains, awake beside the resident states; or
+  // the trainer's own model generating, TrainingJob::generation_batch, gathered under ZeRO-3, with
+  // its KV cache)
   const char* name = "";
   int64_t per_gpu_bytes = 0;
   int64_t allocated_bytes = 0;  // by tensors (max_memory_allocated), no fragmentation or context

@@ -295,6 +295,15 @@ struct TrainingJob {
   // (docs/memory.md "Generation engine").
   double generation_memory = 0;
   bool generation_sleeps = false;
+  // Sequences one GPU generates at once with the trainer's own model (model.generate: TRL's
+  // GRPO/RLOO without vLLM generate per_device_train_batch_size x steps_per_generation completions
+  // per GPU in one call): their KV cache; 0 where an engine (or another process) generates.
+  int64_t generation_batch = 0;
+  // Whether, under ZeRO-3, each GPU gathers the whole model's 16-bit weights at once to generate
+  // or to sync them into the engine (TRL ds3_gather_for_generation, true by default, around
+  // model.generate; TRL's sync of a PEFT model into vLLM; ms-swift's sync in one batch,
+  // move_model_batches unset) instead of one module at a time.
+  bool generation_gathers = false;
 
   // Memory savers.
   Checkpointing activation_checkpointing = Checkpointing::kNone;
