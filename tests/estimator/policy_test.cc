@@ -151,17 +151,25 @@ TEST(PolicyTest, UnshardedAccumulationUnderFsdpIsNeverGroundsForRejection) {
   EXPECT_LE(ds.estimate.memory.per_gpu_bytes, ds.usable_bytes) << ds.user_message;
 }
 
+// A TRL GRPO job of Qwen2.5-7B under ZeRO-3 on 8 A100-80GB with `batch` completions of 512 + 1024
+// tokens per GPU and its vLLM flags, decided with the shipped estimator.
+Decision DecideTrlGrpo(int batch, const std::string& vllm) {
+  const std::string script =
+      "#!/bin/bash\naccelerate launch --num_processes 8 trl/scripts/grpo.py --model_name_or_path "
+      "Qwen/Qwen2.5-7B --per_device_train_batch_size " +
+      std::to_string(batch) +
+      " --max_prompt_length 512 --max_completion_length 1024 --bf16 --gradient_checkpointing "
+      "--deepspeed ds_z3.json " +
+      vllm + "\n";
+  return Decide(Request(script, "gres:gpu:a100:8"), Conf(kBaseConf), ShippedEstimator());
+}
+
 // TRL GRPO with vLLM colocated at 0.6 of each GPU (--vllm_gpu_memory_utilization 0.6, awake
 // through the update): the engine's share is counted beside the update, and the advice offers its
 // sleep mode, which holds the share only while it generates; that alternative re-estimated fits.
 TEST(PolicyTest, AColocatedEngineIsCountedAndItsSleepModeOffered) {
-  const std::string script =
-      "#!/bin/bash\naccelerate launch --num_processes 8 trl/scripts/grpo.py --model_name_or_path "
-      "Qwen/Qwen2.5-7B --per_device_train_batch_size 16 --max_prompt_length 512 "
-      "--max_completion_length 1024 --bf16 --gradient_checkpointing --deepspeed ds_z3.json "
-      "--use_vllm --vllm_mode colocate --vllm_gpu_memory_utilization 0.6\n";
   const Decision d =
-      Decide(Request(script, "gres:gpu:a100:8"), Conf(kBaseConf), ShippedEstimator());
+      DecideTrlGrpo(16, "--use_vllm --vllm_mode colocate --vllm_gpu_memory_utilization 0.6");
   ASSERT_TRUE(d.estimated) << d.user_message;
   EXPECT_NEAR(static_cast<double>(d.estimate.memory.breakdown.generation), 0.6 * 85899345920.0,
               2);  // 0.6 of 80 GiB
@@ -175,6 +183,34 @@ TEST(PolicyTest, AColocatedEngineIsCountedAndItsSleepModeOffered) {
   ASSERT_TRUE(e.ok()) << e.status().message();
   EXPECT_LE(e->memory.per_gpu_bytes, sleeping->usable_bytes);
   EXPECT_EQ(e->memory.per_gpu_bytes, sleeping->per_gpu_bytes);
+}
+
+// vLLM asleep while the policy trains but holding 0.9 of each GPU while it generates, beside
+// ZeRO-3's resident states: it cannot fit (and vLLM would not start: it asks for 0.9 of the GPU
+// free). The advice gives the largest share, in steps of 0.05, that fits and still leaves the
+// engine more than its 16-bit weights (Qwen2.5-7B: 7.6e9 x 2 bytes).
+TEST(PolicyTest, ASmallerEngineShareIsOffered) {
+  const Decision d = DecideTrlGrpo(8,
+                                   "--use_vllm --vllm_mode colocate --vllm_gpu_memory_utilization "
+                                   "0.9 --vllm_enable_sleep_mode");
+  EXPECT_EQ(d.kind, DecisionKind::kReject) << d.user_message;
+  EXPECT_EQ(d.estimate.memory.peak_phase, "generation");
+  const Alternative* smaller = nullptr;
+  for (const Alternative& a : d.alternatives)
+    if (a.job.generation_memory > 0 && a.job.generation_memory < 0.9) smaller = &a;
+  ASSERT_NE(smaller, nullptr) << d.user_message;
+  EXPECT_TRUE(smaller->fits);
+  auto fits = Reestimate(smaller->job, smaller->gpu);
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_LE(fits->memory.per_gpu_bytes, smaller->usable_bytes);
+  EXPECT_GT(smaller->job.generation_memory * 85899345920.0,
+            2.0 * static_cast<double>(fits->memory.params.total));
+  // 0.05 more does not fit.
+  TrainingJob larger = smaller->job;
+  larger.generation_memory += 0.05;
+  auto over = Reestimate(larger, smaller->gpu);
+  ASSERT_TRUE(over.ok());
+  EXPECT_GT(over->memory.per_gpu_bytes, smaller->usable_bytes);
 }
 
 TEST(PolicyTest, TooBigIsRejectedWithAlternativesThatFit) {

@@ -3,6 +3,7 @@
 // activation checkpointing, a smaller micro-batch, LoRA, QLoRA, a partition with bigger GPUs).
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -243,6 +244,28 @@ std::vector<Alternative> FindAlternatives(const PolicyContext& ctx, const Traini
     add("vLLM's sleep mode while the policy trains (TRL --vllm_enable_sleep_mode, ms-swift "
         "--sleep_level 1, verl free_cache_engine=True)",
         std::move(j), gpu, part, ctx.partition_name);
+  }
+  // 1d. A colocated engine's smaller share: the largest multiple of 0.05 below the job's with which
+  // the job fits and the engine keeps more than its 16-bit weights (with vLLM's tensor parallel
+  // size 1), room for a KV cache (vLLM refuses to start without any).
+  if (job.generation_memory > 0 && !Fits(ctx, gpu, part, job, &e) && e.memory.per_gpu_bytes > 0) {
+    const double weights = 2.0 * static_cast<double>(e.memory.params.total);
+    const double capacity = static_cast<double>(gpu.memory_bytes);
+    for (int steps = static_cast<int>(std::ceil(job.generation_memory * 20)) - 1; steps >= 1;
+         --steps) {
+      const double share = steps / 20.0;
+      if (share * capacity < 1.2 * weights) break;
+      TrainingJob j = job;
+      j.generation_memory = share;
+      if (!Fits(ctx, gpu, part, j, &e)) continue;
+      char text[200];
+      std::snprintf(text, sizeof text,
+                    "the generation engine's share of each GPU at %.2f (TRL and ms-swift "
+                    "--vllm_gpu_memory_utilization, verl rollout.gpu_memory_utilization)",
+                    share);
+      add(text, std::move(j), gpu, part, ctx.partition_name);
+      break;
+    }
   }
   // 2. More tensor parallelism on the same GPUs (Megatron and others that support it).
   if (job.framework == Framework::kMegatron) {
