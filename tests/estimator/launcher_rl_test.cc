@@ -324,6 +324,17 @@ TEST(OnlineObjectiveTest, ColocatedVllmIsCounted) {
                 .generation_batch,
             16);
   EXPECT_FALSE(job("--ds3_gather_for_generation false").generation_gathers);
+  // A batch from an unknown variable, or a generation batch over all processes: unread (the
+  // policy counts no cache on it), never TRL's default 8 on a guess.
+  const auto unread_batch = [](const std::string& flags) {
+    const JobRequest r = Parse(
+        "#!/bin/bash\naccelerate launch trl/scripts/grpo.py --model_name_or_path Qwen/Qwen2.5-7B "
+        "--max_prompt_length 512 " +
+        flags + "\n");
+    return r.job.generation_batch == 0 && LeftUnread(r, "generation-batch");
+  };
+  EXPECT_TRUE(unread_batch("--per_device_train_batch_size $BS"));
+  EXPECT_TRUE(unread_batch("--per_device_train_batch_size 4 --generation_batch_size 256"));
   EXPECT_EQ(colocated.generation_batch, 0);  // vLLM generates
   EXPECT_NE(TrlGrpoWarning("--use_vllm", "give --vllm_mode"), "");
 }

@@ -358,6 +358,20 @@ TEST(ObjectiveTest, GenerationGathersTheModelAndHoldsItsCache) {
   EXPECT_NEAR(phase(8, true, "generation") - phase(8, false, "generation"), 2 * params, 1);
   EXPECT_NEAR(phase(8, false, "generation") - phase(4, false, "generation"), 4 * 2048 * 524288.0,
               1);
+  // Layers attending through a window cache at most the window: all 32 at 1024 of 2048 tokens,
+  // half the cache.
+  ModelArch windowed = Llama2_7b();
+  windowed.sliding_window = 1024;
+  windowed.sliding_window_layers = windowed.num_layers;
+  const auto windowed_phase = [&](int64_t batch) {
+    TrainingJob j = Full(Framework::kDeepspeed, Sharding::kZero3, 8);
+    j.objective = Objective::kGrpo;
+    j.generation_batch = batch;
+    auto e = EstimateMemory(windowed, j, Gpu80());
+    EXPECT_TRUE(e.ok());
+    return e.ok() ? static_cast<double>(Phase(*e, "generation")) : 0.0;
+  };
+  EXPECT_NEAR(windowed_phase(8) - windowed_phase(4), 4 * 2048 * 524288.0 / 2, 1);
   TrainingJob zero2 = Full(Framework::kDeepspeed, Sharding::kZero2, 8);
   zero2.objective = Objective::kGrpo;
   zero2.generation_batch = 8;

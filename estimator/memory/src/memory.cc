@@ -210,18 +210,33 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
           ? memory::ZeroGatheredModelBytes(dt, sp)
           : 0;
   // model.generate's KV cache (TrainingJob::generation_batch; transformers' DynamicCache): keys
-  // and values of every layer for each sequence up to its full length, in the activations' dtype.
-  double stage_layers = 0;
-  for (size_t kind = 0; kind < uses.size(); ++kind) stage_layers += uses[kind];
+  // and values of every attention layer (Mamba layers keep a small fixed state, not counted) for
+  // each sequence up to its full length, a sliding-window layer's up to its window, in the
+  // activations' dtype, split over tensor parallelism with the heads. (MLA caches its compressed
+  // keys and values under transformers as full heads: counted as full heads.)
+  double attention_layers = 0;
+  for (size_t kind = 0; kind < uses.size(); ++kind)
+    if (m.block_kinds[kind].HasAttention()) attention_layers += uses[kind];
+  const double all_layers = static_cast<double>(std::max<int64_t>(1, m.num_layers));
+  const double sliding =
+      m.sliding_window > 0
+          ? attention_layers *
+                std::min(1.0, static_cast<double>(m.sliding_window_layers) / all_layers)
+          : 0;
+  const double seq = static_cast<double>(j.seq_len);
+  const double cached_positions =
+      (attention_layers - sliding) * seq +
+      sliding * std::min(seq, static_cast<double>(std::max<int64_t>(1, m.sliding_window)));
   const double kv_heads = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads);
   const double head_dim = static_cast<double>(
       m.head_dim > 0 ? m.head_dim : m.hidden_size / std::max<int64_t>(1, m.num_heads));
-  const double kv_cache = static_cast<double>(j.generation_batch) * static_cast<double>(j.seq_len) *
-                          2 * kv_heads * head_dim * stage_layers * dt.act;
+  const double kv_cache = static_cast<double>(j.generation_batch) * cached_positions * 2 *
+                          kv_heads * head_dim * dt.act / static_cast<double>(lay.t);
   // The generation between optimizer steps: a sleeping engine's whole share, or the trainer's own
   // model generating (gathered under ZeRO-3) with its KV cache; resident states beside either.
-  const double own_generation =
-      engine == 0 && j.generation_batch > 0 ? base + between_steps_grads + gathered + kv_cache : 0;
+  const double own_generation = engine == 0 && (j.generation_batch > 0 || gathered > 0)
+                                    ? base + between_steps_grads + gathered + kv_cache
+                                    : 0;
   if (own_generation > 0)
     take("generation", own_generation, between_steps_grads, 0, 0, gathered + kv_cache, 0);
   // Syncing the weights into an engine with the model gathered: a sleeping engine has woken its

@@ -61,7 +61,8 @@ double LossBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, co
     const double chunk = std::min(tokens, kLitgptHeadChunk * static_cast<double>(j.micro_batch));
     return tokens * vocab * (ab + saved) + chunk * vocab * (ab + saved);
   }
-  if (GeneratesCompletions(j.objective) && j.objective != Objective::kGkd && j.completion_len > 0 &&
+  if ((j.objective == Objective::kGrpo || j.objective == Objective::kRloo) &&
+      j.completion_len > 0 &&
       (fw == Framework::kHf || fw == Framework::kDeepspeed || fw == Framework::kFsdp)) {
     // TRL's and ms-swift's GRPO/RLOO (_get_per_token_logps_and_entropies): the model returns the
     // logits of the completion only (logits_to_keep + 1), divided by the temperature in place, and
@@ -106,7 +107,8 @@ double LogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, 
   // products are transient: the forward's base output, lora_B's output, its scaled copy and their
   // sum (3 logit-sized tensors at once, 6 bytes per entry in 16 bits) and the backward's scaled
   // gradient stay below the loss peak of the frameworks whose heads take adapters (transformers'
-  // 12 bytes per entry; litgpt's and torchtune's per chunk, beside logits kept whole).
+  // 12 bytes per entry; litgpt's and torchtune's per chunk, beside logits kept whole; not
+  // always TRL's GRPO/RLOO completion logits, 4-6 bytes per entry: an adapted head there is rare).
   const double tokens = static_cast<double>(j.LocalSeqLen()) * static_cast<double>(j.micro_batch);
   const double h = static_cast<double>(m.hidden_size);
   const double adapter = last_stage.head_adapter > 0 ? tokens * AdapterSavedBytes(j, dt, h) : 0;

@@ -269,7 +269,8 @@ void SetGpuRewrite(const JobRequest& r, const TrainingJob& job, Decision* d) {
 // An unread setting of an online objective's other models (the generation engine's share and
 // sleep mode, the KL reference): read as the least memory (no share, asleep, no reference).
 bool UnreadOnlineModelSetting(const UnreadSetting& u) {
-  return u.key == "generation-memory" || u.key == "generation-sleeps" || u.key == "kl-reference";
+  return u.key == "generation-memory" || u.key == "generation-sleeps" || u.key == "kl-reference" ||
+         u.key == "generation-batch" || u.key == "generation-gathers";
 }
 
 bool UnreadBeyondStatesAndCheckpointing(const UnreadSetting& u) {
@@ -303,6 +304,12 @@ bool FavourableReading(const JobRequest& r, const TrainingJob& job, TrainingJob*
                  !out->generation_sleeps) {
         out->generation_sleeps = true;
         add("generation-sleeps=true");
+      } else if (u.key == "generation-batch" && out->generation_batch > 0) {
+        out->generation_batch = 0;
+        add("generation-batch=0");
+      } else if (u.key == "generation-gathers" && out->generation_gathers) {
+        out->generation_gathers = false;
+        add("generation-gathers=false");
       } else if (u.key == "kl-reference" && out->kl_reference) {
         out->kl_reference = false;
         add("kl-reference=false");

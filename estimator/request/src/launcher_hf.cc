@@ -443,8 +443,18 @@ void ReadTrlGeneration(const LaunchLine& l, Sink* sink) {
     auto per_step = steps != nullptr && !steps->unresolved
                         ? ParseBoundedInt(steps->value, 1, 1 << 20, "steps_per_generation")
                         : Result<int64_t>(count("grad-accum", 1));
+    const Flag* batch = sink->Find(l, "per_device_train_batch_size");
+    const Flag* total = sink->Find(l, "generation_batch_size");
+    // A batch from an unknown variable, or a generation batch over all processes (TRL divides
+    // generation_batch_size by their number): unread, read favourably (no cache counted).
+    if ((batch != nullptr && batch->unresolved) || (steps != nullptr && steps->unresolved))
+      sink->UnreadUnknown("generation-batch", batch != nullptr && batch->unresolved
+                                                  ? "--per_device_train_batch_size"
+                                                  : "--steps_per_generation");
+    else if (total != nullptr)
+      sink->MarkUnread("generation-batch", "--generation_batch_size", "(over all processes)");
     // per_device_train_batch_size: the HF Trainer's default 8 where the launch gives none.
-    if (per_step.ok())
+    else if (per_step.ok())
       sink->Set("generation-batch", std::to_string(count("micro-batch", 8) * *per_step),
                 steps != nullptr ? "per_device_train_batch_size x --steps_per_generation"
                                  : "trl (per_device_train_batch_size x gradient accumulation)");
@@ -659,6 +669,16 @@ void ReadPreferenceStage(const LaunchLine& l, Sink* sink) {
 void ReadSwiftOnline(const LaunchLine& l, Sink* sink) {
   const auto online = OnlineObjective(*sink);
   if (!online) return;
+  // Without vLLM its own model generates, gathered whole under ZeRO-3 unless
+  // --ds3_gather_for_generation false (rollout_mixin.py unwrap_model_for_generation); the batch it
+  // generates at once is its engine's, unread.
+  if (!FlagTrue(sink->Find(l, "use_vllm"))) {
+    const Flag* gather = sink->Find(l, "ds3_gather_for_generation");
+    if (gather == nullptr || (!gather->unresolved && FlagTrue(gather)))
+      sink->Set("generation-gathers", "true",
+                gather != nullptr ? "--ds3_gather_for_generation"
+                                  : "swift (ds3_gather_for_generation default true)");
+  }
   // Its reference (rlhf_args.py _init_ref: full fine-tuning of grpo keeps one unless --beta 0,
   // whose default is 0.04 for grpo; ppo always keeps one; gkd has a teacher instead).
   if (*online == Objective::kGrpo) ReadKlBeta(l, sink, true, "swift (GRPO beta default 0.04)");
@@ -697,9 +717,9 @@ void ReadSwiftOnline(const LaunchLine& l, Sink* sink) {
 
 void WarnOnlineObjective(std::string_view where, Sink* sink) {
   sink->Warn(where,
-             "the policy's update step is estimated (with a colocated engine's share of each GPU "
-             "and a KL reference where read); generating the completions in every step and any "
-             "reward, value or teacher model are not, so fmte sets no time limit");
+             "the policy's update step is estimated (with the memory of its generation and a KL "
+             "reference where read); the time of generating the completions in every step and "
+             "any reward, value or teacher model are not, so fmte sets no time limit");
 }
 
 namespace {
