@@ -93,6 +93,16 @@ TEST(VerlTest, TheRolloutsShareOfEachGpuIsCounted) {
       claimed = claimed || w.find("share of each GPU (") != std::string::npos;
     EXPECT_FALSE(claimed) << share;
   }
+  // A critic (need_critic: critic.enable, else adv_estimator gae, verl's default) of the actor's
+  // model trains on the same GPUs; one of another model, or offloaded, is told, not counted.
+  EXPECT_TRUE(plain.critic);  // gae by default
+  EXPECT_FALSE(read("algorithm.adv_estimator=grpo").critic);
+  EXPECT_TRUE(read("algorithm.adv_estimator=grpo critic.enable=True").critic);
+  EXPECT_TRUE(read("critic.model.path=Qwen/Qwen3-8B").critic);
+  EXPECT_FALSE(read("critic.model.path=Qwen/Qwen3-0.6B").critic);
+  EXPECT_FALSE(read("critic.model.fsdp_config.param_offload=True "
+                    "critic.model.fsdp_config.optimizer_offload=True")
+                   .critic);
   // A reference policy (use_kl_loss or use_kl_in_reward) on the actor's GPUs, unless its weights
   // wait on the host (ref.fsdp_config.param_offload).
   EXPECT_FALSE(plain.kl_reference);

@@ -395,6 +395,24 @@ TEST(ObjectiveTest, GenerationGathersTheModelAndHoldsItsCache) {
               2 * params + 2 * params, 2);
 }
 
+// An online job's value model (TrainingJob::critic: verl's critic for PPO with GAE, by default the
+// actor's model): a second copy of the policy's weights and optimizer states as this GPU holds
+// them, resident while the policy trains; nothing for a supervised job.
+TEST(ObjectiveTest, ACriticHoldsASecondCopyOfThePolicysStates) {
+  TrainingJob ppo = Full(Framework::kFsdp, Sharding::kFsdpFull, 8);
+  ppo.objective = Objective::kPpo;
+  const MemoryEstimate alone = Mem(ppo);
+  ppo.critic = true;
+  const MemoryEstimate with = Mem(ppo);
+  EXPECT_GT(with.breakdown.critic, 0);
+  EXPECT_EQ(with.breakdown.critic, alone.breakdown.weights + alone.breakdown.optimizer);
+  for (const MemoryPhase& p : alone.phases)
+    EXPECT_EQ(Phase(with, p.name) - p.allocated_bytes, with.breakdown.critic) << p.name;
+  TrainingJob sft = Full(Framework::kFsdp, Sharding::kFsdpFull, 8);
+  sft.critic = true;  // only online objectives train a value model
+  EXPECT_EQ(Mem(sft).breakdown.critic, 0);
+}
+
 // An online objective's KL reference (TrainingJob::kl_reference) is held as dpo's: under ZeRO-3
 // the policy's weights sharded again (TRL prepare_deepspeed), none for PEFT.
 TEST(ObjectiveTest, AnOnlineKlReferenceIsHeldAsDposIs) {

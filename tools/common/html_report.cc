@@ -19,10 +19,10 @@ struct Part {
   const char* key;
   const char* color;
 };
-constexpr Part kParts[] = {{"weights", "#2563eb"},   {"gradients", "#7c3aed"},
-                           {"optimizer", "#db2777"}, {"activations", "#ea580c"},
-                           {"logits", "#ca8a04"},    {"other", "#64748b"},
-                           {"reference", "#0d9488"}, {"generation", "#0891b2"}};
+constexpr Part kParts[] = {
+    {"weights", "#2563eb"},     {"gradients", "#7c3aed"}, {"optimizer", "#db2777"},
+    {"activations", "#ea580c"}, {"logits", "#ca8a04"},    {"other", "#64748b"},
+    {"reference", "#0d9488"},   {"critic", "#a16207"},    {"generation", "#0891b2"}};
 
 std::string Gib(double bytes) {
   char buf[32];

@@ -240,6 +240,9 @@ void AddJobOptions(po::options_description* desc) {
       "kl-reference", po::bool_switch(),
       "online objectives: a KL term against a frozen reference model (TRL/ms-swift --beta above "
       "0, verl use_kl_loss): full fine-tuning keeps one beside the policy")(
+      "critic", po::bool_switch(),
+      "online objectives: a value model trained on the same GPUs (PPO with GAE: verl's critic), "
+      "counted as the policy's weights and optimizer states")(
       "completion-len", po::value<int64_t>()->value_name("N"),
       "online objectives: the completion's tokens per sequence (TRL max_completion_length), "
       "whose logits alone the policy computes")(
@@ -357,6 +360,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   }
   job.generation_sleeps = FlagSet(vm, "generation-sleeps");
   job.kl_reference = FlagSet(vm, "kl-reference");
+  job.critic = FlagSet(vm, "critic");
   job.generation_gathers = FlagSet(vm, "generation-gathers");
   if (vm.count("generation-batch")) job.generation_batch = vm["generation-batch"].as<int64_t>();
   if (vm.count("completion-len")) job.completion_len = vm["completion-len"].as<int64_t>();

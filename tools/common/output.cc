@@ -104,6 +104,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["objective"] = ToString(job.objective);
   j["precompute_ref"] = job.reference_precomputed;
   j["kl_reference"] = job.kl_reference;
+  j["critic"] = job.critic;
   j["completion_len"] = job.completion_len;
   j["generation_memory"] = job.generation_memory;
   j["generation_sleeps"] = job.generation_sleeps;
@@ -194,10 +195,10 @@ nlohmann::json EstimateJson(const ModelArch& model, const TrainingJob& job, cons
   mem["cpu_bytes_per_node"] = m.cpu_bytes_per_node;
   mem["peak_phase"] = m.peak_phase;
   auto breakdown = [](const MemoryBreakdown& b) {
-    return nlohmann::json{{"weights", b.weights},     {"gradients", b.gradients},
-                          {"optimizer", b.optimizer}, {"activations", b.activations},
-                          {"logits", b.logits},       {"other", b.other},
-                          {"reference", b.reference}, {"generation", b.generation}};
+    return nlohmann::json{
+        {"weights", b.weights},         {"gradients", b.gradients}, {"optimizer", b.optimizer},
+        {"activations", b.activations}, {"logits", b.logits},       {"other", b.other},
+        {"reference", b.reference},     {"critic", b.critic},       {"generation", b.generation}};
   };
   mem["breakdown"] = breakdown(m.breakdown);
   mem["layers_per_stage"] = m.layers_per_stage;
@@ -305,6 +306,9 @@ void PrintEstimate(std::ostream& os, const ModelArch& model, const TrainingJob& 
   t.AddRow({"  other", FormatGiB(m.breakdown.other)});
   if (m.breakdown.reference > 0)
     t.AddRow({"  reference model", FormatGiB(m.breakdown.reference), "(frozen, no gradients)"});
+  if (m.breakdown.critic > 0)
+    t.AddRow({"  critic (value model)", FormatGiB(m.breakdown.critic),
+              "(weights and optimizer, resident)"});
   if (m.breakdown.generation > 0)
     t.AddRow({"  generation engine", FormatGiB(m.breakdown.generation),
               "(" + FormatShare(job.generation_memory) + " of the GPU" +

@@ -44,6 +44,7 @@ struct StagePeak {
   double allocated_synced = 0;
   double weights = 0, grads = 0, optimizer = 0, activations = 0, logits = 0, other = 0;
   double reference = 0;
+  double critic = 0;
   // A colocated inference engine's share held at this phase (in `allocated`, without the
   // allocator's fragmentation: vLLM allocates its cache whole).
   double generation = 0;
@@ -92,8 +93,15 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   // A colocated inference engine (TrainingJob::generation_memory) that never sleeps holds its
   // share through every phase, as the states do; one that sleeps only while it generates.
   const double engine_held = j.generation_sleeps ? 0 : engine;
-  const double base =
-      ms.weights + reference + ms.quant_consts + ms.optimizer + buf.persistent + engine_held;
+  // An online job's value model (TrainingJob::critic: verl's critic for PPO with GAE) trained on
+  // the same GPUs: a second copy of the policy's weights and optimizer states as this GPU holds
+  // them, resident while the policy trains (verl's fsdp_workers keep both workers' states on the
+  // GPU unless offloaded).
+  const double critic = j.critic && GeneratesCompletions(j.objective)
+                            ? ms.weights + ms.quant_consts + ms.optimizer
+                            : 0;
+  const double base = ms.weights + reference + critic + ms.quant_consts + ms.optimizer +
+                      buf.persistent + engine_held;
   // Accumulated gradients exist during later forwards (gradient accumulation, pipelining).
   // Megatron's DDP keeps every gradient in one contiguous main_grad buffer allocated when the
   // model is wrapped and only zeroed between steps (megatron/core/distributed/
@@ -175,6 +183,7 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
     best.allocated = allocated;
     best.weights = ms.weights;
     best.reference = reference;
+    best.critic = critic;
     best.grads = grads;
     best.optimizer = ms.optimizer;
     best.activations = activations;
@@ -257,7 +266,7 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   best.weight_sync = weight_sync;
   best.weight_sync_engine = weight_sync > 0 ? (j.generation_sleeps ? engine_weights : engine) : 0;
   best.update_held = update_held;
-  best.cpu = ms.cpu + act.cpu + host_reference;
+  best.cpu = ms.cpu + act.cpu + host_reference + (critic > 0 ? ms.cpu : 0);
   best.allocated_synced = std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads),
                                     end_bwd, step, generation_phase, weight_sync});
   best.turn = turn;
@@ -281,10 +290,11 @@ int64_t Breakdown(const StagePeak& p, MemoryBreakdown* b) {
   b->logits = Saturate(p.logits);
   b->other = Saturate(p.other + p.cached + memory::FragmentationBytes(p.allocated - p.generation));
   b->reference = Saturate(p.reference);
+  b->critic = Saturate(p.critic);
   b->generation = Saturate(p.generation);
   int64_t sum = 0;
   for (int64_t part : {b->weights, b->gradients, b->optimizer, b->activations, b->logits, b->other,
-                       b->reference, b->generation})
+                       b->reference, b->critic, b->generation})
     sum = part > INT64_MAX - sum ? INT64_MAX : sum + part;
   return sum;
 }

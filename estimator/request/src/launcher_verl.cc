@@ -96,6 +96,38 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
                     ? "actor_rollout_ref.actor.use_kl_loss"
                     : "algorithm.use_kl_in_reward");
   }
+  // A critic (verl/trainer/ppo/utils.py need_critic: critic.enable where given, else
+  // adv_estimator gae, verl's default) trains on the same GPUs; counted as a second copy of the
+  // actor's states when it is the actor's model (critic.model.path, unset or the actor's path),
+  // told otherwise, and told when its weights and optimizer both wait on the host.
+  const Flag* critic_enable = KnownFlag(l, {"critic.enable"});
+  const Flag* adv_estimator = KnownFlag(l, {"algorithm.adv_estimator"});
+  const bool needs_critic =
+      critic_enable != nullptr
+          ? FlagTrue(critic_enable)
+          : (adv_estimator == nullptr ? l.Find("algorithm.adv_estimator") == nullptr
+                                      : Lower(adv_estimator->value) == "gae");
+  if (needs_critic) {
+    const Flag* critic_path = l.Find("critic.model.path");
+    const Flag* actor_path = l.Find("actor_rollout_ref.model.path");
+    const bool same_model = critic_path == nullptr ||
+                            (actor_path != nullptr && critic_path->value == actor_path->value);
+    const bool critic_offloaded =
+        FlagTrue(KnownFlag(l, {"critic.model.fsdp_config.param_offload"})) &&
+        FlagTrue(KnownFlag(l, {"critic.model.fsdp_config.optimizer_offload"}));
+    if (!same_model)
+      sink->Warn("critic.model.path",
+                 "a critic of another model (" + Shown(critic_path->value) +
+                     ") trains on the same GPUs: its weights and optimizer are not counted");
+    else if (critic_offloaded)
+      sink->Warn("critic.model.fsdp_config",
+                 "the critic's weights and optimizer wait on the host: not counted");
+    else
+      sink->Set("critic", "true",
+                critic_enable != nullptr   ? "critic.enable"
+                : adv_estimator != nullptr ? "algorithm.adv_estimator (gae: a critic)"
+                                           : "verl (default adv_estimator gae: a critic)");
+  }
   // The rollout engine shares the actor's GPUs (the hybrid engine) and takes
   // actor_rollout_ref.rollout.gpu_memory_utilization of each (0.5 by default,
   // verl/trainer/config/rollout/rollout.yaml; vLLM's, SGLang's mem_fraction_static); with
@@ -133,14 +165,14 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
   sink->Warn("verl", counted
                          ? "the actor's update step and the rollout engine's share of each GPU (" +
                                shown +
-                               ") are estimated; the rollout's time and any critic model are "
-                               "not, so fmte sets no time limit"
+                               ") are estimated; the rollout's time is not, so fmte sets no "
+                               "time limit"
                          : "the actor's update step is estimated; the rollout engine's memory "
                            "(up to " +
                                shown +
                                " of each GPU while it generates, beside the actor's states "
-                               "not offloaded), the rollout's time and any critic model are "
-                               "not, so fmte sets no time limit");
+                               "not offloaded) and the rollout's time are not, so fmte sets "
+                               "no time limit");
   // What bounds the actor's memory beyond these keys (dynamic batch sizes by token budget, Ulysses
   // sequence parallelism, remove-padding, entropy checkpointing, offload of the reference and the
   // rollout) is not read: the policy reads it favourably and never rejects a verl job on a guess.

@@ -111,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 69> kKeys{{
+const std::array<KeySpec, 70> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -212,6 +212,11 @@ const std::array<KeySpec, 69> kKeys{{
       "keeps beside the policy (TRL/ms-swift --beta above 0, verl use_kl_loss)"},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->kl_reference);)},
+    {{"critic", "true|false",
+      "online objectives: a value model trained on the same GPUs (PPO with GAE), counted as the "
+      "policy's weights and optimizer states"},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->critic);)},
     {{"completion-len", "N",
       "online objectives: the completion's tokens per sequence, whose logits the policy "
       "computes (TRL max_completion_length)"},

@@ -29,6 +29,7 @@ struct MemoryBreakdown {
   int64_t other = 0;      // framework buffers (DDP buckets, FSDP gathered units, quant constants,
                           // allocator fragmentation)
   int64_t reference = 0;  // a frozen reference model (TrainingJob::KeepsReferenceModel)
+  int64_t critic = 0;     // an online job's value model, resident (TrainingJob::critic)
   // A colocated inference engine's share of the GPU (TrainingJob::generation_memory) where it is
   // held at the peak: in every phase unless it sleeps, then in the generation phase only.
   int64_t generation = 0;

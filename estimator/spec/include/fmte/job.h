@@ -278,6 +278,12 @@ struct TrainingJob {
   // beside the policy, placed as its weights are (KeepsReferenceModel); PEFT disables the
   // adapters instead.
   bool kl_reference = false;
+  // An online objective's value model (PPO with GAE: verl's critic, TRL's and ms-swift's PPO value
+  // model) trained on the same GPUs: counted as a second copy of the policy (same model, method
+  // and sharding; a value head in place of the vocabulary), whose weights and optimizer states stay
+  // resident while the policy trains (its own update runs apart, with the policy's states
+  // resident in the same way).
+  bool critic = false;
   // The completion's tokens in each sequence of an online objective (TRL's and ms-swift's
   // max_completion_length, a cap): their GRPO/RLOO trainers ask the model for the logits of the
   // completion only (logits_to_keep) and take its log-probabilities with selective_log_softmax,
