@@ -214,33 +214,13 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   // (TrainingJob::generation_gathers: TRL's unwrap_model_for_generation and its PEFT sync,
   // deepspeed.zero.GatheredParameters(model.parameters()); ms-swift's sync in one batch), each GPU
   // holds the 16-bit model beside its shards.
+  const double model16 = memory::ZeroGatheredModelBytes(dt, sp);
   const double gathered =
       GeneratesCompletions(j.objective) && j.generation_gathers && j.sharding == Sharding::kZero3
-          ? memory::ZeroGatheredModelBytes(dt, sp)
+          ? model16
           : 0;
-  // model.generate's KV cache (TrainingJob::generation_batch; transformers' DynamicCache): keys
-  // and values of every attention layer (Mamba layers keep a small fixed state, not counted) for
-  // each sequence up to its full length, a sliding-window layer's up to its window, in the
-  // activations' dtype, split over tensor parallelism with the heads. (MLA caches its compressed
-  // keys and values under transformers as full heads: counted as full heads.)
-  double attention_layers = 0;
-  for (size_t kind = 0; kind < uses.size(); ++kind)
-    if (m.block_kinds[kind].HasAttention()) attention_layers += uses[kind];
-  const double all_layers = static_cast<double>(std::max<int64_t>(1, m.num_layers));
-  const double sliding =
-      m.sliding_window > 0
-          ? attention_layers *
-                std::min(1.0, static_cast<double>(m.sliding_window_layers) / all_layers)
-          : 0;
-  const double seq = static_cast<double>(j.seq_len);
-  const double cached_positions =
-      (attention_layers - sliding) * seq +
-      sliding * std::min(seq, static_cast<double>(std::max<int64_t>(1, m.sliding_window)));
-  const double kv_heads = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads);
-  const double head_dim = static_cast<double>(
-      m.head_dim > 0 ? m.head_dim : m.hidden_size / std::max<int64_t>(1, m.num_heads));
-  const double kv_cache = static_cast<double>(j.generation_batch) * cached_positions * 2 *
-                          kv_heads * head_dim * dt.act / static_cast<double>(lay.t);
+  // model.generate's KV cache (TrainingJob::generation_batch).
+  const double kv_cache = memory::GenerationKvCacheBytes(m, j, lay, dt, uses);
   // The generation between optimizer steps: a sleeping engine's whole share, or the trainer's own
   // model generating (gathered under ZeRO-3) with its KV cache; resident states beside either.
   const double own_generation = engine == 0 && (j.generation_batch > 0 || gathered > 0)
@@ -251,11 +231,12 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
   // Syncing the weights into an engine with the model gathered: a sleeping engine has woken its
   // weights only (vLLM wake_up(tags=["weights"]) before the sync, its KV cache after; at most the
   // 16-bit model, one copy with vLLM's tensor parallel size 1), an awake one holds its share.
-  const double engine_weights =
-      j.generation_sleeps ? std::min(engine, memory::ZeroGatheredModelBytes(dt, sp)) : 0;
+  const double sync_engine = j.generation_sleeps ? std::min(engine, model16) : engine_held;
   const double weight_sync =
-      engine > 0 && gathered > 0 ? base + between_steps_grads + gathered + engine_weights : 0;
-  take_engine = j.generation_sleeps ? engine_weights : engine_held;
+      engine > 0 && gathered > 0
+          ? base + between_steps_grads + gathered + (j.generation_sleeps ? sync_engine : 0)
+          : 0;
+  take_engine = sync_engine;
   if (weight_sync > 0) take("weight-sync", weight_sync, between_steps_grads, 0, 0, gathered, 0);
   take_engine = engine;
   if (generation > 0) take("generation", generation, between_steps_grads, 0, 0, 0, 0);
@@ -264,7 +245,7 @@ StagePeak EstimateStage(const ModelArch& m, const TrainingJob& j, const Layout& 
       std::max({turn, end_bwd, step, eval, save_bytes, generation_phase, weight_sync});
   best.generation_phase = generation_phase;
   best.weight_sync = weight_sync;
-  best.weight_sync_engine = weight_sync > 0 ? (j.generation_sleeps ? engine_weights : engine) : 0;
+  best.weight_sync_engine = weight_sync > 0 ? sync_engine : 0;
   best.update_held = update_held;
   best.cpu = ms.cpu + act.cpu + host_reference + (critic > 0 ? ms.cpu : 0);
   best.allocated_synced = std::max({turn - turn_grads + (grads_live ? ms.grads : ms.first_grads),

@@ -495,6 +495,34 @@ double LayerActivations(const ModelArch& m, const TrainingJob& j, const Layout& 
   return s * b * (sv.seq / seq_split + sv.tp / t) + s * b * s_kv * (sv.score / t + mask);
 }
 
+double GenerationKvCacheBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                              const Dtypes& dt, const KindUses& uses) {
+  if (j.generation_batch <= 0) return 0;
+  // transformers' DynamicCache: keys and values of every attention layer (Mamba layers keep a small
+  // fixed state, not counted) for each sequence up to its full length, a sliding-window layer's up
+  // to its window, in the activations' dtype, split over tensor parallelism with the heads. (MLA
+  // caches its compressed keys and values under transformers as full heads: counted as full
+  // heads.)
+  double attention_layers = 0;
+  for (size_t kind = 0; kind < uses.size(); ++kind)
+    if (m.block_kinds[kind].HasAttention()) attention_layers += uses[kind];
+  const double all_layers = static_cast<double>(std::max<int64_t>(1, m.num_layers));
+  const double sliding =
+      m.sliding_window > 0
+          ? attention_layers *
+                std::min(1.0, static_cast<double>(m.sliding_window_layers) / all_layers)
+          : 0;
+  const double seq = static_cast<double>(j.seq_len);
+  const double cached_positions =
+      (attention_layers - sliding) * seq +
+      sliding * std::min(seq, static_cast<double>(std::max<int64_t>(1, m.sliding_window)));
+  const double kv_heads = static_cast<double>(m.num_kv_heads > 0 ? m.num_kv_heads : m.num_heads);
+  const double head_dim = static_cast<double>(
+      m.head_dim > 0 ? m.head_dim : m.hidden_size / std::max<int64_t>(1, m.num_heads));
+  return static_cast<double>(j.generation_batch) * cached_positions * 2 * kv_heads * head_dim *
+         dt.act / static_cast<double>(lay.t);
+}
+
 double EvalLayerBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay, const Dtypes& dt,
                       const KindUses& uses) {
   // Under no_grad nothing is saved: each intermediate is freed as soon as the next op has read it,

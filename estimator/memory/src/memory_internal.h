@@ -177,6 +177,10 @@ double EvalLayerBytes(const ModelArch& m, const TrainingJob& j, const Layout& la
                       const KindUses& uses);
 double EvalLogitsBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay,
                        const Dtypes& dt);
+// model.generate's KV cache for TrainingJob::generation_batch sequences on the stage whose layers
+// `uses` counts (memory_activations.cc); 0 without a generation batch.
+double GenerationKvCacheBytes(const ModelArch& m, const TrainingJob& j, const Layout& lay,
+                              const Dtypes& dt, const KindUses& uses);
 
 // Framework buffers present at the peak (memory_overheads.cc).
 struct Buffers {

@@ -84,29 +84,24 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
   // or actor.use_kl_loss, both false by default) is a module of its own on the actor's GPUs for
   // full fine-tuning (LoRA takes the base with the adapters off, main_ppo.py ref_in_actor); with
   // ref.fsdp_config.param_offload its weights wait on the host: told, not counted.
-  if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.use_kl_loss"})) ||
-      FlagTrue(KnownFlag(l, {"algorithm.use_kl_in_reward"}))) {
+  const bool kl_loss = FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.use_kl_loss"}));
+  if (kl_loss || FlagTrue(KnownFlag(l, {"algorithm.use_kl_in_reward"}))) {
     if (FlagTrue(KnownFlag(l, {"actor_rollout_ref.ref.fsdp_config.param_offload"})))
       sink->Warn("actor_rollout_ref.ref.fsdp_config.param_offload",
                  "the reference policy's weights are on the host between its forwards: not "
                  "counted");
     else
       sink->Set("kl-reference", "true",
-                FlagTrue(KnownFlag(l, {"actor_rollout_ref.actor.use_kl_loss"}))
-                    ? "actor_rollout_ref.actor.use_kl_loss"
-                    : "algorithm.use_kl_in_reward");
+                kl_loss ? "actor_rollout_ref.actor.use_kl_loss" : "algorithm.use_kl_in_reward");
   }
   // A critic (verl/trainer/ppo/utils.py need_critic: critic.enable where given, else
   // adv_estimator gae, verl's default) trains on the same GPUs; counted as a second copy of the
   // actor's states when it is the actor's model (critic.model.path, unset or the actor's path),
   // told otherwise, and told when its weights and optimizer both wait on the host.
   const Flag* critic_enable = KnownFlag(l, {"critic.enable"});
-  const Flag* adv_estimator = KnownFlag(l, {"algorithm.adv_estimator"});
-  const bool needs_critic =
-      critic_enable != nullptr
-          ? FlagTrue(critic_enable)
-          : (adv_estimator == nullptr ? l.Find("algorithm.adv_estimator") == nullptr
-                                      : Lower(adv_estimator->value) == "gae");
+  const bool needs_critic = critic_enable != nullptr ? FlagTrue(critic_enable)
+                            : adv == nullptr         ? l.Find("algorithm.adv_estimator") == nullptr
+                                                     : Lower(adv->value) == "gae";
   if (needs_critic) {
     const Flag* critic_path = l.Find("critic.model.path");
     const Flag* actor_path = l.Find("actor_rollout_ref.model.path");
@@ -124,9 +119,9 @@ void ReadVerlOverrides(const LaunchLine& l, Sink* sink) {
                  "the critic's weights and optimizer wait on the host: not counted");
     else
       sink->Set("critic", "true",
-                critic_enable != nullptr   ? "critic.enable"
-                : adv_estimator != nullptr ? "algorithm.adv_estimator (gae: a critic)"
-                                           : "verl (default adv_estimator gae: a critic)");
+                critic_enable != nullptr ? "critic.enable"
+                : adv != nullptr         ? "algorithm.adv_estimator (gae: a critic)"
+                                         : "verl (default adv_estimator gae: a critic)");
   }
   // The rollout engine shares the actor's GPUs (the hybrid engine) and takes
   // actor_rollout_ref.rollout.gpu_memory_utilization of each (0.5 by default,
