@@ -182,6 +182,69 @@ TEST(StepTime, EagerFrameworksMoveWhatTheirLayersSave) {
   EXPECT_GT(compute(Framework::kHf, false, 0), compute(Framework::kHf, true, 0));
 }
 
+TEST(StepTime, PeftBuildsEveryExpertsDeltaWeightInEachPass) {
+  // PEFT's LoRA on a transformers 5 MoE (stacked experts, ParamWrapper) builds the delta weight
+  // of every expert in each forward and takes it back in the backward, whatever tokens reached
+  // them (peft/tuners/lora/layer.py ParamWrapper.get_delta_weight): doubling the experts at the
+  // same experts per token leaves the tokens' work alone and adds kExpertDeltaTraffic (23.1)
+  // bytes at HBM bandwidth per added expert weight element per pass (forward, recomputed forward,
+  // backward) and micro-batch. Megatron's and litgpt's own LoRA, and full fine-tuning, build none.
+  // (The router keeps 16 outputs in both models, so that only the experts' count differs.)
+  const int64_t h = 1024, inter = 512, L = 2, s = 1024;
+  const GpuSpec a100 = testing::A100Sxm80();
+  TimeModel tm;
+  tm.MutableFor(a100) = Ideal();
+  auto compute = [&](int64_t experts, Framework fw, Method method, Checkpointing ckpt) {
+    ModelArch m = Gpt(h, L, 16, 32000);
+    m.gated_mlp = true;
+    m.num_experts = experts;
+    m.experts_per_token = 2;
+    m.expert_intermediate_size = inter;
+    m.block_kinds[0].linears = {{"q", LinearRole::kQ, h, h, false, 1, false},
+                                {"k", LinearRole::kK, h, h, false, 1, false},
+                                {"v", LinearRole::kV, h, h, false, 1, false},
+                                {"o", LinearRole::kO, h, h, false, 1, false},
+                                {"router", LinearRole::kRouter, h, 16, false, 1, false},
+                                {"gate", LinearRole::kGate, h, inter, false, experts, true},
+                                {"up", LinearRole::kUp, h, inter, false, experts, true},
+                                {"down", LinearRole::kDown, inter, h, false, experts, true}};
+    m.block_kinds[0].experts_per_token = 2;
+    TrainingJob j = Job(1, 1, 1, 1, 2, s);  // 2 micro-batches per step
+    j.framework = fw;
+    j.attention = Attention::kFused;
+    j.precision = Precision::kPureBf16;
+    j.method = method;
+    j.lora_r = 16;
+    j.lora_targets = {"all-linear"};
+    j.activation_checkpointing = ckpt;
+    auto e = EstimateStepTime(m, j, a100, DefaultCluster(a100), tm);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->breakdown.compute_s : 0.0;
+  };
+  const double added_elems = 8.0 * 3 * h * inter * L;  // 8 more experts' gate, up and down
+  const double per_pass = 2 * 23.1 * added_elems / (a100.hbm_gbps * 1e9);
+  // The adapters' own gradients and states grow with the experts too (a few microseconds here).
+  const double tol = 0.01 * per_pass;
+  for (Framework fw : {Framework::kHf, Framework::kDeepspeed, Framework::kFsdp}) {
+    EXPECT_NEAR(compute(16, fw, Method::kLora, Checkpointing::kFull) -
+                    compute(8, fw, Method::kLora, Checkpointing::kFull),
+                3 * per_pass, tol);
+    EXPECT_NEAR(compute(16, fw, Method::kLora, Checkpointing::kNone) -
+                    compute(8, fw, Method::kLora, Checkpointing::kNone),
+                2 * per_pass, tol);
+  }
+  // QLoRA builds them too, beside bitsandbytes' dequantisation of the added weights.
+  EXPECT_GT(compute(16, Framework::kHf, Method::kQlora, Checkpointing::kFull) -
+                compute(8, Framework::kHf, Method::kQlora, Checkpointing::kFull),
+            3 * per_pass);
+  for (Framework fw : {Framework::kMegatron, Framework::kLitgpt})
+    EXPECT_NEAR(compute(16, fw, Method::kLora, Checkpointing::kFull),
+                compute(8, fw, Method::kLora, Checkpointing::kFull), tol)
+        << static_cast<int>(fw);
+  EXPECT_NEAR(compute(16, Framework::kHf, Method::kFull, Checkpointing::kFull),
+              compute(8, Framework::kHf, Method::kFull, Checkpointing::kFull), tol);
+}
+
 TEST(StepTime, ForeachAdamWMovesTheStatesOncePerOp) {
   // torch's foreach AdamW (torch/optim/adamw.py _multi_tensor_adamw) runs each op over all the
   // tensors before the next. Per parameter with fp32 weights, gradients and states (amp-bf16):

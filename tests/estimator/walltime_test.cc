@@ -299,17 +299,18 @@ TEST(WallTime, BoundWidensToTheMeasuredFactorOfTheJobsGroup) {
 }
 
 // A mixture of experts is bounded by the measured runs of mixtures of experts (Megatron-Bridge's
-// Moonlight-16B-A3B on H100, 2.1x slower than predicted; the HF Trainer's Qwen3-30B-A3B and
-// DeepSeek-V2-Lite, 1.9-3.7x; scripts/eval-time.py --calibrate), never by the dense models' error
-// they exceed: on H100 under both framework families its factor is above the dense one, where no
-// MoE run was seen it is at least the widest dense factor, and the wall time names the group.
+// Moonlight-16B-A3B on H100, 3.2x slower than predicted; scripts/eval-time.py --calibrate), never
+// by the dense models' error they exceed: under Megatron on H100 its factor is above the dense
+// one; under the HF Trainer, whose two MoE runs are predicted within 11% held out since PEFT's
+// delta weights are counted, its 95% factor never below it (two runs of one source; its median,
+// 1.003, is its own); where no MoE run was seen it
+// is at least the widest dense factor, and the wall time names the group.
 TEST(WallTime, AMixtureOfExpertsIsBoundedByItsOwnRuns) {
-  for (Framework fw : {Framework::kMegatron, Framework::kHf}) {
-    EXPECT_GT(MeasuredTimeFactor("H100-SXM5-80GB", fw, 0.95, true),
-              MeasuredTimeFactor("H100-SXM5-80GB", fw, 0.95, false));
-    EXPECT_GT(MeasuredTimeFactor("H100-SXM5-80GB", fw, 0.5, true),
-              MeasuredTimeFactor("H100-SXM5-80GB", fw, 0.5, false));
-  }
+  for (double q : {0.5, 0.95})
+    EXPECT_GT(MeasuredTimeFactor("H100-SXM5-80GB", Framework::kMegatron, q, true),
+              MeasuredTimeFactor("H100-SXM5-80GB", Framework::kMegatron, q, false));
+  EXPECT_GE(MeasuredTimeFactor("H100-SXM5-80GB", Framework::kHf, 0.95, true),
+            MeasuredTimeFactor("H100-SXM5-80GB", Framework::kHf, 0.95, false));
   const double widest = MeasuredTimeFactor("L40S", Framework::kHf, 0.95);
   for (const char* gpu : {"A100-SXM4-80GB", "B200-HGX", "MI300X", "L40S"})
     EXPECT_GE(MeasuredTimeFactor(gpu, Framework::kMegatron, 0.95, true), widest) << gpu;

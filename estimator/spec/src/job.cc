@@ -346,6 +346,12 @@ bool TrainingJob::GradientsCoverFrozenWeights() const {
   return fsdp_frozen_grads && method != Method::kFull && FlattensUnits(sharding);
 }
 
+bool TrainingJob::PeftLoraOnTransformers() const {
+  return (method == Method::kLora || method == Method::kQlora) &&
+         (framework == Framework::kHf || framework == Framework::kDeepspeed ||
+          framework == Framework::kFsdp);
+}
+
 bool TrainingJob::ForeachOptimizerStep() const {
   const bool torch_optim = optimizer == Optimizer::kAdamW || optimizer == Optimizer::kSgd;
   return torch_optim && (optimizer_impl == OptimizerImpl::kForeach ||

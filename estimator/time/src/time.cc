@@ -188,6 +188,9 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job_in, c
     const double peft_fwd = time_parts::kPeftChainTraffic * w.peft_forward_bytes / hbm;
     const double peft_bwd =
         time_parts::kPeftChainTraffic * w.peft_backward_bytes / hbm + w.recomputed_share * peft_fwd;
+    // PEFT's LoRA on stacked experts: every expert's delta weight built and added in each forward
+    // (the recomputed one too) and taken back in the backward (time_parts.h kExpertDeltaTraffic).
+    const double expert_delta = time_parts::kExpertDeltaTraffic * w.expert_delta_elems / hbm;
     double dequant = 0;
     if (job.method == Method::kQlora) {
       // bitsandbytes dequantises each 4/8-bit weight to 16 bits before every matmul, in the
@@ -202,11 +205,12 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job_in, c
     const double fwd_share = 1.0 / (1.0 + 2.0 + (w.recompute_flops > 0 ? 1.0 : 0.0));
     // The host launches kernels while the GPU runs earlier ones: a pass costs the larger of its GPU
     // work and its launch time (smoothed so the fit has gradients), not their sum.
-    st.fwd_s =
-        SmoothMax(tokens_mb * w.fwd_weighted / ft / gemm + passes_mem + peft_fwd + dequant / 3,
-                  overhead_pass * fwd_share);
+    st.fwd_s = SmoothMax(
+        tokens_mb * w.fwd_weighted / ft / gemm + passes_mem + peft_fwd + dequant / 3 + expert_delta,
+        overhead_pass * fwd_share);
     st.bwd_s = SmoothMax(tokens_mb * (w.bwd_weighted + w.recompute_weighted) / ft / gemm +
-                             2 * passes_mem + recompute_mem + peft_bwd + dequant * 2 / 3,
+                             2 * passes_mem + recompute_mem + peft_bwd + dequant * 2 / 3 +
+                             (1 + w.recomputed_share) * expert_delta,
                          overhead_pass * (1 - fwd_share));
     if (eager) {
       // The GPU's idle gaps between eager kernels (time_parts.h kEagerLayerGap), on top of the

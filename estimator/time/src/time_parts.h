@@ -89,6 +89,9 @@ struct LayerWork {
   double peft_saved_bytes = 0, peft_forward_bytes = 0, peft_backward_bytes = 0;
   double peft_modules = 0;
   double trainable_elems = 0;  // full fine-tuning and prefix tuning
+  // PEFT's LoRA on the routed experts (TrainingJob::PeftLoraOnTransformers): the adapted experts'
+  // weight elements, all of them (kExpertDeltaTraffic); 0 otherwise.
+  double expert_delta_elems = 0;
   // LoRA: each adapted linear's adapter elements, in the block's order (StageWorkOf adds them to
   // the stage's trainable elements one by one, in layer order).
   std::vector<double> lora_adapters;
@@ -126,6 +129,23 @@ inline constexpr double kPeftChainTraffic = 1.50;
 inline constexpr double kEagerLayerGap = 143e-6;
 inline constexpr double kPeftModuleGap = 46e-6;
 inline constexpr double kOptimizerBandwidth = 0.74;
+// PEFT's LoRA on a mixture of experts' routed experts under transformers 5
+// (TrainingJob::PeftLoraOnTransformers): each layer's ParamWrapper builds every expert's delta
+// weight, einsum(lora_B, lora_A) x scaling in the adapters' dtype, casts it and adds it to the
+// stacked weight through a parametrization registered for that forward (peft/tuners/lora/layer.py
+// ParamWrapper._activate_lora, get_delta_weight), whatever tokens reached the expert ("PEFT
+// always materializes the LoRA contribution for each expert", PEFT's LoRA guide); backward takes
+// the whole stacked gradient back through the same chain to lora_A and lora_B. The step time this
+// adds per adapted expert weight element and pass (each forward, the recomputed one included, and
+// the backward), in bytes at the GPU's nominal HBM bandwidth: the GPU's time for those kernels
+// (the (E, out, 2r, in) products, copies and casts: about 19 of them in the profiles) and the
+// host's gaps around them. Measured (tests/data/memory-measured/measured-h100-hf.csv, one H100,
+// transformers 5.17, PEFT 0.21, all-linear r 16, full checkpointing): the step time fmte missed
+// without it over the elements x passes of Qwen3-30B-A3B (128 experts, 1024 tokens: 24.6 bytes)
+// and DeepSeek-V2-Lite (64 experts, 2 x 2048 tokens: 20.3); their pooled 23.1 here. Either one
+// left out, the other's step time is predicted from the other's constant within -11% (Qwen3)
+// and +7% (DeepSeek-V2-Lite); they were -63% and -34%.
+inline constexpr double kExpertDeltaTraffic = 23.1;
 
 // FlashAttention-2 through PyTorch's SDPA on Hopper (the same profiles, 33 causal runs without a
 // sliding-window mask, head_dim 64-256, 1k-32k tokens): the fraction of dense peak the attention
@@ -160,8 +180,10 @@ struct StageWork {
   double eager_saved_bytes = 0;
   double peft_forward_bytes = 0, peft_backward_bytes = 0;  // sums of the layers' (per micro-batch)
   double peft_module_passes = 0;  // PEFT's modules x passes, as layer_passes counts the layers
-  double weight_elems = 0;        // all weights of the stage (whole, before TP)
-  double trainable_elems = 0;     // parameters that get gradients and optimizer state
+  // The layers' LayerWork::expert_delta_elems (per micro-batch, each pass).
+  double expert_delta_elems = 0;
+  double weight_elems = 0;     // all weights of the stage (whole, before TP)
+  double trainable_elems = 0;  // parameters that get gradients and optimizer state
   // Parameters whose gradients are reduced: trainable_elems, plus the frozen weights of the
   // layers when their FSDP units give them gradients (TrainingJob::GradientsCoverFrozenWeights).
   double grad_elems = 0;

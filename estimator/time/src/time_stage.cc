@@ -98,6 +98,10 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
         lw.lora_adapters.push_back(
             static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies));
     if (lw.peft_forward_bytes > 0) lw.peft_modules = static_cast<double>(lw.lora_adapters.size());
+    if (job.PeftLoraOnTransformers() && block.experts_per_token > 0)
+      for (const LinearShape& lin : block.linears)
+        if (lin.expert && lora.Matches(lin))
+          lw.expert_delta_elems += static_cast<double>(lin.Params());
   } else if (job.TrainsLanguageModel()) {
     lw.trainable_elems = lw.weight_elems;
   } else if (job.method == Method::kPrefixTuning) {
@@ -140,7 +144,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   double recompute_flops = 0, recompute_weighted = 0, model_flops = 0, weight_elems = 0;
   double expert_elems = 0;
   double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0, saved_bytes = 0;
-  double peft_forward = 0, peft_backward = 0, peft_module_passes = 0;
+  double peft_forward = 0, peft_backward = 0, peft_module_passes = 0, expert_delta_elems = 0;
   const double passes = 3.0 + share;
   // Megatron TP: an all-reduce after each row-parallel sublayer in the forward and one in the
   // backward (Shoeybi et al. 2019: 2 and 2 per transformer block), and the forward's again when
@@ -164,6 +168,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     peft_forward += lw.peft_forward_bytes;
     peft_backward += lw.peft_backward_bytes;
     peft_module_passes += lw.peft_modules * passes;
+    expert_delta_elems += lw.expert_delta_elems;
     if (lora_method) {
       for (const double adapter : lw.lora_adapters) trainable_elems += adapter;
     } else if (full_method || job.method == Method::kPrefixTuning) {
@@ -194,6 +199,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   w.peft_forward_bytes = peft_forward;
   w.peft_backward_bytes = peft_backward;
   w.peft_module_passes = peft_module_passes;
+  w.expert_delta_elems = expert_delta_elems;
   w.act_bytes_per_token =
       static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
   const double h = static_cast<double>(model.hidden_size);

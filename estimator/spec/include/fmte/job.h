@@ -454,6 +454,13 @@ struct TrainingJob {
   // loops, litgpt); the HF Trainer's default adamw_torch_fused, torchtitan's fused and
   // Megatron/DeepSpeed/torchtune's own kernels are not.
   bool ForeachOptimizerStep() const;
+  // Whether the job's LoRA is PEFT's on a transformers model (the HF Trainer and the frameworks
+  // on it: hf, deepspeed, fsdp). transformers 5 stores a mixture of experts' routed experts as
+  // stacked 3-D parameters (gate_up_proj, down_proj), which PEFT adapts with its ParamWrapper
+  // (peft/tuners/lora/layer.py; transformers_weight_conversion.py maps all-linear and
+  // gate/up/down_proj to them): every forward materialises every expert's delta weight
+  // (docs/time.md "LoRA on a mixture of experts").
+  bool PeftLoraOnTransformers() const;
   // The experts' tensor-parallel size: etp, or tp when not set.
   int64_t ExpertTensorParallel() const;
   // Of a pipeline stage's `layers` (in `chunks` virtual chunks), how many full checkpointing
