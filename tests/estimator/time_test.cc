@@ -49,6 +49,26 @@ TimeEfficiency Ideal() {  // no overheads: formulas are exact
   return e;
 }
 
+// A GPT whose MLP is a mixture of `experts` gated experts of width `inter`, 2 per token, behind a
+// router of `router_out` outputs.
+ModelArch MoeGpt(int64_t h, int64_t layers, int64_t inter, int64_t experts, int64_t router_out) {
+  ModelArch m = Gpt(h, layers, 16, 32000);
+  m.gated_mlp = true;
+  m.num_experts = experts;
+  m.experts_per_token = 2;
+  m.expert_intermediate_size = inter;
+  m.block_kinds[0].linears = {{"q", LinearRole::kQ, h, h, false, 1, false},
+                              {"k", LinearRole::kK, h, h, false, 1, false},
+                              {"v", LinearRole::kV, h, h, false, 1, false},
+                              {"o", LinearRole::kO, h, h, false, 1, false},
+                              {"router", LinearRole::kRouter, h, router_out, false, 1, false},
+                              {"gate", LinearRole::kGate, h, inter, false, experts, true},
+                              {"up", LinearRole::kUp, h, inter, false, experts, true},
+                              {"down", LinearRole::kDown, inter, h, false, experts, true}};
+  m.block_kinds[0].experts_per_token = 2;
+  return m;
+}
+
 TrainingJob Job(int64_t gpus, int64_t tp, int64_t pp, int64_t b, int64_t global_batch, int64_t s) {
   TrainingJob j;
   j.model = "test-gpt";
@@ -195,20 +215,7 @@ TEST(StepTime, PeftBuildsEveryExpertsDeltaWeightInEachPass) {
   TimeModel tm;
   tm.MutableFor(a100) = Ideal();
   auto compute = [&](int64_t experts, Framework fw, Method method, Checkpointing ckpt) {
-    ModelArch m = Gpt(h, L, 16, 32000);
-    m.gated_mlp = true;
-    m.num_experts = experts;
-    m.experts_per_token = 2;
-    m.expert_intermediate_size = inter;
-    m.block_kinds[0].linears = {{"q", LinearRole::kQ, h, h, false, 1, false},
-                                {"k", LinearRole::kK, h, h, false, 1, false},
-                                {"v", LinearRole::kV, h, h, false, 1, false},
-                                {"o", LinearRole::kO, h, h, false, 1, false},
-                                {"router", LinearRole::kRouter, h, 16, false, 1, false},
-                                {"gate", LinearRole::kGate, h, inter, false, experts, true},
-                                {"up", LinearRole::kUp, h, inter, false, experts, true},
-                                {"down", LinearRole::kDown, inter, h, false, experts, true}};
-    m.block_kinds[0].experts_per_token = 2;
+    const ModelArch m = MoeGpt(h, L, inter, experts, 16);
     TrainingJob j = Job(1, 1, 1, 1, 2, s);  // 2 micro-batches per step
     j.framework = fw;
     j.attention = Attention::kFused;
@@ -243,6 +250,50 @@ TEST(StepTime, PeftBuildsEveryExpertsDeltaWeightInEachPass) {
         << static_cast<int>(fw);
   EXPECT_NEAR(compute(16, Framework::kHf, Method::kFull, Checkpointing::kFull),
               compute(8, Framework::kHf, Method::kFull, Checkpointing::kFull), tol);
+}
+
+TEST(StepTime, ExpertParallelismDispatchesAndCombinesEachLayersTokens) {
+  // Megatron's all-to-all token dispatcher (megatron/core/transformer/moe/token_dispatcher.py,
+  // MoEAlltoAllTokenDispatcher at d98e8a64): per MoE layer and micro-batch, the rank's tokens go to
+  // their experts, k copies of h bf16 values each, in one all-to-all over the expert-parallel group
+  // and come back in a second; backward runs both again, a recomputed forward reruns them. A rank
+  // keeps 1/ep of the bytes and sends 1/ep to each other member. Here: 2 MoE layers, 1 x 2048
+  // tokens, k 2, h 1024, ep 8, no tensor parallelism, so each all-to-all moves 8 MiB per rank.
+  const int64_t h = 1024, inter = 512, L = 2, s = 2048, experts = 16;
+  const GpuSpec a100 = testing::A100Sxm80();
+  TimeModel tm;
+  tm.MutableFor(a100) = Ideal();
+  const ModelArch m = MoeGpt(h, L, inter, experts, experts);
+  auto stage = [&](int64_t gpus_per_node, Checkpointing ckpt) {
+    TrainingJob j = Job(8, 1, 1, 1, 8, s);
+    j.framework = Framework::kMegatron;
+    j.ep = 8;
+    j.activation_checkpointing = ckpt;
+    ClusterSpec c = DefaultCluster(a100);
+    c.gpus_per_node = gpus_per_node;
+    auto e = EstimateStepTime(m, j, a100, c, tm);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() && !e->stages.empty() ? e->stages[0] : StageTime{};
+  };
+  const double bytes = 2048.0 * 2 * h * 2;  // tokens x k x h x bf16
+  ClusterSpec one_node = DefaultCluster(a100);
+  const double nvlink = one_node.IntraNodeGbps(a100) * 1e9;
+  // One node of 8: 7 of the 8 shares over NVLink.
+  const double a2a = 7.0 / 8 * bytes / nvlink;
+  StageTime st = stage(8, Checkpointing::kNone);
+  EXPECT_NEAR(st.fwd_comm_s, L * 2 * a2a, 1e-9);
+  EXPECT_NEAR(st.bwd_comm_s, L * 2 * a2a, 1e-9);
+  st = stage(8, Checkpointing::kFull);
+  EXPECT_NEAR(st.bwd_comm_s, L * 4 * a2a, 1e-9);
+  // Two nodes of 4: 3 shares over NVLink and 4 over the network at once, the network slower.
+  TrainingJob two = Job(8, 1, 1, 1, 8, s);
+  ClusterSpec c4 = DefaultCluster(a100);
+  c4.gpus_per_node = 4;
+  const double net = c4.InterNodeGbps(two) * 1e9 / 8 / 4;
+  const double cross = std::max(3.0 / 8 * bytes / nvlink, 4.0 / 8 * bytes / net);
+  st = stage(4, Checkpointing::kNone);
+  EXPECT_NEAR(st.fwd_comm_s, L * 2 * cross, 1e-9);
+  EXPECT_GT(cross, 4 * a2a);
 }
 
 TEST(StepTime, ForeachAdamWMovesTheStatesOncePerOp) {

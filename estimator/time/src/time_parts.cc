@@ -181,6 +181,17 @@ double AllGatherSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, con
   return eff.comm_latency_s + full / 2;
 }
 
+double ExpertAllToAllSeconds(double bytes, int64_t ep, int64_t stride, int64_t domain,
+                             const Links& links, const TimeEfficiency& eff) {
+  if (ep <= 1 || bytes <= 0) return 0;
+  const int64_t local = std::clamp<int64_t>(domain / std::max<int64_t>(stride, 1), 1, ep);
+  const double eta = std::max(eff.comm_efficiency, 1e-3);
+  const double per_peer = bytes / static_cast<double>(ep);
+  const double intra = static_cast<double>(local - 1) * per_peer / (links.intra_bytes_per_s * eta);
+  const double inter = static_cast<double>(ep - local) * per_peer / (links.inter_bytes_per_s * eta);
+  return eff.comm_latency_s + std::max(intra, inter);
+}
+
 double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeEfficiency& eff) {
   if (bytes <= 0) return 0;
   const double bw = cross_node ? links.inter_bytes_per_s : links.intra_bytes_per_s;

@@ -92,6 +92,9 @@ struct LayerWork {
   // PEFT's LoRA on the routed experts (TrainingJob::PeftLoraOnTransformers): the adapted experts'
   // weight elements, all of them (kExpertDeltaTraffic); 0 otherwise.
   double expert_delta_elems = 0;
+  // A mixture-of-experts layer's experts per token (the copies of each token its router sends to
+  // the experts); 0 for a dense layer.
+  double routed_copies = 0;
   // LoRA: each adapted linear's adapter elements, in the block's order (StageWorkOf adds them to
   // the stage's trainable elements one by one, in layer order).
   std::vector<double> lora_adapters;
@@ -182,6 +185,8 @@ struct StageWork {
   double peft_module_passes = 0;  // PEFT's modules x passes, as layer_passes counts the layers
   // The layers' LayerWork::expert_delta_elems (per micro-batch, each pass).
   double expert_delta_elems = 0;
+  // The stage's mixture-of-experts layers and the sum of their LayerWork::routed_copies.
+  double moe_layers = 0, routed_copies = 0;
   double weight_elems = 0;     // all weights of the stage (whole, before TP)
   double trainable_elems = 0;  // parameters that get gradients and optimizer state
   // Parameters whose gradients are reduced: trainable_elems, plus the frozen weights of the
@@ -219,6 +224,13 @@ double AllReduceSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, con
 // All-gather or reduce-scatter: half the traffic of an all-reduce.
 double AllGatherSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, const Links& links,
                         const TimeEfficiency& eff);
+// All-to-all over an expert-parallel group of `ep` ranks `stride` ranks apart (Megatron's expert
+// groups: expert-TP innermost, then EP, so members are etp ranks apart), `domain` consecutive ranks
+// sharing NVLink: each rank sends 1/ep of its `bytes` to every member (itself included) and
+// receives as much. The members inside its NVLink domain are reached over NVLink, the others over
+// the rank's share of the node's network, both at once: the slower of the two, plus the latency.
+double ExpertAllToAllSeconds(double bytes, int64_t ep, int64_t stride, int64_t domain,
+                             const Links& links, const TimeEfficiency& eff);
 // Point-to-point send of `bytes` between neighbouring pipeline stages.
 double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeEfficiency& eff);
 

@@ -80,6 +80,8 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
     mlp_out = mlp_out || lin.role == LinearRole::kDown;
   }
   lw.tp_sublayers = (mixer_out ? 1.0 : 0.0) + (mlp_out ? 1.0 : 0.0);
+  if (block.experts_per_token > 0 && lw.expert_elems > 0)
+    lw.routed_copies = static_cast<double>(block.experts_per_token);
   lw.attends = block.HasAttention();
   if (EagerKernels(job)) {
     TrainingJob uncheckpointed = job;
@@ -145,6 +147,7 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   double expert_elems = 0;
   double trainable_elems = 0, layer_passes = 0, tp_allreduces = 0, saved_bytes = 0;
   double peft_forward = 0, peft_backward = 0, peft_module_passes = 0, expert_delta_elems = 0;
+  double moe_layers = 0, routed_copies = 0;
   const double passes = 3.0 + share;
   // Megatron TP: an all-reduce after each row-parallel sublayer in the forward and one in the
   // backward (Shoeybi et al. 2019: 2 and 2 per transformer block), and the forward's again when
@@ -169,6 +172,10 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
     peft_backward += lw.peft_backward_bytes;
     peft_module_passes += lw.peft_modules * passes;
     expert_delta_elems += lw.expert_delta_elems;
+    if (lw.routed_copies > 0) {
+      moe_layers += 1;
+      routed_copies += lw.routed_copies;
+    }
     if (lora_method) {
       for (const double adapter : lw.lora_adapters) trainable_elems += adapter;
     } else if (full_method || job.method == Method::kPrefixTuning) {
@@ -200,6 +207,8 @@ StageWork StageWorkOf(const ModelArch& model, const TrainingJob& job, const Lora
   w.peft_backward_bytes = peft_backward;
   w.peft_module_passes = peft_module_passes;
   w.expert_delta_elems = expert_delta_elems;
+  w.moe_layers = moe_layers;
+  w.routed_copies = routed_copies;
   w.act_bytes_per_token =
       static_cast<double>(layers) * ActivationBytesPerToken(model, job, context);
   const double h = static_cast<double>(model.hidden_size);
