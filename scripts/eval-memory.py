@@ -87,6 +87,11 @@ CONTRADICTIONS = {
 }
 
 
+def gpu_stated(r):
+    """Whether the row names its GPU (one of GPUS), rather than row_args' A100-80GB default."""
+    return any(re.search(pat, r["gpu_type"]) for pat, _ in GPUS)
+
+
 def unit_bytes(unit):
     """Bytes per printed unit; the notes in the unit column say where the printed name is wrong."""
     u = unit.strip()
@@ -538,6 +543,12 @@ def main():
             continue
         args, why = row_args(r)
         meas = measured_bytes(r)
+        if meas == "OOM" and not gpu_stated(r):
+            # Whether a job fits is a question about a GPU: an out-of-memory report on a GPU the
+            # source does not name (row_args assumes an A100-80GB) cannot say fmte was wrong.
+            x["skip"] = "OOM on a GPU not stated"
+            skipped[x["skip"]] += 1
+            continue
         if args is None or meas is None:
             x["skip"] = why or "measured value " + r["measured_value"]
             skipped[x["skip"]] += 1
