@@ -49,6 +49,7 @@ AccountingRecord Sample() {
   j.sequence_parallel = true;
   j.fp8 = Fp8::kTensorwise;
   j.fp8_params = true;
+  j.moe_dispatcher = MoeDispatcher::kFlex;
   j.grad_reduce_bf16 = true;
   j.optimizer_states_bf16 = true;
   j.kbit_upcast = false;
@@ -107,6 +108,7 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.cp, a.cp);
   EXPECT_EQ(b.fp8, a.fp8);
   EXPECT_EQ(b.fp8_params, a.fp8_params);
+  EXPECT_EQ(b.moe_dispatcher, a.moe_dispatcher);
   EXPECT_EQ(b.grad_reduce_bf16, a.grad_reduce_bf16);
   EXPECT_EQ(b.optimizer_states_bf16, a.optimizer_states_bf16);
   EXPECT_EQ(b.kbit_upcast, a.kbit_upcast);

@@ -338,6 +338,27 @@ TEST(RequestTest, ExpertParallelismFromMegatronFlagsAndFmteLines) {
       "--use-distributed-optimizer --bf16\n");
   EXPECT_EQ(m.job.ep, 8);
   EXPECT_EQ(m.job.etp, 0);  // not set: the experts split like tp
+  // The token dispatcher: Megatron-Core's default allgather where the script names none
+  // (transformer_config.py moe_token_dispatcher_type), else --moe-token-dispatcher-type.
+  EXPECT_EQ(m.job.moe_dispatcher, MoeDispatcher::kAllgather);
+  const auto dispatcher = [](const std::string& flag) {
+    return Parse(
+        "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads "
+        "4 --num-experts 8 --expert-model-parallel-size 8 --bf16 " +
+        flag + "\n");
+  };
+  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type alltoall").job.moe_dispatcher,
+            MoeDispatcher::kAlltoall);
+  EXPECT_EQ(dispatcher("--moe-token-dispatcher-type flex").job.moe_dispatcher,
+            MoeDispatcher::kFlex);
+  const JobRequest odd = dispatcher("--moe-token-dispatcher-type sometimes");
+  EXPECT_EQ(odd.job.moe_dispatcher, MoeDispatcher::kAuto);
+  bool warned = false;
+  for (const std::string& w : odd.warnings)
+    warned = warned || w.find("--moe-token-dispatcher-type") != std::string::npos;
+  EXPECT_TRUE(warned);
+  EXPECT_EQ(Parse("#FMTE moe-dispatcher=flex\n").job.moe_dispatcher, MoeDispatcher::kFlex);
+  EXPECT_EQ(Parse("#FMTE ep=8\n").job.moe_dispatcher, MoeDispatcher::kAuto);
   EXPECT_EQ(Parse("#FMTE ep=4\n").job.ep, 4);
   const JobRequest folded = Parse(
       "torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4 "

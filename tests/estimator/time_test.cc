@@ -259,15 +259,18 @@ TEST(StepTime, ExpertParallelismDispatchesAndCombinesEachLayersTokens) {
   // and come back in a second; backward runs both again, a recomputed forward reruns them. A rank
   // keeps 1/ep of the bytes and sends 1/ep to each other member. Here: 2 MoE layers, 1 x 2048
   // tokens, k 2, h 1024, ep 8, no tensor parallelism, so each all-to-all moves 8 MiB per rank.
+  // The allgather and flex dispatchers move their own bytes (below).
   const int64_t h = 1024, inter = 512, L = 2, s = 2048, experts = 16;
   const GpuSpec a100 = testing::A100Sxm80();
   TimeModel tm;
   tm.MutableFor(a100) = Ideal();
   const ModelArch m = MoeGpt(h, L, inter, experts, experts);
-  auto stage = [&](int64_t gpus_per_node, Checkpointing ckpt) {
+  auto stage = [&](int64_t gpus_per_node, Checkpointing ckpt,
+                   MoeDispatcher dispatcher = MoeDispatcher::kAuto) {
     TrainingJob j = Job(8, 1, 1, 1, 8, s);
     j.framework = Framework::kMegatron;
     j.ep = 8;
+    j.moe_dispatcher = dispatcher;
     j.activation_checkpointing = ckpt;
     ClusterSpec c = DefaultCluster(a100);
     c.gpus_per_node = gpus_per_node;
@@ -294,6 +297,19 @@ TEST(StepTime, ExpertParallelismDispatchesAndCombinesEachLayersTokens) {
   st = stage(4, Checkpointing::kNone);
   EXPECT_NEAR(st.fwd_comm_s, L * 2 * cross, 1e-9);
   EXPECT_GT(cross, 4 * a2a);
+  EXPECT_EQ(stage(8, Checkpointing::kNone, MoeDispatcher::kAlltoall).fwd_comm_s,
+            stage(8, Checkpointing::kNone).fwd_comm_s);
+  // allgather (MoEAllGatherTokenDispatcher): every rank's tokens gathered over the 8 ranks (7/8
+  // of 8 x 4 MiB arrive over NVLink) and the outputs reduce-scattered back: ep / k = 4 times the
+  // all-to-all's bytes here.
+  const double gathered = 8 * 2048.0 * h * 2;
+  st = stage(8, Checkpointing::kNone, MoeDispatcher::kAllgather);
+  EXPECT_NEAR(st.fwd_comm_s, L * 2 * (7.0 / 8 * gathered / nvlink), 1e-9);
+  // flex (DeepEP, HybridEP): a token once per rank holding one of its experts: 2 of 16 experts
+  // on 8 ranks of 2 reach 8 x (1 - 14/16 x 13/15) = 1.93 ranks on average, not 2 copies.
+  const double ranks = 8 * (1 - 14.0 / 16 * 13.0 / 15);
+  st = stage(8, Checkpointing::kNone, MoeDispatcher::kFlex);
+  EXPECT_NEAR(st.fwd_comm_s, L * 2 * (7.0 / 8 * 2048.0 * ranks * h * 2 / nvlink), 1e-9);
 }
 
 TEST(StepTime, ForeachAdamWMovesTheStatesOncePerOp) {

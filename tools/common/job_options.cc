@@ -180,7 +180,10 @@ void AddJobOptions(po::options_description* desc) {
       "expert-parallel degree: MoE routed experts split over ep data-parallel ranks")(
       "cp", str(d.cp), "context-parallel degree: each sequence split over cp ranks")(
       "etp", str(d.etp), "experts' tensor-parallel size (Megatron MoE parallel folding; 0: tp)")(
-      "sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")(
+      "moe-dispatcher", po::value<std::string>()->value_name(AcceptedNames(MoeDispatcher::kAuto)),
+      "how expert parallelism moves the tokens (Megatron's --moe-token-dispatcher-type): alltoall, "
+      "allgather (Megatron-Core's default), flex (DeepEP/HybridEP: once per destination rank); "
+      "auto: counted as alltoall")("sp", po::bool_switch(), "sequence parallelism (with --tp > 1)")(
       "activation-checkpointing", name(ToString(d.activation_checkpointing)),
       ("activation recomputation: " + AcceptedNames(d.activation_checkpointing)).c_str())(
       "recompute-method", name(ToString(d.recompute_method)),
@@ -329,6 +332,8 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
       ParseEnumFlag(vm, "optimizer-impl", &ParseOptimizerImpl, &job.optimizer_impl));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "quant", &ParseQuant, &job.quant));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "fp8", &ParseFp8, &job.fp8));
+  FMTE_RETURN_IF_ERROR(
+      ParseEnumFlag(vm, "moe-dispatcher", &ParseMoeDispatcher, &job.moe_dispatcher));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "objective", &ParseObjective, &job.objective));
   FMTE_RETURN_IF_ERROR(ParseEnumFlag(vm, "framework", &ParseFramework, &job.framework));
 

@@ -101,6 +101,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["etp"] = job.ExpertTensorParallel();
   j["cp"] = job.cp;
   j["fp8"] = ToString(job.fp8);
+  j["moe_dispatcher"] = ToString(job.moe_dispatcher);
   j["objective"] = ToString(job.objective);
   j["precompute_ref"] = job.reference_precomputed;
   j["kl_reference"] = job.kl_reference;

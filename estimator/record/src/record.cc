@@ -179,6 +179,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   }
   if (j.quant != Quant::kNone) put("quant", ToString(j.quant));
   if (j.fp8 != Fp8::kNone) put("fp8", ToString(j.fp8));
+  if (j.moe_dispatcher != MoeDispatcher::kAuto) put("moed", ToString(j.moe_dispatcher));
   if (j.fp8_params) put("fp8p", "1");
   if (j.objective != Objective::kSft) put("obj", ToString(j.objective));
   if (j.reference_precomputed && UsesReference(j.objective)) put("pref", "1");
@@ -344,6 +345,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       s = enum_field(&j.quant, ParseQuant);
     else if (key == "fp8")
       s = enum_field(&j.fp8, ParseFp8);
+    else if (key == "moed")
+      s = enum_field(&j.moe_dispatcher, ParseMoeDispatcher);
     else if (key == "fp8p")
       j.fp8_params = v == "1";
     else if (key == "obj")

@@ -156,6 +156,24 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
   }
   if (FlagTrue(sink->Find(l, "fp8_param_gather")))
     sink->Set("fp8-param-gather", "true", "--fp8-param-gather");
+  // How expert parallelism moves the tokens: --moe-token-dispatcher-type alltoall|allgather|flex,
+  // allgather when not given (megatron/core/transformer/transformer_config.py
+  // moe_token_dispatcher_type; alltoall_seq, removed later, ran as alltoall).
+  if (const Flag* d = sink->Find(l, "moe_token_dispatcher_type"); d != nullptr) {
+    const std::string v = Lower(d->value);
+    if (d->unresolved)
+      sink->Warn("--moe-token-dispatcher-type", "value depends on the environment; ignored");
+    else if (v == "alltoall" || v == "alltoall_seq")
+      sink->Set("moe-dispatcher", "alltoall", "--moe-token-dispatcher-type");
+    else if (v == "allgather" || v == "flex")
+      sink->Set("moe-dispatcher", v, "--moe-token-dispatcher-type");
+    else
+      sink->Warn("--moe-token-dispatcher-type",
+                 "expected alltoall|allgather|flex, got '" + Shown(d->value) + "'");
+  } else if (sink->Find(l, "num_experts") != nullptr ||
+             IntFlag(l, sink, "expert_model_parallel_size") > 1) {
+    sink->Set("moe-dispatcher", "allgather", "pretrain_gpt.py (moe_token_dispatcher_type default)");
+  }
   if (FlagTrue(sink->Find(l, "grad_reduce_in_bf16")))
     sink->Set("grad-reduce-in-bf16", "true", "--grad-reduce-in-bf16");
   // The precision-aware optimizer's moment dtypes (Megatron asserts it is on for any but fp32).

@@ -111,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 70> kKeys{{
+const std::array<KeySpec, 71> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -191,6 +191,9 @@ const std::array<KeySpec, 70> kKeys{{
     {{"vpp", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->vpp, 1, 1024);)},
     {{"ep", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->ep, 1, 1024);)},
     {{"etp", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->etp, 1, 1024);)},
+    {{"moe-dispatcher", "auto|alltoall|allgather|flex", ""},
+     false,
+     FMTE_SETTER(return SetEnum(v, s, &j->moe_dispatcher, ParseMoeDispatcher);)},
     {{"cp", "N", ""}, false, FMTE_SETTER(return SetInt(v, s, &j->cp, 1, 1024);)},
     {{"fp8", "none|tensorwise|rowwise|delayed|mxfp8", ""},
      false,

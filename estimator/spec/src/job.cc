@@ -68,6 +68,10 @@ constexpr NameTable<Fp8, 5> kFp8Names{{{Fp8::kNone, "none"},
                                        {Fp8::kRowwise, "rowwise"},
                                        {Fp8::kDelayed, "delayed"},
                                        {Fp8::kMxfp8, "mxfp8"}}};
+constexpr NameTable<MoeDispatcher, 4> kMoeDispatcherNames{{{MoeDispatcher::kAuto, "auto"},
+                                                           {MoeDispatcher::kAlltoall, "alltoall"},
+                                                           {MoeDispatcher::kAllgather, "allgather"},
+                                                           {MoeDispatcher::kFlex, "flex"}}};
 constexpr NameTable<Objective, 10> kObjectiveNames{{{Objective::kSft, "sft"},
                                                     {Objective::kDpo, "dpo"},
                                                     {Objective::kOrpo, "orpo"},
@@ -134,6 +138,7 @@ std::string_view ToString(StateDict v) { return NameOf(kStateDictNames, v); }
 std::string_view ToString(OptimizerImpl v) { return NameOf(kOptimizerImplNames, v); }
 std::string_view ToString(Quant v) { return NameOf(kQuantNames, v); }
 std::string_view ToString(Fp8 v) { return NameOf(kFp8Names, v); }
+std::string_view ToString(MoeDispatcher v) { return NameOf(kMoeDispatcherNames, v); }
 std::string_view ToString(Objective v) { return NameOf(kObjectiveNames, v); }
 std::string_view ToString(Framework v) { return NameOf(kFrameworkNames, v); }
 
@@ -167,6 +172,9 @@ Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s, std::string_view f)
   return ParseName(kOptimizerImplNames, s, f);
 }
 Result<Fp8> ParseFp8(std::string_view s, std::string_view f) { return ParseName(kFp8Names, s, f); }
+Result<MoeDispatcher> ParseMoeDispatcher(std::string_view s, std::string_view f) {
+  return ParseName(kMoeDispatcherNames, s, f);
+}
 Result<Objective> ParseObjective(std::string_view s, std::string_view f) {
   return ParseName(kObjectiveNames, s, f);
 }
@@ -269,6 +277,7 @@ std::string AcceptedNames(StateDict) { return Joined(kStateDictNames); }
 std::string AcceptedNames(OptimizerImpl) { return Joined(kOptimizerImplNames); }
 std::string AcceptedNames(Quant) { return Joined(kQuantNames); }
 std::string AcceptedNames(Fp8) { return Joined(kFp8Names); }
+std::string AcceptedNames(MoeDispatcher) { return Joined(kMoeDispatcherNames); }
 std::string AcceptedNames(Objective) { return Joined(kObjectiveNames); }
 std::string AcceptedNames(Framework) { return Joined(kFrameworkNames); }
 

@@ -235,27 +235,13 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job_in, c
       st.bwd_comm_s += w.attention_layers * ring.bwd;
     }
     if (job.ep > 1 && w.moe_layers > 0) {
-      // Expert parallelism's token dispatch (Megatron's MoEAlltoAllTokenDispatcher, dropless, at
-      // d98e8a64; torchtitan's all_to_all_single dispatch alike): each rank's tokens of the
-      // micro-batch (its sequence-parallel share under TP) go to their experts, k copies each, in
-      // one all-to-all over the expert-parallel group, and come back in another (combine); the
-      // backward runs both again with the gradients, and a recomputed forward reruns them. With
-      // expert tensor parallelism (etp > 1) the received tokens are all-gathered over the expert
-      // TP group before the experts and their outputs reduce-scattered after, in fp32 (the
-      // routing probabilities' dtype). Not overlapped with compute (Megatron's default).
-      const double local_tokens = tokens_mb / (job.sequence_parallel ? ft : 1.0);
-      const double copies = w.routed_copies / w.moe_layers;
-      const double bytes =
-          local_tokens * copies * static_cast<double>(model.hidden_size) * act_elem_bytes;
-      const int64_t etp = job.ExpertTensorParallel();
-      const int64_t etp_per_node = std::min<int64_t>(etp, n_int);
-      const double gathered = bytes * static_cast<double>(etp);
-      const double per_layer =
-          2 * time_parts::ExpertAllToAllSeconds(bytes, job.ep, etp, n_int, links, eff) +
-          (etp > 1 ? time_parts::AllGatherSeconds(gathered, etp, etp_per_node, links, eff) +
-                         time_parts::AllGatherSeconds(gathered * 4 / act_elem_bytes, etp,
-                                                      etp_per_node, links, eff)
-                   : 0.0);
+      // Expert parallelism's token dispatch, per MoE layer and pass (ExpertDispatchSeconds): the
+      // forward's, the backward's again (the gradients travel the same way back), and the
+      // forward's once more where a recomputed forward reruns it (full checkpointing, or
+      // Megatron's selective `moe` module). Not overlapped with compute (Megatron's default).
+      const double per_layer = time_parts::ExpertDispatchSeconds(
+          model, job, tokens_mb / (job.sequence_parallel ? ft : 1.0),
+          w.routed_copies / w.moe_layers, act_elem_bytes, n_int, links, eff);
       const double rerun = job.activation_checkpointing == Checkpointing::kSelective &&
                                    job.Recomputes(RecomputeModule::kMoe)
                                ? 1.0

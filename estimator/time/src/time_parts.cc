@@ -192,6 +192,38 @@ double ExpertAllToAllSeconds(double bytes, int64_t ep, int64_t stride, int64_t d
   return eff.comm_latency_s + std::max(intra, inter);
 }
 
+double ExpertDispatchSeconds(const ModelArch& model, const TrainingJob& job, double local_tokens,
+                             double copies, double act_bytes, int64_t domain, const Links& links,
+                             const TimeEfficiency& eff) {
+  const int64_t ep = job.ep, etp = job.ExpertTensorParallel();
+  if (ep <= 1 || local_tokens <= 0) return 0;
+  const double token_bytes = local_tokens * static_cast<double>(model.hidden_size) * act_bytes;
+  if (job.moe_dispatcher == MoeDispatcher::kAllgather) {
+    const int64_t group = etp * ep;
+    const double gathered = token_bytes * static_cast<double>(group);
+    const int64_t per_node = std::min<int64_t>(group, domain);
+    return 2 * AllGatherSeconds(gathered, group, per_node, links, eff);
+  }
+  double sent = copies;
+  if (job.moe_dispatcher == MoeDispatcher::kFlex && model.num_experts > 0) {
+    // P(none of a token's k experts on a given rank): the k drawn from the E - E/ep elsewhere.
+    const double e = static_cast<double>(model.num_experts);
+    const double on_rank = e / static_cast<double>(ep);
+    double miss = 1;
+    for (int64_t i = 0; i < static_cast<int64_t>(copies); ++i)
+      miss *= std::max(0.0, (e - on_rank - static_cast<double>(i)) / (e - static_cast<double>(i)));
+    sent = std::min(copies, static_cast<double>(ep) * (1 - miss));
+  }
+  const double bytes = token_bytes * sent;
+  double s = 2 * ExpertAllToAllSeconds(bytes, ep, etp, domain, links, eff);
+  if (etp > 1) {
+    const double gathered = bytes * static_cast<double>(etp);
+    const int64_t per_node = std::min<int64_t>(etp, domain);
+    s += 2 * AllGatherSeconds(gathered, etp, per_node, links, eff);
+  }
+  return s;
+}
+
 double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeEfficiency& eff) {
   if (bytes <= 0) return 0;
   const double bw = cross_node ? links.inter_bytes_per_s : links.intra_bytes_per_s;

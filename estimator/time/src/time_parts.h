@@ -231,6 +231,23 @@ double AllGatherSeconds(double bytes, int64_t ranks, int64_t ranks_per_node, con
 // the rank's share of the node's network, both at once: the slower of the two, plus the latency.
 double ExpertAllToAllSeconds(double bytes, int64_t ep, int64_t stride, int64_t domain,
                              const Links& links, const TimeEfficiency& eff);
+// One pass of a MoE layer's token dispatch and combine under expert parallelism (job.ep > 1), as
+// the job's dispatcher moves them (TrainingJob::moe_dispatcher; Megatron's
+// megatron/core/transformer/moe/token_dispatcher.py at d98e8a64). `local_tokens`: the rank's
+// tokens of the micro-batch entering the layer (its sequence-parallel share); `copies`: the
+// experts per token; `domain`: consecutive ranks sharing NVLink.
+//   alltoall (and auto): the k copies of each token to their experts' ranks and back, two
+//     all-to-alls over the EP group (members etp apart); with etp > 1 the received tokens
+//     all-gathered over the expert-TP group and the outputs reduce-scattered (in the routing
+//     probabilities' dtype, the activations').
+//   allgather: every token all-gathered over the expert TP x EP group (consecutive ranks) and the
+//     outputs reduce-scattered back over it.
+//   flex (DeepEP, HybridEP): each token sent once to every rank one of its experts is on, and
+//     back: the expected number of such ranks for k of E experts spread evenly over ep ranks,
+//     ep x (1 - C(E - E/ep, k) / C(E, k)), in place of the k copies.
+double ExpertDispatchSeconds(const ModelArch& model, const TrainingJob& job, double local_tokens,
+                             double copies, double act_bytes, int64_t domain, const Links& links,
+                             const TimeEfficiency& eff);
 // Point-to-point send of `bytes` between neighbouring pipeline stages.
 double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeEfficiency& eff);
 

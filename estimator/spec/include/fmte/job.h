@@ -83,6 +83,12 @@ enum class Framework { kHf, kTorchtune, kMegatron, kDeepspeed, kFsdp, kLitgpt };
 // FP8 linears: none | tensorwise | rowwise | delayed | mxfp8 (torchao's recipes; Transformer
 // Engine's current/delayed scaling and MXFP8 under Megatron).
 enum class Fp8 { kNone, kTensorwise, kRowwise, kDelayed, kMxfp8 };
+// How expert parallelism moves a MoE layer's tokens (Megatron's moe_token_dispatcher_type,
+// megatron/core/transformer/moe/token_dispatcher.py): alltoall (each token's k copies to their
+// experts' ranks and back), allgather (every token to every rank of the expert TP x EP group,
+// reduce-scattered back; Megatron-Core's default), flex (DeepEP / HybridEP: each token once per
+// destination rank); auto: not said, counted as alltoall (time.cc).
+enum class MoeDispatcher { kAuto, kAlltoall, kAllgather, kFlex };
 // What the job optimises (docs/memory.md "Preference objectives"): sft (supervised or
 // pre-training: one sequence per sample) | dpo (a chosen and a rejected completion per sample
 // against a frozen reference; IPO and the other DPO losses run the same) | orpo | simpo | cpo
@@ -118,6 +124,7 @@ std::string_view ToString(OptimizerImpl v);
 std::string_view ToString(Quant v);
 std::string_view ToString(Framework v);
 std::string_view ToString(Fp8 v);
+std::string_view ToString(MoeDispatcher v);
 std::string_view ToString(Objective v);
 
 Result<Method> ParseMethod(std::string_view s, std::string_view field = "method");
@@ -143,6 +150,8 @@ Result<OptimizerImpl> ParseOptimizerImpl(std::string_view s,
 Result<Quant> ParseQuant(std::string_view s, std::string_view field = "quant");
 Result<Framework> ParseFramework(std::string_view s, std::string_view field = "framework");
 Result<Fp8> ParseFp8(std::string_view s, std::string_view field = "fp8");
+Result<MoeDispatcher> ParseMoeDispatcher(std::string_view s,
+                                         std::string_view field = "moe-dispatcher");
 Result<Objective> ParseObjective(std::string_view s, std::string_view field = "objective");
 
 // "full|lora|qlora|prompt-tuning|prefix-tuning" etc., for help texts and error messages.
@@ -159,6 +168,7 @@ std::string AcceptedNames(OptimizerImpl);
 std::string AcceptedNames(Quant);
 std::string AcceptedNames(Framework);
 std::string AcceptedNames(Fp8);
+std::string AcceptedNames(MoeDispatcher);
 std::string AcceptedNames(Objective);
 
 // How often a job does something periodic during training (checkpoint saves, evaluations), as
@@ -245,6 +255,7 @@ struct TrainingJob {
   // ranks of a stage: etp * ep divides tp * cp * dp.
   int64_t ep = 1;
   int64_t etp = 0;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAuto;  // with ep > 1
   // Context parallelism: each sequence is split over cp ranks, which hold the same weights and
   // reduce their gradients together with the data-parallel ranks (Megatron
   // --context-parallel-size, torchtitan context_parallel_degree, DeepSpeed-Ulysses sequence
