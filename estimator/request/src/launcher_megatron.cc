@@ -170,8 +170,10 @@ void ReadMegatronFlags(const LaunchLine& l, Sink* sink) {
     else
       sink->Warn("--moe-token-dispatcher-type",
                  "expected alltoall|allgather|flex, got '" + Shown(d->value) + "'");
-  } else if (sink->Find(l, "num_experts") != nullptr ||
-             IntFlag(l, sink, "expert_model_parallel_size") > 1) {
+  } else if (const Flag* ep = sink->Find(l, "expert_model_parallel_size");
+             sink->Find(l, "num_experts") != nullptr ||
+             (ep != nullptr && !ep->unresolved &&
+              ParseBoundedInt(ep->value, 2, int64_t{1} << 40, "").ok())) {
     sink->Set("moe-dispatcher", "allgather", "pretrain_gpt.py (moe_token_dispatcher_type default)");
   }
   if (FlagTrue(sink->Find(l, "grad_reduce_in_bf16")))

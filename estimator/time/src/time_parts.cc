@@ -209,9 +209,11 @@ double ExpertDispatchSeconds(const ModelArch& model, const TrainingJob& job, dou
     // P(none of a token's k experts on a given rank): the k drawn from the E - E/ep elsewhere.
     const double e = static_cast<double>(model.num_experts);
     const double on_rank = e / static_cast<double>(ep);
+    // (At most E draws, and none once no rank can be missed: bounded whatever a config says.)
     double miss = 1;
-    for (int64_t i = 0; i < static_cast<int64_t>(copies); ++i)
-      miss *= std::max(0.0, (e - on_rank - static_cast<double>(i)) / (e - static_cast<double>(i)));
+    const double draws = std::min(copies, e);
+    for (double i = 0; i < draws && miss > 0; ++i)
+      miss *= std::max(0.0, (e - on_rank - i) / (e - i));
     sent = std::min(copies, static_cast<double>(ep) * (1 - miss));
   }
   const double bytes = token_bytes * sent;
