@@ -242,10 +242,7 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job_in, c
       const double per_layer = time_parts::ExpertDispatchSeconds(
           model, job, tokens_mb / (job.sequence_parallel ? ft : 1.0),
           w.routed_copies / w.moe_layers, act_elem_bytes, n_int, links, eff);
-      const double rerun = job.activation_checkpointing == Checkpointing::kSelective &&
-                                   job.Recomputes(RecomputeModule::kMoe)
-                               ? 1.0
-                               : w.recomputed_share;
+      const double rerun = job.Recomputes(RecomputeModule::kMoe) ? 1.0 : w.recomputed_share;
       st.fwd_comm_s += w.moe_layers * per_layer * (1 + extra_fwd);
       st.bwd_comm_s += w.moe_layers * per_layer * (1 + rerun);
     }

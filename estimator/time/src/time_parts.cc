@@ -198,12 +198,14 @@ double ExpertDispatchSeconds(const ModelArch& model, const TrainingJob& job, dou
   const int64_t ep = job.ep, etp = job.ExpertTensorParallel();
   if (ep <= 1 || local_tokens <= 0) return 0;
   const double token_bytes = local_tokens * static_cast<double>(model.hidden_size) * act_bytes;
-  if (job.moe_dispatcher == MoeDispatcher::kAllgather) {
-    const int64_t group = etp * ep;
-    const double gathered = token_bytes * static_cast<double>(group);
-    const int64_t per_node = std::min<int64_t>(group, domain);
-    return 2 * AllGatherSeconds(gathered, group, per_node, links, eff);
-  }
+  // `bytes` of every rank of `ranks` consecutive ones gathered to all of them, and as much
+  // reduce-scattered back.
+  const auto gather_and_scatter = [&](double bytes, int64_t ranks) {
+    return 2 * AllGatherSeconds(bytes * static_cast<double>(ranks), ranks,
+                                std::min<int64_t>(ranks, domain), links, eff);
+  };
+  if (job.moe_dispatcher == MoeDispatcher::kAllgather)
+    return gather_and_scatter(token_bytes, etp * ep);
   double sent = copies;
   if (job.moe_dispatcher == MoeDispatcher::kFlex && model.num_experts > 0) {
     // P(none of a token's k experts on a given rank): the k drawn from the E - E/ep elsewhere.
@@ -217,13 +219,8 @@ double ExpertDispatchSeconds(const ModelArch& model, const TrainingJob& job, dou
     sent = std::min(copies, static_cast<double>(ep) * (1 - miss));
   }
   const double bytes = token_bytes * sent;
-  double s = 2 * ExpertAllToAllSeconds(bytes, ep, etp, domain, links, eff);
-  if (etp > 1) {
-    const double gathered = bytes * static_cast<double>(etp);
-    const int64_t per_node = std::min<int64_t>(etp, domain);
-    s += 2 * AllGatherSeconds(gathered, etp, per_node, links, eff);
-  }
-  return s;
+  return 2 * ExpertAllToAllSeconds(bytes, ep, etp, domain, links, eff) +
+         (etp > 1 ? gather_and_scatter(bytes, etp) : 0.0);
 }
 
 double P2pSeconds(double bytes, bool cross_node, const Links& links, const TimeEfficiency& eff) {

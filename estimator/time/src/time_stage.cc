@@ -95,15 +95,14 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
   }
   if (job.method == Method::kLora || job.method == Method::kQlora) {
     lw.lora_adapters.reserve(block.linears.size());  // at most one per linear: never reallocates
-    for (const LinearShape& lin : block.linears)
-      if (lora.Matches(lin))
-        lw.lora_adapters.push_back(
-            static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies));
+    const bool stacked_experts = job.PeftLoraOnTransformers() && block.experts_per_token > 0;
+    for (const LinearShape& lin : block.linears) {
+      if (!lora.Matches(lin)) continue;
+      lw.lora_adapters.push_back(
+          static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies));
+      if (stacked_experts && lin.expert) lw.expert_delta_elems += static_cast<double>(lin.Params());
+    }
     if (lw.peft_forward_bytes > 0) lw.peft_modules = static_cast<double>(lw.lora_adapters.size());
-    if (job.PeftLoraOnTransformers() && block.experts_per_token > 0)
-      for (const LinearShape& lin : block.linears)
-        if (lin.expert && lora.Matches(lin))
-          lw.expert_delta_elems += static_cast<double>(lin.Params());
   } else if (job.TrainsLanguageModel()) {
     lw.trainable_elems = lw.weight_elems;
   } else if (job.method == Method::kPrefixTuning) {
