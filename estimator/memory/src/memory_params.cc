@@ -227,10 +227,12 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
         s.frozen += n * params;
       }
       if (lora && targets.Matches(l)) {
-        // LoRA: A is r x in, B is out x r (PEFT lora/layer.py); per expert copy.
+        // LoRA: A is r x in, B is out x r (PEFT lora/layer.py); per expert copy; B's rank doubled
+        // where PEFT adapts the experts' fused gate_up (LoraBRank).
         const double in = static_cast<double>(l.in_features),
                      out = static_cast<double>(l.out_features);
-        const double a = copies * r * in / t, bb = copies * r * out / t;
+        const double rb = static_cast<double>(LoraBRank(b, l, j, targets));
+        const double a = copies * r * in / t, bb = copies * rb * out / t;
         s.total += n * (a + bb);
         s.trainable_linear += n * (a + bb);
         if (l.expert) {
@@ -238,7 +240,7 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
           s.expert_trainable += n * (a + bb);
         }
         AddTrainable(s, a, r, in / t, n);
-        AddTrainable(s, bb, out / t, r, n);
+        AddTrainable(s, bb, out / t, rb, n);
       }
     }
     const double rest = static_cast<double>(b.norm_params + b.other_params);

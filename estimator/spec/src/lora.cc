@@ -243,6 +243,23 @@ bool LoraTargets::Matches(const LinearShape& l) const {
   return false;
 }
 
+int64_t LoraBRank(const BlockSpec& block, const LinearShape& l, const TrainingJob& j,
+                  const LoraTargets& t) {
+  const auto fusable = [](const LinearShape& x, LinearRole role) {
+    return x.expert && !x.stacked && x.role == role;
+  };
+  if (!j.PeftLoraOnTransformers() ||
+      !(fusable(l, LinearRole::kGate) || fusable(l, LinearRole::kUp)))
+    return j.lora_r;
+  bool gate = false, up = false;
+  for (const LinearShape& x : block.linears) {
+    if (!t.Matches(x)) continue;
+    gate = gate || fusable(x, LinearRole::kGate);
+    up = up || fusable(x, LinearRole::kUp);
+  }
+  return gate && up ? 2 * j.lora_r : j.lora_r;
+}
+
 LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
   LoraTargets t;
   if (!j.lora_targets.empty()) {

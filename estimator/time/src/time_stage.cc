@@ -98,8 +98,9 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
     const bool stacked_experts = job.PeftLoraOnTransformers() && block.experts_per_token > 0;
     for (const LinearShape& lin : block.linears) {
       if (!lora.Matches(lin)) continue;
-      lw.lora_adapters.push_back(
-          static_cast<double>(job.lora_r * (lin.in_features + lin.out_features) * lin.copies));
+      lw.lora_adapters.push_back(static_cast<double>(
+          (job.lora_r * lin.in_features + LoraBRank(block, lin, job, lora) * lin.out_features) *
+          lin.copies));
       if (stacked_experts && lin.expert) lw.expert_delta_elems += static_cast<double>(lin.Params());
     }
     if (lw.peft_forward_bytes > 0) lw.peft_modules = static_cast<double>(lw.lora_adapters.size());

@@ -56,6 +56,16 @@ bool IsLoraTargetPattern(std::string_view value);
 
 LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j);
 
+// The rank of the adapter B (out x rank) of the linear `l` of `block`, which `t` matches: j.lora_r,
+// or twice it for the routed experts' gate and up projections under PEFT with transformers 5
+// (TrainingJob::PeftLoraOnTransformers). transformers 5 stacks a mixture of experts' experts, gate
+// and up fused into one gate_up_proj (E x 2f x h), and PEFT's conversion of a v4 config
+// (peft/utils/transformers_weight_conversion.py _convert_peft_config_moe: rank_pattern r x 2 when
+// both gate_proj and up_proj were targeted) adapts it at rank 2r: its A (2r x h) holds as many
+// elements as the two r x h, its B (2f x 2r) twice the two f x r. A stays at j.lora_r.
+int64_t LoraBRank(const BlockSpec& block, const LinearShape& l, const TrainingJob& j,
+                  const LoraTargets& t);
+
 }  // namespace fmte
 
 #endif  // FMTE_LORA_H_
