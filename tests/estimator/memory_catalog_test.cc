@@ -120,6 +120,52 @@ TEST(MemoryCatalogTest, LoraTrainableMatchesThisProjectsMeasuredRuns) {
   EXPECT_GE(exact, checked - 1);  // every model but DeepSeek-V2-Lite has the measured layout
 }
 
+// QLoRA on a mixture of experts loaded by transformers 5: bitsandbytes replaces nn.Linear modules
+// only, and transformers 5 stores the routed experts as stacked nn.Parameter (bitsandbytes issue
+// #1849: Qwen3MoeExperts' gate_up_proj and down_proj "stay full precision"), which PEFT's
+// prepare_model_for_kbit_training then upcasts to fp32 with the other 16-bit parameters.
+// Derivation: Qwen3-30B-A3B's experts hold 48 layers x 128 x 3 x 2048 x 768 = 28,991,029,248
+// parameters; as 4-bit weights they take 0.5 byte each (the absmax constants are counted apart),
+// loaded in bf16 and kept so they take 2 bytes, upcast (or loaded in fp32 for amp) 4. So the
+// weights differ by 3.5 or 1.5 bytes per expert parameter; litgpt's own MoE (nn.Linear experts) and
+// --quantize-experts quantise them; the low end and the bound are the same for both readings (the
+// job does not say which stack it runs).
+TEST(MemoryCatalogTest, QloraOnTransformersKeepsStackedExpertsInSixteenBits) {
+  Result<const ModelArch*> m = Catalog().Find("Qwen/Qwen3-30B-A3B");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  constexpr double kExpertParams = 48.0 * 128 * 3 * 2048 * 768;
+  TrainingJob j = BaseJob();
+  j.method = Method::kQlora;
+  j.lora_targets = {"all-linear"};
+  j.activation_checkpointing = Checkpointing::kFull;
+  TrainingJob quantized = j;
+  quantized.quantize_experts = true;
+  TrainingJob kept = j;  // loaded in bf16, not upcast (--precision pure-bf16 --no-kbit-upcast)
+  kept.precision = Precision::kPureBf16;
+  kept.kbit_upcast = false;
+  TrainingJob kept_quantized = kept;
+  kept_quantized.quantize_experts = true;
+  const auto weights = [&](const TrainingJob& job) {
+    Result<MemoryEstimate> e = EstimateMemory(**m, job, Gpu80());
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? static_cast<double>(e->breakdown.weights) : 0.0;
+  };
+  EXPECT_NEAR(weights(j) - weights(quantized), 3.5 * kExpertParams, 1e-6 * kExpertParams);
+  EXPECT_NEAR(weights(kept) - weights(kept_quantized), 1.5 * kExpertParams, 1e-6 * kExpertParams);
+  TrainingJob litgpt = j;
+  litgpt.framework = Framework::kLitgpt;
+  TrainingJob litgpt_quantized = litgpt;
+  litgpt_quantized.quantize_experts = true;
+  EXPECT_EQ(weights(litgpt), weights(litgpt_quantized));
+  Result<MemoryEstimate> a = EstimateMemory(**m, j, Gpu80());
+  Result<MemoryEstimate> b = EstimateMemory(**m, quantized, Gpu80());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_GT(a->per_gpu_bytes, b->per_gpu_bytes);
+  EXPECT_EQ(a->low_bytes, b->low_bytes);
+  EXPECT_EQ(a->bound_bytes, b->bound_bytes);
+  EXPECT_LT(a->low_bytes, Gpu80().memory_bytes);  // not rejected on one reading
+}
+
 // Where a path or pattern puts adapters in an MoE model. Qwen3-30B-A3B (its config.json): 48
 // layers, hidden 2048, attention q 32 x 128 = 4096 and k/v 4 x 128 = 512 wide, every layer's MLP
 // 128 routed experts of 768 (modeling_qwen3_moe: model.layers.N.mlp.experts.M.gate_proj, the router

@@ -53,6 +53,7 @@ AccountingRecord Sample() {
   j.grad_reduce_bf16 = true;
   j.optimizer_states_bf16 = true;
   j.kbit_upcast = false;
+  j.quantize_experts = true;
   j.micro_batch = 2;
   j.seq_len = 8192;
   j.grad_accum = 4;
@@ -112,6 +113,7 @@ TEST(RecordTest, RoundTrip) {
   EXPECT_EQ(b.grad_reduce_bf16, a.grad_reduce_bf16);
   EXPECT_EQ(b.optimizer_states_bf16, a.optimizer_states_bf16);
   EXPECT_EQ(b.kbit_upcast, a.kbit_upcast);
+  EXPECT_EQ(b.quantize_experts, a.quantize_experts);
   EXPECT_EQ(b.save_embedding, a.save_embedding);
   EXPECT_EQ(b.save_head, a.save_head);
   EXPECT_EQ(b.trainable_fp32, a.trainable_fp32);

@@ -280,7 +280,10 @@ void AddJobOptions(po::options_description* desc) {
       "weight in them gets a gradient")(
       "bnb-ctx-inputs", po::bool_switch(),
       "QLoRA under bitsandbytes 0.41-0.43.1 (4-bit inputs kept on the graph): in litgpt the last "
-      "step's are still allocated at the end of the next forward");
+      "step's are still allocated at the end of the next forward")(
+      "quantize-experts", po::bool_switch(),
+      "QLoRA whose routed experts are quantised too (axolotl quantize_moe_experts, unsloth, "
+      "transformers 4.x); under transformers 5 bitsandbytes leaves them in 16 bits");
   desc->add(job);
 }
 
@@ -390,6 +393,7 @@ Result<TrainingJob> JobFromFlags(const po::variables_map& vm) {
   job.sync_each_batch = FlagSet(vm, "sync-each-batch");
   job.fsdp_frozen_grads = FlagSet(vm, "fsdp-frozen-grads");
   job.bnb_ctx_inputs = FlagSet(vm, "bnb-ctx-inputs");
+  job.quantize_experts = FlagSet(vm, "quantize-experts");
   job.double_quant = FlagSet(vm, "double-quant");
   job.kbit_upcast = !FlagSet(vm, "no-kbit-upcast");
   job.freeze_vision = FlagSet(vm, "freeze-vision");

@@ -120,6 +120,7 @@ nlohmann::json JobJson(const TrainingJob& job) {
   j["freeze_language"] = job.freeze_language;
   j["fsdp_frozen_grads"] = job.fsdp_frozen_grads;
   j["bnb_ctx_inputs"] = job.bnb_ctx_inputs;
+  j["quantize_experts"] = job.quantize_experts;
   j["dp"] = job.DataParallel();
   j["sp"] = job.sequence_parallel;
   j["activation_checkpointing"] = ToString(job.activation_checkpointing);

@@ -449,6 +449,13 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     if (!other_reading) other_reading = job;
     other_reading->bnb_ctx_inputs = !job.bnb_ctx_inputs;
   }
+  // And for a QLoRA job's routed experts on transformers (TrainingJob::KeepsExpertsUnquantized):
+  // whether its stack quantises them (transformers 4.x, axolotl's quantize_moe_experts, unsloth)
+  // is not something the job says.
+  if (job.method == Method::kQlora && job.PeftLoraOnTransformers() && model.num_experts > 0) {
+    if (!other_reading) other_reading = job;
+    other_reading->quantize_experts = !job.quantize_experts;
+  }
   StagePeak other_heaviest;
   int first_layer = 0;
   est.ranks.resize(est.layers_per_stage.size());
@@ -470,9 +477,15 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
         EstimateStage(model, job, lay, dt, targets, uses, sp, static_cast<int>(st),
                       stage_activations != nullptr ? &(*stage_activations)[st] : nullptr, engine);
     if (other_reading) {
-      const StagePeak other =
-          EstimateStage(model, *other_reading, lay, dt, targets, uses, sp, static_cast<int>(st),
-                        stage_activations != nullptr ? &(*stage_activations)[st] : nullptr, engine);
+      // Quantised experts are other parameters (memory_params.cc Quantizable).
+      const StageParams other_sp =
+          other_reading->quantize_experts != job.quantize_experts
+              ? memory::CountStageParams(model, *other_reading, lay, targets, uses,
+                                         static_cast<int>(st), n)
+              : sp;
+      const StagePeak other = EstimateStage(
+          model, *other_reading, lay, dt, targets, uses, other_sp, static_cast<int>(st),
+          stage_activations != nullptr ? &(*stage_activations)[st] : nullptr, engine);
       if (st == 0 || HeldWithFragmentation(other) > HeldWithFragmentation(other_heaviest))
         other_heaviest = other;
     }

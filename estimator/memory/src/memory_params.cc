@@ -155,7 +155,17 @@ int LayerCount(const ModelArch& m) {
 
 namespace {
 
-bool Quantizable(const LinearShape& l) { return !l.stacked; }  // bnb replaces nn.Linear only
+// bitsandbytes replaces nn.Linear modules only (transformers' replace_with_bnb_linear): not a
+// stacked 3-D expert parameter (gpt-oss, Llama 4), nor any routed experts under transformers 5,
+// which stacks every mixture of experts' experts (Qwen3MoeExperts' gate_up_proj and down_proj are
+// nn.Parameter; bitsandbytes issue #1849, "the experts stay full precision"; axolotl's
+// quantize_moe_experts exists for it: GLM-4.7-Flash QLoRA ~127 -> ~23 GiB reserved, its
+// docs/expert_quantization.qmd): TrainingJob::KeepsExpertsUnquantized. With quantize_experts
+// the framework quantises them, stacked or not.
+bool Quantizable(const LinearShape& l, const TrainingJob& j) {
+  if (l.expert) return !j.KeepsExpertsUnquantized() && (!l.stacked || j.quantize_experts);
+  return !l.stacked;
+}
 
 // Adds `count` tensors of `n` elements (matrices rows x cols when cols > 0) to the stage.
 void AddTrainable(StageParams& s, double n, double rows, double cols, double count = 1) {
@@ -220,7 +230,7 @@ StageParams CountStageParams(const ModelArch& m, const TrainingJob& j, const Lay
         s.trainable_linear += n * params;
         AddTrainable(s, params, static_cast<double>(l.out_features) / t * copies,
                      static_cast<double>(l.in_features), n);
-      } else if (qlora && Quantizable(l)) {
+      } else if (qlora && Quantizable(l, j)) {
         s.quantized += n * params;
         s.quant_rows += n * copies * static_cast<double>(l.out_features) / t;
       } else {

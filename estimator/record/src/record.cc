@@ -191,6 +191,7 @@ std::string EncodeRecord(const AccountingRecord& r) {
   if (j.freeze_language) put("fl", "1");
   if (j.fsdp_frozen_grads) put("ffg", "1");
   if (j.bnb_ctx_inputs) put("bci", "1");
+  if (j.quantize_experts) put("qexp", "1");
   // PEFT modules_to_save: e (embeddings), h (head), eh (both).
   if (j.save_embedding || j.save_head)
     put("mts", j.save_embedding && j.save_head ? "eh" : j.save_embedding ? "e" : "h");
@@ -369,6 +370,8 @@ Result<AccountingRecord> DecodeRecord(std::string_view text) {
       j.fsdp_frozen_grads = v == "1";
     else if (key == "bci")
       j.bnb_ctx_inputs = v == "1";
+    else if (key == "qexp")
+      j.quantize_experts = v == "1";
     else if (key == "tf32")
       j.trainable_fp32 = v == "1";
     else if (key == "mts") {

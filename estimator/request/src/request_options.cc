@@ -111,7 +111,7 @@ struct KeySpec {
 #define FMTE_SETTER(body) \
   [](std::string_view v, std::string_view s, TrainingJob* j) -> Status { body }
 
-const std::array<KeySpec, 71> kKeys{{
+const std::array<KeySpec, 72> kKeys{{
     {{"model", "ID|PATH", "model: Hugging Face id, local model directory or config.json"},
      true,
      FMTE_SETTER(return SetModel(v, s, j);)},
@@ -273,6 +273,9 @@ const std::array<KeySpec, 71> kKeys{{
     {{"bnb-ctx-inputs", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->bnb_ctx_inputs);)},
+    {{"quantize-experts", "true|false", ""},
+     false,
+     FMTE_SETTER(return SetBool(v, s, &j->quantize_experts);)},
     {{"grad-reduce-in-bf16", "true|false", ""},
      false,
      FMTE_SETTER(return SetBool(v, s, &j->grad_reduce_bf16);)},

@@ -389,6 +389,12 @@ struct TrainingJob {
   // litgpt's loops keep the last step's logits, and so its graph, until the next forward returns
   // (litgpt pinned bitsandbytes 0.42.0 in 2024; >= 0.45.2 on Linux since).
   bool bnb_ctx_inputs = false;
+  // QLoRA (or LoRA on an 8-bit base) whose routed experts are quantised too: axolotl's
+  // quantize_moe_experts, unsloth's 4-bit experts, transformers 4.x (each expert an nn.Linear).
+  // Without it, a job on transformers (PeftLoraOnTransformers) keeps them in 16 bits: transformers
+  // 5 stores them as stacked nn.Parameter, which bitsandbytes' nn.Linear replacement skips
+  // (KeepsExpertsUnquantized).
+  bool quantize_experts = false;
 
   // Parameter-efficient methods.
   int64_t lora_r = 16;
@@ -472,6 +478,11 @@ struct TrainingJob {
   // gate/up/down_proj to them): every forward materialises every expert's delta weight
   // (docs/time.md "LoRA on a mixture of experts").
   bool PeftLoraOnTransformers() const;
+  // Whether bitsandbytes leaves the routed experts of a k-bit job in 16 bits: QLoRA on transformers
+  // without quantize_experts (bitsandbytes issue #1849: "the experts stay full precision" under
+  // transformers 5; memory_params.cc Quantizable). Whether a job's stack quantises them is not
+  // something its script says (memory.bound_bytes and low_bytes cover both readings).
+  bool KeepsExpertsUnquantized() const;
   // The experts' tensor-parallel size: etp, or tp when not set.
   int64_t ExpertTensorParallel() const;
   // Of a pipeline stage's `layers` (in `chunks` virtual chunks), how many full checkpointing
