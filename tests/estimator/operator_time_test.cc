@@ -183,6 +183,12 @@ TEST(OperatorTimeTest, BadConfigsNameTheField) {
       {R"({"training_config": [4, 9000000000000000000, 2, 4, 32, 4096, 4096, 8, 4],
            "encoders": 32, "encoder_function_list": ['linear1']})",
        "training_config[1] (mp): expected an integer in [1, 1e9]"},
+      // Found by fuzz_dte_config: a number beyond a double is nlohmann's out_of_range, which
+      // escaped the parse_error handler and ended the process (tests/fuzz/dte_config/
+      // bug_number_overflow).
+      {R"({"training_config": [4, 2, 2, 4, 32, 4096, 4096, 8, 4], "encoders": 1e5555,
+           "encoder_function_list": ['linear1']})",
+       "training config: a number is out of range"},
       // Not a dict literal at all (a YAML mapping): the line and what was expected, not the JSON
       // parser's message.
       {"{'training_config': [4, 2, 2, 4, 32, 4096, 4096, 8, 4],\n 'encoders': 32\n"

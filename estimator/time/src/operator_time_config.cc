@@ -95,6 +95,12 @@ Result<PipelineConfig> ParsePipelineConfig(std::string_view text) {
         ": expected the seed's target_config, a Python dict literal such as "
         "{'training_config': [pp, mp, dp, b, h, l, dim, steps_per_update, gpus_per_node], "
         "'function_list': [...], ...}");
+  } catch (const json::exception& e) {
+    // Well-formed but not representable: a number beyond a double (5E5555) is nlohmann's
+    // out_of_range 406, not a parse_error (found by fuzz_dte_config: it escaped as an uncaught
+    // exception and ended fmte-advise).
+    return Status::ParseError(std::string("training config: a number is out of range (") +
+                              e.what() + ")");
   }
   if (!doc.is_object()) return Status::ParseError("training config: expected a {...} mapping");
   PipelineConfig c;
