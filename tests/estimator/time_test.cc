@@ -208,14 +208,18 @@ TEST(StepTime, PeftBuildsEveryExpertsDeltaWeightInEachPass) {
   // them (peft/tuners/lora/layer.py ParamWrapper.get_delta_weight): doubling the experts at the
   // same experts per token leaves the tokens' work alone and adds kExpertDeltaTraffic (23.1)
   // bytes at HBM bandwidth per added expert weight element per pass (forward, recomputed forward,
-  // backward) and micro-batch. Megatron's and litgpt's own LoRA, and full fine-tuning, build none.
+  // backward) and micro-batch. Megatron's and litgpt's own LoRA, and full fine-tuning, build none,
+  // nor PEFT on a model whose experts transformers keeps as nn.Linear modules (remote code such as
+  // deepseek-moe-16b: ModelArch::transformers_stacks_experts false), where LoRA runs per token.
   // (The router keeps 16 outputs in both models, so that only the experts' count differs.)
   const int64_t h = 1024, inter = 512, L = 2, s = 1024;
   const GpuSpec a100 = testing::A100Sxm80();
   TimeModel tm;
   tm.MutableFor(a100) = Ideal();
-  auto compute = [&](int64_t experts, Framework fw, Method method, Checkpointing ckpt) {
-    const ModelArch m = MoeGpt(h, L, inter, experts, 16);
+  auto compute = [&](int64_t experts, Framework fw, Method method, Checkpointing ckpt,
+                     bool stacked = true) {
+    ModelArch m = MoeGpt(h, L, inter, experts, 16);
+    m.transformers_stacks_experts = stacked;
     TrainingJob j = Job(1, 1, 1, 1, 2, s);  // 2 micro-batches per step
     j.framework = fw;
     j.attention = Attention::kFused;
@@ -250,6 +254,8 @@ TEST(StepTime, PeftBuildsEveryExpertsDeltaWeightInEachPass) {
         << static_cast<int>(fw);
   EXPECT_NEAR(compute(16, Framework::kHf, Method::kFull, Checkpointing::kFull),
               compute(8, Framework::kHf, Method::kFull, Checkpointing::kFull), tol);
+  EXPECT_NEAR(compute(16, Framework::kHf, Method::kLora, Checkpointing::kFull, false),
+              compute(8, Framework::kHf, Method::kLora, Checkpointing::kFull, false), tol);
 }
 
 TEST(StepTime, ExpertParallelismDispatchesAndCombinesEachLayersTokens) {

@@ -452,7 +452,8 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
   // And for a QLoRA job's routed experts on transformers (TrainingJob::KeepsExpertsUnquantized):
   // whether its stack quantises them (transformers 4.x, axolotl's quantize_moe_experts, unsloth)
   // is not something the job says.
-  if (job.method == Method::kQlora && job.PeftLoraOnTransformers() && model.num_experts > 0) {
+  if (job.method == Method::kQlora && job.PeftLoraOnTransformers() &&
+      model.transformers_stacks_experts) {
     if (!other_reading) other_reading = job;
     other_reading->quantize_experts = !job.quantize_experts;
   }

@@ -235,6 +235,14 @@ bool IsLoraTargetPattern(std::string_view value) {
 }
 
 bool LoraTargets::Matches(const LinearShape& l) const {
+  // PEFT's conversion maps every target named like an expert projection to the stacked experts'
+  // parameters and drops it from the modules (transformers_weight_conversion.py
+  // _convert_peft_config_moe: remaining_target_modules keeps the others), so a dense layer's or
+  // a shared expert's gate_proj, up_proj and down_proj (Mixtral-style w1, w3, w2) get no adapter.
+  if (peft_converts_experts && !l.expert &&
+      (l.name == "gate_proj" || l.name == "up_proj" || l.name == "down_proj" || l.name == "w1" ||
+       l.name == "w2" || l.name == "w3"))
+    return false;
   if (all_linear) return true;
   if (roles & Bit(l.role)) return true;
   for (const Name& n : names)
@@ -248,8 +256,7 @@ int64_t LoraBRank(const BlockSpec& block, const LinearShape& l, const TrainingJo
   const auto fusable = [](const LinearShape& x, LinearRole role) {
     return x.expert && !x.stacked && x.role == role;
   };
-  if (!j.PeftLoraOnTransformers() ||
-      !(fusable(l, LinearRole::kGate) || fusable(l, LinearRole::kUp)))
+  if (!t.peft_converts_experts || !(fusable(l, LinearRole::kGate) || fusable(l, LinearRole::kUp)))
     return j.lora_r;
   bool gate = false, up = false;
   for (const LinearShape& x : block.linears) {
@@ -260,7 +267,10 @@ int64_t LoraBRank(const BlockSpec& block, const LinearShape& l, const TrainingJo
   return gate && up ? 2 * j.lora_r : j.lora_r;
 }
 
-LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
+namespace {
+
+// The targets as the job writes them, or the framework's default.
+LoraTargets TargetsAsWritten(const ModelArch& m, const TrainingJob& j) {
   LoraTargets t;
   if (!j.lora_targets.empty()) {
     // Several targets are usually module names: one allocation for all (a single one, often
@@ -311,6 +321,18 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
   } else {
     t.roles = Bit(LinearRole::kQ) | Bit(LinearRole::kV) | Bit(LinearRole::kQkv);
   }
+  return t;
+}
+
+}  // namespace
+
+LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j) {
+  LoraTargets t = TargetsAsWritten(m, j);
+  bool per_expert = false;  // experts this catalog describes one linear per expert
+  for (const BlockSpec& b : m.block_kinds)
+    for (const LinearShape& l : b.linears) per_expert = per_expert || (l.expert && !l.stacked);
+  t.peft_converts_experts =
+      j.PeftLoraOnTransformers() && m.transformers_stacks_experts && per_expert;
   return t;
 }
 

@@ -159,6 +159,7 @@ void BuildMoeLlamaLike(ConfigReader& r, ModelArch& arch) {
   arch.experts_per_token = top_k;
   arch.expert_intermediate_size = expert_f;
   arch.num_shared_experts = shared_f > 0 ? 1 : 0;
+  arch.transformers_stacks_experts = true;  // mixtral, qwen2_moe, qwen3_moe
   arch.block_kinds.assign(1, std::move(moe));
   arch.block_kind_of_layer.assign(static_cast<size_t>(std::max<int64_t>(d.layers, 0)), 0);
   bool any_dense = false;

@@ -94,6 +94,9 @@ void BuildDeepseek(ConfigReader& r, ModelArch& arch) {
     arch.experts_per_token = top_k;
     arch.expert_intermediate_size = expert_f;
     arch.num_shared_experts = shared;
+    // deepseek_v2/v3 are transformers' own (converted to stacked experts); MoE-16B's "deepseek" is
+    // remote code with an nn.Linear per expert.
+    arch.transformers_stacks_experts = t != "deepseek";
   }
   arch.block_kinds = {dense, moe};
   arch.block_kind_of_layer.assign(static_cast<size_t>(layers > 0 ? layers : 0), 0);
@@ -145,6 +148,7 @@ void BuildGptOss(ConfigReader& r, ModelArch& arch) {
   arch.num_experts = experts;
   arch.experts_per_token = top_k;
   arch.expert_intermediate_size = f;
+  arch.transformers_stacks_experts = true;
 
   BlockSpec b;
   AddAttention(b, h, heads, kv_heads, hd, bias, bias);
@@ -197,6 +201,7 @@ void BuildLlama4(ConfigReader& r, ModelArch& arch) {
   arch.num_experts = experts;
   arch.experts_per_token = top_k;
   arch.expert_intermediate_size = f;
+  arch.transformers_stacks_experts = true;
   arch.num_shared_experts = 1;
   arch.intermediate_size = f;
   arch.block_kinds.assign(1, std::move(moe));

@@ -199,7 +199,8 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job_in, c
       const double qbytes = job.quant == Quant::kInt8 ? 1.0 : 0.5;
       const double passes = 2.0 + w.recomputed_share;
       const double quantized =
-          w.weight_elems - (job.KeepsExpertsUnquantized() ? w.expert_elems : 0);
+          w.weight_elems -
+          (job.KeepsExpertsUnquantized() && model.transformers_stacks_experts ? w.expert_elems : 0);
       dequant = passes * (quantized / ft) * (qbytes + 4.0) / hbm;
     }
     const double overhead_pass = eff.layer_overhead_s * w.layer_passes;

@@ -95,7 +95,8 @@ LayerWork LayerWorkOf(const ModelArch& model, const TrainingJob& job, int64_t la
   }
   if (job.method == Method::kLora || job.method == Method::kQlora) {
     lw.lora_adapters.reserve(block.linears.size());  // at most one per linear: never reallocates
-    const bool stacked_experts = job.PeftLoraOnTransformers() && block.experts_per_token > 0;
+    const bool stacked_experts = job.PeftLoraOnTransformers() && block.experts_per_token > 0 &&
+                                 model.transformers_stacks_experts;
     for (const LinearShape& lin : block.linears) {
       if (!lora.Matches(lin)) continue;
       lw.lora_adapters.push_back(static_cast<double>(

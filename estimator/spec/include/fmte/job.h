@@ -478,8 +478,9 @@ struct TrainingJob {
   // gate/up/down_proj to them): every forward materialises every expert's delta weight
   // (docs/time.md "LoRA on a mixture of experts").
   bool PeftLoraOnTransformers() const;
-  // Whether bitsandbytes leaves the routed experts of a k-bit job in 16 bits: QLoRA on transformers
-  // without quantize_experts (bitsandbytes issue #1849: "the experts stay full precision" under
+  // Whether bitsandbytes leaves the routed experts of a k-bit job in 16 bits where transformers
+  // stacks them (ModelArch::transformers_stacks_experts): QLoRA on transformers without
+  // quantize_experts (bitsandbytes issue #1849: "the experts stay full precision" under
   // transformers 5; memory_params.cc Quantizable). Whether a job's stack quantises them is not
   // something its script says (memory.bound_bytes and low_bytes cover both readings).
   bool KeepsExpertsUnquantized() const;

@@ -34,6 +34,11 @@ struct LoraTargets {
   // memory model counts it (memory_params.cc, memory_logits.cc); the time model leaves its
   // 6 r (h + vocab) FLOPs per token out (Gemma-2B at r 8: under 0.1% of the step's).
   bool head = false;
+  // PEFT on transformers 5 converts the targets of a model whose per-expert linears transformers
+  // stacks (ModelArch::transformers_stacks_experts, TrainingJob::PeftLoraOnTransformers): the
+  // experts' gate and up adapted fused at rank 2r (LoraBRank), the other MLPs' projections of
+  // the same names not at all (Matches).
+  bool peft_converts_experts = false;
   bool Matches(const LinearShape& l) const;
 };
 
@@ -58,7 +63,7 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j);
 
 // The rank of the adapter B (out x rank) of the linear `l` of `block`, which `t` matches: j.lora_r,
 // or twice it for the routed experts' gate and up projections under PEFT with transformers 5
-// (TrainingJob::PeftLoraOnTransformers). transformers 5 stacks a mixture of experts' experts, gate
+// (LoraTargets::peft_converts_experts). transformers 5 stacks a mixture of experts' experts, gate
 // and up fused into one gate_up_proj (E x 2f x h), and PEFT's conversion of a v4 config
 // (peft/utils/transformers_weight_conversion.py _convert_peft_config_moe: rank_pattern r x 2 when
 // both gate_proj and up_proj were targeted) adapts it at rank 2r: its A (2r x h) holds as many

@@ -145,6 +145,13 @@ struct ModelArch {
   int64_t experts_per_token = 0;
   int64_t expert_intermediate_size = 0;  // width of one routed expert's MLP (0 for dense models)
   int64_t num_shared_experts = 0;        // always-on experts (DeepSeek, Qwen2-MoE), 0 if none
+  // transformers 5 stores this model type's routed experts as stacked 3-D parameters: gpt-oss and
+  // Llama 4 always, and the types its conversion_mapping.py converts from per-expert checkpoints
+  // (_MODEL_TO_CONVERSION_PATTERN: mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, ...),
+  // which this catalog describes with per-expert linears. Remote-code models (deepseek's MoE-16B)
+  // keep nn.Linear experts. What follows for PEFT and bitsandbytes: fmte::LoraTargets
+  // (peft_converts_experts), memory_params.cc Quantizable, the time model's delta weights.
+  bool transformers_stacks_experts = false;
 
   int64_t embedding_params = 0;           // V * h
   int64_t position_embedding_params = 0;  // learned absolute positions (GPT-2): max_pos * h
