@@ -449,11 +449,10 @@ Status memory::EstimateMemory(const PreparedModel& prepared, const TrainingJob& 
     if (!other_reading) other_reading = job;
     other_reading->bnb_ctx_inputs = !job.bnb_ctx_inputs;
   }
-  // And for a QLoRA job's routed experts on transformers (TrainingJob::KeepsExpertsUnquantized):
-  // whether its stack quantises them (transformers 4.x, axolotl's quantize_moe_experts, unsloth)
-  // is not something the job says.
-  if (job.method == Method::kQlora && job.PeftLoraOnTransformers() &&
-      model.transformers_stacks_experts) {
+  // And for a QLoRA job's routed experts on transformers (MayKeepExpertsUnquantized): whether
+  // its stack quantises them (transformers 4.x, axolotl's quantize_moe_experts, unsloth) is not
+  // something the job says.
+  if (MayKeepExpertsUnquantized(model, job)) {
     if (!other_reading) other_reading = job;
     other_reading->quantize_experts = !job.quantize_experts;
   }

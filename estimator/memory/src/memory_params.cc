@@ -160,13 +160,12 @@ namespace {
 // which stacks every mixture of experts' experts (Qwen3MoeExperts' gate_up_proj and down_proj are
 // nn.Parameter; bitsandbytes issue #1849, "the experts stay full precision"; axolotl's
 // quantize_moe_experts exists for it: GLM-4.7-Flash QLoRA ~127 -> ~23 GiB reserved, its
-// docs/expert_quantization.qmd): TrainingJob::KeepsExpertsUnquantized on a model whose experts
-// transformers stacks (ModelArch::transformers_stacks_experts). With quantize_experts the
+// docs/expert_quantization.qmd): fmte::KeepsExpertsUnquantized. With quantize_experts the
 // framework quantises them, stacked or not.
 bool Quantizable(const LinearShape& l, const TrainingJob& j, const ModelArch& m) {
   if (!l.expert) return !l.stacked;
   if (j.quantize_experts) return true;
-  return !l.stacked && !(j.KeepsExpertsUnquantized() && m.transformers_stacks_experts);
+  return !l.stacked && !KeepsExpertsUnquantized(m, j);
 }
 
 // Adds `count` tensors of `n` elements (matrices rows x cols when cols > 0) to the stage.

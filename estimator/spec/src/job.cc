@@ -361,10 +361,6 @@ bool TrainingJob::PeftLoraOnTransformers() const {
           framework == Framework::kFsdp);
 }
 
-bool TrainingJob::KeepsExpertsUnquantized() const {
-  return method == Method::kQlora && PeftLoraOnTransformers() && !quantize_experts;
-}
-
 bool TrainingJob::ForeachOptimizerStep() const {
   const bool torch_optim = optimizer == Optimizer::kAdamW || optimizer == Optimizer::kSgd;
   return torch_optim && (optimizer_impl == OptimizerImpl::kForeach ||

@@ -267,6 +267,14 @@ int64_t LoraBRank(const BlockSpec& block, const LinearShape& l, const TrainingJo
   return gate && up ? 2 * j.lora_r : j.lora_r;
 }
 
+bool MayKeepExpertsUnquantized(const ModelArch& m, const TrainingJob& j) {
+  return j.method == Method::kQlora && j.PeftLoraOnTransformers() && m.transformers_stacks_experts;
+}
+
+bool KeepsExpertsUnquantized(const ModelArch& m, const TrainingJob& j) {
+  return MayKeepExpertsUnquantized(m, j) && !j.quantize_experts;
+}
+
 namespace {
 
 // The targets as the job writes them, or the framework's default.

@@ -195,12 +195,11 @@ Status StepTimeAnalyticInto(const ModelArch& model, const TrainingJob& job_in, c
     if (job.method == Method::kQlora) {
       // bitsandbytes dequantises each 4/8-bit weight to 16 bits before every matmul, in the
       // forward and again in the backward: read quantised + write and read 16-bit, per pass.
-      // Routed experts loaded by transformers 5 stay 16-bit (TrainingJob::KeepsExpertsUnquantized).
+      // Routed experts loaded by transformers 5 stay 16-bit (fmte::KeepsExpertsUnquantized).
       const double qbytes = job.quant == Quant::kInt8 ? 1.0 : 0.5;
       const double passes = 2.0 + w.recomputed_share;
       const double quantized =
-          w.weight_elems -
-          (job.KeepsExpertsUnquantized() && model.transformers_stacks_experts ? w.expert_elems : 0);
+          w.weight_elems - (KeepsExpertsUnquantized(model, job) ? w.expert_elems : 0);
       dequant = passes * (quantized / ft) * (qbytes + 4.0) / hbm;
     }
     const double overhead_pass = eff.layer_overhead_s * w.layer_passes;

@@ -393,7 +393,7 @@ struct TrainingJob {
   // quantize_moe_experts, unsloth's 4-bit experts, transformers 4.x (each expert an nn.Linear).
   // Without it, a job on transformers (PeftLoraOnTransformers) keeps them in 16 bits: transformers
   // 5 stores them as stacked nn.Parameter, which bitsandbytes' nn.Linear replacement skips
-  // (KeepsExpertsUnquantized).
+  // (fmte::KeepsExpertsUnquantized, lora.h).
   bool quantize_experts = false;
 
   // Parameter-efficient methods.
@@ -478,12 +478,6 @@ struct TrainingJob {
   // gate/up/down_proj to them): every forward materialises every expert's delta weight
   // (docs/time.md "LoRA on a mixture of experts").
   bool PeftLoraOnTransformers() const;
-  // Whether bitsandbytes leaves the routed experts of a k-bit job in 16 bits where transformers
-  // stacks them (ModelArch::transformers_stacks_experts): QLoRA on transformers without
-  // quantize_experts (bitsandbytes issue #1849: "the experts stay full precision" under
-  // transformers 5; memory_params.cc Quantizable). Whether a job's stack quantises them is not
-  // something its script says (memory.bound_bytes and low_bytes cover both readings).
-  bool KeepsExpertsUnquantized() const;
   // The experts' tensor-parallel size: etp, or tp when not set.
   int64_t ExpertTensorParallel() const;
   // Of a pipeline stage's `layers` (in `chunks` virtual chunks), how many full checkpointing

@@ -71,6 +71,15 @@ LoraTargets ResolveLoraTargets(const ModelArch& m, const TrainingJob& j);
 int64_t LoraBRank(const BlockSpec& block, const LinearShape& l, const TrainingJob& j,
                   const LoraTargets& t);
 
+// Whether bitsandbytes leaves `m`'s routed experts in 16 bits in the QLoRA job `j`: a job on
+// transformers (TrainingJob::PeftLoraOnTransformers) where transformers stacks them
+// (ModelArch::transformers_stacks_experts), unless j.quantize_experts says its stack quantises
+// them (bitsandbytes issue #1849: "the experts stay full precision" under transformers 5;
+// memory_params.cc Quantizable). MayKeepExpertsUnquantized: such a job whatever its stack, which
+// its script does not say (memory.bound_bytes and low_bytes cover both readings).
+bool MayKeepExpertsUnquantized(const ModelArch& m, const TrainingJob& j);
+bool KeepsExpertsUnquantized(const ModelArch& m, const TrainingJob& j);
+
 }  // namespace fmte
 
 #endif  // FMTE_LORA_H_
